@@ -1,0 +1,454 @@
+//! The session behind every recipe: connection states, a new session after
+//! expiry, and the retry rules every recipe shares.
+//!
+//! `zookeeper-client` reconnects within a session by itself but never retries
+//! an operation and never opens a new session; both are done here, once.
+
+use std::future::Future;
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime;
+
+/// The ZooKeeper server refuses packets over `jute.maxbuffer` (1 MiB - 1 by
+/// default); what is left after the request header and path is the payload limit.
+pub const MAX_PACKET: usize = 0xfffff;
+
+/// Credentials added to the session, e.g. `Auth::digest("user:secret")`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Auth {
+    pub scheme: String,
+    pub credentials: Vec<u8>,
+}
+
+impl Auth {
+    pub fn digest(user_password: &str) -> Auth {
+        Auth {
+            scheme: "digest".into(),
+            credentials: user_password.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// How to connect. `Default` gives a 10 s session and a 10 s connect timeout.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    pub session_timeout: Duration,
+    /// The longest `connect` (and each later re-session attempt) may take.
+    pub connect_timeout: Duration,
+    /// With credentials, recipe nodes get an ACL that grants only the
+    /// authenticated identity; without, they are open (`world:anyone`).
+    pub auth: Option<Auth>,
+    /// Written into lock and election nodes; defaults to the host name.
+    pub identity: Option<String>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            session_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            auth: None,
+            identity: None,
+        }
+    }
+}
+
+/// Curator's vocabulary. `Suspended`: disconnected, the session may live on.
+/// `Lost`: the session expired, every ephemeral node of it is gone; the client
+/// then opens a new session by itself and reports `Reconnected`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConnectionState {
+    Connected,
+    Suspended,
+    Reconnected,
+    Lost,
+    Closed,
+}
+
+impl ConnectionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionState::Connected => "CONNECTED",
+            ConnectionState::Suspended => "SUSPENDED",
+            ConnectionState::Reconnected => "RECONNECTED",
+            ConnectionState::Lost => "LOST",
+            ConnectionState::Closed => "CLOSED",
+        }
+    }
+
+    fn is_usable(self) -> bool {
+        matches!(
+            self,
+            ConnectionState::Connected | ConnectionState::Reconnected
+        )
+    }
+}
+
+/// A ZooKeeper client shared by any number of recipes. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    connect_string: String,
+    options: ClientOptions,
+    identity: String,
+    /// `None` once closed. Recipes clone the current session per request and
+    /// never keep it across a wait, so that dropping it here ends the session.
+    session: RwLock<Option<zk::Client>>,
+    state: watch::Sender<ConnectionState>,
+    events: broadcast::Sender<ConnectionState>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("connect_string", &self.inner.connect_string)
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Client {
+    /// Opens a session to `connect_string` (`host:port[,host:port…][/chroot]`).
+    ///
+    /// Fails with `CONNECTION_LOSS` when no server answers within
+    /// `connect_timeout`, `AUTH_FAILED` when the server refuses the credentials.
+    pub async fn connect(connect_string: &str, options: ClientOptions) -> Result<Client> {
+        validate_options(connect_string, &options)?;
+        let session = open_session(connect_string.to_string(), options.clone()).await?;
+        let watcher = session.state_watcher();
+        let identity = options.identity.clone().unwrap_or_else(host_name);
+        let (state, _) = watch::channel(ConnectionState::Connected);
+        let (events, _) = broadcast::channel(64);
+        let inner = Arc::new(Inner {
+            connect_string: connect_string.to_string(),
+            options,
+            identity,
+            session: RwLock::new(Some(session)),
+            state,
+            events,
+        });
+        runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
+        Ok(Client { inner })
+    }
+
+    pub fn state(&self) -> ConnectionState {
+        *self.inner.state.borrow()
+    }
+
+    /// Every state change from now on. A slow receiver loses the oldest
+    /// changes (`RecvError::Lagged`), never blocks the client.
+    pub fn subscribe(&self) -> broadcast::Receiver<ConnectionState> {
+        self.inner.events.subscribe()
+    }
+
+    /// The data written into this client's lock and election nodes.
+    pub fn identity(&self) -> &str {
+        &self.inner.identity
+    }
+
+    pub fn session_timeout(&self) -> Duration {
+        self.inner.options.session_timeout
+    }
+
+    /// The id of the current session (changes after `Lost` → `Reconnected`).
+    pub fn session_id(&self) -> Result<i64> {
+        Ok(self.zk()?.session_id().0)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state() == ConnectionState::Closed
+    }
+
+    /// Ends the session. The server deletes its ephemeral nodes at once, so
+    /// held locks are released and election offers withdrawn; recipes see
+    /// `CLOSED` and report it to their listeners. Closing twice is harmless.
+    pub async fn close(&self) {
+        let session = self.inner.session.write().unwrap().take();
+        if session.is_none() {
+            return;
+        }
+        self.inner.publish(ConnectionState::Closed);
+        if let Some(session) = session {
+            // Dropping the last handle sends closeSession; wait until the server
+            // has acknowledged so that "closed" means "ephemerals are gone".
+            let mut watcher = session.state_watcher();
+            drop(session);
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                while !watcher.peek_state().is_terminated() {
+                    watcher.changed().await;
+                }
+            })
+            .await;
+        }
+    }
+
+    /// The current session, or `CLOSED`.
+    pub(crate) fn zk(&self) -> Result<zk::Client> {
+        self.inner
+            .session
+            .read()
+            .unwrap()
+            .clone()
+            .ok_or_else(Error::closed)
+    }
+
+    pub(crate) fn acls(&self) -> zk::Acls<'static> {
+        if self.inner.options.auth.is_some() {
+            zk::Acls::creator_all()
+        } else {
+            zk::Acls::anyone_all()
+        }
+    }
+
+    /// Resolves once the client is closed; recipes race their waits against it.
+    pub(crate) async fn closed(&self) {
+        let mut state = self.inner.state.subscribe();
+        let _ = state.wait_for(|s| *s == ConnectionState::Closed).await;
+    }
+
+    /// Waits until a request can be sent on `session` again. A session that
+    /// expired meanwhile is an error: whatever the caller owned in it is gone.
+    pub(crate) async fn await_usable(&self, session: i64, deadline: Option<Instant>) -> Result<()> {
+        let mut state = self.inner.state.subscribe();
+        let ready = async {
+            loop {
+                let now = *state.borrow_and_update();
+                match now {
+                    ConnectionState::Closed => return Err(Error::closed()),
+                    ConnectionState::Lost => return Err(expired()),
+                    s if s.is_usable() => {
+                        return if self.session_id()? == session {
+                            Ok(())
+                        } else {
+                            Err(expired())
+                        };
+                    }
+                    _ => {}
+                }
+                if state.changed().await.is_err() {
+                    return Err(Error::closed());
+                }
+            }
+        };
+        with_deadline(deadline, ready).await?
+    }
+
+    /// Runs an idempotent request, and again after each connection loss once
+    /// the session is reachable again, until `deadline`.
+    pub(crate) async fn retrying<T, F, Fut>(
+        &self,
+        deadline: Option<Instant>,
+        mut op: F,
+    ) -> Result<T>
+    where
+        F: FnMut(zk::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zk::Error>>,
+    {
+        let zk = self.zk()?;
+        let session = zk.session_id().0;
+        drop(zk);
+        loop {
+            let result = with_deadline(deadline, op(self.zk()?)).await?;
+            match result.map_err(Error::from) {
+                Err(err) if err.is_connection_loss() => {
+                    self.await_usable(session, deadline).await?
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Creates `path` and its missing parents as persistent nodes.
+    pub(crate) async fn ensure_path(&self, path: &str, deadline: Option<Instant>) -> Result<()> {
+        let acls = self.acls();
+        let options = zk::CreateMode::Persistent.with_acls(acls);
+        self.retrying(deadline, |zk| {
+            let options = options.clone();
+            async move {
+                match zk.mkdir(path, &options).await {
+                    Ok(()) | Err(zk::Error::NodeExists) => Ok(()),
+                    Err(err) => Err(err),
+                }
+            }
+        })
+        .await
+    }
+
+    /// Waits until the client has a usable session again after `Lost`
+    /// (or returns `CLOSED`).
+    pub(crate) async fn await_new_session(&self) -> Result<()> {
+        let mut state = self.inner.state.subscribe();
+        loop {
+            match *state.borrow_and_update() {
+                ConnectionState::Closed => return Err(Error::closed()),
+                s if s.is_usable() => return Ok(()),
+                _ => {}
+            }
+            if state.changed().await.is_err() {
+                return Err(Error::closed());
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn publish(&self, state: ConnectionState) {
+        self.state.send_replace(state);
+        let _ = self.events.send(state);
+    }
+}
+
+pub(crate) fn expired() -> Error {
+    Error::new(ErrorCode::SessionExpired, "the ZooKeeper session expired")
+}
+
+/// Bounds `future` by `deadline` (`None` = unbounded) with a `TIMEOUT` error.
+pub(crate) async fn with_deadline<T>(
+    deadline: Option<Instant>,
+    future: impl Future<Output = T>,
+) -> Result<T> {
+    match deadline {
+        None => Ok(future.await),
+        Some(deadline) => tokio::time::timeout_at(deadline, future)
+            .await
+            .map_err(|_| Error::new(ErrorCode::Timeout, "the deadline passed")),
+    }
+}
+
+fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()> {
+    if connect_string.trim().is_empty() {
+        return Err(Error::invalid_argument("connect string is empty"));
+    }
+    for (name, value) in [
+        ("session_timeout", options.session_timeout),
+        ("connect_timeout", options.connect_timeout),
+    ] {
+        if value.is_zero() || value > Duration::from_secs(24 * 3600) {
+            return Err(Error::invalid_argument(format!(
+                "{name} must be between 0 and 24 h, got {value:?}"
+            )));
+        }
+    }
+    if let Some(auth) = &options.auth {
+        if auth.scheme.is_empty() {
+            return Err(Error::invalid_argument("auth scheme is empty"));
+        }
+    }
+    Ok(())
+}
+
+async fn open_session(connect_string: String, options: ClientOptions) -> Result<zk::Client> {
+    // Spawned on the shared runtime: the session's I/O task lives where it is
+    // created, and must outlive the caller's runtime (a test, a binding call).
+    let task = runtime::handle().spawn(async move {
+        let mut connector = zk::Client::connector()
+            .with_session_timeout(options.session_timeout)
+            .with_connection_timeout(options.connect_timeout.min(options.session_timeout));
+        if let Some(auth) = &options.auth {
+            connector = connector.with_auth(&auth.scheme, &auth.credentials);
+        }
+        match tokio::time::timeout(options.connect_timeout, connector.connect(&connect_string))
+            .await
+        {
+            Ok(Ok(session)) => Ok(session),
+            Ok(Err(zk::Error::AuthFailed)) => Err(Error::new(
+                ErrorCode::AuthFailed,
+                "the server refused the credentials",
+            )),
+            Ok(Err(zk::Error::BadArguments(why))) => Err(Error::invalid_argument(format!(
+                "bad connect string {connect_string:?}: {why}"
+            ))),
+            Ok(Err(err)) => Err(Error::new(
+                ErrorCode::ConnectionLoss,
+                format!("cannot connect to {connect_string}: {err}"),
+            )),
+            Err(_) => Err(Error::new(
+                ErrorCode::ConnectionLoss,
+                format!(
+                    "no ZooKeeper server of {connect_string} answered within {:?}",
+                    options.connect_timeout
+                ),
+            )),
+        }
+    });
+    task.await
+        .map_err(|err| Error::new(ErrorCode::Internal, format!("connect task failed: {err}")))?
+}
+
+/// Translates session states into ours and opens a new session after expiry.
+async fn supervise(inner: Weak<Inner>, mut watcher: zk::StateWatcher) {
+    loop {
+        let state = watcher.changed().await;
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        match state {
+            zk::SessionState::Disconnected => strong.publish(ConnectionState::Suspended),
+            zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {
+                strong.publish(ConnectionState::Reconnected)
+            }
+            zk::SessionState::Expired | zk::SessionState::AuthFailed => {
+                if strong.session.read().unwrap().is_none() {
+                    return;
+                }
+                strong.publish(ConnectionState::Lost);
+                drop(strong);
+                match renew_session(&inner).await {
+                    Some(next) => watcher = next,
+                    None => return,
+                }
+            }
+            zk::SessionState::Closed => return,
+        }
+    }
+}
+
+/// Opens sessions until one succeeds or the client is closed.
+async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let (connect_string, options) = {
+            let strong = inner.upgrade()?;
+            if strong.session.read().unwrap().is_none() {
+                return None;
+            }
+            (strong.connect_string.clone(), strong.options.clone())
+        };
+        match open_session(connect_string, options).await {
+            Ok(session) => {
+                let strong = inner.upgrade()?;
+                let watcher = session.state_watcher();
+                let mut slot = strong.session.write().unwrap();
+                // Closed while we were connecting: the new session must not survive.
+                slot.as_ref()?;
+                *slot = Some(session);
+                drop(slot);
+                strong.publish(ConnectionState::Reconnected);
+                return Some(watcher);
+            }
+            Err(err) => {
+                tracing::warn!("cannot open a new ZooKeeper session yet: {err}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -1,0 +1,410 @@
+//! Leader election with the nodes, data and events of Apache's
+//! `LeaderElectionSupport` (`n_<seq>` children holding the host name).
+//!
+//! Contract, including failures:
+//! - The member with the lowest sequence leads; each other member watches
+//!   only its predecessor (data watch) and re-determines after any event.
+//! - Events in Apache's order: `START, OFFER_START, OFFER_COMPLETE,
+//!   DETERMINE_START, DETERMINE_COMPLETE`, then `ELECTED_START,
+//!   ELECTED_COMPLETE` or `READY_START, READY_COMPLETE`; `STOP_START,
+//!   STOP_COMPLETE` on stop.
+//! - Unlike Apache's recipe, a leader is told when it stops being one: its
+//!   node vanished or its session expired → `FAILED` with the reason; the
+//!   member then offers itself again as soon as the client has a new session,
+//!   unless stopped.
+//! - The root is created if missing; foreign children are ignored.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use crate::client::{expired, with_deadline, Client};
+use crate::error::{Error, ErrorCode, Result};
+use crate::lock::contenders::split_sequence;
+use crate::lock::write_lock::delete_confirmed;
+use crate::{path, runtime};
+
+const OFFER_PREFIX: &str = "n_";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ElectionEvent {
+    Start,
+    OfferStart,
+    OfferComplete,
+    DetermineStart,
+    DetermineComplete,
+    ElectedStart,
+    ElectedComplete,
+    ReadyStart,
+    ReadyComplete,
+    Failed(Error),
+    StopStart,
+    StopComplete,
+}
+
+impl ElectionEvent {
+    /// Apache's name of the event (`"ELECTED_COMPLETE"`).
+    pub fn name(&self) -> &'static str {
+        use ElectionEvent::*;
+        match self {
+            Start => "START",
+            OfferStart => "OFFER_START",
+            OfferComplete => "OFFER_COMPLETE",
+            DetermineStart => "DETERMINE_START",
+            DetermineComplete => "DETERMINE_COMPLETE",
+            ElectedStart => "ELECTED_START",
+            ElectedComplete => "ELECTED_COMPLETE",
+            ReadyStart => "READY_START",
+            ReadyComplete => "READY_COMPLETE",
+            Failed(_) => "FAILED",
+            StopStart => "STOP_START",
+            StopComplete => "STOP_COMPLETE",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct LeaderElectionSupport {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    root: String,
+    host_name: String,
+    run: Mutex<Run>,
+    leader: watch::Sender<bool>,
+    events: broadcast::Sender<ElectionEvent>,
+}
+
+#[derive(Default)]
+struct Run {
+    driver: Option<AbortHandle>,
+    /// Path of our offer node while it exists.
+    offer: Option<String>,
+}
+
+/// Offers that members of this process hold, so that the orphan sweep after a
+/// lost create reply never deletes a sibling member's node of the same session.
+fn live_offers() -> &'static Mutex<HashSet<String>> {
+    static OFFERS: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    OFFERS.get_or_init(Default::default)
+}
+
+impl LeaderElectionSupport {
+    pub fn new(client: &Client, root: &str, host_name: &str) -> Result<LeaderElectionSupport> {
+        path::validate(root)?;
+        let (leader, _) = watch::channel(false);
+        let (events, _) = broadcast::channel(256);
+        let inner = Inner {
+            client: client.clone(),
+            root: root.to_string(),
+            host_name: host_name.to_string(),
+            run: Mutex::default(),
+            leader,
+            events,
+        };
+        Ok(LeaderElectionSupport {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Events from now on. Subscribe before `start` to see all of them.
+    pub fn subscribe(&self) -> broadcast::Receiver<ElectionEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Offers this member and returns once it knows whether it leads
+    /// (or the first attempt failed). Starting a started member does nothing.
+    pub async fn start(&self) -> Result<()> {
+        self.inner.client.zk()?;
+        let (first, determined) = oneshot::channel();
+        {
+            let mut run = self.inner.run.lock().unwrap();
+            if run.driver.is_some() {
+                return Ok(());
+            }
+            self.inner.emit(ElectionEvent::Start);
+            let driver = runtime::handle().spawn(drive(self.inner.clone(), first));
+            run.driver = Some(driver.abort_handle());
+        }
+        determined.await.unwrap_or(Ok(()))
+    }
+
+    /// Withdraws the offer (confirmed delete); a leader hands over.
+    pub async fn stop(&self) -> Result<()> {
+        let (driver, offer) = {
+            let mut run = self.inner.run.lock().unwrap();
+            match run.driver.take() {
+                Some(driver) => (driver, run.offer.take()),
+                None => return Ok(()),
+            }
+        };
+        self.inner.emit(ElectionEvent::StopStart);
+        driver.abort();
+        self.inner.leader.send_replace(false);
+        let mut result = Ok(());
+        if let Some(offer) = offer {
+            result = delete_confirmed(&self.inner.client, &offer).await;
+            live_offers().lock().unwrap().remove(&offer);
+            if let Err(err) = &result {
+                self.inner.emit(ElectionEvent::Failed(err.clone()));
+            }
+        }
+        self.inner.emit(ElectionEvent::StopComplete);
+        result
+    }
+
+    pub fn is_leader(&self) -> bool {
+        *self.inner.leader.borrow()
+    }
+
+    /// `true` once this member leads; `false` if `timeout` passed first.
+    pub async fn await_leadership(&self, timeout: Option<Duration>) -> Result<bool> {
+        let mut leader = self.inner.leader.subscribe();
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let led = with_deadline(deadline, async {
+            tokio::select! {
+                r = leader.wait_for(|l| *l) => r.map(|_| ()).map_err(|_| Error::closed()),
+                _ = self.inner.client.closed() => Err(Error::closed()),
+            }
+        })
+        .await;
+        match led {
+            Ok(result) => result.map(|_| true),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The host name in the current leader's node, `None` with no members.
+    pub async fn leader_host_name(&self) -> Result<Option<String>> {
+        loop {
+            let offers = self.inner.offers().await?;
+            let Some(first) = offers.first() else {
+                return Ok(None);
+            };
+            let path = format!("{}/{}", self.inner.root, first);
+            let p = path.as_str();
+            let data = self
+                .inner
+                .client
+                .retrying(None, |zk| async move {
+                    match zk.get_data(p).await {
+                        Ok((data, _)) => Ok(Some(data)),
+                        Err(zk::Error::NoNode) => Ok(None),
+                        Err(err) => Err(err),
+                    }
+                })
+                .await?;
+            if let Some(data) = data {
+                return Ok(Some(String::from_utf8_lossy(&data).into_owned()));
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn emit(&self, event: ElectionEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Our offers' names in order (foreign children ignored).
+    async fn offers(&self) -> Result<Vec<String>> {
+        let root = self.root.as_str();
+        let children = match self
+            .client
+            .retrying(None, |zk| async move { zk.list_children(root).await })
+            .await
+        {
+            Ok(children) => children,
+            Err(err) if err.code() == ErrorCode::NoNode => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        };
+        let mut offers: Vec<(i64, String)> = children
+            .into_iter()
+            .filter_map(|c| match split_sequence(&c) {
+                Some((OFFER_PREFIX, sequence)) => Some((sequence, c)),
+                _ => None,
+            })
+            .collect();
+        offers.sort();
+        Ok(offers.into_iter().map(|(_, name)| name).collect())
+    }
+
+    async fn make_offer(&self) -> Result<(String, i64)> {
+        self.emit(ElectionEvent::OfferStart);
+        let prefix = format!("{}/{}", self.root, OFFER_PREFIX);
+        let options = zk::CreateMode::EphemeralSequential.with_acls(self.client.acls());
+        loop {
+            let zk = self.client.zk()?;
+            let session = zk.session_id().0;
+            let created = zk
+                .create(&prefix, self.host_name.as_bytes(), &options)
+                .await;
+            drop(zk);
+            match created {
+                Ok((_, sequence)) => {
+                    let offer = format!("{prefix}{sequence}");
+                    live_offers().lock().unwrap().insert(offer.clone());
+                    self.run.lock().unwrap().offer = Some(offer.clone());
+                    self.emit(ElectionEvent::OfferComplete);
+                    return Ok((offer, session));
+                }
+                Err(zk::Error::NoNode) => self.client.ensure_path(&self.root, None).await?,
+                Err(zk::Error::ConnectionLoss) => {
+                    self.client.await_usable(session, None).await?;
+                    self.sweep_orphans(session).await?;
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+    }
+
+    /// After a lost create reply: delete any offer of our session with our
+    /// host name that no member of this process owns, then offer again.
+    async fn sweep_orphans(&self, session: i64) -> Result<()> {
+        for name in self.offers().await? {
+            let path = format!("{}/{}", self.root, name);
+            if live_offers().lock().unwrap().contains(&path) {
+                continue;
+            }
+            let p = path.as_str();
+            let found = self
+                .client
+                .retrying(None, |zk| async move {
+                    match zk.get_data(p).await {
+                        Ok(found) => Ok(Some(found)),
+                        Err(zk::Error::NoNode) => Ok(None),
+                        Err(err) => Err(err),
+                    }
+                })
+                .await?;
+            if let Some((data, stat)) = found {
+                if stat.ephemeral_owner == session && data == self.host_name.as_bytes() {
+                    delete_confirmed(&self.client, &path).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One determination, ending with a watch armed on the node to wait for:
+    /// our own as leader (to learn that we lost it), else the predecessor.
+    async fn determine(&self, offer: &str, session: i64) -> Result<Step> {
+        self.emit(ElectionEvent::DetermineStart);
+        let offers = self.offers().await?;
+        let name = &offer[self.root.len() + 1..];
+        let Some(position) = offers.iter().position(|o| o == name) else {
+            return Ok(Step::OfferGone);
+        };
+        self.emit(ElectionEvent::DetermineComplete);
+        if position == 0 {
+            self.emit(ElectionEvent::ElectedStart);
+            self.leader.send_replace(true);
+            self.emit(ElectionEvent::ElectedComplete);
+            return Ok(match self.watch_node(offer, session).await? {
+                Some(watcher) => Step::Leading(watcher),
+                None => Step::OfferGone,
+            });
+        }
+        let predecessor = format!("{}/{}", self.root, offers[position - 1]);
+        let Some(watcher) = self.watch_node(&predecessor, session).await? else {
+            return Ok(Step::Again);
+        };
+        self.emit(ElectionEvent::ReadyStart);
+        self.emit(ElectionEvent::ReadyComplete);
+        Ok(Step::Following(watcher))
+    }
+
+    async fn watch_node(&self, path: &str, session: i64) -> Result<Option<zk::OneshotWatcher>> {
+        self.client
+            .retrying(None, |zk| async move {
+                if zk.session_id().0 != session {
+                    return Err(zk::Error::SessionExpired);
+                }
+                match zk.get_and_watch_data(path).await {
+                    Ok((_, _, watcher)) => Ok(Some(watcher)),
+                    Err(zk::Error::NoNode) => Ok(None),
+                    Err(err) => Err(err),
+                }
+            })
+            .await
+    }
+}
+
+enum Step {
+    Leading(zk::OneshotWatcher),
+    Following(zk::OneshotWatcher),
+    Again,
+    OfferGone,
+}
+
+/// The member's life: offer, determine, wait, and after losing the session
+/// offer again on the next one. Ends only by `stop` (abort) or client close.
+async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
+    let mut first = Some(first);
+    loop {
+        let reason = match run_once(&inner, &mut first).await {
+            Ok(()) => continue,
+            Err(err) => err,
+        };
+        inner.leader.send_replace(false);
+        if let Some(offer) = inner.run.lock().unwrap().offer.take() {
+            live_offers().lock().unwrap().remove(&offer);
+        }
+        let closed = reason.code() == ErrorCode::Closed;
+        inner.emit(ElectionEvent::Failed(reason.clone()));
+        if let Some(first) = first.take() {
+            let _ = first.send(Err(reason));
+        }
+        if closed || inner.client.await_new_session().await.is_err() {
+            inner.run.lock().unwrap().driver = None;
+            return;
+        }
+    }
+}
+
+/// Offers once and follows the election until the offer is lost (error).
+async fn run_once(inner: &Inner, first: &mut Option<oneshot::Sender<Result<()>>>) -> Result<()> {
+    let (offer, session) = inner.make_offer().await?;
+    loop {
+        let step = inner.determine(&offer, session).await?;
+        if let Some(first) = first.take() {
+            let _ = first.send(Ok(()));
+        }
+        let (watcher, leading) = match step {
+            Step::Again => continue,
+            Step::OfferGone => return Err(offer_gone(inner, &offer, session)),
+            Step::Leading(watcher) => (watcher, true),
+            Step::Following(watcher) => (watcher, false),
+        };
+        let event = tokio::select! {
+            event = watcher.changed() => event,
+            _ = inner.client.closed() => return Err(Error::closed()),
+        };
+        match event.event_type {
+            zk::EventType::Session => return Err(expired()),
+            zk::EventType::NodeDeleted if leading => {
+                return Err(offer_gone(inner, &offer, session))
+            }
+            // Any event on the predecessor (or a data change on our node): look again.
+            _ => {}
+        }
+    }
+}
+
+fn offer_gone(inner: &Inner, offer: &str, session: i64) -> Error {
+    match inner.client.session_id() {
+        Ok(current) if current == session => Error::new(
+            ErrorCode::NoNode,
+            format!("election offer {offer} was deleted"),
+        ),
+        Ok(_) => expired(),
+        Err(err) => err,
+    }
+}

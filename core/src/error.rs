@@ -1,0 +1,154 @@
+//! One error type with one set of codes, shared by every language binding.
+
+use std::fmt;
+
+/// The codes every binding exposes (API.md). Bindings map these, never the
+/// underlying ZooKeeper errors, so a Python and a Java caller see the same code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    InvalidPath,
+    InvalidArgument,
+    ConnectionLoss,
+    SessionExpired,
+    Timeout,
+    NoNode,
+    NodeExists,
+    NotEmpty,
+    BadVersion,
+    NoAuth,
+    AuthFailed,
+    NoSuchElement,
+    NotOwner,
+    WouldDeadlock,
+    Closed,
+    Interrupted,
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code string of API.md (`"CONNECTION_LOSS"`, ...).
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            InvalidPath => "INVALID_PATH",
+            InvalidArgument => "INVALID_ARGUMENT",
+            ConnectionLoss => "CONNECTION_LOSS",
+            SessionExpired => "SESSION_EXPIRED",
+            Timeout => "TIMEOUT",
+            NoNode => "NO_NODE",
+            NodeExists => "NODE_EXISTS",
+            NotEmpty => "NOT_EMPTY",
+            BadVersion => "BAD_VERSION",
+            NoAuth => "NO_AUTH",
+            AuthFailed => "AUTH_FAILED",
+            NoSuchElement => "NO_SUCH_ELEMENT",
+            NotOwner => "NOT_OWNER",
+            WouldDeadlock => "WOULD_DEADLOCK",
+            Closed => "CLOSED",
+            Interrupted => "INTERRUPTED",
+            Internal => "INTERNAL",
+        }
+    }
+
+    pub const ALL: [ErrorCode; 17] = {
+        use ErrorCode::*;
+        [
+            InvalidPath,
+            InvalidArgument,
+            ConnectionLoss,
+            SessionExpired,
+            Timeout,
+            NoNode,
+            NodeExists,
+            NotEmpty,
+            BadVersion,
+            NoAuth,
+            AuthFailed,
+            NoSuchElement,
+            NotOwner,
+            WouldDeadlock,
+            Closed,
+            Interrupted,
+            Internal,
+        ]
+    };
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every failure of the library: a code plus a human message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    code: ErrorCode,
+    message: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub(crate) fn closed() -> Self {
+        Error::new(ErrorCode::Closed, "the client is closed")
+    }
+
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
+    }
+
+    /// Errors after which a retry on the same session may succeed.
+    pub(crate) fn is_connection_loss(&self) -> bool {
+        self.code == ErrorCode::ConnectionLoss
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<zookeeper_client::Error> for Error {
+    fn from(err: zookeeper_client::Error) -> Self {
+        use zookeeper_client::Error as Zk;
+        let code = match &err {
+            Zk::NoNode => ErrorCode::NoNode,
+            Zk::NodeExists => ErrorCode::NodeExists,
+            Zk::NotEmpty => ErrorCode::NotEmpty,
+            Zk::BadVersion => ErrorCode::BadVersion,
+            Zk::NoAuth => ErrorCode::NoAuth,
+            Zk::AuthFailed => ErrorCode::AuthFailed,
+            Zk::SessionExpired | Zk::SessionMoved => ErrorCode::SessionExpired,
+            Zk::ConnectionLoss | Zk::NoHosts | Zk::NotReadOnly | Zk::Throttled => {
+                ErrorCode::ConnectionLoss
+            }
+            Zk::Timeout => ErrorCode::Timeout,
+            Zk::ClientClosed => ErrorCode::Closed,
+            Zk::BadArguments(_)
+            | Zk::InvalidAcl
+            | Zk::NoChildrenForEphemerals
+            | Zk::QuotaExceeded => ErrorCode::InvalidArgument,
+            _ => ErrorCode::Internal,
+        };
+        Error::new(code, err.to_string())
+    }
+}

@@ -1,0 +1,21 @@
+//! zkrecipes: the ZooKeeper coordination recipes — `WriteLock`,
+//! `ReadWriteLock`, `DistributedQueue`, `LeaderElectionSupport` — implemented
+//! once, interoperable with Apache ZooKeeper's recipes, Curator and kazoo, and
+//! correct where they are not (orphan nodes, lost wake-ups, silent lock loss).
+//!
+//! Every acquired lock carries a fencing token (the czxid of its node).
+
+mod client;
+mod election;
+mod error;
+mod lock;
+pub mod path;
+mod queue;
+pub mod runtime;
+
+pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_PACKET};
+pub use election::{ElectionEvent, LeaderElectionSupport};
+pub use error::{Error, ErrorCode, Result};
+pub use lock::read_write_lock::ReadWriteLock;
+pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
+pub use queue::DistributedQueue;

@@ -1,0 +1,200 @@
+//! How lock children are named, read and ordered — in one place.
+//!
+//! We write Curator's "protected" form `_c_<uuid>-lock-<seq>` (exclusive) and
+//! `_c_<uuid>-__READ__<seq>` / `_c_<uuid>-__WRIT__<seq>` (shared). We read every
+//! child that ends in a ZooKeeper sequence: Apache's `x-<session>-<seq>`,
+//! kazoo's `<id>__lock__<seq>` / `__rlock__`, Curator's and ours. Anything else
+//! under a lock directory is foreign and ignored, never fatal.
+
+use std::cmp::Ordering;
+
+/// What a contender asks for. Exclusive locks treat everybody as a writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+}
+
+/// Marker that follows `_c_<uuid>-` in the names we write.
+pub(crate) const EXCLUSIVE_MARKER: &str = "lock-";
+pub(crate) const READ_MARKER: &str = "__READ__";
+pub(crate) const WRITE_MARKER: &str = "__WRIT__";
+
+/// Readers of the libraries we interoperate with (Curator, kazoo).
+const READER_MARKERS: [&str; 2] = ["__READ__", "__rlock__"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Contender {
+    pub name: String,
+    pub sequence: i64,
+    pub kind: Kind,
+}
+
+impl Contender {
+    pub(crate) fn parse(name: &str) -> Option<Contender> {
+        let (prefix, sequence) = split_sequence(name)?;
+        let kind = if READER_MARKERS.iter().any(|m| prefix.contains(m)) {
+            Kind::Read
+        } else {
+            Kind::Write
+        };
+        Some(Contender {
+            name: name.to_string(),
+            sequence,
+            kind,
+        })
+    }
+
+    /// Whether this node was written by the lock object with `uuid`.
+    pub(crate) fn is_ours(&self, uuid: &str) -> bool {
+        self.name
+            .strip_prefix("_c_")
+            .is_some_and(|rest| rest.starts_with(uuid))
+    }
+}
+
+/// Contenders among `children`, in lock order (the holder first).
+pub(crate) fn sorted(children: &[String]) -> Vec<Contender> {
+    let mut contenders: Vec<Contender> = children
+        .iter()
+        .filter_map(|child| {
+            let parsed = Contender::parse(child);
+            if parsed.is_none() {
+                tracing::debug!("ignoring foreign child {child:?} of a lock directory");
+            }
+            parsed
+        })
+        .collect();
+    contenders.sort_by(order);
+    contenders
+}
+
+/// Integer order of the server's sequence (Apache's and kazoo's string
+/// comparisons break at the sign change after overflow), then name.
+fn order(a: &Contender, b: &Contender) -> Ordering {
+    a.sequence
+        .cmp(&b.sequence)
+        .then_with(|| a.name.cmp(&b.name))
+}
+
+/// Splits the `%010d` sequence the server appended to a name.
+///
+/// A non-negative sequence is the last ten digits. A negative one (after the
+/// parent's cversion overflowed) is `-` plus nine or ten digits and follows
+/// the name's own separator, e.g. `…-lock--2147483648` or `n_-000000005`.
+pub(crate) fn split_sequence(name: &str) -> Option<(&str, i64)> {
+    let bytes = name.as_bytes();
+    let digits = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let end = name.len();
+    let negative_at = |width: usize| -> Option<(&str, i64)> {
+        let sign = end.checked_sub(width + 1)?;
+        if bytes[sign] != b'-' {
+            return None;
+        }
+        let value: i64 = name[sign..].parse().ok()?;
+        (value >= i64::from(i32::MIN)).then_some((&name[..sign], value))
+    };
+    match digits {
+        9 => negative_at(9),
+        d if d >= 10 => {
+            let start = end - 10;
+            let separator_before_sign =
+                start >= 2 && bytes[start - 1] == b'-' && matches!(bytes[start - 2], b'-' | b'_');
+            if separator_before_sign && bytes[start] != b'0' {
+                if let Some(negative) = negative_at(10) {
+                    return Some(negative);
+                }
+            }
+            Some((&name[..start], name[start..].parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(name: &str) -> Option<i64> {
+        split_sequence(name).map(|(_, s)| s)
+    }
+
+    #[test]
+    fn reads_every_peer_naming() {
+        assert_eq!(
+            seq("_c_8f1b3a2e-0000-4000-8000-000000000000-lock-0000000007"),
+            Some(7)
+        );
+        assert_eq!(seq("x-72057594037927936-0000000012"), Some(12));
+        assert_eq!(seq("0a1b2c3d4e5f__lock__0000000003"), Some(3));
+        assert_eq!(seq("0a1b__rlock__0000000004"), Some(4));
+        assert_eq!(seq("_c_u-__READ__0000000005"), Some(5));
+        assert_eq!(seq("qn-0000000001"), Some(1));
+        assert_eq!(seq("n_1234567890"), Some(1234567890));
+        assert_eq!(seq("x-1-2147483647"), Some(2147483647));
+    }
+
+    #[test]
+    fn reads_negative_sequences_after_overflow() {
+        assert_eq!(seq("_c_u-lock--2147483648"), Some(-2147483648));
+        assert_eq!(seq("_c_u-lock--000000005"), Some(-5));
+        assert_eq!(seq("n_-1000000000"), Some(-1000000000));
+        assert_eq!(seq("_c_u-__READ__-000000001"), Some(-1));
+        assert_eq!(seq("x-77--2147483647"), Some(-2147483647));
+    }
+
+    #[test]
+    fn foreign_children_are_not_contenders() {
+        for name in ["config", "lock", "_c_u-lock-12", "readme.txt", ""] {
+            assert_eq!(Contender::parse(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn orders_by_integer_not_string() {
+        let children: Vec<String> = [
+            "a-lock-0000000010",
+            "b-lock--2147483648",
+            "c-lock-0000000002",
+            "junk",
+            "d__lock__0000000001",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        let names: Vec<_> = sorted(&children).into_iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "b-lock--2147483648",
+                "d__lock__0000000001",
+                "c-lock-0000000002",
+                "a-lock-0000000010"
+            ]
+        );
+    }
+
+    #[test]
+    fn classifies_readers_of_every_library() {
+        assert_eq!(
+            Contender::parse("_c_u-__READ__0000000001").unwrap().kind,
+            Kind::Read
+        );
+        assert_eq!(
+            Contender::parse("k__rlock__0000000001").unwrap().kind,
+            Kind::Read
+        );
+        assert_eq!(
+            Contender::parse("_c_u-__WRIT__0000000001").unwrap().kind,
+            Kind::Write
+        );
+        assert_eq!(
+            Contender::parse("k__lock__0000000001").unwrap().kind,
+            Kind::Write
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! A FIFO queue of persistent-sequential `qn-<seq>` nodes, readable and
+//! writable by Apache's `DistributedQueue` and Curator's `SimpleDistributedQueue`.
+//!
+//! Contract, including failures:
+//! - FIFO by the server's sequence (compared as integers).
+//! - Concurrent consumers never receive the same item: an item is delivered
+//!   only to the consumer whose delete of it succeeded.
+//! - A consumer caches the sorted children and lists again only when the cache
+//!   is exhausted, so draining N items costs about 2N requests in N round trips
+//!   (getData + delete of the head are sent together), not N listings.
+//! - `offer` that fails with `CONNECTION_LOSS` may or may not have enqueued
+//!   the item (the server may have applied the create before the reply was lost).
+//! - A `poll` whose delete reply was lost returns the item if it is gone after
+//!   reconnecting; it can only be a duplicate if another consumer took that very
+//!   item during the outage.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use crate::client::{with_deadline, Client, MAX_PACKET};
+use crate::error::{Error, ErrorCode, Result};
+use crate::lock::contenders::split_sequence;
+use crate::path;
+
+const ITEM_PREFIX: &str = "qn-";
+
+/// Room for the request header, the path and the ACL of a create.
+const CREATE_OVERHEAD: usize = 512;
+
+#[derive(Clone)]
+pub struct DistributedQueue {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    dir: String,
+    /// Item names not yet consumed as of our last listing, head first.
+    cache: tokio::sync::Mutex<VecDeque<String>>,
+}
+
+impl DistributedQueue {
+    /// A queue in directory `dir` (created on first offer).
+    pub fn new(client: &Client, dir: &str) -> Result<DistributedQueue> {
+        path::validate(dir)?;
+        let inner = Inner {
+            client: client.clone(),
+            dir: dir.to_string(),
+            cache: Default::default(),
+        };
+        Ok(DistributedQueue {
+            inner: Arc::new(inner),
+        })
+    }
+
+    pub fn dir(&self) -> &str {
+        &self.inner.dir
+    }
+
+    /// The largest payload `offer` accepts on this queue.
+    pub fn max_payload(&self) -> usize {
+        MAX_PACKET - CREATE_OVERHEAD - self.inner.dir.len()
+    }
+
+    /// Appends `data`; returns the item's node path.
+    pub async fn offer(&self, data: &[u8]) -> Result<String> {
+        if data.len() > self.max_payload() {
+            return Err(Error::invalid_argument(format!(
+                "payload of {} bytes exceeds the queue limit of {} bytes",
+                data.len(),
+                self.max_payload()
+            )));
+        }
+        let inner = &self.inner;
+        let prefix = format!("{}/{}", inner.dir, ITEM_PREFIX);
+        let options = zk::CreateMode::PersistentSequential.with_acls(inner.client.acls());
+        loop {
+            let created = inner.client.zk()?.create(&prefix, data, &options).await;
+            match created {
+                Ok((_, sequence)) => return Ok(format!("{prefix}{sequence}")),
+                Err(zk::Error::NoNode) => inner.client.ensure_path(&inner.dir, None).await?,
+                // Not retried: the create may have been applied (see the contract).
+                Err(err) => return Err(err.into()),
+            }
+        }
+    }
+
+    /// The head item, or `None` when the queue is empty.
+    pub async fn peek(&self) -> Result<Option<Vec<u8>>> {
+        let mut cache = self.inner.cache.lock().await;
+        loop {
+            let Some(head) = self.inner.head(&mut cache).await? else {
+                return Ok(None);
+            };
+            let path = format!("{}/{}", self.inner.dir, head);
+            let p = path.as_str();
+            let data = self
+                .inner
+                .client
+                .retrying(None, |zk| async move {
+                    match zk.get_data(p).await {
+                        Ok((data, _)) => Ok(Some(data)),
+                        Err(zk::Error::NoNode) => Ok(None),
+                        Err(err) => Err(err),
+                    }
+                })
+                .await?;
+            match data {
+                Some(data) => return Ok(Some(data)),
+                None => {
+                    cache.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Removes and returns the head item, or `None` when the queue is empty.
+    pub async fn poll(&self) -> Result<Option<Vec<u8>>> {
+        let mut cache = self.inner.cache.lock().await;
+        loop {
+            let Some(head) = self.inner.head(&mut cache).await? else {
+                return Ok(None);
+            };
+            cache.pop_front();
+            if let Some(data) = self.inner.claim(&head).await? {
+                return Ok(Some(data));
+            }
+        }
+    }
+
+    /// Like `peek`, but an empty queue is `NO_SUCH_ELEMENT`.
+    pub async fn element(&self) -> Result<Vec<u8>> {
+        self.peek().await?.ok_or_else(empty)
+    }
+
+    /// Like `poll`, but an empty queue is `NO_SUCH_ELEMENT`.
+    pub async fn remove(&self) -> Result<Vec<u8>> {
+        self.poll().await?.ok_or_else(empty)
+    }
+
+    /// Waits for an item as long as it takes.
+    pub async fn take(&self) -> Result<Vec<u8>> {
+        Ok(self
+            .take_until(None)
+            .await?
+            .expect("an unbounded take ends with an item"))
+    }
+
+    /// Waits for an item up to `timeout` (one deadline); `None` if none came.
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
+        self.take_until(Some(Instant::now() + timeout)).await
+    }
+
+    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(data) = self.poll().await? {
+                return Ok(Some(data));
+            }
+            // Empty as of the listing poll just made: arm a child watch, and
+            // look once more since an item may have arrived in between.
+            let dir = self.inner.dir.as_str();
+            let watched = self
+                .inner
+                .client
+                .retrying(deadline, |zk| async move {
+                    zk.get_and_watch_children(dir).await
+                })
+                .await;
+            let (children, _, watcher) = match watched {
+                Ok(watched) => watched,
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    match self.inner.client.ensure_path(dir, deadline).await {
+                        Ok(()) => continue,
+                        Err(err) if err.code() == ErrorCode::Timeout => return Ok(None),
+                        Err(err) => return Err(err),
+                    }
+                }
+                Err(err) if err.code() == ErrorCode::Timeout => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            if children.iter().any(|c| item_sequence(c).is_some()) {
+                continue;
+            }
+            let woke = with_deadline(deadline, async {
+                tokio::select! {
+                    _ = watcher.changed() => Ok(()),
+                    _ = self.inner.client.closed() => Err(Error::closed()),
+                }
+            })
+            .await;
+            match woke {
+                Ok(result) => result?,
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// Number of items (one listing).
+    pub async fn size(&self) -> Result<usize> {
+        Ok(self.inner.list().await?.len())
+    }
+}
+
+impl Inner {
+    /// The cached head, listing again when the cache is exhausted.
+    async fn head(&self, cache: &mut VecDeque<String>) -> Result<Option<String>> {
+        if cache.is_empty() {
+            *cache = self.list().await?;
+        }
+        Ok(cache.front().cloned())
+    }
+
+    async fn list(&self) -> Result<VecDeque<String>> {
+        let dir = self.dir.as_str();
+        let children = match self
+            .client
+            .retrying(None, |zk| async move { zk.list_children(dir).await })
+            .await
+        {
+            Ok(children) => children,
+            Err(err) if err.code() == ErrorCode::NoNode => return Ok(VecDeque::new()),
+            Err(err) => return Err(err),
+        };
+        let mut items: Vec<(i64, String)> = children
+            .into_iter()
+            .filter_map(|c| item_sequence(&c).map(|s| (s, c)))
+            .collect();
+        items.sort();
+        Ok(items.into_iter().map(|(_, name)| name).collect())
+    }
+
+    /// Reads and deletes `name` in one round trip. `None` if another consumer
+    /// got it first.
+    async fn claim(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let path = format!("{}/{}", self.dir, name);
+        let zk = self.client.zk()?;
+        let session = zk.session_id().0;
+        let (read, deleted) = tokio::join!(zk.get_data(&path), zk.delete(&path, None));
+        drop(zk);
+        match deleted {
+            Ok(()) => Ok(Some(read?.0)),
+            Err(zk::Error::NoNode) => Ok(None),
+            Err(zk::Error::ConnectionLoss) => {
+                let data = match read {
+                    Ok((data, _)) => data,
+                    Err(_) => return Ok(None),
+                };
+                self.client.await_usable(session, None).await?;
+                let p = path.as_str();
+                match self
+                    .client
+                    .retrying(None, |zk| async move { zk.delete(p, None).await })
+                    .await
+                {
+                    Ok(()) => Ok(Some(data)),
+                    // Gone: most likely our delete was applied before the reply was lost.
+                    Err(err) if err.code() == ErrorCode::NoNode => Ok(Some(data)),
+                    Err(err) => Err(err),
+                }
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+fn item_sequence(name: &str) -> Option<i64> {
+    let (prefix, sequence) = split_sequence(name)?;
+    (prefix == ITEM_PREFIX).then_some(sequence)
+}
+
+fn empty() -> Error {
+    Error::new(ErrorCode::NoSuchElement, "the queue is empty")
+}

@@ -1,0 +1,372 @@
+//! Real ZooKeeper servers for tests: a standalone server, a 3-node ensemble
+//! whose members can be killed and restarted, and a fault-injecting TCP proxy.
+//!
+//! Servers run ZooKeeper 3.9 from Maven Central jars (fetched into
+//! `target/zk-jars` on first use) as child JVMs on free loopback ports. Each
+//! JVM is tied to this process through a pipe: if the test process dies, so
+//! does the server. `ZK_CONNECT` makes `ZkServer::start` use an existing server.
+
+mod proxy;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use proxy::FaultProxy;
+
+/// Where the workspace keeps the server jars.
+fn jar_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("ZK_JARS") {
+        return PathBuf::from(dir);
+    }
+    workspace_root().join("target/zk-jars")
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// The classpath of the ZooKeeper server, fetching the jars with Maven once.
+pub fn classpath() -> String {
+    let dir = jar_dir();
+    let has_server = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("zookeeper-3.9"))
+        })
+        .unwrap_or(false);
+    if !has_server {
+        let pom = workspace_root().join("tests/harness/pom.xml");
+        let status = Command::new("mvn")
+            .args(["-q", "-B", "-f"])
+            .arg(&pom)
+            .arg("dependency:copy-dependencies")
+            .arg(format!("-DoutputDirectory={}", dir.display()))
+            .status()
+            .expect("mvn must be installed to fetch the ZooKeeper server");
+        assert!(
+            status.success(),
+            "fetching ZooKeeper jars with Maven failed"
+        );
+    }
+    format!("{}/*", dir.display())
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Sends a four-letter command (`mntr`, `srvr`, `ruok`) and returns the reply.
+pub fn four_letter(port: u16, command: &str) -> std::io::Result<String> {
+    let mut stream =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(command.as_bytes())?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply)?;
+    Ok(reply)
+}
+
+/// `mntr` as a map (`zk_packets_received` → `"123"`).
+pub fn mntr(port: u16) -> HashMap<String, String> {
+    four_letter(port, "mntr")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// One ZooKeeper JVM, killed with this process at the latest.
+struct Jvm {
+    pid: u32,
+    /// Closing this pipe (drop, or our death) makes the wrapper kill the JVM.
+    lifeline: Option<ChildStdin>,
+    wrapper: Child,
+}
+
+impl Jvm {
+    fn spawn(main_class: &str, config: &Path, log: &Path) -> Jvm {
+        let script = format!(
+            "java -Xmx256m -Dzookeeper.admin.enableServer=false -cp '{cp}' {main_class} '{cfg}' >'{log}' 2>&1 & j=$!; \
+             echo $j; read _; kill -9 $j 2>/dev/null; wait $j 2>/dev/null",
+            cp = classpath(),
+            cfg = config.display(),
+            log = log.display()
+        );
+        let mut wrapper = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("cannot start bash");
+        let mut line = String::new();
+        BufReader::new(wrapper.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let pid = line.trim().parse().expect("JVM pid");
+        Jvm {
+            pid,
+            lifeline: wrapper.stdin.take(),
+            wrapper,
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-9", &self.pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+        self.lifeline.take();
+        let _ = self.wrapper.wait();
+    }
+}
+
+impl Drop for Jvm {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "zkrecipes-{tag}-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn wait_until_serving(port: u16, timeout: Duration, log: &Path) {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if let Ok(reply) = four_letter(port, "srvr") {
+            if reply.contains("Mode:") {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    panic!("ZooKeeper on port {port} did not start within {timeout:?}; log:\n{log}");
+}
+
+const COMMON_CONFIG: &str = "tickTime=500\ninitLimit=20\nsyncLimit=10\nminSessionTimeout=1000\n\
+maxSessionTimeout=60000\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmaxClientCnxns=0\n";
+
+/// A standalone server (or the one named by `ZK_CONNECT`).
+pub struct ZkServer {
+    connect: String,
+    port: u16,
+    jvm: Option<Jvm>,
+    dir: Option<PathBuf>,
+}
+
+impl ZkServer {
+    pub fn start() -> ZkServer {
+        if let Ok(connect) = std::env::var("ZK_CONNECT") {
+            let port = connect
+                .split(',')
+                .next()
+                .and_then(|h| h.split('/').next())
+                .and_then(|h| h.rsplit(':').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(2181);
+            return ZkServer {
+                connect,
+                port,
+                jvm: None,
+                dir: None,
+            };
+        }
+        ZkServer::start_local()
+    }
+
+    /// Always a new local server, whatever `ZK_CONNECT` says.
+    pub fn start_local() -> ZkServer {
+        let dir = temp_dir("standalone");
+        let port = free_port();
+        let config = dir.join("zoo.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "{COMMON_CONFIG}dataDir={}\nclientPort={port}\n",
+                dir.join("data").display()
+            ),
+        )
+        .unwrap();
+        let log = dir.join("server.log");
+        let jvm = Jvm::spawn(
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            &config,
+            &log,
+        );
+        wait_until_serving(port, Duration::from_secs(60), &log);
+        ZkServer {
+            connect: format!("127.0.0.1:{port}"),
+            port,
+            jvm: Some(jvm),
+            dir: Some(dir),
+        }
+    }
+
+    pub fn connect_string(&self) -> &str {
+        &self.connect
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Requests the server has received so far (`zk_packets_received`).
+    pub fn packets_received(&self) -> u64 {
+        mntr(self.port)
+            .get("zk_packets_received")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut jvm) = self.jvm.take() {
+            jvm.kill();
+        }
+        if let Some(dir) = self.dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Drop for ZkServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A quorum of `n` `QuorumPeerMain` processes on loopback.
+pub struct Ensemble {
+    dir: PathBuf,
+    members: Vec<Member>,
+}
+
+struct Member {
+    client_port: u16,
+    config: PathBuf,
+    log: PathBuf,
+    jvm: Option<Jvm>,
+}
+
+impl Ensemble {
+    pub fn start(n: usize) -> Ensemble {
+        let dir = temp_dir("ensemble");
+        let ports: Vec<(u16, u16, u16)> = (0..n)
+            .map(|_| (free_port(), free_port(), free_port()))
+            .collect();
+        let servers: String = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer, election))| {
+                format!("server.{}=127.0.0.1:{peer}:{election}\n", i + 1)
+            })
+            .collect();
+        let mut members = Vec::new();
+        for (i, (client_port, _, _)) in ports.iter().enumerate() {
+            let data = dir.join(format!("data{}", i + 1));
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::write(data.join("myid"), format!("{}\n", i + 1)).unwrap();
+            let config = dir.join(format!("zoo{}.cfg", i + 1));
+            std::fs::write(
+                &config,
+                format!(
+                    "{COMMON_CONFIG}dataDir={}\nclientPort={client_port}\n{servers}",
+                    data.display()
+                ),
+            )
+            .unwrap();
+            let log = dir.join(format!("server{}.log", i + 1));
+            members.push(Member {
+                client_port: *client_port,
+                config,
+                log,
+                jvm: None,
+            });
+        }
+        let mut ensemble = Ensemble { dir, members };
+        for i in 0..n {
+            ensemble.spawn(i);
+        }
+        for m in &ensemble.members {
+            wait_until_serving(m.client_port, Duration::from_secs(90), &m.log);
+        }
+        ensemble
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let m = &mut self.members[i];
+        m.jvm = Some(Jvm::spawn(
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            &m.config,
+            &m.log,
+        ));
+    }
+
+    pub fn connect_string(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| format!("127.0.0.1:{}", m.client_port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn client_port(&self, i: usize) -> u16 {
+        self.members[i].client_port
+    }
+
+    /// Index of the member that is currently the quorum leader.
+    pub fn leader(&self) -> Option<usize> {
+        (0..self.members.len()).find(|&i| {
+            self.members[i].jvm.is_some()
+                && four_letter(self.members[i].client_port, "srvr")
+                    .is_ok_and(|r| r.contains("Mode: leader"))
+        })
+    }
+
+    /// kill -9 of member `i`.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut jvm) = self.members[i].jvm.take() {
+            jvm.kill();
+        }
+    }
+
+    pub fn restart(&mut self, i: usize) {
+        self.spawn(i);
+        wait_until_serving(
+            self.members[i].client_port,
+            Duration::from_secs(90),
+            &self.members[i].log,
+        );
+    }
+}
+
+impl Drop for Ensemble {
+    fn drop(&mut self) {
+        for m in &mut self.members {
+            if let Some(mut jvm) = m.jvm.take() {
+                jvm.kill();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

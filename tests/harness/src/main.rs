@@ -1,0 +1,39 @@
+//! `zk-harness serve [--ensemble]`: starts ZooKeeper for the other languages'
+//! tests and the demo, prints `ZK_CONNECT=<connect string>` on the first line,
+//! and stops the server when its standard input closes (or on SIGTERM/SIGINT,
+//! which close it for us as the process dies).
+
+use std::io::Read;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("serve") => {}
+        Some("fetch") => {
+            println!("{}", zk_harness::classpath());
+            return;
+        }
+        _ => {
+            eprintln!("usage: zk-harness serve [--ensemble] | fetch");
+            std::process::exit(2);
+        }
+    }
+    if args.iter().any(|a| a == "--ensemble") {
+        let ensemble = zk_harness::Ensemble::start(3);
+        println!("ZK_CONNECT={}", ensemble.connect_string());
+        wait_for_eof();
+        drop(ensemble);
+    } else {
+        let server = zk_harness::ZkServer::start_local();
+        println!("ZK_CONNECT={}", server.connect_string());
+        wait_for_eof();
+        drop(server);
+    }
+}
+
+fn wait_for_eof() {
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+}

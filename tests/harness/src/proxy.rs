@@ -1,0 +1,119 @@
+//! A TCP proxy between clients and a server that can cut every connection or
+//! hold all traffic (a black hole): connection loss and partitions for real.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct FaultProxy {
+    port: u16,
+    state: Arc<State>,
+}
+
+struct State {
+    target: SocketAddr,
+    blackhole: AtomicBool,
+    stopped: AtomicBool,
+    streams: Mutex<Vec<TcpStream>>,
+}
+
+impl FaultProxy {
+    /// Listens on a free loopback port and forwards to `target` (`host:port`).
+    pub fn start(target: &str) -> FaultProxy {
+        let target: SocketAddr = target.parse().expect("proxy target must be ip:port");
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(State {
+            target,
+            blackhole: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            streams: Mutex::new(Vec::new()),
+        });
+        let accept_state = state.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if accept_state.stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                if accept_state.blackhole.load(Ordering::SeqCst) {
+                    // A partition: the connection goes nowhere.
+                    accept_state.streams.lock().unwrap().push(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(accept_state.target) else {
+                    continue;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                {
+                    let mut streams = accept_state.streams.lock().unwrap();
+                    streams.push(client.try_clone().unwrap());
+                    streams.push(server.try_clone().unwrap());
+                }
+                pump(
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    accept_state.clone(),
+                );
+                pump(server, client, accept_state.clone());
+            }
+        });
+        FaultProxy { port, state }
+    }
+
+    pub fn connect_string(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Closes every open connection (clients see a connection loss and reconnect).
+    pub fn drop_all(&self) {
+        for stream in self.state.streams.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// While on, bytes are held back and new connections lead nowhere.
+    pub fn set_blackhole(&self, on: bool) {
+        self.state.blackhole.store(on, Ordering::SeqCst);
+        if !on {
+            // Held connections are dead to both ends by now: cut them.
+            self.drop_all();
+        }
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.state.stopped.store(true, Ordering::SeqCst);
+        self.drop_all();
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            while state.blackhole.load(Ordering::SeqCst) && !state.stopped.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    // Bytes read just as the hole opened are dropped, as a partition would.
+                    if state.blackhole.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
+    });
+}
