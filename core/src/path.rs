@@ -29,7 +29,7 @@ pub fn validate(path: &str) -> Result<()> {
     if path.chars().any(|c| {
         c.is_control()
             || ('\u{e000}'..='\u{f8ff}').contains(&c)
-            || c >= '\u{fff0}' && c <= '\u{ffff}'
+            || ('\u{fff0}'..='\u{ffff}').contains(&c)
     }) {
         return fail("contains a control or reserved character");
     }

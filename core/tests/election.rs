@@ -1,0 +1,177 @@
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tokio::sync::broadcast;
+use zk_harness::FaultProxy;
+use zkrecipes::{ElectionEvent, LeaderElectionSupport};
+
+async fn next_names(
+    events: &mut broadcast::Receiver<ElectionEvent>,
+    n: usize,
+) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for _ in 0..n {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("event in time")
+            .unwrap();
+        names.push(event.name());
+    }
+    names
+}
+
+const LEADER_START: [&str; 7] = [
+    "START",
+    "OFFER_START",
+    "OFFER_COMPLETE",
+    "DETERMINE_START",
+    "DETERMINE_COMPLETE",
+    "ELECTED_START",
+    "ELECTED_COMPLETE",
+];
+const FOLLOWER_START: [&str; 7] = [
+    "START",
+    "OFFER_START",
+    "OFFER_COMPLETE",
+    "DETERMINE_START",
+    "DETERMINE_COMPLETE",
+    "READY_START",
+    "READY_COMPLETE",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_members_elect_one_leader_with_apache_event_order_and_hand_over_on_stop() {
+    let root = unique("election");
+    let clients = [client().await, client().await, client().await];
+    let members: Vec<_> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| LeaderElectionSupport::new(c, &root, &format!("host-{i}")).unwrap())
+        .collect();
+    let mut events: Vec<_> = members.iter().map(|m| m.subscribe()).collect();
+    for m in &members {
+        m.start().await.unwrap();
+    }
+    assert_eq!(next_names(&mut events[0], 7).await, LEADER_START);
+    assert_eq!(next_names(&mut events[1], 7).await, FOLLOWER_START);
+    assert_eq!(next_names(&mut events[2], 7).await, FOLLOWER_START);
+    assert_eq!(members.iter().filter(|m| m.is_leader()).count(), 1);
+    assert!(members[0].is_leader());
+    assert_eq!(
+        members[2].leader_host_name().await.unwrap().as_deref(),
+        Some("host-0")
+    );
+    assert!(!members[1]
+        .await_leadership(Some(Duration::from_millis(200)))
+        .await
+        .unwrap());
+
+    members[0].stop().await.unwrap();
+    assert_eq!(
+        next_names(&mut events[0], 2).await,
+        ["STOP_START", "STOP_COMPLETE"]
+    );
+    assert!(members[1]
+        .await_leadership(Some(Duration::from_secs(5)))
+        .await
+        .unwrap());
+    assert_eq!(
+        next_names(&mut events[1], 4).await,
+        [
+            "DETERMINE_START",
+            "DETERMINE_COMPLETE",
+            "ELECTED_START",
+            "ELECTED_COMPLETE"
+        ]
+    );
+    assert_eq!(members.iter().filter(|m| m.is_leader()).count(), 1);
+    assert_eq!(
+        members[2].leader_host_name().await.unwrap().as_deref(),
+        Some("host-1")
+    );
+    assert!(
+        events[2].try_recv().is_err(),
+        "the third member's predecessor did not change: no herd"
+    );
+
+    members[1].stop().await.unwrap();
+    assert!(members[2]
+        .await_leadership(Some(Duration::from_secs(5)))
+        .await
+        .unwrap());
+    members[2].stop().await.unwrap();
+    assert!(children(server().connect_string(), &root).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leader_that_loses_its_session_is_told_and_offers_again() {
+    let root = unique("election-loss");
+    let proxy = FaultProxy::start(server().connect_string());
+    let fragile = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let steady = client().await;
+    let first = LeaderElectionSupport::new(&fragile, &root, "fragile").unwrap();
+    let second = LeaderElectionSupport::new(&steady, &root, "steady").unwrap();
+    let mut first_events = first.subscribe();
+    first.start().await.unwrap();
+    second.start().await.unwrap();
+    assert_eq!(next_names(&mut first_events, 7).await, LEADER_START);
+    proxy.set_blackhole(true);
+    // The server expires the fragile session; the other member takes over.
+    assert!(second
+        .await_leadership(Some(Duration::from_secs(15)))
+        .await
+        .unwrap());
+    proxy.set_blackhole(false);
+    let failed = tokio::time::timeout(Duration::from_secs(20), first_events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(failed, ElectionEvent::Failed(_)), "{failed:?}");
+    assert!(!first.is_leader());
+    // On its new session it offers itself again and follows.
+    assert_eq!(
+        next_names(&mut first_events, 6).await,
+        [
+            "OFFER_START",
+            "OFFER_COMPLETE",
+            "DETERMINE_START",
+            "DETERMINE_COMPLETE",
+            "READY_START",
+            "READY_COMPLETE"
+        ]
+    );
+    assert_eq!(
+        first.leader_host_name().await.unwrap().as_deref(),
+        Some("steady")
+    );
+    second.stop().await.unwrap();
+    assert!(first
+        .await_leadership(Some(Duration::from_secs(5)))
+        .await
+        .unwrap());
+    first.stop().await.unwrap();
+    fragile.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn foreign_children_do_not_disturb_an_election() {
+    let root = unique("election-foreign");
+    let raw = raw().await;
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    raw.mkdir(&root, &open).await.unwrap();
+    raw.create(&format!("{root}/aaa-0000000000"), b"", &open)
+        .await
+        .unwrap();
+    let c = client().await;
+    let member = LeaderElectionSupport::new(&c, &root, "solo").unwrap();
+    member.start().await.unwrap();
+    assert!(member.is_leader());
+    assert_eq!(
+        member.leader_host_name().await.unwrap().as_deref(),
+        Some("solo")
+    );
+    member.stop().await.unwrap();
+}

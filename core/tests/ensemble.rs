@@ -1,0 +1,56 @@
+//! A real 3-node ensemble: the lock and the queue survive the loss of the
+//! ZooKeeper leader, and the restarted member rejoins.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::Ensemble;
+use zkrecipes::{DistributedQueue, LockEvent, WriteLock};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lock_and_queue_survive_killing_the_zookeeper_leader() {
+    let mut ensemble = Ensemble::start(3);
+    let connect = ensemble.connect_string();
+    let a = client_at(&connect, Duration::from_secs(10)).await;
+    let b = client_at(&connect, Duration::from_secs(10)).await;
+    let holder = WriteLock::new(&a, "/ens/lock").unwrap();
+    let waiter = WriteLock::new(&b, "/ens/lock").unwrap();
+    let queue = DistributedQueue::new(&a, "/ens/queue").unwrap();
+    for i in 0..20 {
+        queue.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    let mut events = holder.subscribe();
+    let guard = holder.acquire().await.unwrap();
+    let _ = events.recv().await;
+    let leader = ensemble.leader().expect("a quorum leader");
+    ensemble.kill(leader);
+    // The sessions move to the survivors; the holder keeps its lock.
+    assert!(waiter
+        .acquire_timeout(Duration::from_secs(3))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(holder.is_held());
+    assert!(events.try_recv().is_err(), "no LOST: the session survived");
+    for i in 0..20 {
+        assert_eq!(
+            queue.poll().await.unwrap().unwrap(),
+            format!("{i}").as_bytes()
+        );
+    }
+    ensemble.restart(leader);
+    let token = guard.fencing_token();
+    guard.release().await.unwrap();
+    let next = waiter
+        .acquire_timeout(Duration::from_secs(20))
+        .await
+        .unwrap()
+        .expect("waiter acquires");
+    assert!(
+        next.fencing_token() > token,
+        "fencing tokens increase across a leader change"
+    );
+    assert!(!matches!(events.try_recv(), Ok(LockEvent::Lost { .. })));
+    next.release().await.unwrap();
+}

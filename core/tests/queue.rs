@@ -1,0 +1,190 @@
+mod common;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use zk_harness::ZkServer;
+use zkrecipes::{DistributedQueue, ErrorCode};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fifo_and_every_head_operation() {
+    let dir = unique("q-fifo");
+    let c = client().await;
+    let q = DistributedQueue::new(&c, &dir).unwrap();
+    assert_eq!(q.peek().await.unwrap(), None);
+    assert_eq!(q.poll().await.unwrap(), None);
+    assert_eq!(
+        q.element().await.unwrap_err().code(),
+        ErrorCode::NoSuchElement
+    );
+    assert_eq!(
+        q.remove().await.unwrap_err().code(),
+        ErrorCode::NoSuchElement
+    );
+    assert_eq!(q.size().await.unwrap(), 0);
+    for i in 0..10 {
+        let path = q.offer(format!("item-{i}").as_bytes()).await.unwrap();
+        assert!(path.starts_with(&format!("{dir}/qn-")), "{path}");
+    }
+    assert_eq!(q.size().await.unwrap(), 10);
+    assert_eq!(q.peek().await.unwrap().unwrap(), b"item-0");
+    assert_eq!(q.element().await.unwrap(), b"item-0");
+    assert_eq!(q.poll().await.unwrap().unwrap(), b"item-0");
+    assert_eq!(q.remove().await.unwrap(), b"item-1");
+    assert_eq!(q.take().await.unwrap(), b"item-2");
+    for i in 3..10 {
+        assert_eq!(
+            q.take_timeout(Duration::from_secs(1))
+                .await
+                .unwrap()
+                .unwrap(),
+            format!("item-{i}").as_bytes()
+        );
+    }
+    assert_eq!(q.size().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn binary_empty_and_maximal_payloads_round_trip() {
+    let dir = unique("q-bytes");
+    let c = client().await;
+    let q = DistributedQueue::new(&c, &dir).unwrap();
+    let binary: Vec<u8> = (0..=255u8).chain([0xff, 0xfe, 0x00]).collect();
+    let big = vec![0xa5u8; q.max_payload()];
+    q.offer(&[]).await.unwrap();
+    q.offer(&binary).await.unwrap();
+    q.offer(&big).await.unwrap();
+    assert_eq!(q.poll().await.unwrap().unwrap(), Vec::<u8>::new());
+    assert_eq!(q.poll().await.unwrap().unwrap(), binary);
+    assert_eq!(q.poll().await.unwrap().unwrap(), big);
+    let too_big = vec![0u8; q.max_payload() + 1];
+    let err = q.offer(&too_big).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    assert_eq!(
+        q.size().await.unwrap(),
+        0,
+        "nothing sent for a refused payload"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_consumers_get_each_item_exactly_once() {
+    let dir = unique("q-consumers");
+    let producer = client().await;
+    let q = DistributedQueue::new(&producer, &dir).unwrap();
+    let n = 300;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut consumers = Vec::new();
+    for _ in 0..4 {
+        let c = client().await;
+        let q = DistributedQueue::new(&c, &dir).unwrap();
+        let seen = seen.clone();
+        consumers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(item) = q.take_timeout(Duration::from_secs(3)).await.unwrap() {
+                mine.push(String::from_utf8(item).unwrap());
+            }
+            // Each consumer sees its own items in FIFO order.
+            let order: Vec<u32> = mine.iter().map(|s| s[5..].parse().unwrap()).collect();
+            assert!(
+                order.windows(2).all(|w| w[0] < w[1]),
+                "consumer order {order:?}"
+            );
+            seen.lock().unwrap().extend(mine);
+            drop(c);
+        }));
+    }
+    for i in 0..n {
+        q.offer(format!("item-{i}").as_bytes()).await.unwrap();
+    }
+    for consumer in consumers {
+        consumer.await.unwrap();
+    }
+    let seen = seen.lock().unwrap().clone();
+    let unique: HashSet<_> = seen.iter().cloned().collect();
+    assert_eq!(seen.len(), n, "nothing lost, nothing duplicated");
+    assert_eq!(unique.len(), n);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn take_wakes_when_an_item_arrives_and_times_out_otherwise() {
+    let dir = unique("q-take");
+    let (a, b) = (client().await, client().await);
+    let consumer = DistributedQueue::new(&a, &dir).unwrap();
+    let producer = DistributedQueue::new(&b, &dir).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        consumer
+            .take_timeout(Duration::from_millis(300))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let task = tokio::spawn(async move { consumer.take().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    producer.offer(b"wake").await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("take woke")
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, b"wake");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn draining_costs_two_requests_per_item_and_grows_linearly() {
+    let server = ZkServer::start_local();
+    let c = client_at(server.connect_string(), Duration::from_secs(30)).await;
+    let mut per_item_times = Vec::new();
+    for n in [200usize, 800] {
+        let q = DistributedQueue::new(&c, &format!("/drain-{n}")).unwrap();
+        for i in 0..n {
+            q.offer(format!("{i}").as_bytes()).await.unwrap();
+        }
+        let before = server.packets_received();
+        let started = std::time::Instant::now();
+        let mut count = 0;
+        while let Some(item) = q.poll().await.unwrap() {
+            assert_eq!(item, format!("{count}").as_bytes(), "FIFO");
+            count += 1;
+        }
+        let elapsed = started.elapsed();
+        let per_item = (server.packets_received() - before) as f64 / n as f64;
+        println!(
+            "drain N={n}: {per_item:.3} requests/item, {:?}/item",
+            elapsed / n as u32
+        );
+        assert_eq!(count, n);
+        assert!(
+            per_item <= 2.1,
+            "getData + delete per item expected, measured {per_item}"
+        );
+        per_item_times.push(elapsed.as_secs_f64() / n as f64);
+    }
+    // Linear: the per-item cost must not grow with N (quadratic would be ~4x here).
+    assert!(
+        per_item_times[1] < per_item_times[0] * 2.5,
+        "per-item time grew: {per_item_times:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apache_style_foreign_children_are_ignored() {
+    let dir = unique("q-foreign");
+    let raw = raw().await;
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    raw.mkdir(&dir, &open).await.unwrap();
+    raw.create(&format!("{dir}/lock"), b"", &open)
+        .await
+        .unwrap();
+    let c = client().await;
+    let q = DistributedQueue::new(&c, &dir).unwrap();
+    q.offer(b"one").await.unwrap();
+    assert_eq!(q.size().await.unwrap(), 1);
+    assert_eq!(q.poll().await.unwrap().unwrap(), b"one");
+    assert_eq!(q.poll().await.unwrap(), None);
+}

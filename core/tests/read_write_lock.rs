@@ -1,0 +1,156 @@
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zkrecipes::{ErrorCode, ReadWriteLock};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readers_share_and_a_writer_waits_for_them() {
+    let dir = unique("rw-share");
+    let (a, b, c) = (client().await, client().await, client().await);
+    let r1 = ReadWriteLock::new(&a, &dir).unwrap();
+    let r2 = ReadWriteLock::new(&b, &dir).unwrap();
+    let w = ReadWriteLock::new(&c, &dir).unwrap();
+    let g1 = r1.read_lock().acquire().await.unwrap();
+    let g2 = r2
+        .read_lock()
+        .try_acquire()
+        .await
+        .unwrap()
+        .expect("readers share");
+    assert!(
+        w.write_lock().try_acquire().await.unwrap().is_none(),
+        "writer excluded by readers"
+    );
+    let writer = w.write_lock().clone();
+    let task = tokio::spawn(async move { writer.acquire().await.map(|g| g.fencing_token()) });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!task.is_finished(), "writer must wait for both readers");
+    g1.release().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !task.is_finished(),
+        "writer must wait for the second reader"
+    );
+    g2.release().await.unwrap();
+    let token = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(token > 0);
+    assert!(w.write_lock().is_held());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reader_waits_only_for_the_writer_before_it() {
+    let dir = unique("rw-fifo");
+    let (a, b, c) = (client().await, client().await, client().await);
+    let writer = ReadWriteLock::new(&a, &dir).unwrap();
+    let early_reader = ReadWriteLock::new(&b, &dir).unwrap();
+    let late_reader = ReadWriteLock::new(&c, &dir).unwrap();
+    let r = early_reader.read_lock().acquire().await.unwrap();
+    // Writer queues behind the reader; a later reader queues behind the writer (no starvation).
+    let w = writer.write_lock().clone();
+    let wt = tokio::spawn(async move { w.acquire().await.map(|g| g.fencing_token()) });
+    eventually("writer queued", Duration::from_secs(5), || async {
+        children(server().connect_string(), &dir).await.len() == 2
+    })
+    .await;
+    assert!(
+        late_reader
+            .read_lock()
+            .try_acquire()
+            .await
+            .unwrap()
+            .is_none(),
+        "reader behind a waiting writer waits"
+    );
+    r.release().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), wt)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    writer
+        .write_lock()
+        .unlock_as(Default::default())
+        .await
+        .unwrap();
+    let g = late_reader
+        .read_lock()
+        .acquire_timeout(Duration::from_secs(5))
+        .await
+        .unwrap()
+        .expect("free");
+    g.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn write_holder_may_downgrade_and_reader_cannot_upgrade() {
+    let dir = unique("rw-grade");
+    let c = client().await;
+    let other = client().await;
+    let rw = ReadWriteLock::new(&c, &dir).unwrap();
+    let w = rw.write_lock().acquire().await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(5), rw.read_lock().acquire())
+        .await
+        .expect("downgrade must not wait")
+        .unwrap();
+    w.release().await.unwrap();
+    // Still a reader: other writers wait, other readers share.
+    let foreign = ReadWriteLock::new(&other, &dir).unwrap();
+    assert!(foreign.write_lock().try_acquire().await.unwrap().is_none());
+    foreign
+        .read_lock()
+        .try_acquire()
+        .await
+        .unwrap()
+        .expect("readers share")
+        .release()
+        .await
+        .unwrap();
+    let err = rw
+        .write_lock()
+        .acquire_timeout(Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::WouldDeadlock);
+    r.release().await.unwrap();
+    assert!(children(server().connect_string(), &dir).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_and_kazoo_reader_names_are_understood() {
+    let dir = unique("rw-foreign");
+    let raw = raw().await;
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    raw.mkdir(&dir, &open).await.unwrap();
+    let eph = zookeeper_client::CreateMode::EphemeralSequential
+        .with_acls(zookeeper_client::Acls::anyone_all());
+    // A kazoo reader: our reader shares with it, our writer waits for it.
+    let (_, _) = raw
+        .create(&format!("{dir}/abc__rlock__"), b"kazoo", &eph)
+        .await
+        .unwrap();
+    let c = client().await;
+    let rw = ReadWriteLock::new(&c, &dir).unwrap();
+    rw.read_lock()
+        .try_acquire()
+        .await
+        .unwrap()
+        .expect("shares with a kazoo reader")
+        .release()
+        .await
+        .unwrap();
+    assert!(rw.write_lock().try_acquire().await.unwrap().is_none());
+    // A Curator writer blocks our reader.
+    let rw2 = ReadWriteLock::new(&client().await, &dir).unwrap();
+    let (_, _) = raw
+        .create(&format!("{dir}/_c_0-__WRIT__"), b"curator", &eph)
+        .await
+        .unwrap();
+    assert!(rw2.read_lock().try_acquire().await.unwrap().is_none());
+}
