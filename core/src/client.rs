@@ -267,17 +267,27 @@ impl Client {
         }
     }
 
-    /// Creates `path` and its missing parents as persistent nodes.
+    /// Creates the recipe directory `path` with this client's ACL, and its
+    /// missing ancestors open to everybody: an ancestor is shared by other
+    /// applications, which must still be able to create their own directories.
     pub(crate) async fn ensure_path(&self, path: &str, deadline: Option<Instant>) -> Result<()> {
         let acls = self.acls();
-        let options = zk::CreateMode::Persistent.with_acls(acls);
-        self.retrying(deadline, |zk| {
-            let options = options.clone();
-            async move {
-                match zk.mkdir(path, &options).await {
-                    Ok(()) | Err(zk::Error::NodeExists) => Ok(()),
-                    Err(err) => Err(err),
+        self.retrying(deadline, |zk| async move {
+            let mut at = 0;
+            while let Some(next) = path[at + 1..].find('/') {
+                at += next + 1;
+                let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+                match zk.create(&path[..at], &[], &options).await {
+                    Ok(_) | Err(zk::Error::NodeExists) => {}
+                    Err(err) => return Err(err),
                 }
+            }
+            match zk
+                .create(path, &[], &zk::CreateMode::Persistent.with_acls(acls))
+                .await
+            {
+                Ok(_) | Err(zk::Error::NodeExists) => Ok(()),
+                Err(err) => Err(err),
             }
         })
         .await

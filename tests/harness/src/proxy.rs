@@ -15,6 +15,8 @@ pub struct FaultProxy {
 struct State {
     target: SocketAddr,
     blackhole: AtomicBool,
+    /// Server → client bytes are discarded: requests are applied, replies lost.
+    drop_replies: AtomicBool,
     stopped: AtomicBool,
     streams: Mutex<Vec<TcpStream>>,
 }
@@ -28,6 +30,7 @@ impl FaultProxy {
         let state = Arc::new(State {
             target,
             blackhole: AtomicBool::new(false),
+            drop_replies: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
         });
@@ -57,8 +60,9 @@ impl FaultProxy {
                     client.try_clone().unwrap(),
                     server.try_clone().unwrap(),
                     accept_state.clone(),
+                    false,
                 );
-                pump(server, client, accept_state.clone());
+                pump(server, client, accept_state.clone(), true);
             }
         });
         FaultProxy { port, state }
@@ -85,6 +89,14 @@ impl FaultProxy {
     }
 }
 
+impl FaultProxy {
+    /// While on, the server still receives and applies requests but its
+    /// replies never arrive: "the create happened, the reply was lost".
+    pub fn set_drop_replies(&self, on: bool) {
+        self.state.drop_replies.store(on, Ordering::SeqCst);
+    }
+}
+
 impl Drop for FaultProxy {
     fn drop(&mut self) {
         self.state.stopped.store(true, Ordering::SeqCst);
@@ -93,7 +105,7 @@ impl Drop for FaultProxy {
     }
 }
 
-fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>) {
+fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>, is_reply: bool) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
@@ -104,7 +116,9 @@ fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     // Bytes read just as the hole opened are dropped, as a partition would.
-                    if state.blackhole.load(Ordering::SeqCst) {
+                    if state.blackhole.load(Ordering::SeqCst)
+                        || (is_reply && state.drop_replies.load(Ordering::SeqCst))
+                    {
                         continue;
                     }
                     if to.write_all(&buf[..n]).is_err() {

@@ -1,0 +1,150 @@
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::FaultProxy;
+use zkrecipes::{
+    Auth, Client, ClientOptions, ConnectionState, DistributedQueue, ErrorCode, WriteLock,
+};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lost_create_reply_leaves_no_orphan_contender() {
+    let proxy = FaultProxy::start(server().connect_string());
+    let dir = unique("orphan");
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    // The create reaches the server, its reply does not; then the connection drops.
+    proxy.set_drop_replies(true);
+    let task = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire_timeout(Duration::from_secs(20)).await })
+    };
+    eventually("create applied", Duration::from_secs(5), || async {
+        children(server().connect_string(), &dir).await.len() == 1
+    })
+    .await;
+    proxy.set_drop_replies(false);
+    proxy.drop_all();
+    let guard = task
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("acquired by adopting its own node");
+    let nodes = children(server().connect_string(), &dir).await;
+    assert_eq!(nodes.len(), 1, "exactly our adopted node: {nodes:?}");
+    assert_eq!(lock.node_path().unwrap(), format!("{dir}/{}", nodes[0]));
+    guard.release().await.unwrap();
+    assert!(children(server().connect_string(), &dir).await.is_empty());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_states_follow_a_connection_drop() {
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    assert_eq!(c.state(), ConnectionState::Connected);
+    let mut states = c.subscribe();
+    proxy.drop_all();
+    let first = tokio::time::timeout(Duration::from_secs(10), states.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first, ConnectionState::Suspended);
+    let second = tokio::time::timeout(Duration::from_secs(10), states.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second, ConnectionState::Reconnected);
+    c.close().await;
+    assert_eq!(states.recv().await.unwrap(), ConnectionState::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_server_fails_within_the_connect_timeout() {
+    let port = zk_harness::free_port();
+    let options = ClientOptions {
+        connect_timeout: Duration::from_millis(800),
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let err = Client::connect(&format!("127.0.0.1:{port}"), options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ConnectionLoss, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_options_are_refused() {
+    for options in [
+        ClientOptions {
+            session_timeout: Duration::ZERO,
+            ..Default::default()
+        },
+        ClientOptions {
+            connect_timeout: Duration::ZERO,
+            ..Default::default()
+        },
+    ] {
+        let err = Client::connect(server().connect_string(), options)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    }
+    let err = Client::connect("", ClientOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn digest_auth_protects_recipe_nodes_from_other_identities() {
+    let dir = unique("acl");
+    let alice = ClientOptions {
+        auth: Some(Auth::digest("alice:secret")),
+        ..options(Duration::from_secs(10))
+    };
+    let owner = Client::connect(server().connect_string(), alice.clone())
+        .await
+        .unwrap();
+    let queue = DistributedQueue::new(&owner, &dir).unwrap();
+    queue.offer(b"private").await.unwrap();
+    let stranger = client().await;
+    let theirs = DistributedQueue::new(&stranger, &dir).unwrap();
+    // The directory is readable (listing), the item is not.
+    let err = theirs.poll().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
+    let same_identity = Client::connect(server().connect_string(), alice)
+        .await
+        .unwrap();
+    assert_eq!(
+        DistributedQueue::new(&same_identity, &dir)
+            .unwrap()
+            .poll()
+            .await
+            .unwrap()
+            .unwrap(),
+        b"private"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn use_after_close_is_closed() {
+    let c = client().await;
+    let lock = WriteLock::new(&c, &unique("closed")).unwrap();
+    let queue = DistributedQueue::new(&c, &unique("closed-q")).unwrap();
+    c.close().await;
+    assert_eq!(lock.acquire().await.unwrap_err().code(), ErrorCode::Closed);
+    assert_eq!(
+        queue.offer(b"x").await.unwrap_err().code(),
+        ErrorCode::Closed
+    );
+    assert_eq!(queue.poll().await.unwrap_err().code(), ErrorCode::Closed);
+    assert_eq!(c.session_id().unwrap_err().code(), ErrorCode::Closed);
+}
