@@ -2,17 +2,37 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: demo test test-rust lint zk-jars clean
+PYTHON ?= python3
+WHEELS := target/wheels
+PY_VENV := target/py-venv
+
+.PHONY: demo test test-rust test-python wheel harness lint zk-jars clean
 
 demo:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust
+test: lint test-rust test-python
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
 test-rust:
 	$(CARGO) test --workspace -- --test-threads=4
+
+harness:
+	$(CARGO) build --quiet -p zk-harness --bin zk-harness
+
+# The abi3 wheel users install (`pip install target/wheels/zkrecipes-*.whl`).
+wheel:
+	rm -f $(WHEELS)/zkrecipes-*.whl
+	cd python && maturin build --release --quiet -o ../$(WHEELS)
+
+# Python: the installed wheel in a fresh virtualenv, against a harness ZooKeeper.
+test-python: wheel harness
+	rm -rf $(PY_VENV) && $(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install --quiet $(WHEELS)/zkrecipes-*.whl pytest mypy
+	cd $(PY_VENV) && bin/mypy --strict $(CURDIR)/python/examples/quickstart.py
+	cd $(PY_VENV) && ZK_HARNESS=$(CURDIR)/target/debug/zk-harness bin/python -m pytest -q -p no:cacheprovider \
+		--import-mode=importlib $(CURDIR)/python/tests
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -1,0 +1,112 @@
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use zkrecipes::{Auth, Client, ClientOptions, ConnectionState, Error};
+
+use crate::blocking::{awaitable, wait};
+use crate::errors::IntoPyResult;
+use crate::listener::{forward, Subscription};
+
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeClient {
+    pub inner: Client,
+}
+
+fn seconds(name: &str, value: f64) -> zkrecipes::Result<Duration> {
+    if !value.is_finite() || value <= 0.0 || value > 86_400.0 {
+        return Err(Error::new(
+            zkrecipes::ErrorCode::InvalidArgument,
+            format!("{name} must be a number of seconds in (0, 86400], got {value}"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+fn options(
+    session_timeout: f64,
+    connect_timeout: f64,
+    auth: Option<(String, String)>,
+    identity: Option<String>,
+) -> zkrecipes::Result<ClientOptions> {
+    Ok(ClientOptions {
+        session_timeout: seconds("session_timeout", session_timeout)?,
+        connect_timeout: seconds("connect_timeout", connect_timeout)?,
+        auth: auth.map(|(scheme, credentials)| Auth {
+            scheme,
+            credentials: credentials.into_bytes(),
+        }),
+        identity,
+    })
+}
+
+#[pymethods]
+impl NativeClient {
+    #[staticmethod]
+    fn connect(
+        py: Python<'_>,
+        connect_string: String,
+        session_timeout: f64,
+        connect_timeout: f64,
+        auth: Option<(String, String)>,
+        identity: Option<String>,
+    ) -> PyResult<NativeClient> {
+        let options = options(session_timeout, connect_timeout, auth, identity).into_py_result()?;
+        let inner = wait(py, async move {
+            Client::connect(&connect_string, options).await
+        })?;
+        Ok(NativeClient { inner })
+    }
+
+    #[staticmethod]
+    fn connect_async(
+        py: Python<'_>,
+        connect_string: String,
+        session_timeout: f64,
+        connect_timeout: f64,
+        auth: Option<(String, String)>,
+        identity: Option<String>,
+    ) -> PyResult<Bound<'_, PyAny>> {
+        let options = options(session_timeout, connect_timeout, auth, identity).into_py_result()?;
+        awaitable(py, async move {
+            Ok(NativeClient {
+                inner: Client::connect(&connect_string, options).await?,
+            })
+        })
+    }
+
+    fn state(&self) -> &'static str {
+        self.inner.state().as_str()
+    }
+
+    fn session_id(&self) -> PyResult<i64> {
+        self.inner.session_id().into_py_result()
+    }
+
+    fn identity(&self) -> String {
+        self.inner.identity().to_string()
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let client = self.inner.clone();
+        wait(py, async move {
+            client.close().await;
+            Ok(())
+        })
+    }
+
+    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.inner.clone();
+        awaitable(py, async move {
+            client.close().await;
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+        forward(
+            self.inner.subscribe(),
+            callback,
+            |state: &ConnectionState| (state.as_str().to_string(), None),
+        )
+    }
+}

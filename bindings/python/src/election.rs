@@ -1,0 +1,94 @@
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use zkrecipes::{ElectionEvent, LeaderElectionSupport, Wait};
+
+use crate::blocking::{awaitable, wait};
+use crate::client::NativeClient;
+use crate::errors::IntoPyResult;
+use crate::listener::{forward, Subscription};
+
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeElection {
+    inner: LeaderElectionSupport,
+}
+
+fn timeout(seconds: Option<f64>) -> zkrecipes::Result<Option<Duration>> {
+    Ok(match Wait::from_secs(seconds)? {
+        Wait::For(d) => Some(d),
+        Wait::No => Some(Duration::ZERO),
+        Wait::Forever => None,
+    })
+}
+
+#[pymethods]
+impl NativeElection {
+    #[new]
+    fn new(client: &NativeClient, root: &str, host_name: &str) -> PyResult<NativeElection> {
+        Ok(NativeElection {
+            inner: LeaderElectionSupport::new(&client.inner, root, host_name).into_py_result()?,
+        })
+    }
+
+    fn start(&self, py: Python<'_>) -> PyResult<()> {
+        let election = self.inner.clone();
+        wait(py, async move { election.start().await })
+    }
+
+    fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let election = self.inner.clone();
+        awaitable(py, async move { election.start().await })
+    }
+
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
+        let election = self.inner.clone();
+        wait(py, async move { election.stop().await })
+    }
+
+    fn stop_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let election = self.inner.clone();
+        awaitable(py, async move { election.stop().await })
+    }
+
+    fn is_leader(&self) -> bool {
+        self.inner.is_leader()
+    }
+
+    fn leader_host_name(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let election = self.inner.clone();
+        wait(py, async move { election.leader_host_name().await })
+    }
+
+    fn leader_host_name_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let election = self.inner.clone();
+        awaitable(py, async move { election.leader_host_name().await })
+    }
+
+    #[pyo3(signature = (seconds))]
+    fn await_leadership(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
+        let limit = timeout(seconds).into_py_result()?;
+        let election = self.inner.clone();
+        wait(py, async move { election.await_leadership(limit).await })
+    }
+
+    #[pyo3(signature = (seconds))]
+    fn await_leadership_async<'py>(
+        &self,
+        py: Python<'py>,
+        seconds: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let limit = timeout(seconds).into_py_result()?;
+        let election = self.inner.clone();
+        awaitable(py, async move { election.await_leadership(limit).await })
+    }
+
+    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+        forward(self.inner.subscribe(), callback, |event: &ElectionEvent| {
+            let detail = match event {
+                ElectionEvent::Failed(reason) => Some(reason.to_string()),
+                _ => None,
+            };
+            (event.name().to_string(), detail)
+        })
+    }
+}

@@ -1,0 +1,34 @@
+//! `zkrecipes._native`: the private module under the hand-written Python
+//! package. It only converts; every recipe decision is in the core crate.
+
+mod blocking;
+mod client;
+mod election;
+mod errors;
+mod listener;
+mod lock;
+mod payload;
+mod queue;
+mod rwlock;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Awaitables run on the core's runtime: one set of threads per process.
+    let _ = pyo3_async_runtimes::tokio::init_with_runtime(zkrecipes::runtime::runtime());
+    m.add_class::<client::NativeClient>()?;
+    m.add_class::<lock::NativeLock>()?;
+    m.add_class::<rwlock::NativeReadWriteLock>()?;
+    m.add_class::<queue::NativeQueue>()?;
+    m.add_class::<election::NativeElection>()?;
+    m.add_class::<listener::Subscription>()?;
+    m.add(
+        "ERROR_CODES",
+        zkrecipes::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}

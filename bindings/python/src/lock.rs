@@ -1,0 +1,119 @@
+use pyo3::prelude::*;
+use zkrecipes::{Lock, LockEvent, Owner, Wait};
+
+use crate::blocking::{awaitable, wait};
+use crate::client::NativeClient;
+use crate::errors::IntoPyResult;
+use crate::listener::{forward, Subscription};
+
+/// One lock (exclusive, or one side of a read/write lock). `owner` is the
+/// Python thread or asyncio task that reentrancy is counted for.
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeLock {
+    pub inner: Lock,
+}
+
+fn wait_for(blocking: bool, timeout: Option<f64>) -> zkrecipes::Result<Wait> {
+    if blocking {
+        Wait::from_secs(timeout)
+    } else {
+        Ok(Wait::No)
+    }
+}
+
+type ParticipantRow = (String, String, bool);
+
+fn rows(participants: Vec<zkrecipes::Participant>) -> Vec<ParticipantRow> {
+    participants
+        .into_iter()
+        .map(|p| (p.node, p.identity, p.is_reader))
+        .collect()
+}
+
+#[pymethods]
+impl NativeLock {
+    #[new]
+    fn new(client: &NativeClient, dir: &str) -> PyResult<NativeLock> {
+        Ok(NativeLock {
+            inner: Lock::new(&client.inner, dir).into_py_result()?,
+        })
+    }
+
+    #[pyo3(signature = (owner, blocking, timeout))]
+    fn lock(
+        &self,
+        py: Python<'_>,
+        owner: u64,
+        blocking: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<i64>> {
+        let how = wait_for(blocking, timeout).into_py_result()?;
+        let lock = self.inner.clone();
+        wait(py, async move { lock.lock_as(Owner(owner), how).await })
+    }
+
+    #[pyo3(signature = (owner, blocking, timeout))]
+    fn lock_async<'py>(
+        &self,
+        py: Python<'py>,
+        owner: u64,
+        blocking: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let how = wait_for(blocking, timeout).into_py_result()?;
+        let lock = self.inner.clone();
+        awaitable(py, async move { lock.lock_as(Owner(owner), how).await })
+    }
+
+    fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
+        let lock = self.inner.clone();
+        wait(py, async move { lock.unlock_as(Owner(owner)).await })
+    }
+
+    fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
+        let lock = self.inner.clone();
+        awaitable(py, async move { lock.unlock_as(Owner(owner)).await })
+    }
+
+    fn is_held(&self) -> bool {
+        self.inner.is_held()
+    }
+
+    fn is_held_by(&self, owner: u64) -> bool {
+        self.inner.is_held_by(Owner(owner))
+    }
+
+    fn hold_count(&self, owner: u64) -> u32 {
+        self.inner.hold_count(Owner(owner))
+    }
+
+    fn fencing_token(&self) -> Option<i64> {
+        self.inner.fencing_token()
+    }
+
+    fn dir(&self) -> String {
+        self.inner.dir().to_string()
+    }
+
+    fn participants(&self, py: Python<'_>) -> PyResult<Vec<ParticipantRow>> {
+        let lock = self.inner.clone();
+        wait(py, async move { lock.participants().await.map(rows) })
+    }
+
+    fn participants_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let lock = self.inner.clone();
+        awaitable(py, async move { lock.participants().await.map(rows) })
+    }
+
+    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+        forward(
+            self.inner.subscribe(),
+            callback,
+            |event: &LockEvent| match event {
+                LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
+                LockEvent::Released => ("RELEASED".into(), None),
+                LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
+            },
+        )
+    }
+}

@@ -1,0 +1,115 @@
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use zkrecipes::{DistributedQueue, Wait};
+
+use crate::blocking::{awaitable, wait};
+use crate::client::NativeClient;
+use crate::errors::IntoPyResult;
+use crate::payload::Payload;
+
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeQueue {
+    inner: DistributedQueue,
+}
+
+/// `take` with `None` waits forever; the core validates the number.
+async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Option<Payload>> {
+    let item = match wait {
+        Wait::For(timeout) => queue.take_timeout(timeout).await?,
+        Wait::No => queue.take_timeout(Duration::ZERO).await?,
+        Wait::Forever => Some(queue.take().await?),
+    };
+    Ok(item.map(Payload))
+}
+
+#[pymethods]
+impl NativeQueue {
+    #[new]
+    fn new(client: &NativeClient, dir: &str) -> PyResult<NativeQueue> {
+        Ok(NativeQueue {
+            inner: DistributedQueue::new(&client.inner, dir).into_py_result()?,
+        })
+    }
+
+    fn max_payload(&self) -> usize {
+        self.inner.max_payload()
+    }
+
+    fn offer(&self, py: Python<'_>, data: &[u8]) -> PyResult<String> {
+        let (queue, data) = (self.inner.clone(), data.to_vec());
+        wait(py, async move { queue.offer(&data).await })
+    }
+
+    fn offer_async<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        let (queue, data) = (self.inner.clone(), data.to_vec());
+        awaitable(py, async move { queue.offer(&data).await })
+    }
+
+    fn peek(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
+        let queue = self.inner.clone();
+        wait(py, async move { Ok(queue.peek().await?.map(Payload)) })
+    }
+
+    fn peek_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { Ok(queue.peek().await?.map(Payload)) })
+    }
+
+    fn poll(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
+        let queue = self.inner.clone();
+        wait(py, async move { Ok(queue.poll().await?.map(Payload)) })
+    }
+
+    fn poll_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { Ok(queue.poll().await?.map(Payload)) })
+    }
+
+    fn element(&self, py: Python<'_>) -> PyResult<Payload> {
+        let queue = self.inner.clone();
+        wait(py, async move { Ok(Payload(queue.element().await?)) })
+    }
+
+    fn element_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { Ok(Payload(queue.element().await?)) })
+    }
+
+    fn remove(&self, py: Python<'_>) -> PyResult<Payload> {
+        let queue = self.inner.clone();
+        wait(py, async move { Ok(Payload(queue.remove().await?)) })
+    }
+
+    fn remove_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { Ok(Payload(queue.remove().await?)) })
+    }
+
+    #[pyo3(signature = (timeout))]
+    fn take(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Payload>> {
+        let how = Wait::from_secs(timeout).into_py_result()?;
+        let queue = self.inner.clone();
+        wait(py, take(queue, how))
+    }
+
+    #[pyo3(signature = (timeout))]
+    fn take_async<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let how = Wait::from_secs(timeout).into_py_result()?;
+        awaitable(py, take(self.inner.clone(), how))
+    }
+
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        let queue = self.inner.clone();
+        wait(py, async move { queue.size().await })
+    }
+
+    fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { queue.size().await })
+    }
+}

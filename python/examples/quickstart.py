@@ -1,0 +1,55 @@
+"""A lock, a queue and an election from Python, blocking and asyncio.
+
+    python quickstart.py 127.0.0.1:2181
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import List, Optional
+
+import zkrecipes
+from zkrecipes import ElectionEvent, LockEvent
+
+
+def blocking(connect: str) -> None:
+    with zkrecipes.Client(connect, session_timeout=10.0) as client:
+        lock = client.write_lock("/examples/lock")
+        lock.add_listener(lambda event: print("lock:", event.value))
+        with lock:
+            token: Optional[int] = lock.fencing_token
+            print("holding the lock with fencing token", token)
+
+        jobs = client.queue("/examples/jobs")
+        jobs.offer(b"resize image 42")
+        job: Optional[bytes] = jobs.take(timeout=5.0)
+        print("took", job, "- left:", len(jobs))
+
+        seen: List[ElectionEvent] = []
+        with client.leader_election("/examples/election", "worker-1") as election:
+            election.add_listener(seen.append)
+            if election.await_leadership(timeout=5.0):
+                print("leading; leader is", election.leader_host_name())
+
+
+async def with_asyncio(connect: str) -> None:
+    async with await zkrecipes.Client.connect_async(connect) as client:
+        lock = client.write_lock("/examples/lock")
+        events: List[LockEvent] = []
+        lock.add_listener(events.append, loop=asyncio.get_running_loop())
+        async with lock:
+            print("async holder, token", lock.fencing_token)
+        queue = client.queue("/examples/jobs")
+        await queue.offer_async(b"async job")
+        print("async took", await queue.take_async(timeout=5.0))
+        try:
+            queue.element()
+        except zkrecipes.NoSuchElementError as err:
+            print("empty queue:", err.code)
+
+
+if __name__ == "__main__":
+    target = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:2181"
+    blocking(target)
+    asyncio.run(with_asyncio(target))

@@ -1,0 +1,72 @@
+"""Runs against the *installed* wheel and a real ZooKeeper.
+
+The server is `ZK_CONNECT` when set, otherwise one started by the project's
+harness binary (`zk-harness serve`, path in `ZK_HARNESS`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import zkrecipes
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    installed = Path(zkrecipes.__file__).resolve()
+    if REPO / "python" in installed.parents:
+        raise RuntimeError(f"tests must run against the installed wheel, not {installed}")
+
+
+@pytest.fixture(scope="session")
+def zk_connect() -> Iterator[str]:
+    if os.environ.get("ZK_CONNECT"):
+        yield os.environ["ZK_CONNECT"]
+        return
+    harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
+    proc = subprocess.Popen([harness, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    assert line.startswith("ZK_CONNECT="), line
+    try:
+        yield line.split("=", 1)[1]
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def path() -> str:
+    return f"/py/{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def client(zk_connect: str) -> Iterator[zkrecipes.Client]:
+    c = zkrecipes.Client(zk_connect, session_timeout=10.0)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def make_client(zk_connect: str) -> Iterator[object]:
+    made = []
+
+    def make(**kwargs: object) -> zkrecipes.Client:
+        c = zkrecipes.Client(zk_connect, **kwargs)  # type: ignore[arg-type]
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+
+
+PYTHON = sys.executable

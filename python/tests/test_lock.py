@@ -1,0 +1,284 @@
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import zkrecipes
+from zkrecipes import LockEvent
+
+
+def test_acquire_release_context_manager_and_fencing(client, path):
+    lock = client.write_lock(path)
+    assert lock.fencing_token is None and not lock.is_held
+    with lock:
+        token = lock.fencing_token
+        assert isinstance(token, int) and token > 0
+        assert lock.is_held and lock.is_held_by_current_thread()
+        assert [p.identity for p in lock.participants()] == [client.identity]
+    assert not lock.is_held
+    assert lock.acquire() is True
+    assert lock.fencing_token > token
+    lock.release()
+
+
+def test_reentrant_per_thread_like_rlock(client, path):
+    lock = zkrecipes.WriteLock(client, path)
+    assert lock.acquire()
+    assert lock.acquire()
+    assert lock.hold_count == 2
+    other = []
+    t = threading.Thread(target=lambda: other.append(lock.acquire(blocking=False)))
+    t.start()
+    t.join()
+    assert other == [False], "another thread must not re-enter"
+    with pytest.raises(zkrecipes.NotOwnerError):
+        errs = []
+
+        def release_elsewhere() -> None:
+            try:
+                lock.release()
+            except zkrecipes.NotOwnerError as e:
+                errs.append(e)
+
+        t = threading.Thread(target=release_elsewhere)
+        t.start()
+        t.join()
+        raise errs[0]
+    lock.release()
+    lock.release()
+    with pytest.raises(RuntimeError):
+        lock.release()
+
+
+def test_threads_contending_never_overlap_and_tokens_increase(make_client, path):
+    inside = threading.Lock()
+    tokens = []
+    errors = []
+
+    def worker() -> None:
+        lock = make_client().write_lock(path)
+        for _ in range(5):
+            with lock:
+                if not inside.acquire(blocking=False):
+                    errors.append("overlap")
+                tokens.append(lock.fencing_token)
+                time.sleep(0.002)
+                inside.release()
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(tokens) == 30
+    assert tokens == sorted(tokens) and len(set(tokens)) == 30
+
+
+def test_gil_is_released_while_waiting(make_client, path):
+    holder = make_client().write_lock(path)
+    waiter = make_client().write_lock(path)
+    holder.acquire()
+    ticks = []
+    stop = threading.Event()
+
+    def ticker() -> None:
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    assert waiter.acquire(timeout=0.5) is False
+    stop.set()
+    t.join()
+    assert len(ticks) >= 20, "another Python thread must run while one waits"
+    holder.release()
+
+
+def test_timeout_and_try_leave_nothing_behind(make_client, path):
+    holder = make_client().write_lock(path)
+    other = make_client().write_lock(path)
+    holder.acquire()
+    started = time.monotonic()
+    assert other.acquire(timeout=0.3) is False
+    assert 0.3 <= time.monotonic() - started < 2
+    assert other.acquire(blocking=False) is False
+    time.sleep(0.3)
+    assert len(holder.participants()) == 1
+    holder.release()
+
+
+def test_listeners_get_events_and_a_raising_listener_does_not_break(client, path):
+    lock = client.write_lock(path)
+    seen = []
+    unraisable = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: unraisable.append(u)
+    try:
+        def bad(event: LockEvent) -> None:
+            raise ValueError("listener bug")
+
+        lock.add_listener(bad)
+        lock.add_listener(seen.append)
+        with lock:
+            pass
+        deadline = time.monotonic() + 5
+        while len(seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [LockEvent.ACQUIRED, LockEvent.RELEASED]
+        assert any(isinstance(u.exc_value, ValueError) for u in unraisable)
+        with lock:
+            pass
+        deadline = time.monotonic() + 5
+        while len(seen) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen[2:] == [LockEvent.ACQUIRED, LockEvent.RELEASED], "the recipe goes on after a listener raised"
+    finally:
+        sys.unraisablehook = old_hook
+
+
+def test_asyncio_tasks_contend_and_listeners_run_on_the_loop(zk_connect, path):
+    async def main() -> None:
+        client = await zkrecipes.Client.connect_async(zk_connect)
+        lock = client.write_lock(path)
+        loop = asyncio.get_running_loop()
+        events = []
+        lock.add_listener(lambda e: events.append((e, threading.get_ident())), loop=loop)
+        inside = []
+        overlaps = []
+
+        async def worker() -> None:
+            for _ in range(3):
+                async with lock:
+                    if inside:
+                        overlaps.append(1)
+                    inside.append(1)
+                    await asyncio.sleep(0.005)
+                    inside.pop()
+
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        t = asyncio.ensure_future(ticker())
+        await asyncio.gather(*(worker() for _ in range(4)))
+        t.cancel()
+        await asyncio.sleep(0.1)
+        assert overlaps == []
+        assert ticks > 10, "the event loop must keep running"
+        assert len(events) == 24 and all(tid == threading.get_ident() for _, tid in events)
+        await client.close_async()
+
+    asyncio.run(main())
+
+
+def test_cancelling_an_awaiting_task_withdraws_its_node(make_client, zk_connect, path):
+    holder = make_client().write_lock(path)
+    holder.acquire()
+
+    async def main() -> None:
+        client = await zkrecipes.Client.connect_async(zk_connect)
+        lock = client.write_lock(path)
+        task = asyncio.ensure_future(lock.acquire_async())
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if len(holder.participants()) == 2:
+                break
+        assert len(holder.participants()) == 2
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):
+            if len(holder.participants()) == 1:
+                break
+            await asyncio.sleep(0.02)
+        assert len(holder.participants()) == 1
+        await client.close_async()
+
+    asyncio.run(main())
+    holder.release()
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time, zkrecipes
+    client = zkrecipes.Client(sys.argv[1], session_timeout=float(sys.argv[3]))
+    lock = client.write_lock(sys.argv[2])
+    if sys.argv[4] == "hold":
+        lock.acquire()
+        print("HELD", flush=True)
+        time.sleep(600)
+    else:
+        print("WAITING", flush=True)
+        try:
+            lock.acquire()
+        except KeyboardInterrupt:
+            print("INTERRUPTED", flush=True)
+            time.sleep(600)
+    """
+)
+
+
+def test_sigkilled_holder_releases_to_a_waiter_within_session_timeout(client, zk_connect, path):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, zk_connect, path, "2", "hold"], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "HELD"
+    lock = client.write_lock(path)
+    assert lock.acquire(blocking=False) is False
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    started = time.monotonic()
+    assert lock.acquire(timeout=10) is True
+    assert time.monotonic() - started < 2 + 2, "within the 2 s session timeout (+ tick)"
+    lock.release()
+
+
+def test_ctrl_c_interrupts_a_wait_and_withdraws_the_node(client, zk_connect, path):
+    lock = client.write_lock(path)
+    lock.acquire()
+    child = subprocess.Popen([sys.executable, "-c", CHILD, zk_connect, path, "10", "wait"], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "WAITING"
+    deadline = time.monotonic() + 10
+    while len(lock.participants()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(lock.participants()) == 2
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    assert child.stdout.readline().strip() == "INTERRUPTED"
+    assert time.monotonic() - sent < 0.5
+    deadline = time.monotonic() + 5
+    while len(lock.participants()) > 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(lock.participants()) == 1, "the interrupted waiter's node must be gone while it still runs"
+    child.kill()
+    child.wait()
+    lock.release()
+
+
+def test_read_write_lock_share_downgrade_and_upgrade(make_client, path):
+    a, b = make_client(), make_client()
+    rw_a = a.read_write_lock(path)
+    rw_b = zkrecipes.ReadWriteLock(b, path)
+    with rw_a.read_lock():
+        assert rw_b.read_lock().acquire(blocking=False) is True
+        rw_b.read_lock().release()
+        assert rw_b.write_lock().acquire(blocking=False) is False
+        with pytest.raises(zkrecipes.WouldDeadlockError):
+            rw_a.write_lock().acquire()
+    with rw_a.write_lock():
+        with rw_a.read_lock():
+            assert [p.is_reader for p in rw_a.read_lock().participants()] == [False, True]
+    assert rw_b.write_lock().acquire(blocking=False) is True
+    rw_b.write_lock().release()

@@ -1,0 +1,242 @@
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import zkrecipes
+from zkrecipes import ConnectionState, ElectionEvent
+
+
+def test_queue_every_method_fifo(client, path):
+    q = client.queue(path)
+    assert q.peek() is None and q.poll() is None and len(q) == 0
+    with pytest.raises(zkrecipes.NoSuchElementError):
+        q.element()
+    with pytest.raises(zkrecipes.NoSuchElementError):
+        q.remove()
+    for i in range(5):
+        assert q.offer(f"item-{i}".encode()).startswith(path + "/qn-")
+    assert q.size() == 5 and len(q) == 5
+    assert q.peek() == b"item-0"
+    assert q.element() == b"item-0"
+    assert q.poll() == b"item-0"
+    assert q.remove() == b"item-1"
+    assert q.take() == b"item-2"
+    assert q.take(timeout=1) == b"item-3"
+    assert q.take(timeout=1.0) == b"item-4"
+    started = time.monotonic()
+    assert q.take(timeout=0.2) is None
+    assert time.monotonic() - started >= 0.2
+
+
+def test_queue_bytes_exact_and_oversize_refused(client, path):
+    q = zkrecipes.DistributedQueue(client, path)
+    odd = bytes(range(256)) + b"\xff\xfe"
+    q.offer(b"")
+    q.offer(bytearray(odd))
+    q.offer(memoryview(b"mv"))
+    assert q.poll() == b""
+    assert q.poll() == odd
+    assert q.poll() == b"mv"
+    with pytest.raises(zkrecipes.InvalidArgumentError) as info:
+        q.offer(b"x" * (q.max_payload + 1))
+    assert info.value.code == "INVALID_ARGUMENT" and isinstance(info.value, ValueError)
+    assert len(q) == 0
+    with pytest.raises(TypeError):
+        q.offer("text is not bytes")  # type: ignore[arg-type]
+
+
+def test_queue_consumers_threads_no_duplicates_nothing_lost(make_client, path):
+    producer = make_client().queue(path)
+    n = 200
+    got = []
+    lock = threading.Lock()
+
+    def consume() -> None:
+        q = make_client().queue(path)
+        while True:
+            item = q.take(timeout=2)
+            if item is None:
+                return
+            with lock:
+                got.append(int(item))
+
+    threads = [threading.Thread(target=consume) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for i in range(n):
+        producer.offer(str(i).encode())
+    for t in threads:
+        t.join()
+    assert sorted(got) == list(range(n))
+
+
+def test_queue_async(zk_connect, path):
+    async def main() -> None:
+        async with await zkrecipes.Client.connect_async(zk_connect) as client:
+            q = client.queue(path)
+            taker = asyncio.ensure_future(q.take_async())
+            await asyncio.sleep(0.1)
+            await q.offer_async(b"one")
+            assert await asyncio.wait_for(taker, 5) == b"one"
+            await q.offer_async(b"two")
+            assert await q.size_async() == 1
+            assert await q.peek_async() == b"two"
+            assert await q.element_async() == b"two"
+            assert await q.remove_async() == b"two"
+            assert await q.poll_async() is None
+            assert await q.take_async(0.1) is None
+
+    asyncio.run(main())
+
+
+LEADER = [
+    "START", "OFFER_START", "OFFER_COMPLETE", "DETERMINE_START", "DETERMINE_COMPLETE", "ELECTED_START", "ELECTED_COMPLETE",
+]
+FOLLOWER = [
+    "START", "OFFER_START", "OFFER_COMPLETE", "DETERMINE_START", "DETERMINE_COMPLETE", "READY_START", "READY_COMPLETE",
+]
+
+
+def wait_for(events, n, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while len(events) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [e.value for e in events]
+
+
+def test_election_three_members_event_order_and_hand_over(make_client, path):
+    members = [make_client().leader_election(path, f"host-{i}") for i in range(3)]
+    events = [[] for _ in members]
+    for m, ev in zip(members, events):
+        m.add_listener(ev.append)
+        m.start()
+    assert wait_for(events[0], 7) == LEADER
+    assert wait_for(events[1], 7) == FOLLOWER
+    assert wait_for(events[2], 7) == FOLLOWER
+    assert [m.is_leader() for m in members] == [True, False, False]
+    assert members[2].leader_host_name() == "host-0"
+    assert members[1].await_leadership(timeout=0.1) is False
+    members[0].stop()
+    assert members[1].await_leadership(timeout=5) is True
+    assert wait_for(events[0], 9)[7:] == ["STOP_START", "STOP_COMPLETE"]
+    assert wait_for(events[1], 11)[7:] == ["DETERMINE_START", "DETERMINE_COMPLETE", "ELECTED_START", "ELECTED_COMPLETE"]
+    assert sum(m.is_leader() for m in members) == 1
+    assert members[2].leader_host_name() == "host-1"
+    members[1].stop()
+    with members[2]:
+        assert members[2].await_leadership(timeout=5)
+    deadline = time.monotonic() + 5
+    while ElectionEvent.STOP_COMPLETE not in events[2] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert events[2][-2:] == [ElectionEvent.STOP_START, ElectionEvent.STOP_COMPLETE]
+
+
+def test_election_async(zk_connect, path):
+    async def main() -> None:
+        client = await zkrecipes.Client.connect_async(zk_connect)
+        m = client.leader_election(path)
+        await m.start_async()
+        assert await m.await_leadership_async(5)
+        assert await m.leader_host_name_async() == client.identity
+        await m.stop_async()
+        await client.close_async()
+
+    asyncio.run(main())
+
+
+def test_client_states_and_close(zk_connect):
+    states = []
+    with zkrecipes.Client(zk_connect, identity="me") as client:
+        assert client.state is ConnectionState.CONNECTED
+        assert client.identity == "me"
+        assert isinstance(client.session_id, int)
+        client.add_listener(states.append)
+    deadline = time.monotonic() + 5
+    while not states and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert states == [ConnectionState.CLOSED]
+    assert client.state is ConnectionState.CLOSED
+    client.close()  # twice is harmless
+
+
+@pytest.mark.parametrize("bad", ["", "relative", "/trailing/", "//x", "/a/./b", "/a/../b", "/ctl\x01", "/zookeeper/x"])
+def test_bad_paths_raise_invalid_path(client, bad):
+    for make in (client.write_lock, client.read_write_lock, client.queue, client.leader_election):
+        with pytest.raises(zkrecipes.InvalidPathError) as info:
+            make(bad)
+        assert info.value.code == "INVALID_PATH" and isinstance(info.value, ValueError)
+
+
+def test_wrong_types_raise_type_error(client, path):
+    with pytest.raises(TypeError):
+        client.write_lock(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        zkrecipes.WriteLock("not a client", path)  # type: ignore[arg-type]
+    lock = client.write_lock(path)
+    with pytest.raises(TypeError):
+        lock.acquire(timeout="soon")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        lock.acquire(blocking="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        client.queue(path).take(timeout=[1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        zkrecipes.Client(1234)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        client.add_listener("not callable")  # type: ignore[arg-type]
+
+
+def test_bad_numbers_raise_invalid_argument(client, zk_connect, path):
+    lock = client.write_lock(path)
+    for bad in (float("nan"), -5.0):
+        with pytest.raises(zkrecipes.InvalidArgumentError):
+            lock.acquire(timeout=bad)
+    with pytest.raises(zkrecipes.InvalidArgumentError):
+        zkrecipes.Client(zk_connect, session_timeout=-1)
+    with pytest.raises(zkrecipes.InvalidArgumentError):
+        zkrecipes.Client(zk_connect, connect_timeout=float("inf"))
+    assert lock.acquire(timeout=1e12) is True  # huge = forever
+    lock.release()
+
+
+def test_unreachable_server_is_a_connection_loss_within_connect_timeout():
+    started = time.monotonic()
+    with pytest.raises(zkrecipes.ConnectionLossError):
+        zkrecipes.Client("127.0.0.1:1", connect_timeout=0.5)
+    assert time.monotonic() - started < 3
+
+
+def test_use_after_close_raises_closed(zk_connect, path):
+    client = zkrecipes.Client(zk_connect)
+    lock = client.write_lock(path)
+    q = client.queue(path + "q")
+    election = client.leader_election(path + "e")
+    client.close()
+    for call in (lock.acquire, lambda: q.offer(b"x"), q.poll, election.start, lambda: client.session_id):
+        with pytest.raises(zkrecipes.ClosedError):
+            call()
+
+
+def test_every_error_code_has_a_class():
+    from zkrecipes import _native
+    from zkrecipes.errors import _from_native
+
+    for code in _native.ERROR_CODES:
+        err = _from_native(code, "m")
+        assert isinstance(err, zkrecipes.ZkError) and err.code == code
+    assert isinstance(_from_native("TIMEOUT", ""), TimeoutError)
+
+
+def test_quickstart_example_runs(zk_connect):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
+    done = subprocess.run([sys.executable, str(example), zk_connect], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "holding the lock with fencing token" in done.stdout
+    assert "async took b'async job'" in done.stdout

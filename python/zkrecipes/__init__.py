@@ -1,0 +1,60 @@
+"""zkrecipes: ZooKeeper locks, read/write locks, queues and leader election,
+implemented once in Rust and shared with Node.js and Java."""
+
+from .client import Client
+from .election import LeaderElectionSupport
+from .errors import (
+    AuthFailedError,
+    BadVersionError,
+    ClosedError,
+    ConnectionLossError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidPathError,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    NoSuchElementError,
+    NotEmptyError,
+    NotOwnerError,
+    SessionExpiredError,
+    WouldDeadlockError,
+    ZkError,
+    ZkTimeoutError,
+)
+from .events import ConnectionState, ElectionEvent, LockEvent
+from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
+from .queue import DistributedQueue
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthFailedError",
+    "BadVersionError",
+    "Client",
+    "ClosedError",
+    "ConnectionLossError",
+    "ConnectionState",
+    "DistributedQueue",
+    "ElectionEvent",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidPathError",
+    "LeaderElectionSupport",
+    "LockEvent",
+    "NoAuthError",
+    "NoNodeError",
+    "NoSuchElementError",
+    "NodeExistsError",
+    "NotEmptyError",
+    "NotOwnerError",
+    "Participant",
+    "ReadLock",
+    "ReadWriteLock",
+    "SessionExpiredError",
+    "WouldDeadlockError",
+    "WriteLock",
+    "WriteSide",
+    "ZkError",
+    "ZkTimeoutError",
+]

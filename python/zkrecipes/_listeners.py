@@ -1,0 +1,44 @@
+"""Plain callables as listeners, optionally delivered on an asyncio loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Callable, Dict, Generic, Optional, Type, TypeVar
+
+E = TypeVar("E")
+
+
+class Listeners(Generic[E]):
+    """Registered callables of one recipe object, each with its native subscription."""
+
+    def __init__(self, subscribe: Callable[[Callable[[str, Optional[str]], None]], Any], kind: Type[E]) -> None:
+        self._subscribe = subscribe
+        self._kind = kind
+        self._subscriptions: Dict[Callable[[E], Any], Any] = {}
+        self._lock = threading.Lock()
+
+    def add(self, fn: Callable[[E], Any], loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"listener must be callable, got {type(fn).__name__}")
+        if loop is not None and not isinstance(loop, asyncio.AbstractEventLoop):
+            raise TypeError("loop must be an asyncio event loop")
+        kind = self._kind
+
+        def deliver(name: str, _detail: Optional[str]) -> None:
+            event = kind(name)  # type: ignore[call-arg]
+            if loop is None:
+                fn(event)
+            else:
+                loop.call_soon_threadsafe(fn, event)
+
+        with self._lock:
+            if fn in self._subscriptions:
+                return
+            self._subscriptions[fn] = self._subscribe(deliver)
+
+    def remove(self, fn: Callable[[E], Any]) -> None:
+        with self._lock:
+            subscription = self._subscriptions.pop(fn, None)
+        if subscription is not None:
+            subscription.cancel()

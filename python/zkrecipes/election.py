@@ -1,0 +1,76 @@
+"""Leader election with the nodes and events of Apache's ``LeaderElectionSupport``."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Optional, Type
+
+from . import _native
+from ._listeners import Listeners
+from .events import ElectionEvent
+from .lock import _client
+
+if TYPE_CHECKING:
+    from .client import Client
+
+
+class LeaderElectionSupport:
+    """One member of the election under ``root`` (created if missing).
+
+    A leader that loses its node or session gets ``FAILED`` and offers itself
+    again once the client has a new session, unless stopped.
+    """
+
+    def __init__(self, client: "Client", root: str, host_name: Optional[str] = None) -> None:
+        native_client = _client(client)
+        self._native = _native.NativeElection(native_client, root, host_name or native_client.identity())
+        self._listeners: Listeners[ElectionEvent] = Listeners(self._native.subscribe, ElectionEvent)
+
+    def start(self) -> None:
+        """Offers this member; returns once it knows whether it leads."""
+        self._native.start()
+
+    def stop(self) -> None:
+        """Withdraws the offer; a leader hands over to the next member."""
+        self._native.stop()
+
+    async def start_async(self) -> None:
+        await self._native.start_async()
+
+    async def stop_async(self) -> None:
+        await self._native.stop_async()
+
+    def is_leader(self) -> bool:
+        return self._native.is_leader()
+
+    def leader_host_name(self) -> Optional[str]:
+        return self._native.leader_host_name()
+
+    async def leader_host_name_async(self) -> Optional[str]:
+        return await self._native.leader_host_name_async()
+
+    def await_leadership(self, timeout: Optional[float] = None) -> bool:
+        """``True`` once leading; ``False`` if ``timeout`` seconds pass first."""
+        return self._native.await_leadership(timeout)
+
+    async def await_leadership_async(self, timeout: Optional[float] = None) -> bool:
+        return await self._native.await_leadership_async(timeout)
+
+    def add_listener(
+        self, fn: Callable[[ElectionEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
+    ) -> None:
+        """``fn(event)`` for each of Apache's 12 election events, in Apache's order."""
+        self._listeners.add(fn, loop)
+
+    def remove_listener(self, fn: Callable[[ElectionEvent], Any]) -> None:
+        self._listeners.remove(fn)
+
+    def __enter__(self) -> "LeaderElectionSupport":
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        self.stop()

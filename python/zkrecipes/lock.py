@@ -1,0 +1,169 @@
+"""Exclusive and read/write locks: fair, reentrant per thread (or asyncio task), fenced."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Type
+
+from . import _native
+from ._listeners import Listeners
+from .events import LockEvent
+
+if TYPE_CHECKING:
+    from .client import Client
+
+
+class Participant(NamedTuple):
+    node: str
+    identity: str
+    is_reader: bool
+
+
+def _thread_owner() -> int:
+    return threading.get_ident()
+
+
+def _task_owner() -> int:
+    # Reentrancy for asyncio is per task: two tasks of one loop must exclude each other.
+    task = asyncio.current_task()
+    return id(task) if task is not None else threading.get_ident()
+
+
+class _Lock:
+    """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``."""
+
+    def __init__(self, native: _native.NativeLock) -> None:
+        self._native = native
+        self._listeners: Listeners[LockEvent] = Listeners(native.subscribe, LockEvent)
+
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
+
+        ``timeout`` is one deadline in seconds (``None`` or ``-1``: wait forever). The GIL is
+        released while waiting and Ctrl-C interrupts the wait, withdrawing the waiting node.
+        """
+        return self._native.lock(_thread_owner(), blocking, _timeout(timeout)) is not None
+
+    def release(self) -> None:
+        """Drops one hold; the last one deletes the node and returns once the server confirmed.
+
+        Raises ``NotOwnerError`` (a ``RuntimeError``) if this thread does not hold the lock.
+        """
+        self._native.unlock(_thread_owner())
+
+    async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
+        return (await self._native.lock_async(_task_owner(), blocking, _timeout(timeout))) is not None
+
+    async def release_async(self) -> None:
+        await self._native.unlock_async(_task_owner())
+
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """The czxid of the lock node while held: pass it to the resource you protect."""
+        return self._native.fencing_token()
+
+    @property
+    def is_held(self) -> bool:
+        """Held by anybody in this process through this object."""
+        return self._native.is_held()
+
+    def is_held_by_current_thread(self) -> bool:
+        return self._native.is_held_by(_thread_owner())
+
+    @property
+    def hold_count(self) -> int:
+        return self._native.hold_count(_thread_owner())
+
+    @property
+    def dir(self) -> str:
+        return self._native.dir()
+
+    def participants(self) -> List[Participant]:
+        """Contenders in lock order (the holder first) with their identities."""
+        return [Participant(*row) for row in self._native.participants()]
+
+    async def participants_async(self) -> List[Participant]:
+        return [Participant(*row) for row in await self._native.participants_async()]
+
+    def add_listener(self, fn: Callable[[LockEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        """``fn(event)`` for ``ACQUIRED``, ``RELEASED`` and ``LOST`` (the node vanished while held)."""
+        self._listeners.add(fn, loop)
+
+    def remove_listener(self, fn: Callable[[LockEvent], Any]) -> None:
+        self._listeners.remove(fn)
+
+    def __enter__(self) -> "_Lock":
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        self.release()
+
+    async def __aenter__(self) -> "_Lock":
+        await self.acquire_async()
+        return self
+
+    async def __aexit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        await self.release_async()
+
+    def __repr__(self) -> str:
+        state = f"held, token {self.fencing_token}" if self.is_held else "not held"
+        return f"<{type(self).__name__} {self.dir} {state}>"
+
+
+def _timeout(timeout: Optional[float]) -> Optional[float]:
+    if timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout == -1):
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
+    return float(timeout)
+
+
+class WriteLock(_Lock):
+    """An exclusive, fair lock on directory ``dir``, interoperable with Apache's ``WriteLock``,
+    Curator's ``InterProcessMutex`` and kazoo's ``Lock``."""
+
+    def __init__(self, client: "Client", dir: str) -> None:
+        super().__init__(_native.NativeLock(_client(client), dir))
+
+
+class ReadLock(_Lock):
+    """The shared side of a ``ReadWriteLock``."""
+
+
+class WriteSide(_Lock):
+    """The exclusive side of a ``ReadWriteLock``."""
+
+
+class ReadWriteLock:
+    """Readers share, a writer is alone, FIFO between them (Curator's node names).
+
+    The write holder may take the read lock (downgrade); a read holder asking for the
+    write lock gets ``WouldDeadlockError`` at once.
+    """
+
+    def __init__(self, client: "Client", dir: str) -> None:
+        native = _native.NativeReadWriteLock(_client(client), dir)
+        self._read = ReadLock(native.read_lock())
+        self._write = WriteSide(native.write_lock())
+
+    def read_lock(self) -> ReadLock:
+        return self._read
+
+    def write_lock(self) -> WriteSide:
+        return self._write
+
+
+def _client(client: Any) -> _native.NativeClient:
+    from .client import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a zkrecipes.Client, got {type(client).__name__}")
+    return client._native

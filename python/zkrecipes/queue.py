@@ -1,0 +1,93 @@
+"""A FIFO queue of ``qn-`` nodes, shared with Apache's ``DistributedQueue`` and Curator."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from . import _native
+from .lock import _client
+
+if TYPE_CHECKING:
+    from .client import Client
+
+Payload = Union[bytes, bytearray, memoryview]
+
+
+def _bytes(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"queue items are bytes, got {type(data).__name__}")
+
+
+def _seconds(timeout: Optional[float]) -> Optional[float]:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
+    return float(timeout)
+
+
+class DistributedQueue:
+    """FIFO; each item goes to exactly one consumer.
+
+    An ``offer`` that raises ``ConnectionLossError`` may or may not have enqueued the item.
+    Payloads larger than ``max_payload`` raise ``InvalidArgumentError`` before anything is sent.
+    """
+
+    def __init__(self, client: "Client", dir: str) -> None:
+        self._native = _native.NativeQueue(_client(client), dir)
+
+    @property
+    def max_payload(self) -> int:
+        return self._native.max_payload()
+
+    def offer(self, data: Payload) -> str:
+        """Appends ``data``; returns the item's node path."""
+        return self._native.offer(_bytes(data))
+
+    def peek(self) -> Optional[bytes]:
+        return self._native.peek()
+
+    def poll(self) -> Optional[bytes]:
+        return self._native.poll()
+
+    def element(self) -> bytes:
+        """The head item; ``NoSuchElementError`` when empty."""
+        return self._native.element()
+
+    def remove(self) -> bytes:
+        """Removes the head item; ``NoSuchElementError`` when empty."""
+        return self._native.remove()
+
+    def take(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """Waits for an item (``None`` if ``timeout`` seconds pass first)."""
+        return self._native.take(_seconds(timeout))
+
+    def size(self) -> int:
+        return self._native.size()
+
+    def __len__(self) -> int:
+        return self.size()
+
+    async def offer_async(self, data: Payload) -> str:
+        return await self._native.offer_async(_bytes(data))
+
+    async def peek_async(self) -> Optional[bytes]:
+        return await self._native.peek_async()
+
+    async def poll_async(self) -> Optional[bytes]:
+        return await self._native.poll_async()
+
+    async def element_async(self) -> bytes:
+        return await self._native.element_async()
+
+    async def remove_async(self) -> bytes:
+        return await self._native.remove_async()
+
+    async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        return await self._native.take_async(_seconds(timeout))
+
+    async def size_async(self) -> int:
+        return await self._native.size_async()
