@@ -6,12 +6,15 @@ PYTHON ?= python3
 WHEELS := target/wheels
 PY_VENV := target/py-venv
 
-.PHONY: demo test test-rust test-python wheel harness lint zk-jars clean
+NPM_OUT := target/npm
+NODE_PROJECT := target/node-project
+
+.PHONY: demo test test-rust test-python test-node wheel npm-pack harness lint zk-jars clean
 
 demo:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python
+test: lint test-rust test-python test-node
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -33,6 +36,22 @@ test-python: wheel harness
 	cd $(PY_VENV) && bin/mypy --strict $(CURDIR)/python/examples/quickstart.py
 	cd $(PY_VENV) && ZK_HARNESS=$(CURDIR)/target/debug/zk-harness bin/python -m pytest -q -p no:cacheprovider \
 		--import-mode=importlib $(CURDIR)/python/tests
+
+# The npm tarball users install; it carries the Linux x86-64 addon.
+npm-pack:
+	cd node && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	mkdir -p $(NPM_OUT) && rm -f $(NPM_OUT)/zkrecipes-*.tgz
+	cd node && npm pack --silent --pack-destination ../$(NPM_OUT)
+
+# Node: the packed tarball installed into a fresh project, against a harness ZooKeeper.
+test-node: npm-pack harness
+	rm -rf $(NODE_PROJECT) && mkdir -p $(NODE_PROJECT)
+	cd $(NODE_PROJECT) && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error \
+		$(CURDIR)/$(NPM_OUT)/zkrecipes-*.tgz typescript@5.9.3 @types/node@20.19.43
+	cp -r node/test node/examples/example.ts $(NODE_PROJECT)/
+	cd $(NODE_PROJECT) && npx tsc --strict --noEmit --target es2022 --module nodenext --moduleResolution nodenext \
+		--lib es2022,esnext.disposable --types node example.ts
+	cd $(NODE_PROJECT) && $(CURDIR)/tests/with-zk node --test --test-concurrency=1 test/
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -1,7 +1,8 @@
 //! `zk-harness serve [--ensemble]`: starts ZooKeeper for the other languages'
 //! tests and the demo, prints `ZK_CONNECT=<connect string>` on the first line,
 //! and stops the server when its standard input closes (or on SIGTERM/SIGINT,
-//! which close it for us as the process dies).
+//! which close it for us as the process dies). `zk-harness rm <connect> <path>`
+//! deletes a node, as an operator would.
 
 use std::io::Read;
 
@@ -13,8 +14,24 @@ fn main() {
             println!("{}", zk_harness::classpath());
             return;
         }
+        Some("rm") if args.len() == 3 => {
+            // An operator's delete, for tests of every language: `zk-harness rm <connect> <path>`.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let result = runtime.block_on(async {
+                let zk = zookeeper_client::Client::connect(&args[1]).await?;
+                zk.delete(&args[2], None).await
+            });
+            if let Err(err) = result {
+                eprintln!("rm {}: {err}", args[2]);
+                std::process::exit(1);
+            }
+            return;
+        }
         _ => {
-            eprintln!("usage: zk-harness serve [--ensemble] | fetch");
+            eprintln!("usage: zk-harness serve [--ensemble] | fetch | rm <connect> <path>");
             std::process::exit(2);
         }
     }

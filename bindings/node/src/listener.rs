@@ -1,0 +1,53 @@
+//! Core events to a JavaScript callback `(name, detail)`.
+//!
+//! The threadsafe function is weak: events never keep the process alive (an
+//! open client does, through `index.js`). A callback that throws is caught
+//! here and reported by `index.js` as an `'error'` event, never a crash.
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
+
+/// `(name, detail)`, spread as two JavaScript arguments.
+type EventArgs = FnArgs<(String, Option<String>)>;
+
+pub type EventCallback = ThreadsafeFunction<EventArgs, (), EventArgs, Status, false, true>;
+
+#[napi]
+pub struct NativeSubscription {
+    task: AbortHandle,
+}
+
+#[napi]
+impl NativeSubscription {
+    #[napi]
+    pub fn cancel(&self) {
+        self.task.abort();
+    }
+}
+
+pub fn forward<E>(
+    mut events: broadcast::Receiver<E>,
+    callback: EventCallback,
+    describe: fn(&E) -> (String, Option<String>),
+) -> NativeSubscription
+where
+    E: Clone + Send + 'static,
+{
+    let task = zkrecipes::runtime::runtime().spawn(async move {
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            // In order, one at a time; a throwing listener is the wrapper's business.
+            let _ = callback.call_async_catch(describe(&event).into()).await;
+        }
+    });
+    NativeSubscription {
+        task: task.abort_handle(),
+    }
+}

@@ -1,0 +1,39 @@
+// Type-checked in `make test` with `tsc --strict --noEmit`.
+import { Client, ZkError, type ElectionEventName } from 'zkrecipes'
+
+async function main(connect: string): Promise<void> {
+  const client = await Client.connect(connect, { sessionTimeoutMs: 10_000, identity: 'worker-1' })
+  client.on('state', (state) => console.log('connection', state))
+
+  const lock = client.writeLock('/examples/lock')
+  lock.on('lost', (reason: ZkError) => console.error('lost the lock:', reason.code))
+  if (await lock.acquire({ timeoutMs: 5_000 })) {
+    const token: bigint | null = lock.fencingToken
+    console.log('holding with fencing token', token)
+    await lock.release()
+  }
+
+  const jobs = client.queue('/examples/jobs')
+  await jobs.offer('resize image 42')
+  const job: Buffer | null = await jobs.take({ timeoutMs: 5_000 })
+  console.log('took', job?.toString())
+  try {
+    await jobs.remove()
+  } catch (err) {
+    if (err instanceof ZkError && err.code === 'NO_SUCH_ELEMENT') console.log('queue empty')
+  }
+
+  const election = client.leaderElection('/examples/election', 'worker-1')
+  election.on('event', (name: ElectionEventName) => console.log('election', name))
+  election.on('elected_complete', () => console.log('leading'))
+  await election.start()
+  await election.awaitLeadership({ timeoutMs: 5_000 })
+  await election.stop()
+
+  await client.close()
+}
+
+main(process.argv[2] ?? '127.0.0.1:2181').catch((err: unknown) => {
+  console.error(err)
+  process.exitCode = 1
+})

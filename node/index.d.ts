@@ -1,0 +1,140 @@
+// Types of the zkrecipes npm package (hand-written; native.d.ts is generated).
+import { EventEmitter } from 'node:events'
+
+export type ErrorCode =
+  | 'INVALID_PATH' | 'INVALID_ARGUMENT' | 'CONNECTION_LOSS' | 'SESSION_EXPIRED' | 'TIMEOUT' | 'NO_NODE'
+  | 'NODE_EXISTS' | 'NOT_EMPTY' | 'BAD_VERSION' | 'NO_AUTH' | 'AUTH_FAILED' | 'NO_SUCH_ELEMENT'
+  | 'NOT_OWNER' | 'WOULD_DEADLOCK' | 'CLOSED' | 'INTERRUPTED' | 'INTERNAL'
+
+export declare const ERROR_CODES: readonly ErrorCode[]
+
+/** Every error of zkrecipes; `code` is the same in Python, Java and Rust. */
+export declare class ZkError extends Error {
+  readonly code: ErrorCode
+  constructor(code: ErrorCode, message: string)
+}
+
+export type ConnectionState = 'CONNECTED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST' | 'CLOSED'
+
+export interface ConnectOptions {
+  /** Default 10000. */
+  sessionTimeoutMs?: number
+  /** Default 10000: how long connect() may take. */
+  connectTimeoutMs?: number
+  /** e.g. ['digest', 'user:secret']: recipe nodes then grant only this identity. */
+  auth?: [scheme: string, credentials: string]
+  /** Written into lock and election nodes; default: the host name. */
+  identity?: string
+}
+
+export interface WaitOptions {
+  /** One deadline for the whole call; omitted = wait as long as it takes. */
+  timeoutMs?: number
+}
+
+export interface Participant {
+  node: string
+  identity: string
+  isReader: boolean
+}
+
+export declare class Client extends EventEmitter {
+  static connect(connectString: string, options?: ConnectOptions): Promise<Client>
+  private constructor(handle: unknown)
+  readonly state: ConnectionState
+  readonly sessionId: bigint
+  readonly identity: string
+  /** Let the process exit while this client is open (like socket.unref()). */
+  unref(): this
+  ref(): this
+  writeLock(dir: string): WriteLock
+  readWriteLock(dir: string): ReadWriteLock
+  queue(dir: string): DistributedQueue
+  leaderElection(root: string, hostName?: string): LeaderElectionSupport
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'state', listener: (state: ConnectionState) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'state', listener: (state: ConnectionState) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'state' | 'error', listener: (...args: any[]) => void): this
+}
+
+export type LockEventName = 'acquired' | 'released' | 'lost'
+
+/** A fair, reentrant (per object) lock, or one side of a ReadWriteLock. */
+export declare class Lock extends EventEmitter {
+  protected constructor(handle: unknown)
+  /** true once held; false if timeoutMs passed (nothing is left on the server). */
+  acquire(options?: WaitOptions): Promise<boolean>
+  /** false at once if somebody else holds it (one request). */
+  tryAcquire(): Promise<boolean>
+  /** Resolves once the server confirmed the delete; rejects with NOT_OWNER if not held. */
+  release(): Promise<void>
+  /** The czxid of our lock node while held: pass it to the protected resource. */
+  readonly fencingToken: bigint | null
+  readonly isHeld: boolean
+  readonly holdCount: number
+  readonly dir: string
+  participants(): Promise<Participant[]>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'acquired' | 'released', listener: () => void): this
+  on(event: 'lost', listener: (reason: ZkError) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'acquired' | 'released', listener: () => void): this
+  once(event: 'lost', listener: (reason: ZkError) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
+}
+
+export declare class WriteLock extends Lock {
+  constructor(client: Client, dir: string)
+}
+
+export declare class ReadWriteLock {
+  constructor(client: Client, dir: string)
+  readonly readLock: Lock
+  readonly writeLock: Lock
+}
+
+export type Payload = Buffer | Uint8Array | string
+
+export declare class DistributedQueue {
+  constructor(client: Client, dir: string)
+  readonly maxPayload: number
+  /** Resolves to the item's node path. */
+  offer(data: Payload): Promise<string>
+  peek(): Promise<Buffer | null>
+  poll(): Promise<Buffer | null>
+  /** Rejects with code NO_SUCH_ELEMENT when empty. */
+  element(): Promise<Buffer>
+  /** Rejects with code NO_SUCH_ELEMENT when empty. */
+  remove(): Promise<Buffer>
+  /** null if timeoutMs passed without an item. */
+  take(options?: WaitOptions): Promise<Buffer | null>
+  size(): Promise<number>
+}
+
+export type ElectionEventName =
+  | 'START' | 'OFFER_START' | 'OFFER_COMPLETE' | 'DETERMINE_START' | 'DETERMINE_COMPLETE'
+  | 'ELECTED_START' | 'ELECTED_COMPLETE' | 'READY_START' | 'READY_COMPLETE' | 'FAILED'
+  | 'STOP_START' | 'STOP_COMPLETE'
+
+export declare class LeaderElectionSupport extends EventEmitter {
+  constructor(client: Client, root: string, hostName?: string)
+  start(): Promise<void>
+  stop(): Promise<void>
+  isLeader(): boolean
+  leaderHostName(): Promise<string | null>
+  awaitLeadership(options?: WaitOptions): Promise<boolean>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'event', listener: (name: ElectionEventName, reason?: ZkError) => void): this
+  on(event: Lowercase<ElectionEventName>, listener: (reason?: ZkError) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'event', listener: (name: ElectionEventName, reason?: ZkError) => void): this
+  once(event: Lowercase<ElectionEventName>, listener: (reason?: ZkError) => void): this
+  off(event: 'event' | Lowercase<ElectionEventName> | 'error', listener: (...args: any[]) => void): this
+}

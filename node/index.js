@@ -1,0 +1,280 @@
+'use strict'
+// zkrecipes for Node.js: the public API over the native addon (native.js).
+// Every recipe decision is made in the Rust core; this file adds what a Node
+// user expects: Promises, EventEmitters, ZkError codes, TypeErrors, disposal.
+
+const { EventEmitter } = require('node:events')
+const native = require('./native.js')
+
+const ERROR_CODES = Object.freeze([
+  'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',
+  'NODE_EXISTS', 'NOT_EMPTY', 'BAD_VERSION', 'NO_AUTH', 'AUTH_FAILED', 'NO_SUCH_ELEMENT', 'NOT_OWNER',
+  'WOULD_DEADLOCK', 'CLOSED', 'INTERRUPTED', 'INTERNAL',
+])
+
+const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose')
+
+class ZkError extends Error {
+  constructor (code, message) {
+    super(message)
+    this.name = 'ZkError'
+    this.code = code
+  }
+}
+
+// The addon reports core errors as "<CODE>: <message>".
+function fromNative (err) {
+  if (err instanceof ZkError || !(err instanceof Error)) return err
+  const match = /^([A-Z_]+): ([\s\S]*)$/.exec(err.message)
+  if (match && ERROR_CODES.includes(match[1])) return new ZkError(match[1], match[2])
+  return err
+}
+
+async function call (fn) {
+  try {
+    return await fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+function now (fn) {
+  try {
+    return fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+function requireString (name, value) {
+  if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${typeof value}`)
+  return value
+}
+
+function requireClient (client) {
+  if (!(client instanceof Client)) throw new TypeError('client must be a zkrecipes Client')
+  return client._native
+}
+
+function timeoutOf (options) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw new TypeError('options must be an object like { timeoutMs }')
+  const { timeoutMs } = options
+  if (timeoutMs === undefined || timeoutMs === null) return undefined
+  if (typeof timeoutMs !== 'number') throw new TypeError(`timeoutMs must be a number, got ${typeof timeoutMs}`)
+  return timeoutMs
+}
+
+// A listener that throws becomes an 'error' event, or an uncaught exception
+// if nobody listens for errors: never a native crash, never a stuck recipe.
+function deliver (emitter, name, args) {
+  try {
+    emitter.emit(name, ...args)
+  } catch (err) {
+    if (name !== 'error' && emitter.listenerCount('error') > 0) {
+      deliver(emitter, 'error', [err])
+    } else {
+      process.nextTick(() => { throw err })
+    }
+  }
+}
+
+// Subscribes to the native events only while somebody listens, so that an
+// unobserved recipe object holds no subscription and can be collected.
+function nativeEvents (emitter, source, dispatch) {
+  let subscription = null
+  const watched = () => emitter.eventNames().some((n) => n !== 'error' && emitter.listenerCount(n) > 0)
+  emitter.on('newListener', (name) => {
+    if (name !== 'error' && name !== 'newListener' && name !== 'removeListener' && subscription === null) {
+      subscription = source.subscribe((name, detail) => dispatch(name, detail))
+    }
+  })
+  emitter.on('removeListener', () => {
+    setImmediate(() => {
+      if (subscription !== null && !watched()) {
+        subscription.cancel()
+        subscription = null
+      }
+    })
+  })
+}
+
+class Client extends EventEmitter {
+  /**
+   * Connects to `connectString` ("h1:2181,h2:2181/chroot"). Rejects with
+   * CONNECTION_LOSS when no server answers within connectTimeoutMs.
+   */
+  static async connect (connectString, options = {}) {
+    requireString('connectString', connectString)
+    if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+    const { sessionTimeoutMs, connectTimeoutMs, auth, identity } = options
+    for (const [name, value] of [['sessionTimeoutMs', sessionTimeoutMs], ['connectTimeoutMs', connectTimeoutMs]]) {
+      if (value !== undefined && typeof value !== 'number') throw new TypeError(`${name} must be a number`)
+    }
+    if (identity !== undefined) requireString('identity', identity)
+    let authScheme, authCredentials
+    if (auth !== undefined && auth !== null) {
+      if (!Array.isArray(auth) || auth.length !== 2) throw new TypeError('auth must be [scheme, credentials]')
+      authScheme = requireString('auth scheme', auth[0])
+      authCredentials = requireString('auth credentials', auth[1])
+    }
+    const handle = await call(() => native.connect(connectString, {
+      sessionTimeoutMs, connectTimeoutMs, authScheme, authCredentials, identity,
+    }))
+    return new Client(handle)
+  }
+
+  constructor (handle) {
+    super()
+    if (!(handle instanceof native.NativeClient)) throw new TypeError('use Client.connect(...)')
+    this._native = handle
+    // An open client keeps the process alive, like a socket; unref() lets it exit.
+    this._keepAlive = setInterval(() => {}, 0x7fffffff)
+    nativeEvents(this, handle, (state) => deliver(this, 'state', [state]))
+  }
+
+  get state () { return this._native.state() }
+  get sessionId () { return now(() => this._native.sessionId()) }
+  get identity () { return this._native.identity() }
+
+  unref () { if (this._keepAlive) this._keepAlive.unref(); return this }
+  ref () { if (this._keepAlive) this._keepAlive.ref(); return this }
+
+  writeLock (dir) { return new WriteLock(this, dir) }
+  readWriteLock (dir) { return new ReadWriteLock(this, dir) }
+  queue (dir) { return new DistributedQueue(this, dir) }
+  leaderElection (root, hostName) { return new LeaderElectionSupport(this, root, hostName) }
+
+  /** Ends the session: locks released, offers withdrawn. Closing twice is harmless. */
+  async close () {
+    try {
+      await call(() => this._native.close())
+    } finally {
+      if (this._keepAlive) clearInterval(this._keepAlive)
+      this._keepAlive = null
+    }
+  }
+
+  async [asyncDispose] () { await this.close() }
+}
+
+class Lock extends EventEmitter {
+  constructor (handle) {
+    super()
+    this._native = handle
+    nativeEvents(this, handle, (name, detail) => deliver(this, name, detail === null ? [] : [fromNative(new Error(detail))]))
+  }
+
+  /** Resolves true once held, false if timeoutMs passed (nothing left behind). */
+  async acquire (options) {
+    const timeoutMs = timeoutOf(options)
+    return (await call(() => this._native.lock(true, timeoutMs))) !== null
+  }
+
+  /** One request when the lock is visibly held. */
+  async tryAcquire () {
+    return (await call(() => this._native.lock(false, undefined))) !== null
+  }
+
+  /** Resolves once the server confirmed the delete (last hold). */
+  async release () { await call(() => this._native.unlock()) }
+
+  get fencingToken () { return this._native.fencingToken() }
+  get isHeld () { return this._native.isHeld() }
+  get holdCount () { return this._native.holdCount() }
+  get dir () { return this._native.dir() }
+
+  async participants () { return call(() => this._native.participants()) }
+
+  async [asyncDispose] () {
+    while (this._native.holdCount() > 0) await this.release()
+  }
+}
+
+class WriteLock extends Lock {
+  constructor (client, dir) {
+    const handle = requireClient(client)
+    requireString('dir', dir)
+    super(now(() => new native.NativeLock(handle, dir)))
+  }
+}
+
+class ReadWriteLock {
+  constructor (client, dir) {
+    const handle = requireClient(client)
+    requireString('dir', dir)
+    const rw = now(() => new native.NativeReadWriteLock(handle, dir))
+    this.readLock = new Lock(rw.readLock())
+    this.writeLock = new Lock(rw.writeLock())
+  }
+}
+
+function payload (data) {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8')
+  if (Buffer.isBuffer(data)) return data
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  throw new TypeError(`queue items are Buffer, Uint8Array or string, got ${typeof data}`)
+}
+
+class DistributedQueue {
+  constructor (client, dir) {
+    const handle = requireClient(client)
+    requireString('dir', dir)
+    this._native = now(() => new native.NativeQueue(handle, dir))
+  }
+
+  get maxPayload () { return this._native.maxPayload() }
+
+  /** Resolves to the item's node path. A CONNECTION_LOSS rejection may or may not have enqueued it. */
+  async offer (data) { return call(() => this._native.offer(payload(data))) }
+  async peek () { return call(() => this._native.peek()) }
+  async poll () { return call(() => this._native.poll()) }
+  async element () { return call(() => this._native.element()) }
+  async remove () { return call(() => this._native.remove()) }
+  /** Waits for an item; null if timeoutMs passed first. */
+  async take (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.take(timeoutMs))
+  }
+
+  async size () { return call(() => this._native.size()) }
+}
+
+class LeaderElectionSupport extends EventEmitter {
+  constructor (client, root, hostName) {
+    super()
+    const handle = requireClient(client)
+    requireString('root', root)
+    if (hostName === undefined) hostName = client.identity
+    requireString('hostName', hostName)
+    this._native = now(() => new native.NativeElection(handle, root, hostName))
+    nativeEvents(this, this._native, (name, detail) => {
+      const reason = detail === null ? [] : [fromNative(new Error(detail))]
+      deliver(this, 'event', [name, ...reason])
+      deliver(this, name.toLowerCase(), reason)
+    })
+  }
+
+  async start () { await call(() => this._native.start()) }
+  async stop () { await call(() => this._native.stop()) }
+  isLeader () { return this._native.isLeader() }
+  async leaderHostName () { return call(() => this._native.leaderHostName()) }
+  /** Resolves true once leading, false if timeoutMs passed first. */
+  async awaitLeadership (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.awaitLeadership(timeoutMs))
+  }
+
+  async [asyncDispose] () { await this.stop() }
+}
+
+module.exports = {
+  Client,
+  Lock,
+  WriteLock,
+  ReadWriteLock,
+  DistributedQueue,
+  LeaderElectionSupport,
+  ZkError,
+  ERROR_CODES,
+}

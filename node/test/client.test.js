@@ -1,0 +1,116 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const { zk, connectString, unique } = require('./helpers')
+
+test('state events and double close', async () => {
+  const c = await zk.Client.connect(connectString, { identity: 'node-test', sessionTimeoutMs: 5000 })
+  assert.equal(c.state, 'CONNECTED')
+  assert.equal(c.identity, 'node-test')
+  assert.equal(typeof c.sessionId, 'bigint')
+  const states = []
+  c.on('state', (s) => states.push(s))
+  await c.close()
+  await c.close()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.deepEqual(states, ['CLOSED'])
+})
+
+test('bad input: TypeError for wrong types, INVALID_PATH, INVALID_ARGUMENT', async () => {
+  const c = await zk.Client.connect(connectString)
+  try {
+    assert.throws(() => c.writeLock(42), TypeError)
+    assert.throws(() => new zk.WriteLock({}, '/x'), TypeError)
+    for (const bad of ['', 'relative', '/trailing/', '//x', '/a/./b', '/a/../b', '/ctl\u0001', '/zookeeper/x']) {
+      assert.throws(() => c.writeLock(bad), (e) => e instanceof zk.ZkError && e.code === 'INVALID_PATH', bad)
+      assert.throws(() => c.queue(bad), { code: 'INVALID_PATH' })
+      assert.throws(() => c.readWriteLock(bad), { code: 'INVALID_PATH' })
+      assert.throws(() => c.leaderElection(bad, 'h'), { code: 'INVALID_PATH' })
+    }
+    const lock = c.writeLock(unique('bad'))
+    await assert.rejects(lock.acquire({ timeoutMs: 'soon' }), TypeError)
+    await assert.rejects(lock.acquire(5), TypeError)
+    await assert.rejects(lock.acquire({ timeoutMs: -1 }), { code: 'INVALID_ARGUMENT' })
+    await assert.rejects(lock.acquire({ timeoutMs: NaN }), { code: 'INVALID_ARGUMENT' })
+    await assert.rejects(c.queue(unique('q')).offer(42), TypeError)
+    await assert.rejects(zk.Client.connect(42), TypeError)
+    await assert.rejects(zk.Client.connect(connectString, { sessionTimeoutMs: -5 }), { code: 'INVALID_ARGUMENT' })
+    await assert.rejects(zk.Client.connect(connectString, { auth: 'digest' }), TypeError)
+  } finally {
+    await c.close()
+  }
+})
+
+test('unreachable server rejects with CONNECTION_LOSS within the connect timeout', async () => {
+  const started = Date.now()
+  await assert.rejects(zk.Client.connect('127.0.0.1:1', { connectTimeoutMs: 500 }), { code: 'CONNECTION_LOSS' })
+  assert.ok(Date.now() - started < 3000)
+})
+
+test('use after close rejects with CLOSED', async () => {
+  const c = await zk.Client.connect(connectString)
+  const lock = c.writeLock(unique('closed'))
+  const q = c.queue(unique('closedq'))
+  const e = c.leaderElection(unique('closede'), 'h')
+  await c.close()
+  await assert.rejects(lock.acquire(), { code: 'CLOSED' })
+  await assert.rejects(q.offer('x'), { code: 'CLOSED' })
+  await assert.rejects(q.poll(), { code: 'CLOSED' })
+  await assert.rejects(e.start(), { code: 'CLOSED' })
+  assert.throws(() => c.sessionId, { code: 'CLOSED' })
+})
+
+function runScript (source) {
+  return new Promise((resolve) => {
+    const started = Date.now()
+    const child = spawn(process.execPath, ['-e', source, connectString], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10000)
+    child.on('exit', (code, signal) => {
+      clearTimeout(killer)
+      resolve({ code, signal, out, ms: Date.now() - started })
+    })
+  })
+}
+
+test('the process exits by itself within 2 s after close()', async () => {
+  const result = await runScript(`
+    const zk = require('zkrecipes')
+    ;(async () => {
+      const c = await zk.Client.connect(process.argv[1])
+      const lock = c.writeLock('/node-test/exit-' + process.pid)
+      lock.on('acquired', () => {})
+      await lock.acquire()
+      await c.close()
+      console.log('CLOSED_AT ' + Date.now())
+    })()
+  `)
+  assert.equal(result.code, 0)
+  const closedAt = Number(/CLOSED_AT (\d+)/.exec(result.out)[1])
+  assert.ok(Date.now() - closedAt < 2000 + 500, 'must exit within 2 s of close()')
+})
+
+test('an open client keeps the process alive; unref() lets it exit', async () => {
+  const alive = await runScript(`
+    const zk = require('zkrecipes')
+    zk.Client.connect(process.argv[1]).then(() => console.log('OPEN'))
+    setTimeout(() => { console.log('STILL ALIVE'); process.exit(0) }, 1500)
+  `)
+  assert.match(alive.out, /STILL ALIVE/)
+  const unref = await runScript(`
+    const zk = require('zkrecipes')
+    zk.Client.connect(process.argv[1]).then((c) => { c.unref(); console.log('UNREF') })
+    setTimeout(() => { console.log('STILL ALIVE') }, 5000).unref()
+  `)
+  assert.equal(unref.code, 0)
+  assert.match(unref.out, /UNREF/)
+  assert.doesNotMatch(unref.out, /STILL ALIVE/)
+})
+
+test('ESM import works', async () => {
+  const esm = await import('zkrecipes')
+  assert.equal(typeof esm.Client.connect, 'function')
+  assert.equal(esm.ZkError, zk.ZkError)
+})

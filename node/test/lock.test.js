@@ -1,0 +1,151 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn, execFileSync } = require('node:child_process')
+const { zk, connectString, unique, withClients, sleep, eventually } = require('./helpers')
+
+test('acquire, tryAcquire, release, fencing token, participants', () => withClients(2, async (a, b) => {
+  const dir = unique('lock')
+  const mine = a.writeLock(dir)
+  const theirs = new zk.WriteLock(b, dir)
+  assert.equal(mine.fencingToken, null)
+  assert.equal(await mine.acquire(), true)
+  assert.equal(typeof mine.fencingToken, 'bigint')
+  assert.equal(mine.isHeld, true)
+  assert.equal(await theirs.tryAcquire(), false)
+  assert.equal(await theirs.acquire({ timeoutMs: 200 }), false)
+  const people = await mine.participants()
+  assert.deepEqual(people.map((p) => p.identity), [a.identity])
+  const token = mine.fencingToken
+  await mine.release()
+  assert.equal(mine.isHeld, false)
+  assert.equal(await theirs.tryAcquire(), true)
+  assert.ok(theirs.fencingToken > token)
+  await theirs.release()
+}))
+
+test('reentrant per lock object; release when not held rejects NOT_OWNER', () => withClients(1, async (c) => {
+  const lock = c.writeLock(unique('reentrant'))
+  await lock.acquire()
+  await lock.acquire()
+  assert.equal(lock.holdCount, 2)
+  await lock.release()
+  assert.equal(lock.isHeld, true)
+  await lock.release()
+  await assert.rejects(lock.release(), (err) => err instanceof zk.ZkError && err.code === 'NOT_OWNER')
+}))
+
+test('several clients in one process never overlap; tokens strictly increase', () => withClients(4, async (...clients) => {
+  const dir = unique('contend')
+  let inside = false
+  const tokens = []
+  await Promise.all(clients.map(async (c) => {
+    const lock = c.writeLock(dir)
+    for (let i = 0; i < 5; i++) {
+      await lock.acquire()
+      assert.equal(inside, false, 'two holders at once')
+      inside = true
+      tokens.push(lock.fencingToken)
+      await sleep(2)
+      inside = false
+      await lock.release()
+    }
+  }))
+  assert.equal(tokens.length, 20)
+  for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i] > tokens[i - 1], `tokens ${tokens}`)
+}))
+
+test('events acquired / released in order; a throwing listener becomes an error event', () => withClients(1, async (c) => {
+  const lock = c.writeLock(unique('events'))
+  const seen = []
+  const errors = []
+  lock.on('acquired', () => seen.push('acquired'))
+  lock.on('released', () => seen.push('released'))
+  lock.on('acquired', () => { throw new Error('listener bug') })
+  lock.on('error', (err) => errors.push(err.message))
+  await lock.acquire()
+  await lock.release()
+  await eventually('events', () => seen.length === 2 && errors.length === 1)
+  assert.deepEqual(seen, ['acquired', 'released'])
+  assert.deepEqual(errors, ['listener bug'])
+  await lock.acquire()
+  await lock.release()
+  await eventually('recipe goes on', () => seen.length === 4)
+}))
+
+test('lost when an operator deletes the lock node', () => withClients(1, async (c) => {
+  const dir = unique('lost')
+  const lock = c.writeLock(dir)
+  const lost = new Promise((resolve) => lock.once('lost', resolve))
+  await lock.acquire()
+  const [holder] = await lock.participants()
+  execFileSync(process.env.ZK_HARNESS, ['rm', connectString, `${dir}/${holder.node}`])
+  const reason = await lost
+  assert.ok(reason instanceof zk.ZkError)
+  assert.equal(reason.code, 'NO_NODE')
+  assert.equal(lock.isHeld, false)
+}))
+
+test('read/write lock: readers share, writer waits, upgrade is WOULD_DEADLOCK', () => withClients(2, async (a, b) => {
+  const dir = unique('rw')
+  const rwA = a.readWriteLock(dir)
+  const rwB = new zk.ReadWriteLock(b, dir)
+  await rwA.readLock.acquire()
+  assert.equal(await rwB.readLock.tryAcquire(), true)
+  await rwB.readLock.release()
+  assert.equal(await rwB.writeLock.tryAcquire(), false)
+  await assert.rejects(rwA.writeLock.acquire(), { code: 'WOULD_DEADLOCK' })
+  await rwA.readLock.release()
+  await rwA.writeLock.acquire()
+  await rwA.readLock.acquire() // downgrade
+  await rwA.writeLock.release()
+  assert.equal(await rwB.readLock.tryAcquire(), true)
+  await rwB.readLock.release()
+  await rwA.readLock.release()
+}))
+
+test('await using releases', async () => {
+  const c = await zk.Client.connect(connectString)
+  const dir = unique('dispose')
+  {
+    const lock = c.writeLock(dir)
+    await lock.acquire()
+    await lock[Symbol.asyncDispose]()
+    assert.equal(lock.isHeld, false)
+  }
+  await c[Symbol.asyncDispose]()
+  assert.equal(c.state, 'CLOSED')
+})
+
+const CHILD = `
+const zk = require('zkrecipes')
+;(async () => {
+  const c = await zk.Client.connect(process.argv[1])
+  const lock = c.writeLock(process.argv[2])
+  for (let i = 0; i < 10; i++) {
+    await lock.acquire()
+    const start = Date.now()
+    await new Promise((r) => setTimeout(r, 5))
+    console.log(JSON.stringify({ token: String(lock.fencingToken), start, end: Date.now() }))
+    await lock.release()
+  }
+  await c.close()
+})()
+`
+
+test('two Node processes contending: no overlap, tokens strictly increase', async () => {
+  const dir = unique('procs')
+  const run = () => new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', CHILD, connectString, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.on('exit', (code) => code === 0 ? resolve(out.trim().split('\n').map((l) => JSON.parse(l))) : reject(new Error(`exit ${code}`)))
+  })
+  const [one, two] = await Promise.all([run(), run()])
+  const all = [...one, ...two].sort((x, y) => (BigInt(x.token) < BigInt(y.token) ? -1 : 1))
+  assert.equal(all.length, 20)
+  for (let i = 1; i < all.length; i++) {
+    assert.ok(BigInt(all[i].token) > BigInt(all[i - 1].token))
+    assert.ok(all[i].start >= all[i - 1].end, 'critical sections overlap')
+  }
+})

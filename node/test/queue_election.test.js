@@ -1,0 +1,86 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { zk, unique, withClients, sleep, eventually } = require('./helpers')
+
+test('queue: every method, FIFO, Buffer and string payloads', () => withClients(1, async (c) => {
+  const q = c.queue(unique('q'))
+  assert.equal(await q.peek(), null)
+  assert.equal(await q.poll(), null)
+  assert.equal(await q.size(), 0)
+  await assert.rejects(q.element(), (e) => e instanceof zk.ZkError && e.code === 'NO_SUCH_ELEMENT')
+  await assert.rejects(q.remove(), { code: 'NO_SUCH_ELEMENT' })
+  const path = await q.offer('text')
+  assert.match(path, /\/qn-\d{10}$/)
+  await q.offer(Buffer.from([0, 255, 128]))
+  await q.offer(new Uint8Array([7]))
+  await q.offer(Buffer.alloc(0))
+  assert.equal(await q.size(), 4)
+  assert.deepEqual(await q.peek(), Buffer.from('text'))
+  assert.deepEqual(await q.element(), Buffer.from('text'))
+  assert.deepEqual(await q.poll(), Buffer.from('text'))
+  assert.deepEqual(await q.remove(), Buffer.from([0, 255, 128]))
+  assert.deepEqual(await q.take(), Buffer.from([7]))
+  assert.deepEqual(await q.take({ timeoutMs: 1000 }), Buffer.alloc(0))
+  const t = Date.now()
+  assert.equal(await q.take({ timeoutMs: 200 }), null)
+  assert.ok(Date.now() - t >= 190)
+}))
+
+test('queue: oversized payload is INVALID_ARGUMENT and nothing is sent', () => withClients(1, async (c) => {
+  const q = c.queue(unique('big'))
+  const max = Buffer.alloc(q.maxPayload, 1)
+  await q.offer(max)
+  assert.deepEqual(await q.poll(), max)
+  await assert.rejects(q.offer(Buffer.alloc(q.maxPayload + 1)), { code: 'INVALID_ARGUMENT' })
+  assert.equal(await q.size(), 0)
+}))
+
+test('queue: concurrent consumers get every item exactly once', () => withClients(4, async (producer, ...consumers) => {
+  const dir = unique('consumers')
+  const got = []
+  const done = Promise.all(consumers.map(async (c) => {
+    const q = c.queue(dir)
+    for (;;) {
+      const item = await q.take({ timeoutMs: 1500 })
+      if (item === null) return
+      got.push(Number(item.toString()))
+    }
+  }))
+  const q = producer.queue(dir)
+  for (let i = 0; i < 150; i++) await q.offer(String(i))
+  await done
+  assert.deepEqual([...got].sort((a, b) => a - b), [...Array(150).keys()])
+}))
+
+const LEADER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'ELECTED_START', 'ELECTED_COMPLETE']
+const FOLLOWER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'READY_START', 'READY_COMPLETE']
+
+test('election: event order, one leader, hand-over on stop', () => withClients(3, async (...clients) => {
+  const root = unique('election')
+  const members = clients.map((c, i) => new zk.LeaderElectionSupport(c, root, `host-${i}`))
+  const events = members.map((m) => {
+    const seen = []
+    m.on('event', (name) => seen.push(name))
+    return seen
+  })
+  const elected = []
+  members[1].on('elected_complete', () => elected.push('host-1'))
+  for (const m of members) await m.start()
+  await eventually('start events', () => events.every((e) => e.length >= 7))
+  assert.deepEqual(events[0], LEADER)
+  assert.deepEqual(events[1], FOLLOWER)
+  assert.deepEqual(events[2], FOLLOWER)
+  assert.deepEqual(members.map((m) => m.isLeader()), [true, false, false])
+  assert.equal(await members[2].leaderHostName(), 'host-0')
+  assert.equal(await members[1].awaitLeadership({ timeoutMs: 100 }), false)
+  await members[0].stop()
+  assert.equal(await members[1].awaitLeadership({ timeoutMs: 5000 }), true)
+  await eventually('hand-over events', () => events[1].length >= 11 && elected.length === 1)
+  assert.deepEqual(events[0].slice(7), ['STOP_START', 'STOP_COMPLETE'])
+  assert.deepEqual(events[1].slice(7), ['DETERMINE_START', 'DETERMINE_COMPLETE', 'ELECTED_START', 'ELECTED_COMPLETE'])
+  assert.equal(members.filter((m) => m.isLeader()).length, 1)
+  assert.equal(await members[2].leaderHostName(), 'host-1')
+  await members[1].stop()
+  await members[2][Symbol.asyncDispose]()
+}))
