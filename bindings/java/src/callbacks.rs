@@ -1,0 +1,92 @@
+//! Calls into Java from the core's threads: completing a `CompletableFuture`
+//! and delivering an event to a recipe object. Both go through two static
+//! methods of `io.zkrecipes.Native`, which do the Java-side conversion.
+
+use std::sync::OnceLock;
+
+use jni::objects::{JClass, JObject};
+use jni::refs::Global;
+use jni::vm::JavaVM;
+use jni::{jni_sig, jni_str, Env, JValue};
+
+/// `io.zkrecipes.Native`, captured on a Java thread so that the library's
+/// class loader is used (a native thread's FindClass sees only the system one).
+static NATIVE: OnceLock<Global<JClass<'static>>> = OnceLock::new();
+
+pub fn init(env: &mut Env<'_>, class: &JClass<'_>) -> jni::errors::Result<()> {
+    if NATIVE.get().is_none() {
+        let _ = NATIVE.set(env.new_global_ref(class)?);
+    }
+    Ok(())
+}
+
+/// What a finished operation hands to Java (`Native.complete` decodes `kind`).
+pub enum Value {
+    Null,
+    Bool(bool),
+    Long(i64),
+    Bytes(Vec<u8>),
+    Text(String),
+    /// `"<CODE>: <message>"`, thrown in Java as `ZkException`.
+    Error(String),
+}
+
+pub fn complete(future: &Global<JObject<'static>>, value: Value) {
+    deliver(|env, class| {
+        let (kind, number, bytes, text) = match value {
+            Value::Null => (0, 0, None, None),
+            Value::Bool(b) => (1, b as i64, None, None),
+            Value::Long(n) => (2, n, None, None),
+            Value::Bytes(b) => (3, 0, Some(b), None),
+            Value::Text(t) => (4, 0, None, Some(t)),
+            Value::Error(e) => (-1, 0, None, Some(e)),
+        };
+        let bytes: JObject = match bytes {
+            Some(b) => env.byte_array_from_slice(&b)?.into(),
+            None => JObject::null(),
+        };
+        let text: JObject = match text {
+            Some(t) => env.new_string(t)?.into(),
+            None => JObject::null(),
+        };
+        env.call_static_method(
+            class,
+            jni_str!("complete"),
+            jni_sig!("(Ljava/util/concurrent/CompletableFuture;IJ[BLjava/lang/String;)V"),
+            &[JValue::Object(future.as_ref()), JValue::Int(kind), JValue::Long(number), JValue::Object(&bytes), JValue::Object(&text)],
+        )?;
+        Ok(())
+    });
+}
+
+pub fn event(sink: &Global<JObject<'static>>, name: &str, detail: Option<&str>) {
+    deliver(|env, class| {
+        let name: JObject = env.new_string(name)?.into();
+        let detail: JObject = match detail {
+            Some(d) => env.new_string(d)?.into(),
+            None => JObject::null(),
+        };
+        env.call_static_method(
+            class,
+            jni_str!("event"),
+            jni_sig!("(Ljava/lang/Object;Ljava/lang/String;Ljava/lang/String;)V"),
+            &[JValue::Object(sink.as_ref()), JValue::Object(&name), JValue::Object(&detail)],
+        )?;
+        Ok(())
+    });
+}
+
+/// Runs `call` on this (runtime) thread attached for the scope of the call
+/// only: a permanently attached non-daemon thread would keep the JVM alive.
+fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>) {
+    let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else { return };
+    let _ = vm.attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
+        let result = call(env, class);
+        // Native.complete/event never throw; should something slip through,
+        // it must not stay pending on this thread.
+        if env.exception_check() {
+            env.exception_clear();
+        }
+        result
+    });
+}

@@ -1,0 +1,147 @@
+use std::time::Duration;
+
+use jni::objects::{JClass, JObject, JString};
+use jni::{Env, EnvUnowned};
+use zkrecipes::{Auth, Client, ClientOptions, ConnectionState};
+
+use crate::callbacks::{self, Value};
+use crate::errors::{Result, ThrowZkException};
+use crate::handles::{borrow, free, into_handle};
+use crate::tasks;
+
+pub fn optional_string(env: &Env<'_>, value: &JString<'_>) -> Result<Option<String>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(value.try_to_string(env)?))
+}
+
+pub fn string(env: &Env<'_>, value: &JString<'_>) -> Result<String> {
+    optional_string(env, value)?
+        .ok_or_else(|| zkrecipes::Error::new(zkrecipes::ErrorCode::InvalidArgument, "null string argument").into())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_init<'l>(mut env: EnvUnowned<'l>, class: JClass<'l>) {
+    env.with_env(|env| -> Result<()> { Ok(callbacks::init(env, &class)?) }).resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_cancel<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, task: i64) {
+    env.with_env(|_env| -> Result<()> {
+        tasks::cancel(task);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    connect_string: JString<'l>,
+    session_timeout_ms: i64,
+    connect_timeout_ms: i64,
+    auth_scheme: JString<'l>,
+    auth_credentials: JString<'l>,
+    identity: JString<'l>,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let connect_string = string(env, &connect_string)?;
+        let auth = match (optional_string(env, &auth_scheme)?, optional_string(env, &auth_credentials)?) {
+            (Some(scheme), Some(credentials)) => Some(Auth { scheme, credentials: credentials.into_bytes() }),
+            _ => None,
+        };
+        let options = ClientOptions {
+            session_timeout: Duration::from_millis(session_timeout_ms.max(0) as u64),
+            connect_timeout: Duration::from_millis(connect_timeout_ms.max(0) as u64),
+            auth,
+            identity: optional_string(env, &identity)?,
+        };
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(future, async move { Client::connect(&connect_string, options).await }, |client| {
+            Value::Long(into_handle(client))
+        }))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientState<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> JString<'l> {
+    env.with_env(|env| -> Result<JString<'l>> {
+        let client = borrow::<Client>(handle)?;
+        Ok(env.new_string(client.state().as_str())?)
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientSessionId<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> i64 {
+    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Client>(handle)?.session_id()?) }).resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientIdentity<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> JString<'l> {
+    env.with_env(|env| -> Result<JString<'l>> { Ok(env.new_string(borrow::<Client>(handle)?.identity())?) })
+        .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let client = borrow::<Client>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move {
+                client.close().await;
+                Ok(())
+            },
+            |()| Value::Null,
+        ))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+    env.with_env(|_env| -> Result<()> {
+        free::<Client>(handle);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    sink: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let events = borrow::<Client>(handle)?.subscribe();
+        let sink = env.new_global_ref(&sink)?;
+        Ok(crate::listener::forward(events, sink, |state: &ConnectionState| (state.as_str().to_string(), None)))
+    })
+    .resolve::<ThrowZkException>()
+}

@@ -1,0 +1,77 @@
+//! Errors thrown into Java: always `io.zkrecipes.ZkException("<CODE>: <message>")`.
+
+use std::fmt;
+
+use jni::errors::ErrorPolicy;
+use jni::{jni_str, Env};
+
+#[derive(Debug)]
+pub enum BindingError {
+    Zk(zkrecipes::Error),
+    Jni(jni::errors::Error),
+}
+
+pub type Result<T> = std::result::Result<T, BindingError>;
+
+impl fmt::Display for BindingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BindingError::Zk(err) => write!(f, "{err}"),
+            BindingError::Jni(err) => write!(f, "INTERNAL: JNI: {err}"),
+        }
+    }
+}
+
+impl From<jni::errors::Error> for BindingError {
+    fn from(err: jni::errors::Error) -> Self {
+        BindingError::Jni(err)
+    }
+}
+
+impl From<zkrecipes::Error> for BindingError {
+    fn from(err: zkrecipes::Error) -> Self {
+        BindingError::Zk(err)
+    }
+}
+
+pub fn closed_handle() -> BindingError {
+    BindingError::Zk(zkrecipes::Error::new(zkrecipes::ErrorCode::Closed, "this object is closed"))
+}
+
+/// Throws `ZkException` for an error or a panic and returns a default value.
+#[derive(Debug, Default)]
+pub struct ThrowZkException;
+
+fn throw(env: &mut Env<'_>, message: String) {
+    if env.exception_check() {
+        return; // a Java exception is already on its way
+    }
+    let _ = env.throw_new(jni_str!("io/zkrecipes/ZkException"), jni::strings::JNIString::from(message));
+}
+
+impl<T: Default> ErrorPolicy<T, BindingError> for ThrowZkException {
+    type Captures<'unowned_env_local: 'native_method, 'native_method> = ();
+
+    fn on_error<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        err: BindingError,
+    ) -> jni::errors::Result<T> {
+        throw(env, err.to_string());
+        Ok(T::default())
+    }
+
+    fn on_panic<'unowned_env_local: 'native_method, 'native_method>(
+        env: &mut Env<'unowned_env_local>,
+        _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
+        payload: Box<dyn std::any::Any + Send + 'static>,
+    ) -> jni::errors::Result<T> {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into());
+        throw(env, format!("INTERNAL: Rust panic: {what}"));
+        Ok(T::default())
+    }
+}

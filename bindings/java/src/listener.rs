@@ -1,0 +1,51 @@
+//! Core events to a Java recipe object, delivered on a library thread; the
+//! Java side catches and logs whatever a listener throws.
+
+use jni::objects::{JClass, JObject};
+use jni::refs::Global;
+use jni::EnvUnowned;
+use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
+
+use crate::callbacks;
+use crate::errors::{Result, ThrowZkException};
+use crate::handles::{free, into_handle};
+
+/// Returns the subscription's handle (`subscriptionCancel` ends it).
+pub fn forward<E>(
+    mut events: broadcast::Receiver<E>,
+    sink: Global<JObject<'static>>,
+    describe: fn(&E) -> (String, Option<String>),
+) -> i64
+where
+    E: Clone + Send + 'static,
+{
+    let task = zkrecipes::runtime::runtime().spawn(async move {
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            let (name, detail) = describe(&event);
+            callbacks::event(&sink, &name, detail.as_deref());
+        }
+    });
+    into_handle(task.abort_handle())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
+    env.with_env(|_env| -> Result<()> {
+        if let Ok(task) = crate::handles::borrow::<AbortHandle>(handle) {
+            task.abort();
+        }
+        free::<AbortHandle>(handle);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}

@@ -1,0 +1,191 @@
+use std::time::Duration;
+
+use jni::objects::{JClass, JObject, JString};
+use jni::EnvUnowned;
+use zkrecipes::{Client, Lock, LockEvent, Owner, ReadWriteLock, Wait};
+
+use crate::callbacks::Value;
+use crate::client::string;
+use crate::errors::{Result, ThrowZkException};
+use crate::handles::{borrow, free, into_handle};
+use crate::{listener, tasks};
+
+/// `timeout_nanos`: negative = wait forever; `try_only` = do not wait at all.
+fn wait(try_only: bool, timeout_nanos: i64) -> Wait {
+    match (try_only, timeout_nanos) {
+        (true, _) => Wait::No,
+        (false, n) if n < 0 => Wait::Forever,
+        (false, n) => Wait::For(Duration::from_nanos(n as u64)),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockNew<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    client: i64,
+    dir: JString<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let dir = string(env, &dir)?;
+        Ok(into_handle(Lock::new(borrow::<Client>(client)?, &dir)?))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// A read/write lock; its sides are taken with `rwLockSide`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_rwLockNew<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    client: i64,
+    dir: JString<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let dir = string(env, &dir)?;
+        Ok(into_handle(ReadWriteLock::new(borrow::<Client>(client)?, &dir)?))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_rwLockSide<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    write: bool,
+) -> i64 {
+    env.with_env(|_env| -> Result<i64> {
+        let rw = borrow::<ReadWriteLock>(handle)?;
+        Ok(into_handle(if write { rw.write_lock().clone() } else { rw.read_lock().clone() }))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_rwLockFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+    env.with_env(|_env| -> Result<()> {
+        free::<ReadWriteLock>(handle);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+    env.with_env(|_env| -> Result<()> {
+        free::<Lock>(handle);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockAcquire<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    owner: i64,
+    try_only: bool,
+    timeout_nanos: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let lock = borrow::<Lock>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        let how = wait(try_only, timeout_nanos);
+        Ok(tasks::spawn(future, async move { lock.lock_as(Owner(owner as u64), how).await }, |token| match token {
+            Some(token) => Value::Long(token),
+            None => Value::Null,
+        }))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    owner: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let lock = borrow::<Lock>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(future, async move { lock.unlock_as(Owner(owner as u64)).await }, |()| Value::Null))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockIsHeld<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> bool {
+    env.with_env(|_env| -> Result<bool> { Ok(borrow::<Lock>(handle)?.is_held()) }).resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockHoldCount<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    owner: i64,
+) -> i32 {
+    env.with_env(|_env| -> Result<i32> { Ok(borrow::<Lock>(handle)?.hold_count(Owner(owner as u64)) as i32) })
+        .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> i64 {
+    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Lock>(handle)?.fencing_token().unwrap_or(-1)) })
+        .resolve::<ThrowZkException>()
+}
+
+/// Completes `future` with `node \t identity \t R|W` lines, holder first.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockParticipants<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let lock = borrow::<Lock>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(future, async move { lock.participants().await }, |list| {
+            let lines: Vec<String> = list
+                .into_iter()
+                .map(|p| format!("{}\t{}\t{}", p.node, p.identity.replace(['\t', '\n'], " "), if p.is_reader { "R" } else { "W" }))
+                .collect();
+            Value::Text(lines.join("\n"))
+        }))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    sink: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let events = borrow::<Lock>(handle)?.subscribe();
+        let sink = env.new_global_ref(&sink)?;
+        Ok(listener::forward(events, sink, |event: &LockEvent| match event {
+            LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
+            LockEvent::Released => ("RELEASED".into(), None),
+            LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
+        }))
+    })
+    .resolve::<ThrowZkException>()
+}

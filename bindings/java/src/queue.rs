@@ -1,0 +1,115 @@
+use std::time::Duration;
+
+use jni::objects::{JByteArray, JClass, JObject, JString};
+use jni::EnvUnowned;
+use zkrecipes::{Client, DistributedQueue};
+
+use crate::callbacks::Value;
+use crate::client::string;
+use crate::errors::{Result, ThrowZkException};
+use crate::handles::{borrow, free, into_handle};
+use crate::tasks;
+
+fn item(found: Option<Vec<u8>>) -> Value {
+    found.map_or(Value::Null, Value::Bytes)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    client: i64,
+    dir: JString<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let dir = string(env, &dir)?;
+        Ok(into_handle(DistributedQueue::new(borrow::<Client>(client)?, &dir)?))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+    env.with_env(|_env| -> Result<()> {
+        free::<DistributedQueue>(handle);
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) -> i32 {
+    env.with_env(|_env| -> Result<i32> { Ok(borrow::<DistributedQueue>(handle)?.max_payload() as i32) })
+        .resolve::<ThrowZkException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueOffer<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    data: JByteArray<'l>,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let data = env.convert_byte_array(&data)?;
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(future, async move { queue.offer(&data).await }, Value::Text))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// `op`: 0 peek, 1 poll, 2 element, 3 remove, 4 size.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    op: i32,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(match op {
+            0 => tasks::spawn(future, async move { queue.peek().await }, item),
+            1 => tasks::spawn(future, async move { queue.poll().await }, item),
+            2 => tasks::spawn(future, async move { queue.element().await }, Value::Bytes),
+            3 => tasks::spawn(future, async move { queue.remove().await }, Value::Bytes),
+            _ => tasks::spawn(future, async move { queue.size().await }, |n| Value::Long(n as i64)),
+        })
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// `timeout_nanos` negative = wait forever. Completes with the item or `null`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    timeout_nanos: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move {
+                if timeout_nanos < 0 {
+                    queue.take().await.map(Some)
+                } else {
+                    queue.take_timeout(Duration::from_nanos(timeout_nanos as u64)).await
+                }
+            },
+            item,
+        ))
+    })
+    .resolve::<ThrowZkException>()
+}

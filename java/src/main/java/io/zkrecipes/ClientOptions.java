@@ -1,0 +1,51 @@
+package io.zkrecipes;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/** How to connect; {@code new ClientOptions()} gives 10 s session and connect timeouts. */
+public final class ClientOptions {
+    private Duration sessionTimeout = Duration.ofSeconds(10);
+    private Duration connectTimeout = Duration.ofSeconds(10);
+    private String authScheme;
+    private String authCredentials;
+    private String identity;
+
+    public ClientOptions sessionTimeout(Duration timeout) {
+        this.sessionTimeout = positive("sessionTimeout", timeout);
+        return this;
+    }
+
+    /** The longest {@code connect} may take. */
+    public ClientOptions connectTimeout(Duration timeout) {
+        this.connectTimeout = positive("connectTimeout", timeout);
+        return this;
+    }
+
+    /** e.g. {@code auth("digest", "user:secret")}: recipe nodes then grant only this identity. */
+    public ClientOptions auth(String scheme, String credentials) {
+        this.authScheme = Objects.requireNonNull(scheme, "scheme");
+        this.authCredentials = Objects.requireNonNull(credentials, "credentials");
+        return this;
+    }
+
+    /** Written into lock and election nodes; default: the host name. */
+    public ClientOptions identity(String identity) {
+        this.identity = Objects.requireNonNull(identity, "identity");
+        return this;
+    }
+
+    Duration sessionTimeout() { return sessionTimeout; }
+    Duration connectTimeout() { return connectTimeout; }
+    String authScheme() { return authScheme; }
+    String authCredentials() { return authCredentials; }
+    String identity() { return identity; }
+
+    private static Duration positive(String name, Duration value) {
+        Objects.requireNonNull(value, name);
+        if (value.isNegative() || value.isZero() || value.compareTo(Duration.ofDays(1)) > 0) {
+            throw new ZkException(ZkException.Code.INVALID_ARGUMENT, name + " must be in (0, 1 day], got " + value);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,105 @@
+package io.zkrecipes;
+
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A FIFO queue of {@code qn-} nodes, shared with Apache's {@code DistributedQueue} and Curator's
+ * {@code SimpleDistributedQueue}; every item goes to exactly one consumer. An {@code offer} that
+ * fails with CONNECTION_LOSS may or may not have enqueued the item.
+ */
+public final class DistributedQueue extends NativeObject {
+    private final String dir;
+
+    public DistributedQueue(Client client, String dir) {
+        super(Objects.requireNonNull(client, "client").withHandle(h -> Native.queueNew(h, Objects.requireNonNull(dir, "dir"))),
+            Native::queueFree);
+        this.dir = dir;
+    }
+
+    /** The largest payload {@code offer} accepts; bigger ones fail with INVALID_ARGUMENT, nothing sent. */
+    public int getMaxPayload() {
+        return with(Native::queueMaxPayload);
+    }
+
+    /** Appends {@code data}; always {@code true} (Apache's signature). */
+    public boolean offer(byte[] data) {
+        Native.join(offerOp(data));
+        return true;
+    }
+
+    /** Appends {@code data}; completes with the item's node path. */
+    public CompletableFuture<String> offerAsync(byte[] data) {
+        return offerOp(data).future();
+    }
+
+    private Native.Op<String> offerOp(byte[] data) {
+        Objects.requireNonNull(data, "data");
+        return with(h -> Native.<String>start(f -> Native.queueOffer(h, data, f)));
+    }
+
+    private <T> T head(int op) {
+        return Native.join(with(h -> Native.<T>start(f -> Native.queueHead(h, op, f))));
+    }
+
+    /** The head item, or {@code null} when empty. */
+    public byte[] peek() {
+        return head(0);
+    }
+
+    /** Removes and returns the head item, or {@code null} when empty. */
+    public byte[] poll() {
+        return head(1);
+    }
+
+    /** @throws NoSuchElementException when empty (as Apache's recipe) */
+    public byte[] element() {
+        return orNoSuchElement(2);
+    }
+
+    /** @throws NoSuchElementException when empty (as Apache's recipe) */
+    public byte[] remove() {
+        return orNoSuchElement(3);
+    }
+
+    private byte[] orNoSuchElement(int op) {
+        try {
+            return head(op);
+        } catch (ZkException e) {
+            if (e.getCode() == ZkException.Code.NO_SUCH_ELEMENT) {
+                throw new NoSuchElementException(e.getDetail());
+            }
+            throw e;
+        }
+    }
+
+    /** Waits for an item; an interrupt withdraws the wait. */
+    public byte[] take() throws InterruptedException {
+        return Native.joinInterruptibly(takeOp(-1));
+    }
+
+    /** Waits up to {@code timeout} for an item; {@code null} if none came. */
+    public byte[] poll(long timeout, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        return Native.joinInterruptibly(takeOp(Math.max(0, unit.toNanos(timeout))));
+    }
+
+    public CompletableFuture<byte[]> takeAsync() {
+        return takeOp(-1).future();
+    }
+
+    private Native.Op<byte[]> takeOp(long timeoutNanos) {
+        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, timeoutNanos, f)));
+    }
+
+    public int size() {
+        Long n = head(4);
+        return n.intValue();
+    }
+
+    public String getDir() {
+        return dir;
+    }
+}

@@ -1,0 +1,143 @@
+package io.zkrecipes;
+
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Leader election with the nodes ({@code n_<seq>} holding the host name) and the events of
+ * Apache's {@code LeaderElectionSupport}, in Apache's order. Unlike Apache's recipe the root is
+ * created if missing, and a leader that loses its session is told ({@code FAILED}) and offers
+ * itself again once the client has a new session, unless stopped.
+ */
+public final class LeaderElectionSupport extends NativeObject implements Native.EventSink {
+    /** Apache's event names. */
+    public enum EventType {
+        START, OFFER_START, OFFER_COMPLETE, DETERMINE_START, DETERMINE_COMPLETE, ELECTED_START,
+        ELECTED_COMPLETE, READY_START, READY_COMPLETE, FAILED, STOP_START, STOP_COMPLETE
+    }
+
+    private final String rootNodeName;
+    private final String hostName;
+    private final CopyOnWriteArrayList<LeaderElectionAware> listeners = new CopyOnWriteArrayList<>();
+    private long subscription;
+
+    public LeaderElectionSupport(Client client, String rootNodeName, String hostName) {
+        super(Objects.requireNonNull(client, "client").withHandle(h -> Native.electionNew(h,
+            Objects.requireNonNull(rootNodeName, "rootNodeName"), Objects.requireNonNull(hostName, "hostName"))),
+            Native::electionFree);
+        this.rootNodeName = rootNodeName;
+        this.hostName = hostName;
+    }
+
+    private <T> Native.Op<T> call(int op) {
+        return with(h -> Native.<T>start(f -> Native.electionCall(h, op, f)));
+    }
+
+    /** Offers this member; returns once it knows whether it leads. */
+    public void start() {
+        Native.join(call(0));
+    }
+
+    /** Withdraws the offer (a leader hands over); returns once the node is gone. */
+    public void stop() {
+        Native.join(call(1));
+    }
+
+    public CompletableFuture<Void> startAsync() {
+        return this.<Void>call(0).future();
+    }
+
+    public CompletableFuture<Void> stopAsync() {
+        return this.<Void>call(1).future();
+    }
+
+    /** The current leader's host name, or {@code null} with no members. */
+    public String getLeaderHostName() {
+        return Native.join(call(2));
+    }
+
+    public boolean isLeader() {
+        return with(Native::electionIsLeader);
+    }
+
+    /** {@code true} once this member leads, {@code false} if the timeout passed first. */
+    public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = Math.max(0, Objects.requireNonNull(unit, "unit").toNanos(timeout));
+        return Native.joinInterruptibly(with(h -> Native.<Boolean>start(f -> Native.electionAwaitLeadership(h, nanos, f))));
+    }
+
+    public void addListener(LeaderElectionAware listener) {
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listeners) {
+            listeners.addIfAbsent(listener);
+            if (subscription == 0) {
+                subscription = with(h -> Native.electionSubscribe(h, this));
+            }
+        }
+    }
+
+    public void removeListener(LeaderElectionAware listener) {
+        listeners.remove(listener);
+    }
+
+    @Override
+    public void onNativeEvent(String name, String detail) {
+        EventType type = EventType.valueOf(name);
+        if (type == EventType.FAILED) {
+            Native.LOG.log(System.Logger.Level.WARNING, "election " + rootNodeName + " failed: " + detail);
+        }
+        for (LeaderElectionAware l : listeners) {
+            try {
+                l.onElectionEvent(type);
+            } catch (Throwable t) {
+                Native.LOG.log(System.Logger.Level.WARNING, "election listener failed on " + name, t);
+            }
+        }
+    }
+
+    public String getRootNodeName() {
+        return rootNodeName;
+    }
+
+    public String getHostName() {
+        return hostName;
+    }
+
+    /** Stops (if started) and frees the native member. */
+    @Override
+    public void close() {
+        if (isClosed()) {
+            return;
+        }
+        try {
+            if (!isClientClosed()) {
+                stop();
+            }
+        } finally {
+            synchronized (listeners) {
+                if (subscription != 0) {
+                    // Let STOP_COMPLETE reach the listeners before the subscription ends.
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    Native.subscriptionCancel(subscription);
+                    subscription = 0;
+                }
+            }
+            super.close();
+        }
+    }
+
+    private boolean isClientClosed() {
+        try {
+            with(h -> h);
+            return false;
+        } catch (ZkException e) {
+            return true;
+        }
+    }
+}

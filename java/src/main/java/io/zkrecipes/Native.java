@@ -1,0 +1,159 @@
+package io.zkrecipes;
+
+import java.lang.System.Logger.Level;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/** The native methods, and the two entry points the native library calls back. */
+final class Native {
+    static final System.Logger LOG = System.getLogger("io.zkrecipes");
+
+    static {
+        NativeLibrary.load();
+        init();
+    }
+
+    private Native() {}
+
+    /** Receives recipe events from the native library. */
+    interface EventSink {
+        void onNativeEvent(String name, String detail);
+    }
+
+    private static native void init();
+    static native void cancel(long task);
+
+    static native long clientConnect(String connect, long sessionMs, long connectMs, String authScheme,
+                                     String authCredentials, String identity, CompletableFuture<Object> f);
+    static native String clientState(long client);
+    static native long clientSessionId(long client);
+    static native String clientIdentity(long client);
+    static native long clientClose(long client, CompletableFuture<Object> f);
+    static native void clientFree(long client);
+    static native long clientSubscribe(long client, Object sink);
+    static native void subscriptionCancel(long subscription);
+
+    static native long lockNew(long client, String dir);
+    static native long rwLockNew(long client, String dir);
+    static native long rwLockSide(long rwLock, boolean write);
+    static native void rwLockFree(long rwLock);
+    static native void lockFree(long lock);
+    static native long lockAcquire(long lock, long owner, boolean tryOnly, long timeoutNanos, CompletableFuture<Object> f);
+    static native long lockRelease(long lock, long owner, CompletableFuture<Object> f);
+    static native boolean lockIsHeld(long lock);
+    static native int lockHoldCount(long lock, long owner);
+    static native long lockFencingToken(long lock);
+    static native long lockParticipants(long lock, CompletableFuture<Object> f);
+    static native long lockSubscribe(long lock, Object sink);
+
+    static native long queueNew(long client, String dir);
+    static native void queueFree(long queue);
+    static native int queueMaxPayload(long queue);
+    static native long queueOffer(long queue, byte[] data, CompletableFuture<Object> f);
+    static native long queueHead(long queue, int op, CompletableFuture<Object> f);
+    static native long queueTake(long queue, long timeoutNanos, CompletableFuture<Object> f);
+
+    static native long electionNew(long client, String root, String hostName);
+    static native void electionFree(long election);
+    static native long electionCall(long election, int op, CompletableFuture<Object> f);
+    static native boolean electionIsLeader(long election);
+    static native long electionAwaitLeadership(long election, long timeoutNanos, CompletableFuture<Object> f);
+    static native long electionSubscribe(long election, Object sink);
+
+    /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */
+    @SuppressWarnings("unused")
+    private static void complete(CompletableFuture<Object> f, int kind, long number, byte[] bytes, String text) {
+        switch (kind) {
+            case 0 -> f.complete(null);
+            case 1 -> f.complete(number != 0);
+            case 2 -> f.complete(number);
+            case 3 -> f.complete(bytes);
+            case 4 -> f.complete(text);
+            default -> f.completeExceptionally(ZkException.fromNative(text));
+        }
+    }
+
+    /** Called by the native library on a library thread for every recipe event. */
+    @SuppressWarnings("unused")
+    private static void event(Object sink, String name, String detail) {
+        try {
+            ((EventSink) sink).onNativeEvent(name, detail);
+        } catch (Throwable t) {
+            LOG.log(Level.WARNING, "zkrecipes listener failed on " + name, t);
+        }
+    }
+
+    /** A started native operation: its future and the id that cancels it. */
+    record Op<T>(CompletableFuture<T> future, long task) {}
+
+    /** Waits without giving up on interrupts (re-asserted afterwards), like {@code Lock.lock()}. */
+    static <T> T join(Op<T> op) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return op.future().get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw rethrow(e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits; an interrupt cancels the operation (which withdraws what it created on the server)
+     * and throws InterruptedException, unless the operation finished first: then its result is
+     * returned and the interrupt flag is set again, so nothing it obtained is lost.
+     */
+    static <T> T joinInterruptibly(Op<T> op) throws InterruptedException {
+        try {
+            return op.future().get();
+        } catch (InterruptedException e) {
+            cancel(op.task());
+            CompletableFuture<T> f = op.future();
+            if (f.isDone() && !f.isCompletedExceptionally()) {
+                Thread.currentThread().interrupt();
+                return f.getNow(null);
+            }
+            f.cancel(false);
+            throw e;
+        } catch (ExecutionException e) {
+            throw rethrow(e);
+        }
+    }
+
+    static RuntimeException rethrow(ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof ZkException zk) {
+            // A fresh exception, so that the stack trace shows the caller's thread.
+            return new ZkException(zk.getCode(), zk.getDetail());
+        }
+        if (cause instanceof RuntimeException re) {
+            return re;
+        }
+        return new ZkException(ZkException.Code.INTERNAL, String.valueOf(cause));
+    }
+
+    static <T> CompletableFuture<T> future() {
+        return new CompletableFuture<>();
+    }
+
+    /** The natives complete futures with Object values; each caller knows the real type. */
+    @SuppressWarnings("unchecked")
+    static CompletableFuture<Object> raw(CompletableFuture<?> f) {
+        return (CompletableFuture<Object>) f;
+    }
+
+    /** Starts a native operation that completes a fresh future of type T. */
+    static <T> Op<T> start(java.util.function.Function<CompletableFuture<Object>, Long> call) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        long task = call.apply(raw(f));
+        return new Op<>(f, task);
+    }
+}

@@ -1,0 +1,73 @@
+package io.zkrecipes;
+
+import java.lang.ref.Cleaner;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
+
+/**
+ * Owns one native handle. Calls run under a read lock and {@link #close()} frees the handle
+ * under the write lock, so a handle is never used after it was freed; a {@link Cleaner} frees
+ * it if the object becomes unreachable without being closed.
+ */
+abstract class NativeObject implements AutoCloseable {
+    private static final Cleaner CLEANER = Cleaner.create();
+
+    private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+
+    /** Holder of the raw handle, also the Cleaner's action (must not reference the owner). */
+    private static final class Handle implements Runnable {
+        private volatile long raw;
+        private final LongConsumer free;
+
+        Handle(long raw, LongConsumer free) {
+            this.raw = raw;
+            this.free = free;
+        }
+
+        @Override
+        public void run() {
+            long r = raw;
+            raw = 0;
+            if (r != 0) {
+                free.accept(r);
+            }
+        }
+    }
+
+    NativeObject(long raw, LongConsumer free) {
+        this.handle = new Handle(raw, free);
+        this.cleanable = CLEANER.register(this, handle);
+    }
+
+    /** Runs {@code call} with the live handle; CLOSED once closed. */
+    final <T> T with(LongFunction<T> call) {
+        guard.readLock().lock();
+        try {
+            long raw = handle.raw;
+            if (raw == 0) {
+                throw new ZkException(ZkException.Code.CLOSED, getClass().getSimpleName() + " is closed");
+            }
+            return call.apply(raw);
+        } finally {
+            guard.readLock().unlock();
+        }
+    }
+
+    final boolean isClosed() {
+        return handle.raw == 0;
+    }
+
+    /** Frees the native handle. Closing twice is harmless. */
+    @Override
+    public void close() {
+        guard.writeLock().lock();
+        try {
+            cleanable.clean();
+        } finally {
+            guard.writeLock().unlock();
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package io.zkrecipes;
+
+import java.util.Objects;
+
+/**
+ * Readers share, a writer is alone, FIFO between them (Curator's {@code InterProcessReadWriteLock}
+ * node names). The write holder may take the read lock (downgrade); a read holder asking for the
+ * write lock gets {@code ZkException(WOULD_DEADLOCK)} at once instead of waiting forever.
+ */
+public final class ReadWriteLock implements java.util.concurrent.locks.ReadWriteLock, AutoCloseable {
+    private final ZkLock readLock;
+    private final ZkLock writeLock;
+
+    public ReadWriteLock(Client client, String dir) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(dir, "dir");
+        long pair = client.withHandle(h -> Native.rwLockNew(h, dir));
+        try {
+            this.readLock = new ZkLock(client, Native.rwLockSide(pair, false), dir);
+            this.writeLock = new ZkLock(client, Native.rwLockSide(pair, true), dir);
+        } finally {
+            Native.rwLockFree(pair);
+        }
+    }
+
+    @Override
+    public ZkLock readLock() {
+        return readLock;
+    }
+
+    @Override
+    public ZkLock writeLock() {
+        return writeLock;
+    }
+
+    @Override
+    public void close() {
+        try {
+            readLock.close();
+        } finally {
+            writeLock.close();
+        }
+    }
+}

@@ -1,0 +1,204 @@
+package io.zkrecipes;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A fair ZooKeeper lock, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}:
+ * a {@link WriteLock} or one side of a {@link ReadWriteLock}.
+ *
+ * <p>Every hold has a fencing token (the czxid of the lock node, increasing across the
+ * ensemble) to hand to the resource the lock protects. A holder whose node vanishes (session
+ * expired, deleted by an operator) is told through {@link LockListener#lockLost}.
+ * {@link #close()} releases this thread's holds and frees the native lock.
+ */
+public class ZkLock extends NativeObject implements Lock, Native.EventSink {
+    private final Client client;
+    private final String dir;
+    private final CopyOnWriteArrayList<LockListener> listeners = new CopyOnWriteArrayList<>();
+    private long subscription;
+
+    ZkLock(Client client, long handle, String dir) {
+        super(handle, Native::lockFree);
+        this.client = client;
+        this.dir = dir;
+    }
+
+    private static long owner() {
+        return Thread.currentThread().getId();
+    }
+
+    private Native.Op<Long> acquire(boolean tryOnly, long timeoutNanos) {
+        long owner = owner();
+        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, tryOnly, timeoutNanos, f)));
+    }
+
+    /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */
+    @Override
+    public void lock() {
+        Native.join(acquire(false, -1));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        Native.joinInterruptibly(acquire(false, -1));
+    }
+
+    /** Without waiting; one request when somebody visibly holds the lock. */
+    @Override
+    public boolean tryLock() {
+        return Native.join(acquire(true, 0)) != null;
+    }
+
+    /** One deadline for the whole call; nothing is left on the server when it passes. */
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        long nanos = unit.toNanos(time);
+        Native.Op<Long> op = nanos <= 0 ? acquire(true, 0) : acquire(false, nanos);
+        return Native.joinInterruptibly(op) != null;
+    }
+
+    /**
+     * Drops one hold; the last one returns once the server confirmed the delete.
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold this lock
+     */
+    @Override
+    public void unlock() {
+        long owner = owner();
+        try {
+            Native.join(with(h -> Native.<Void>start(f -> Native.lockRelease(h, owner, f))));
+        } catch (ZkException e) {
+            if (e.getCode() == ZkException.Code.NOT_OWNER) {
+                throw new IllegalMonitorStateException("the current thread does not hold the lock on " + dir);
+            }
+            throw e;
+        }
+    }
+
+    /** ZooKeeper locks have no conditions. */
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("zkrecipes locks do not support conditions");
+    }
+
+    /** Acquires for the calling thread; completes with the fencing token. */
+    public CompletableFuture<Long> lockAsync() {
+        return acquire(false, -1).future();
+    }
+
+    /** Releases a hold of the calling thread. */
+    public CompletableFuture<Void> unlockAsync() {
+        long owner = owner();
+        return with(h -> Native.<Void>start(f -> Native.lockRelease(h, owner, f))).future();
+    }
+
+    /** The fencing token of the current hold, or -1 if not held. */
+    public long getFencingToken() {
+        return with(Native::lockFencingToken);
+    }
+
+    public boolean isHeldByCurrentThread() {
+        return getHoldCount() > 0;
+    }
+
+    public int getHoldCount() {
+        long owner = owner();
+        return with(h -> Native.lockHoldCount(h, owner));
+    }
+
+    /** Held by some thread through this object. */
+    public boolean isLocked() {
+        return with(Native::lockIsHeld);
+    }
+
+    public String getDir() {
+        return dir;
+    }
+
+    public Client getClient() {
+        return client;
+    }
+
+    /** Every contender in lock order, the holder first. */
+    public List<Participant> getParticipants() {
+        String text = Native.join(with(h -> Native.<String>start(f -> Native.lockParticipants(h, f))));
+        List<Participant> participants = new ArrayList<>();
+        for (String line : text.split("\n")) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] parts = line.split("\t", -1);
+            participants.add(new Participant(parts[0], parts[1], parts[2].equals("R")));
+        }
+        return participants;
+    }
+
+    public void addListener(LockListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listeners) {
+            listeners.addIfAbsent(listener);
+            if (subscription == 0) {
+                subscription = with(h -> Native.lockSubscribe(h, this));
+            }
+        }
+    }
+
+    public void removeListener(LockListener listener) {
+        listeners.remove(listener);
+    }
+
+    @Override
+    public void onNativeEvent(String name, String detail) {
+        for (LockListener l : listeners) {
+            try {
+                switch (name) {
+                    case "ACQUIRED" -> l.lockAcquired();
+                    case "RELEASED" -> l.lockReleased();
+                    default -> l.lockLost(ZkException.fromNative(detail));
+                }
+            } catch (Throwable t) {
+                Native.LOG.log(System.Logger.Level.WARNING, "lock listener failed on " + name, t);
+            }
+        }
+    }
+
+    /** Releases the current thread's holds and frees the native lock. */
+    @Override
+    public void close() {
+        if (isClosed()) {
+            return;
+        }
+        try {
+            while (getHoldCount() > 0) {
+                unlock();
+            }
+        } finally {
+            synchronized (listeners) {
+                if (subscription != 0) {
+                    Native.subscriptionCancel(subscription);
+                    subscription = 0;
+                }
+            }
+            super.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "[" + dir + (isClosed() ? ", closed]" : isLocked() ? ", locked]" : "]");
+    }
+}
