@@ -9,12 +9,14 @@ PY_VENV := target/py-venv
 NPM_OUT := target/npm
 NODE_PROJECT := target/node-project
 
-.PHONY: demo test test-rust test-python test-node wheel npm-pack harness lint zk-jars clean
+JAR := java/target/zkrecipes-0.1.0.jar
+
+.PHONY: demo test test-rust test-python test-node test-java wheel npm-pack jar harness lint zk-jars clean
 
 demo:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node
+test: lint test-rust test-python test-node test-java
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -52,6 +54,14 @@ test-node: npm-pack harness
 	cd $(NODE_PROJECT) && npx tsc --strict --noEmit --target es2022 --module nodenext --moduleResolution nodenext \
 		--lib es2022,esnext.disposable --types node example.ts
 	cd $(NODE_PROJECT) && $(CURDIR)/tests/with-zk node --test --test-concurrency=1 test/
+
+# The JAR users put on their classpath; it carries libzkrecipes_java.so.
+jar:
+	mvn -q -B -f java/pom.xml package -DskipTests
+
+# Java: JUnit 5 tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
+test-java: harness
+	tests/with-zk mvn -q -B -f java/pom.xml verify
 
 lint:
 	$(CARGO) fmt --all -- --check

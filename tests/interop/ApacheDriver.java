@@ -5,11 +5,16 @@
 //   hold  <connect> <dir> <holdMs>   WriteLock: WAITING, ACQUIRED <node>, RELEASED
 //   offer <connect> <dir> <n>        DistributedQueue.offer("apache-<i>") n times, OFFERED <n>
 //   drain <connect> <dir> <n>        DistributedQueue.take() n times, ITEM <utf8> per item
+//   elect <connect> <root>           3 LeaderElectionSupport members: start all, stop the leader,
+//                                    then the next two; prints "EVENTS <i> <e1,e2,...>" per member
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.zookeeper.recipes.leader.LeaderElectionSupport;
 import org.apache.zookeeper.recipes.lock.LockListener;
 import org.apache.zookeeper.recipes.lock.WriteLock;
 import org.apache.zookeeper.recipes.queue.DistributedQueue;
@@ -58,6 +63,33 @@ public class ApacheDriver {
                 int n = Integer.parseInt(args[3]);
                 for (int i = 0; i < n; i++) {
                     System.out.println("ITEM " + new String(queue.take(), StandardCharsets.UTF_8));
+                }
+                break;
+            }
+            case "elect": {
+                if (zk.exists(path, false) == null) {
+                    zk.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, org.apache.zookeeper.CreateMode.PERSISTENT);
+                }
+                List<List<String>> events = new ArrayList<>();
+                List<LeaderElectionSupport> members = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+                    events.add(seen);
+                    LeaderElectionSupport member = new LeaderElectionSupport();
+                    member.setZooKeeper(zk);
+                    member.setRootNodeName(path);
+                    member.setHostName("host-" + i);
+                    member.addListener(type -> seen.add(type.name()));
+                    member.start();
+                    members.add(member);
+                }
+                for (LeaderElectionSupport member : members) {
+                    Thread.sleep(500);
+                    member.stop();
+                }
+                Thread.sleep(500);
+                for (int i = 0; i < 3; i++) {
+                    System.out.println("EVENTS " + i + " " + String.join(",", events.get(i)));
                 }
                 break;
             }

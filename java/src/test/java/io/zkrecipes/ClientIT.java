@@ -1,0 +1,86 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class ClientIT {
+    @Test
+    void statesIdentityAndDoubleClose() throws Exception {
+        List<ConnectionState> states = Collections.synchronizedList(new ArrayList<>());
+        Client c = Client.connect(Zk.connect(), new ClientOptions().identity("java-test").sessionTimeout(Duration.ofSeconds(5)));
+        assertEquals(ConnectionState.CONNECTED, c.getState());
+        assertEquals("java-test", c.getIdentity());
+        assertNotEquals(0, c.getSessionId());
+        c.addConnectionStateListener((client, state) -> states.add(state));
+        c.addConnectionStateListener((client, state) -> { throw new IllegalStateException("listener bug"); });
+        c.close();
+        c.close();
+        assertEquals(ConnectionState.CLOSED, c.getState());
+        assertEquals(List.of(ConnectionState.CLOSED), states);
+    }
+
+    @Test
+    void connectAsync() throws Exception {
+        try (Client c = Client.connectAsync(Zk.connect(), new ClientOptions()).get(10, TimeUnit.SECONDS)) {
+            assertEquals(ConnectionState.CONNECTED, c.getState());
+        }
+    }
+
+    @Test
+    void badInputIsTyped() {
+        try (Client c = Zk.client()) {
+            for (String bad : List.of("", "relative", "/trailing/", "//x", "/a/./b", "/a/../b", "/ctl\u0001", "/zookeeper/x")) {
+                assertEquals(ZkException.Code.INVALID_PATH, assertThrows(ZkException.class, () -> new WriteLock(c, bad)).getCode(), bad);
+                assertEquals(ZkException.Code.INVALID_PATH, assertThrows(ZkException.class, () -> new ReadWriteLock(c, bad)).getCode());
+                assertEquals(ZkException.Code.INVALID_PATH, assertThrows(ZkException.class, () -> new DistributedQueue(c, bad)).getCode());
+                assertEquals(ZkException.Code.INVALID_PATH,
+                    assertThrows(ZkException.class, () -> new LeaderElectionSupport(c, bad, "h")).getCode());
+            }
+            assertThrows(NullPointerException.class, () -> new WriteLock(c, null));
+            assertThrows(NullPointerException.class, () -> new WriteLock(null, "/x"));
+            assertEquals(ZkException.Code.INVALID_ARGUMENT,
+                assertThrows(ZkException.class, () -> new ClientOptions().sessionTimeout(Duration.ofMillis(-1))).getCode());
+            assertEquals(ZkException.Code.INVALID_ARGUMENT,
+                assertThrows(ZkException.class, () -> new ClientOptions().connectTimeout(Duration.ZERO)).getCode());
+        }
+    }
+
+    @Test
+    void unreachableServerIsConnectionLossWithinTheConnectTimeout() {
+        long started = System.nanoTime();
+        ZkException e = assertThrows(ZkException.class,
+            () -> Client.connect("127.0.0.1:1", new ClientOptions().connectTimeout(Duration.ofMillis(500))));
+        assertEquals(ZkException.Code.CONNECTION_LOSS, e.getCode());
+        assertTrue(System.nanoTime() - started < 3_000_000_000L);
+    }
+
+    @Test
+    void useAfterCloseIsClosed() {
+        Client c = Zk.client();
+        WriteLock lock = new WriteLock(c, Zk.path("closed"));
+        DistributedQueue q = new DistributedQueue(c, Zk.path("closedq"));
+        LeaderElectionSupport e = new LeaderElectionSupport(c, Zk.path("closede"), "h");
+        c.close();
+        assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, lock::lock).getCode());
+        assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, () -> q.offer(new byte[1])).getCode());
+        assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, e::start).getCode());
+        assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, c::getSessionId).getCode());
+        assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, () -> new WriteLock(c, "/x")).getCode());
+        lock.close();
+        q.close();
+        e.close();
+    }
+
+    @Test
+    void nativeLibraryComesFromTheJar() {
+        assertNull(System.getProperty(NativeLibrary.PATH_PROPERTY));
+        assertTrue(System.getProperty("java.class.path").contains("zkrecipes-0.1.0.jar"),
+            "tests run against the packaged JAR: " + System.getProperty("java.class.path"));
+    }
+}

@@ -1,0 +1,89 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class ElectionIT {
+    /** Start three members, then stop them in order (the leader first), as the Apache driver does. */
+    private static List<List<String>> ourScenario(String root) throws Exception {
+        List<List<String>> events = new ArrayList<>();
+        List<LeaderElectionSupport> members = new ArrayList<>();
+        List<Client> clients = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Client c = Zk.client();
+            clients.add(c);
+            List<String> seen = Collections.synchronizedList(new ArrayList<>());
+            events.add(seen);
+            LeaderElectionSupport m = new LeaderElectionSupport(c, root, "host-" + i);
+            m.addListener(type -> seen.add(type.name()));
+            m.start();
+            members.add(m);
+        }
+        assertEquals(List.of(true, false, false), members.stream().map(LeaderElectionSupport::isLeader).toList());
+        assertEquals("host-0", members.get(2).getLeaderHostName());
+        assertFalse(members.get(1).awaitLeadership(100, TimeUnit.MILLISECONDS));
+        for (int i = 0; i < 3; i++) {
+            members.get(i).stop();
+            if (i < 2) {
+                assertTrue(members.get(i + 1).awaitLeadership(5, TimeUnit.SECONDS), "hand-over to member " + (i + 1));
+                assertEquals(1, members.stream().filter(LeaderElectionSupport::isLeader).count());
+            }
+        }
+        Thread.sleep(300);
+        for (LeaderElectionSupport m : members) {
+            m.close();
+        }
+        clients.forEach(Client::close);
+        return events;
+    }
+
+    private static List<List<String>> apacheScenario(String root) throws Exception {
+        String jars = String.join(":", "/usr/share/java/zookeeper.jar", "/usr/share/java/zookeeper-recipes-lock.jar",
+            "/usr/share/java/zookeeper-recipes-queue.jar", "/usr/share/java/zookeeper-recipes-election.jar",
+            "/usr/share/java/slf4j-nop.jar");
+        Path driver = Path.of(System.getProperty("basedir", "."), "..", "tests", "interop", "ApacheDriver.java");
+        assertTrue(Files.exists(driver), driver.toString());
+        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp", jars,
+            driver.toString(), "elect", Zk.connect(), root).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<List<String>> events = new ArrayList<>(List.of(List.of(), List.of(), List.of()));
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                String[] f = line.split(" ");
+                if (f[0].equals("EVENTS")) {
+                    events.set(Integer.parseInt(f[1]), List.of(f[2].split(",")));
+                }
+            }
+        }
+        assertEquals(0, p.waitFor());
+        return events;
+    }
+
+    @Test
+    void eventOrderIsIdenticalToApachesRecipe() throws Exception {
+        List<List<String>> ours = ourScenario(Zk.path("election"));
+        List<List<String>> apache = apacheScenario(Zk.path("apache-election"));
+        assertEquals(apache, ours);
+        assertEquals(List.of("START", "OFFER_START", "OFFER_COMPLETE", "DETERMINE_START", "DETERMINE_COMPLETE",
+            "ELECTED_START", "ELECTED_COMPLETE", "STOP_START", "STOP_COMPLETE"), ours.get(0));
+    }
+
+    @Test
+    void asyncStartAndStop() throws Exception {
+        try (Client c = Zk.client(); LeaderElectionSupport m = new LeaderElectionSupport(c, Zk.path("async"), "solo")) {
+            m.startAsync().get(5, TimeUnit.SECONDS);
+            assertTrue(m.awaitLeadership(5, TimeUnit.SECONDS));
+            assertEquals("solo", m.getLeaderHostName());
+            m.stopAsync().get(5, TimeUnit.SECONDS);
+            assertFalse(m.isLeader());
+        }
+    }
+}

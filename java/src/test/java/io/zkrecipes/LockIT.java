@@ -1,0 +1,260 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class LockIT {
+    @Test
+    void everyMethodOfWriteLock() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("lock");
+            WriteLock mine = new WriteLock(a, dir);
+            WriteLock theirs = new WriteLock(b, dir);
+            assertEquals(-1, mine.getFencingToken());
+            assertFalse(mine.isLocked());
+            mine.lock();
+            long token = mine.getFencingToken();
+            assertTrue(token > 0);
+            assertTrue(mine.isHeldByCurrentThread());
+            assertTrue(mine.isLocked());
+            assertEquals(1, mine.getHoldCount());
+            assertEquals(List.of(a.getIdentity()), mine.getParticipants().stream().map(Participant::identity).toList());
+            assertFalse(theirs.tryLock());
+            long started = System.nanoTime();
+            assertFalse(theirs.tryLock(200, TimeUnit.MILLISECONDS));
+            assertTrue(System.nanoTime() - started >= 190_000_000L);
+            assertEquals(1, mine.getParticipants().size(), "the timed-out waiter left nothing behind");
+            mine.lockInterruptibly(); // reentrant
+            assertEquals(2, mine.getHoldCount());
+            mine.unlock();
+            mine.unlock();
+            assertThrows(IllegalMonitorStateException.class, mine::unlock);
+            assertThrows(UnsupportedOperationException.class, mine::newCondition);
+            assertTrue(theirs.tryLock(5, TimeUnit.SECONDS));
+            assertTrue(theirs.getFencingToken() > token);
+            theirs.unlock();
+            Long asyncToken = mine.lockAsync().get(5, TimeUnit.SECONDS);
+            assertEquals(asyncToken, mine.getFencingToken());
+            mine.unlockAsync().get(5, TimeUnit.SECONDS);
+            assertFalse(mine.isLocked());
+            mine.close();
+            theirs.close();
+            assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, mine::lock).getCode());
+        }
+    }
+
+    @Test
+    void reentrantPerThreadAndOtherThreadsExcluded() throws Exception {
+        try (Client c = Zk.client(); WriteLock lock = new WriteLock(c, Zk.path("threads"))) {
+            lock.lock();
+            AtomicReference<Object> other = new AtomicReference<>();
+            Thread t = new Thread(() -> {
+                other.set(lock.tryLock());
+                try {
+                    lock.unlock();
+                } catch (IllegalMonitorStateException expected) {
+                    other.set("IMSE");
+                }
+            });
+            t.start();
+            t.join();
+            assertEquals("IMSE", other.get(), "another thread neither re-enters nor unlocks");
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void eightThreadsNeverOverlapAndTokensStrictlyIncrease() throws Exception {
+        String dir = Zk.path("eight");
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicBoolean overlap = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        List<Client> clients = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            Client c = Zk.client();
+            clients.add(c);
+            WriteLock lock = new WriteLock(c, dir);
+            threads.add(new Thread(() -> {
+                for (int j = 0; j < 5; j++) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlap.set(true);
+                        }
+                        tokens.add(lock.getFencingToken());
+                        Thread.sleep(2);
+                        inside.set(false);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        for (Thread t : threads) {
+            t.join();
+        }
+        clients.forEach(Client::close);
+        assertFalse(overlap.get(), "two holders at once");
+        assertEquals(40, tokens.size());
+        for (int i = 1; i < tokens.size(); i++) {
+            assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens " + tokens);
+        }
+    }
+
+    @Test
+    void interruptWhileWaitingLeavesNothingBehind() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("interrupt");
+            WriteLock holder = new WriteLock(a, dir);
+            WriteLock waiter = new WriteLock(b, dir);
+            holder.lock();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            Thread t = new Thread(() -> {
+                try {
+                    waiter.lockInterruptibly();
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            Zk.eventually("waiter queued", () -> holder.getParticipants().size() == 2);
+            t.interrupt();
+            t.join(5000);
+            assertInstanceOf(InterruptedException.class, thrown.get());
+            Zk.eventually("waiter's node withdrawn", () -> holder.getParticipants().size() == 1);
+            assertFalse(waiter.isLocked());
+            holder.unlock();
+        }
+    }
+
+    @Test
+    void listenersHearAcquiredReleasedAndLost() throws Exception {
+        try (Client c = Zk.client()) {
+            String dir = Zk.path("listen");
+            List<String> seen = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch lost = new CountDownLatch(1);
+            AtomicReference<ZkException> cause = new AtomicReference<>();
+            WriteLock lock = new WriteLock(c, dir, new LockListener() {
+                public void lockAcquired() { seen.add("acquired"); }
+                public void lockReleased() { seen.add("released"); }
+                public void lockLost(ZkException e) { cause.set(e); lost.countDown(); }
+            });
+            lock.addListener(new LockListener() {
+                public void lockAcquired() { throw new IllegalStateException("listener bug"); }
+                public void lockReleased() {}
+            });
+            lock.lock();
+            lock.unlock();
+            Zk.eventually("events", () -> seen.size() == 2);
+            assertEquals(List.of("acquired", "released"), seen);
+            lock.lock();
+            Zk.rm(dir + "/" + lock.getParticipants().get(0).node());
+            assertTrue(lost.await(10, TimeUnit.SECONDS), "lockLost after an operator's delete");
+            assertEquals(ZkException.Code.NO_NODE, cause.get().getCode());
+            assertFalse(lock.isLocked());
+        }
+    }
+
+    @Test
+    void readWriteLockSharesDowngradesAndRefusesUpgrade() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("rw");
+            ReadWriteLock mine = new ReadWriteLock(a, dir);
+            ReadWriteLock theirs = new ReadWriteLock(b, dir);
+            mine.readLock().lock();
+            assertTrue(theirs.readLock().tryLock());
+            theirs.readLock().unlock();
+            assertFalse(theirs.writeLock().tryLock());
+            ZkException upgrade = assertThrows(ZkException.class, () -> mine.writeLock().lock());
+            assertEquals(ZkException.Code.WOULD_DEADLOCK, upgrade.getCode());
+            mine.readLock().unlock();
+            mine.writeLock().lock();
+            mine.readLock().lock(); // downgrade
+            mine.writeLock().unlock();
+            assertTrue(theirs.readLock().tryLock());
+            theirs.readLock().unlock();
+            List<Participant> people = mine.readLock().getParticipants();
+            assertEquals(1, people.size());
+            assertTrue(people.get(0).reader());
+            mine.readLock().unlock();
+            mine.close();
+            theirs.close();
+        }
+    }
+
+    @Test
+    void twoJvmsContendWithoutOverlap() throws Exception {
+        String dir = Zk.path("jvms");
+        List<Process> jvms = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            jvms.add(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), LockHolderMain.class.getName(), Zk.connect(), dir, "10")
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        }
+        List<long[]> sections = new ArrayList<>();
+        for (Process p : jvms) {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    String[] f = line.split(" ");
+                    sections.add(new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2])});
+                }
+            }
+            assertEquals(0, p.waitFor());
+        }
+        assertEquals(20, sections.size());
+        sections.sort((x, y) -> Long.compare(x[0], y[0]));
+        for (int i = 1; i < sections.size(); i++) {
+            assertTrue(sections.get(i)[0] > sections.get(i - 1)[0]);
+            assertTrue(sections.get(i)[1] >= sections.get(i - 1)[2], "critical sections overlap");
+        }
+    }
+
+    /** The second JVM of {@link #twoJvmsContendWithoutOverlap}: prints "token start end" per hold. */
+    public static final class LockHolderMain {
+        public static void main(String[] args) throws Exception {
+            try (Client c = Client.connect(args[0]); WriteLock lock = new WriteLock(c, args[1])) {
+                for (int i = 0; i < Integer.parseInt(args[2]); i++) {
+                    lock.lock();
+                    try {
+                        long start = System.currentTimeMillis();
+                        Thread.sleep(5);
+                        System.out.println(lock.getFencingToken() + " " + start + " " + System.currentTimeMillis());
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void asyncAcquireCompletesOnRelease() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("async");
+            WriteLock holder = new WriteLock(a, dir);
+            WriteLock waiter = new WriteLock(b, dir);
+            holder.lock();
+            CompletableFuture<Long> pending = waiter.lockAsync();
+            Thread.sleep(200);
+            assertFalse(pending.isDone());
+            holder.unlock();
+            assertTrue(pending.get(5, TimeUnit.SECONDS) > 0);
+            waiter.unlockAsync().get(5, TimeUnit.SECONDS);
+        }
+    }
+}
