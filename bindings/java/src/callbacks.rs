@@ -53,7 +53,13 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
             class,
             jni_str!("complete"),
             jni_sig!("(Ljava/util/concurrent/CompletableFuture;IJ[BLjava/lang/String;)V"),
-            &[JValue::Object(future.as_ref()), JValue::Int(kind), JValue::Long(number), JValue::Object(&bytes), JValue::Object(&text)],
+            &[
+                JValue::Object(future.as_ref()),
+                JValue::Int(kind),
+                JValue::Long(number),
+                JValue::Object(&bytes),
+                JValue::Object(&text),
+            ],
         )?;
         Ok(())
     });
@@ -70,7 +76,11 @@ pub fn event(sink: &Global<JObject<'static>>, name: &str, detail: Option<&str>) 
             class,
             jni_str!("event"),
             jni_sig!("(Ljava/lang/Object;Ljava/lang/String;Ljava/lang/String;)V"),
-            &[JValue::Object(sink.as_ref()), JValue::Object(&name), JValue::Object(&detail)],
+            &[
+                JValue::Object(sink.as_ref()),
+                JValue::Object(&name),
+                JValue::Object(&detail),
+            ],
         )?;
         Ok(())
     });
@@ -79,7 +89,9 @@ pub fn event(sink: &Global<JObject<'static>>, name: &str, detail: Option<&str>) 
 /// Runs `call` on this (runtime) thread attached for the scope of the call
 /// only: a permanently attached non-daemon thread would keep the JVM alive.
 fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>) {
-    let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else { return };
+    let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else {
+        return;
+    };
     let _ = vm.attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
         let result = call(env, class);
         // Native.complete/event never throw; should something slip through,

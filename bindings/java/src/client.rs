@@ -17,17 +17,30 @@ pub fn optional_string(env: &Env<'_>, value: &JString<'_>) -> Result<Option<Stri
 }
 
 pub fn string(env: &Env<'_>, value: &JString<'_>) -> Result<String> {
-    optional_string(env, value)?
-        .ok_or_else(|| zkrecipes::Error::new(zkrecipes::ErrorCode::InvalidArgument, "null string argument").into())
+    optional_string(env, value)?.ok_or_else(|| {
+        zkrecipes::Error::new(
+            zkrecipes::ErrorCode::InvalidArgument,
+            "null string argument",
+        )
+        .into()
+    })
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_init<'l>(mut env: EnvUnowned<'l>, class: JClass<'l>) {
-    env.with_env(|env| -> Result<()> { Ok(callbacks::init(env, &class)?) }).resolve::<ThrowZkException>()
+pub extern "system" fn Java_io_zkrecipes_Native_init<'l>(
+    mut env: EnvUnowned<'l>,
+    class: JClass<'l>,
+) {
+    env.with_env(|env| -> Result<()> { Ok(callbacks::init(env, &class)?) })
+        .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_cancel<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, task: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_cancel<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    task: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         tasks::cancel(task);
         Ok(())
@@ -50,8 +63,14 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
         let connect_string = string(env, &connect_string)?;
-        let auth = match (optional_string(env, &auth_scheme)?, optional_string(env, &auth_credentials)?) {
-            (Some(scheme), Some(credentials)) => Some(Auth { scheme, credentials: credentials.into_bytes() }),
+        let auth = match (
+            optional_string(env, &auth_scheme)?,
+            optional_string(env, &auth_credentials)?,
+        ) {
+            (Some(scheme), Some(credentials)) => Some(Auth {
+                scheme,
+                credentials: credentials.into_bytes(),
+            }),
             _ => None,
         };
         let options = ClientOptions {
@@ -61,9 +80,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             identity: optional_string(env, &identity)?,
         };
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { Client::connect(&connect_string, options).await }, |client| {
-            Value::Long(into_handle(client))
-        }))
+        Ok(tasks::spawn(
+            future,
+            async move { Client::connect(&connect_string, options).await },
+            |client| Value::Long(into_handle(client)),
+        ))
     })
     .resolve::<ThrowZkException>()
 }
@@ -87,7 +108,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientSessionId<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> i64 {
-    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Client>(handle)?.session_id()?) }).resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Client>(handle)?.session_id()?) })
+        .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
@@ -96,8 +118,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientIdentity<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> JString<'l> {
-    env.with_env(|env| -> Result<JString<'l>> { Ok(env.new_string(borrow::<Client>(handle)?.identity())?) })
-        .resolve::<ThrowZkException>()
+    env.with_env(|env| -> Result<JString<'l>> {
+        Ok(env.new_string(borrow::<Client>(handle)?.identity())?)
+    })
+    .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
@@ -123,7 +147,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_clientFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         free::<Client>(handle);
         Ok(())
@@ -141,7 +169,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<Client>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(crate::listener::forward(events, sink, |state: &ConnectionState| (state.as_str().to_string(), None)))
+        Ok(crate::listener::forward(
+            events,
+            sink,
+            |state: &ConnectionState| (state.as_str().to_string(), None),
+        ))
     })
     .resolve::<ThrowZkException>()
 }

@@ -21,13 +21,21 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionNew<'l>(
     env.with_env(|env| -> Result<i64> {
         let root = string(env, &root)?;
         let host_name = string(env, &host_name)?;
-        Ok(into_handle(LeaderElectionSupport::new(borrow::<Client>(client)?, &root, &host_name)?))
+        Ok(into_handle(LeaderElectionSupport::new(
+            borrow::<Client>(client)?,
+            &root,
+            &host_name,
+        )?))
     })
     .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_electionFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_electionFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         free::<LeaderElectionSupport>(handle);
         Ok(())
@@ -48,11 +56,17 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionCall<'l>(
         let election = borrow::<LeaderElectionSupport>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { election.start().await }, |()| Value::Null),
-            1 => tasks::spawn(future, async move { election.stop().await }, |()| Value::Null),
-            _ => tasks::spawn(future, async move { election.leader_host_name().await }, |name| {
-                name.map_or(Value::Null, Value::Text)
+            0 => tasks::spawn(future, async move { election.start().await }, |()| {
+                Value::Null
             }),
+            1 => tasks::spawn(future, async move { election.stop().await }, |()| {
+                Value::Null
+            }),
+            _ => tasks::spawn(
+                future,
+                async move { election.leader_host_name().await },
+                |name| name.map_or(Value::Null, Value::Text),
+            ),
         })
     })
     .resolve::<ThrowZkException>()
@@ -64,8 +78,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionIsLeader<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> bool {
-    env.with_env(|_env| -> Result<bool> { Ok(borrow::<LeaderElectionSupport>(handle)?.is_leader()) })
-        .resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<bool> {
+        Ok(borrow::<LeaderElectionSupport>(handle)?.is_leader())
+    })
+    .resolve::<ThrowZkException>()
 }
 
 /// `timeout_nanos` negative = forever. Completes with `Boolean`.
@@ -81,7 +97,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionAwaitLeadership<'l>(
         let election = borrow::<LeaderElectionSupport>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
         let limit = (timeout_nanos >= 0).then(|| Duration::from_nanos(timeout_nanos as u64));
-        Ok(tasks::spawn(future, async move { election.await_leadership(limit).await }, Value::Bool))
+        Ok(tasks::spawn(
+            future,
+            async move { election.await_leadership(limit).await },
+            Value::Bool,
+        ))
     })
     .resolve::<ThrowZkException>()
 }

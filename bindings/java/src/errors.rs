@@ -35,7 +35,10 @@ impl From<zkrecipes::Error> for BindingError {
 }
 
 pub fn closed_handle() -> BindingError {
-    BindingError::Zk(zkrecipes::Error::new(zkrecipes::ErrorCode::Closed, "this object is closed"))
+    BindingError::Zk(zkrecipes::Error::new(
+        zkrecipes::ErrorCode::Closed,
+        "this object is closed",
+    ))
 }
 
 /// Throws `ZkException` for an error or a panic and returns a default value.
@@ -46,7 +49,10 @@ fn throw(env: &mut Env<'_>, message: String) {
     if env.exception_check() {
         return; // a Java exception is already on its way
     }
-    let _ = env.throw_new(jni_str!("io/zkrecipes/ZkException"), jni::strings::JNIString::from(message));
+    let _ = env.throw_new(
+        jni_str!("io/zkrecipes/ZkException"),
+        jni::strings::JNIString::from(message),
+    );
 }
 
 impl<T: Default> ErrorPolicy<T, BindingError> for ThrowZkException {

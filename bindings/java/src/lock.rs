@@ -43,7 +43,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockNew<'l>(
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
         let dir = string(env, &dir)?;
-        Ok(into_handle(ReadWriteLock::new(borrow::<Client>(client)?, &dir)?))
+        Ok(into_handle(ReadWriteLock::new(
+            borrow::<Client>(client)?,
+            &dir,
+        )?))
     })
     .resolve::<ThrowZkException>()
 }
@@ -57,13 +60,21 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockSide<'l>(
 ) -> i64 {
     env.with_env(|_env| -> Result<i64> {
         let rw = borrow::<ReadWriteLock>(handle)?;
-        Ok(into_handle(if write { rw.write_lock().clone() } else { rw.read_lock().clone() }))
+        Ok(into_handle(if write {
+            rw.write_lock().clone()
+        } else {
+            rw.read_lock().clone()
+        }))
     })
     .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_rwLockFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_rwLockFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         free::<ReadWriteLock>(handle);
         Ok(())
@@ -72,7 +83,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockFree<'l>(mut env: EnvUnown
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_lockFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         free::<Lock>(handle);
         Ok(())
@@ -95,10 +110,14 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockAcquire<'l>(
         let lock = borrow::<Lock>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
         let how = wait(try_only, timeout_nanos);
-        Ok(tasks::spawn(future, async move { lock.lock_as(Owner(owner as u64), how).await }, |token| match token {
-            Some(token) => Value::Long(token),
-            None => Value::Null,
-        }))
+        Ok(tasks::spawn(
+            future,
+            async move { lock.lock_as(Owner(owner as u64), how).await },
+            |token| match token {
+                Some(token) => Value::Long(token),
+                None => Value::Null,
+            },
+        ))
     })
     .resolve::<ThrowZkException>()
 }
@@ -114,7 +133,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
     env.with_env(|env| -> Result<i64> {
         let lock = borrow::<Lock>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { lock.unlock_as(Owner(owner as u64)).await }, |()| Value::Null))
+        Ok(tasks::spawn(
+            future,
+            async move { lock.unlock_as(Owner(owner as u64)).await },
+            |()| Value::Null,
+        ))
     })
     .resolve::<ThrowZkException>()
 }
@@ -125,7 +148,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockIsHeld<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> bool {
-    env.with_env(|_env| -> Result<bool> { Ok(borrow::<Lock>(handle)?.is_held()) }).resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<bool> { Ok(borrow::<Lock>(handle)?.is_held()) })
+        .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
@@ -135,8 +159,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockHoldCount<'l>(
     handle: i64,
     owner: i64,
 ) -> i32 {
-    env.with_env(|_env| -> Result<i32> { Ok(borrow::<Lock>(handle)?.hold_count(Owner(owner as u64)) as i32) })
-        .resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<i32> {
+        Ok(borrow::<Lock>(handle)?.hold_count(Owner(owner as u64)) as i32)
+    })
+    .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
@@ -145,8 +171,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> i64 {
-    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Lock>(handle)?.fencing_token().unwrap_or(-1)) })
-        .resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<i64> {
+        Ok(borrow::<Lock>(handle)?.fencing_token().unwrap_or(-1))
+    })
+    .resolve::<ThrowZkException>()
 }
 
 /// Completes `future` with `node \t identity \t R|W` lines, holder first.
@@ -160,13 +188,24 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockParticipants<'l>(
     env.with_env(|env| -> Result<i64> {
         let lock = borrow::<Lock>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { lock.participants().await }, |list| {
-            let lines: Vec<String> = list
-                .into_iter()
-                .map(|p| format!("{}\t{}\t{}", p.node, p.identity.replace(['\t', '\n'], " "), if p.is_reader { "R" } else { "W" }))
-                .collect();
-            Value::Text(lines.join("\n"))
-        }))
+        Ok(tasks::spawn(
+            future,
+            async move { lock.participants().await },
+            |list| {
+                let lines: Vec<String> = list
+                    .into_iter()
+                    .map(|p| {
+                        format!(
+                            "{}\t{}\t{}",
+                            p.node,
+                            p.identity.replace(['\t', '\n'], " "),
+                            if p.is_reader { "R" } else { "W" }
+                        )
+                    })
+                    .collect();
+                Value::Text(lines.join("\n"))
+            },
+        ))
     })
     .resolve::<ThrowZkException>()
 }
@@ -181,11 +220,15 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<Lock>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(listener::forward(events, sink, |event: &LockEvent| match event {
-            LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
-            LockEvent::Released => ("RELEASED".into(), None),
-            LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
-        }))
+        Ok(listener::forward(
+            events,
+            sink,
+            |event: &LockEvent| match event {
+                LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
+                LockEvent::Released => ("RELEASED".into(), None),
+                LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
+            },
+        ))
     })
     .resolve::<ThrowZkException>()
 }

@@ -23,13 +23,20 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
         let dir = string(env, &dir)?;
-        Ok(into_handle(DistributedQueue::new(borrow::<Client>(client)?, &dir)?))
+        Ok(into_handle(DistributedQueue::new(
+            borrow::<Client>(client)?,
+            &dir,
+        )?))
     })
     .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueFree<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>, handle: i64) {
+pub extern "system" fn Java_io_zkrecipes_Native_queueFree<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+) {
     env.with_env(|_env| -> Result<()> {
         free::<DistributedQueue>(handle);
         Ok(())
@@ -43,8 +50,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> i32 {
-    env.with_env(|_env| -> Result<i32> { Ok(borrow::<DistributedQueue>(handle)?.max_payload() as i32) })
-        .resolve::<ThrowZkException>()
+    env.with_env(|_env| -> Result<i32> {
+        Ok(borrow::<DistributedQueue>(handle)?.max_payload() as i32)
+    })
+    .resolve::<ThrowZkException>()
 }
 
 #[unsafe(no_mangle)]
@@ -59,7 +68,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueOffer<'l>(
         let queue = borrow::<DistributedQueue>(handle)?.clone();
         let data = env.convert_byte_array(&data)?;
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { queue.offer(&data).await }, Value::Text))
+        Ok(tasks::spawn(
+            future,
+            async move { queue.offer(&data).await },
+            Value::Text,
+        ))
     })
     .resolve::<ThrowZkException>()
 }
@@ -81,7 +94,9 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
             1 => tasks::spawn(future, async move { queue.poll().await }, item),
             2 => tasks::spawn(future, async move { queue.element().await }, Value::Bytes),
             3 => tasks::spawn(future, async move { queue.remove().await }, Value::Bytes),
-            _ => tasks::spawn(future, async move { queue.size().await }, |n| Value::Long(n as i64)),
+            _ => tasks::spawn(future, async move { queue.size().await }, |n| {
+                Value::Long(n as i64)
+            }),
         })
     })
     .resolve::<ThrowZkException>()
@@ -105,7 +120,9 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
                 if timeout_nanos < 0 {
                     queue.take().await.map(Some)
                 } else {
-                    queue.take_timeout(Duration::from_nanos(timeout_nanos as u64)).await
+                    queue
+                        .take_timeout(Duration::from_nanos(timeout_nanos as u64))
+                        .await
                 }
             },
             item,

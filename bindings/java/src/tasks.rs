@@ -46,7 +46,9 @@ where
 /// Stops the operation (dropping it withdraws anything it created on the
 /// server) and returns once it has finished one way or the other.
 pub fn cancel(id: i64) {
-    let Some(task) = tasks().lock().unwrap().get(&id).cloned() else { return };
+    let Some(task) = tasks().lock().unwrap().get(&id).cloned() else {
+        return;
+    };
     task.abort();
     while !task.is_finished() {
         std::thread::sleep(Duration::from_millis(1));
