@@ -11,9 +11,17 @@ NODE_PROJECT := target/node-project
 
 JAR := java/target/zkrecipes-0.1.0.jar
 
-.PHONY: demo test test-rust test-python test-node test-java wheel npm-pack jar harness lint zk-jars clean
+.PHONY: demo demo-rust test test-rust test-python test-node test-java wheel npm-pack jar harness lint zk-jars clean
 
-demo:
+# Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
+# Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
+demo: wheel npm-pack jar harness
+	$(PYTHON) demo/run.py --wheel $(CURDIR)/$(WHEELS)/zkrecipes-0.1.0-cp39-abi3-*.whl \
+		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
+		--harness $(CURDIR)/target/debug/zk-harness $(DEMO_ARGS)
+
+# The Rust-only tour (lock, queue, election from three clients).
+demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
 test: lint test-rust test-python test-node test-java

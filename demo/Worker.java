@@ -1,0 +1,115 @@
+// A demo worker in Java: election member, producer when leading, consumer always.
+// Run as a single-file program with the zkrecipes JAR on the classpath.
+import io.zkrecipes.*;
+import java.io.*;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+public class Worker {
+    static final class Ledger {
+        private final BufferedReader in;
+        private final Writer out;
+
+        Ledger(String address) throws IOException {
+            String[] hp = address.split(":");
+            Socket socket = new Socket(hp[0], Integer.parseInt(hp[1]));
+            in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            out = new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8);
+        }
+
+        synchronized String ask(String line) {
+            try {
+                out.write(line + "\n");
+                out.flush();
+                return in.readLine();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String connect = args[0], root = args[1], name = args[2];
+        Ledger ledger = new Ledger(args[3]);
+        ledger.ask("HELLO " + name + " " + ProcessHandle.current().pid());
+        ClientOptions options = new ClientOptions().identity(name).sessionTimeout(Duration.ofSeconds(Long.parseLong(args[4])));
+        try (Client client = Client.connect(connect, options)) {
+            WriteLock lock = new WriteLock(client, root + "/lock");
+            ReadWriteLock audit = new ReadWriteLock(client, root + "/audit");
+            DistributedQueue jobs = new DistributedQueue(client, root + "/jobs");
+            LeaderElectionSupport election = new LeaderElectionSupport(client, root + "/election", name);
+            CountDownLatch leading = new CountDownLatch(1);
+            election.addListener(event -> {
+                if (event == LeaderElectionSupport.EventType.ELECTED_COMPLETE) {
+                    ledger.ask("LEADER " + name);
+                    leading.countDown();
+                }
+            });
+            election.start();
+            Thread producer = new Thread(() -> {
+                try {
+                    leading.await();
+                    while ("NO".equals(ledger.ask("DONE?"))) {
+                        int n = Integer.parseInt(ledger.ask("NEXT " + jobs.size()));
+                        if (n < 0) {
+                            Thread.sleep(200);
+                            continue;
+                        }
+                        jobs.offer(("job-" + n).getBytes(StandardCharsets.UTF_8));
+                        ledger.ask("OFFERED " + n);
+                        Thread.sleep(10);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            producer.setDaemon(true);
+            producer.start();
+            Thread auditor = new Thread(() -> {
+                try {
+                    while ("NO".equals(ledger.ask("DONE?"))) {
+                        Thread.sleep(1000);
+                        if (leading.getCount() == 0) {
+                            audit.readLock().lock();
+                            try {
+                                ledger.ask("AUDIT " + name);
+                                Thread.sleep(50);
+                                ledger.ask("AUDITED " + name);
+                            } finally {
+                                audit.readLock().unlock();
+                            }
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            auditor.setDaemon(true);
+            auditor.start();
+            while ("NO".equals(ledger.ask("DONE?"))) {
+                byte[] item = jobs.poll(500, TimeUnit.MILLISECONDS);
+                if (item == null) {
+                    continue;
+                }
+                int job = Integer.parseInt(new String(item, StandardCharsets.UTF_8).split("-")[1]);
+                ledger.ask("TAKEN " + job + " " + name);
+                lock.lock();
+                try {
+                    audit.writeLock().lock();
+                    try {
+                        ledger.ask("APPLY " + job + " " + lock.getFencingToken() + " " + name);
+                    } finally {
+                        audit.writeLock().unlock();
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+            election.stop();
+        }
+        System.exit(0);
+    }
+}

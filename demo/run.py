@@ -1,0 +1,233 @@
+"""`make demo`: Python, Node.js and Java processes share one election, one queue
+and one lock through zkrecipes, against a real ZooKeeper, and the demo checks
+the outcome itself.
+
+    python3 demo/run.py --wheel W --npm-tarball T --jar J --harness H [--python 2 --node 2 --java 2 --jobs 200]
+
+Midway the current leader is killed with SIGKILL; another process takes over.
+Exit code 0 only if every check of the summary holds. Ctrl-C stops everything
+and cleans up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ledger import Ledger, LedgerServer  # noqa: E402
+
+DEMO = Path(__file__).resolve().parent
+COLORS = {"py": "\033[33m", "node": "\033[32m", "java": "\033[36m"}
+RESET = "\033[0m"
+
+
+def color(name: str) -> str:
+    if not sys.stdout.isatty():
+        return name
+    return COLORS.get(name.split("-")[0], "") + name + RESET
+
+
+class Demo:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.tmp = Path(tempfile.mkdtemp(prefix="zkrecipes-demo-"))
+        self.harness: Optional[subprocess.Popen[str]] = None
+        self.workers: Dict[str, subprocess.Popen[bytes]] = {}
+        self.started = time.monotonic()
+
+    def log(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.started:6.1f}s] {message}", flush=True)
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def start_zookeeper(self) -> str:
+        if os.environ.get("ZK_CONNECT"):
+            return os.environ["ZK_CONNECT"]
+        self.harness = subprocess.Popen([self.args.harness, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.harness.stdout is not None
+        line = self.harness.stdout.readline().strip()
+        if not line.startswith("ZK_CONNECT="):
+            raise RuntimeError(f"the harness did not start ZooKeeper: {line!r}")
+        return line.split("=", 1)[1]
+
+    def install(self) -> Tuple[List[str], List[str], List[str]]:
+        """Installs each artifact the way a user would; returns the three worker commands."""
+        venv = self.tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-index", self.args.wheel], check=True)
+        node_project = self.tmp / "node"
+        node_project.mkdir()
+        subprocess.run(["npm", "init", "-y"], cwd=node_project, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", self.args.npm_tarball],
+                       cwd=node_project, check=True)
+        shutil.copy(DEMO / "worker.js", node_project / "worker.js")
+        classes = self.tmp / "classes"
+        subprocess.run(["javac", "-d", str(classes), "-cp", self.args.jar, str(DEMO / "Worker.java")], check=True)
+        return (
+            [str(venv / "bin" / "python"), str(DEMO / "worker.py")],
+            ["node", str(node_project / "worker.js")],
+            ["java", "-cp", f"{self.args.jar}:{classes}", "Worker"],
+        )
+
+    # -- run -----------------------------------------------------------------------------------
+
+    def spawn(self, name: str, command: List[str], connect: str, root: str, ledger: str) -> None:
+        logs = self.tmp / "logs"
+        logs.mkdir(exist_ok=True)
+        out = open(logs / f"{name}.log", "wb")
+        self.workers[name] = subprocess.Popen(
+            command + [connect, root, name, ledger, str(self.args.session_timeout)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def run(self) -> int:
+        a = self.args
+        connect = self.start_zookeeper()
+        self.log(f"ZooKeeper at {connect}")
+        commands = self.install()
+        self.log("installed the wheel in a venv, the npm tarball in a fresh project, the JAR on a classpath")
+        ledger = Ledger(jobs=a.jobs)
+        server = LedgerServer(ledger)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        root = f"/zkrecipes-demo/{uuid.uuid4().hex[:8]}"
+        for lang, count, command in (("py", a.python, commands[0]), ("node", a.node, commands[1]), ("java", a.java, commands[2])):
+            for i in range(1, count + 1):
+                self.spawn(f"{lang}-{i}", command, connect, root, server.address)
+        self.log(f"started {len(self.workers)} workers: {', '.join(color(n) for n in self.workers)}")
+
+        killed: Optional[Tuple[str, float]] = None
+        failover: Optional[float] = None
+        seen_events = 0
+        last_progress = 0.0
+        deadline = time.monotonic() + a.timeout
+        while time.monotonic() < deadline:
+            with ledger.lock:
+                events = ledger.events[seen_events:]
+                seen_events = len(ledger.events)
+                leaders = list(ledger.leaders)
+                done = len(ledger.applied)
+                offered, holder, workers = ledger.next_offer, ledger.last_holder, dict(ledger.workers)
+            for event in events:
+                self.log(event)
+            if killed and failover is None:
+                after = [t for t, name in leaders if t > killed[1] and name != killed[0]]
+                if after:
+                    failover = after[0] - killed[1]
+                    self.log(f"failover: a new leader {failover * 1000:.0f} ms after the SIGKILL")
+            if killed is None and offered >= a.jobs // 2 and leaders:
+                victim = leaders[-1][1]
+                self.log(f"killing the leader {color(victim)} (pid {workers[victim]}) with SIGKILL")
+                ledger.mark_dead(victim)
+                os.kill(workers[victim], signal.SIGKILL)
+                killed = (victim, time.monotonic())
+            now = time.monotonic()
+            if now - last_progress >= 1.0 or done >= a.jobs:
+                last_progress = now
+                bar = "#" * (30 * done // a.jobs) + "." * (30 - 30 * done // a.jobs)
+                leader = leaders[-1][1] if leaders else "-"
+                lock = f"{color(holder[0])} (token {holder[1]})" if holder else "-"
+                print(f"         leader {color(leader):<8} lock {lock:<28} queue {max(0, offered - done):>4}  "
+                      f"[{bar}] {done}/{a.jobs}", flush=True)
+            if done >= a.jobs:
+                break
+            time.sleep(0.2)
+
+        for name, proc in self.workers.items():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.log(f"{name} did not stop by itself")
+        server.shutdown()
+        return self.summary(ledger, killed, failover)
+
+    def summary(self, ledger: Ledger, killed: Optional[Tuple[str, float]], failover: Optional[float]) -> int:
+        a = self.args
+        per_language: Dict[str, int] = {}
+        for worker, n in ledger.applied_by.items():
+            lang = worker.split("-")[0]
+            per_language[lang] = per_language.get(lang, 0) + n
+        exits = {n: p.returncode for n, p in self.workers.items()}
+        survivors_ok = all(code == 0 for n, code in exits.items() if not killed or n != killed[0])
+        checks = [
+            (f"every job applied exactly once ({len(ledger.applied)}/{a.jobs})", ledger.applied == set(range(a.jobs))),
+            (f"the account equals the number of jobs ({ledger.balance} = {a.jobs})", ledger.balance == a.jobs),
+            (f"zero rejected fencing tokens ({ledger.stale})", ledger.stale == 0),
+            (f"no write during an audit ({ledger.audit_violations} in {ledger.audits} audits)",
+             ledger.audit_violations == 0 and ledger.audits > 0),
+            ("the leader was killed and another process took over"
+             + (f" in {failover * 1000:.0f} ms" if failover is not None else ""), killed is not None and failover is not None),
+            ("every language applied jobs", all(per_language.get(l, 0) > 0 for l, n in
+                                                (("py", a.python), ("node", a.node), ("java", a.java)) if n > 0)),
+            ("every surviving worker exited cleanly", survivors_ok),
+        ]
+        print("\n== summary ==")
+        print(f"jobs {a.jobs}, workers {len(self.workers)} ({a.python} Python, {a.node} Node.js, {a.java} Java), "
+              f"session timeout {a.session_timeout} s")
+        print("applied per language: " + ", ".join(f"{k} {v}" for k, v in sorted(per_language.items())))
+        print("applied per worker:   " + ", ".join(f"{k} {v}" for k, v in sorted(ledger.applied_by.items())))
+        print(f"leaders in turn: {' -> '.join(name for _, name in ledger.leaders)}"
+              + (f"; killed {killed[0]}" if killed else ""))
+        print(f"re-offered after the crash: {ledger.reoffered}, duplicate deliveries refused by the account: {ledger.duplicates}")
+        for text, ok in checks:
+            print(f"  [{'ok' if ok else 'FAIL'}] {text}")
+        ok = all(ok for _, ok in checks)
+        print("demo " + ("PASSED" if ok else "FAILED") + f" in {time.monotonic() - self.started:.1f} s")
+        if not ok:
+            print(f"worker logs: {self.tmp / 'logs'} (kept)")
+        return 0 if ok else 1
+
+    def cleanup(self, keep_logs: bool) -> None:
+        for proc in self.workers.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+        if self.harness is not None:
+            assert self.harness.stdin is not None
+            self.harness.stdin.close()
+            self.harness.wait(timeout=30)
+        if not keep_logs:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", type=int, default=2)
+    parser.add_argument("--node", type=int, default=2)
+    parser.add_argument("--java", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--session-timeout", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
+    parser.add_argument("--wheel", required=True)
+    parser.add_argument("--npm-tarball", required=True)
+    parser.add_argument("--jar", required=True)
+    parser.add_argument("--harness", required=True)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    demo = Demo(args)
+    code = 1
+    try:
+        code = demo.run()
+    except KeyboardInterrupt:
+        print("\ninterrupted: stopping workers and ZooKeeper", flush=True)
+        code = 130
+    finally:
+        demo.cleanup(keep_logs=code not in (0, 130))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

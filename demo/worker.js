@@ -1,0 +1,84 @@
+'use strict'
+// A demo worker in Node.js: election member, producer when leading, consumer always.
+const net = require('node:net')
+const readline = require('node:readline')
+const zk = require('zkrecipes')
+
+const [connect, root, name, ledgerAddr, sessionTimeout] = process.argv.slice(2)
+
+function ledgerClient (address) {
+  const [host, port] = address.split(':')
+  const socket = net.connect(Number(port), host)
+  const lines = readline.createInterface({ input: socket })
+  const waiting = []
+  lines.on('line', (line) => waiting.shift()(line))
+  let chain = Promise.resolve()
+  return (line) => {
+    const reply = chain.then(() => new Promise((resolve) => {
+      waiting.push(resolve)
+      socket.write(line + '\n')
+    }))
+    chain = reply.catch(() => {})
+    return reply
+  }
+}
+
+async function main () {
+  const ask = ledgerClient(ledgerAddr)
+  await ask(`HELLO ${name} ${process.pid}`)
+  const client = await zk.Client.connect(connect, { sessionTimeoutMs: Number(sessionTimeout) * 1000, identity: name })
+  const lock = client.writeLock(`${root}/lock`)
+  const audit = client.readWriteLock(`${root}/audit`)
+  const jobs = client.queue(`${root}/jobs`)
+  const election = client.leaderElection(`${root}/election`, name)
+  let leading = false
+
+  const produce = async () => {
+    while ((await ask('DONE?')) === 'NO') {
+      const n = Number(await ask(`NEXT ${await jobs.size()}`))
+      if (n < 0) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        continue
+      }
+      await jobs.offer(`job-${n}`)
+      await ask(`OFFERED ${n}`)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+  election.on('elected_complete', async () => {
+    leading = true
+    await ask(`LEADER ${name}`)
+    produce()
+  })
+  await election.start()
+
+  const auditTimer = setInterval(async () => {
+    if (!leading) return
+    await audit.readLock.acquire()
+    try {
+      await ask(`AUDIT ${name}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await ask(`AUDITED ${name}`)
+    } finally { await audit.readLock.release() }
+  }, 1000)
+
+  while ((await ask('DONE?')) === 'NO') {
+    const item = await jobs.take({ timeoutMs: 500 })
+    if (item === null) continue
+    const job = Number(item.toString().split('-')[1])
+    await ask(`TAKEN ${job} ${name}`)
+    await lock.acquire()
+    try {
+      await audit.writeLock.acquire()
+      try {
+        await ask(`APPLY ${job} ${lock.fencingToken} ${name}`)
+      } finally { await audit.writeLock.release() }
+    } finally { await lock.release() }
+  }
+  clearInterval(auditTimer)
+  await election.stop()
+  await client.close()
+  process.exit(0)
+}
+
+main().catch((err) => { console.error(err); process.exit(1) })
