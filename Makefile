@@ -11,7 +11,7 @@ NODE_PROJECT := target/node-project
 
 JAR := java/target/zkrecipes-0.1.0.jar
 
-.PHONY: demo demo-rust test test-rust test-python test-node test-java wheel npm-pack jar harness lint zk-jars clean
+.PHONY: demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
@@ -24,7 +24,7 @@ demo: wheel npm-pack jar harness
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node test-java
+test: lint test-rust test-python test-node test-java test-cross
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -70,6 +70,12 @@ jar:
 # Java: JUnit 5 tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
 test-java: harness
 	tests/with-zk mvn -q -B -f java/pom.xml verify
+
+# Python, Node.js and Java agents (installed artifacts) on the same lock, queue and election.
+test-cross: harness jar
+	test -x $(PY_VENV)/bin/pytest -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
+	NODE_PROJECT=$(CURDIR)/$(NODE_PROJECT) ZKRECIPES_JAR=$(CURDIR)/$(JAR) tests/with-zk \
+		$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider $(CURDIR)/tests/cross
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -1,0 +1,148 @@
+"""Python, Node.js and Java on the same lock, queue and election.
+
+Runs in the test virtualenv (the installed wheel); the Node agent runs from the
+test project that installed the npm tarball, the Java agent with the JAR on a
+plain classpath. Paths come from ZK_CONNECT, NODE_PROJECT and ZKRECIPES_JAR.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+import zkrecipes
+
+HERE = Path(__file__).resolve().parent
+ZK = os.environ["ZK_CONNECT"]
+
+
+class Agent:
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        env = dict(os.environ)
+        if lang == "python":
+            cmd = [sys.executable, str(HERE / "agent.py"), ZK]
+        elif lang == "node":
+            cmd = ["node", str(HERE / "agent.js"), ZK]
+            # The package as installed from the npm tarball into the test project.
+            env["NODE_PATH"] = str(Path(os.environ["NODE_PROJECT"]) / "node_modules")
+        else:
+            cmd = ["java", "-cp", os.environ["ZKRECIPES_JAR"], str(HERE / "Agent.java"), ZK]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.lines: "queue.Queue[str]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.strip())
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout: float = 30.0) -> str:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"{self.lang} agent did not answer within {timeout} s") from None
+
+    def ask(self, line: str, timeout: float = 30.0) -> str:
+        self.send(line)
+        return self.reply(timeout)
+
+    def maybe_reply(self, timeout: float) -> Optional[str]:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        try:
+            self.send("quit")
+            self.proc.wait(timeout=15)
+        except Exception:
+            self.proc.kill()
+
+
+LANGS = ["python", "node", "java"]
+
+
+@pytest.fixture(scope="module")
+def agents():
+    started = {lang: Agent(lang) for lang in LANGS}
+    yield started
+    for agent in started.values():
+        agent.close()
+
+
+def path(name: str) -> str:
+    return f"/cross/{name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.mark.parametrize("holder,waiter", list(itertools.permutations(LANGS, 2)))
+def test_holder_excludes_the_other_languages(agents, holder, waiter):
+    d = path("lock")
+    first = agents[holder].ask(f"lock {d}")
+    assert first.startswith("HELD ")
+    assert agents[waiter].ask(f"trylock {d}") == "BUSY"
+    agents[waiter].send(f"lock {d}")
+    assert agents[waiter].maybe_reply(0.7) is None, f"{waiter} got the lock while {holder} held it"
+    assert agents[holder].ask(f"unlock {d}") == "OK"
+    second = agents[waiter].reply()
+    assert second.startswith("HELD ")
+    assert int(second.split()[1]) > int(first.split()[1]), "fencing tokens increase across languages"
+    assert agents[waiter].ask(f"unlock {d}") == "OK"
+
+
+def test_fencing_tokens_strictly_increase_across_all_languages(agents):
+    d = path("tokens")
+    tokens = []
+    for lang in LANGS * 3:
+        tokens.append(int(agents[lang].ask(f"lock {d}").split()[1]))
+        assert agents[lang].ask(f"unlock {d}") == "OK"
+    assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens)
+
+
+def test_queue_items_cross_languages_fifo_and_byte_exact(agents):
+    with zkrecipes.Client(ZK) as c:
+        for producer, consumer in itertools.permutations(LANGS, 2):
+            d = path(f"q-{producer}-{consumer}")
+            # The limit is the core's, the same in every language ("1 MB minus overhead").
+            biggest = bytes([0xA5]) * c.queue(d).max_payload
+            payloads: List[bytes] = [b"", bytes(range(256)), b"\xff\xfe\x00\x80 not utf-8 \xc3\x28",
+                                     "ünïcödé".encode(), biggest]
+            for p in payloads:
+                assert agents[producer].ask(f"offer {d} {p.hex() or '-'}") == "OK"
+            for p in payloads:
+                got = agents[consumer].ask(f"poll {d}")
+                assert got == f"ITEM {p.hex() or '-'}", f"{producer} -> {consumer}: {got[:60]}"
+            assert agents[consumer].ask(f"poll {d}") == "EMPTY"
+
+
+def test_one_leader_among_languages_and_hand_over(agents):
+    root = path("election")
+    for lang in LANGS:
+        assert agents[lang].ask(f"elect {root} host-{lang}") == "STARTED"
+    remaining = list(LANGS)
+    while remaining:
+        deadline = time.monotonic() + 10
+        while True:
+            leaders = [lang for lang in remaining if agents[lang].ask("leader?") == "YES"]
+            if len(leaders) == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert len(leaders) == 1, f"exactly one leader among {remaining}: {leaders}"
+        assert agents[leaders[0]].ask("stop") == "STOPPED"
+        remaining.remove(leaders[0])
