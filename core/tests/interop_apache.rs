@@ -2,12 +2,24 @@
 //! paths as ours: each excludes the other, and queues cross over in order.
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use common::*;
 use zkrecipes::{DistributedQueue, WriteLock};
+
+fn apache(args: &[&str]) -> Driver {
+    for jar in APACHE_JARS {
+        assert!(
+            std::path::Path::new(jar).exists(),
+            "{jar} missing: install Debian's `zookeeper` package"
+        );
+    }
+    Driver::spawn(
+        &APACHE_JARS.join(":"),
+        "tests/interop/ApacheDriver.java",
+        args,
+    )
+}
 
 const APACHE_JARS: [&str; 5] = [
     "/usr/share/java/zookeeper.jar",
@@ -17,47 +29,6 @@ const APACHE_JARS: [&str; 5] = [
     "/usr/share/java/slf4j-nop.jar",
 ];
 
-struct Driver {
-    child: Child,
-    lines: std::io::Lines<BufReader<ChildStdout>>,
-}
-
-impl Driver {
-    fn spawn(args: &[&str]) -> Driver {
-        for jar in APACHE_JARS {
-            assert!(
-                std::path::Path::new(jar).exists(),
-                "{jar} missing: install Debian's `zookeeper` package"
-            );
-        }
-        let source = zk_harness::workspace_root().join("tests/interop/ApacheDriver.java");
-        let mut child = Command::new("java")
-            .arg("-cp")
-            .arg(APACHE_JARS.join(":"))
-            .arg(source)
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("java");
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Driver { child, lines }
-    }
-
-    /// The next line, read on a blocking thread so the runtime keeps going.
-    async fn line(mut self) -> (Driver, String) {
-        tokio::task::spawn_blocking(move || {
-            let line = self.lines.next().expect("driver ended early").unwrap();
-            (self, line)
-        })
-        .await
-        .unwrap()
-    }
-
-    fn finish(mut self) {
-        assert!(self.child.wait().unwrap().success());
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn apache_write_lock_holder_excludes_ours() {
     let dir = unique("apache-lock-1");
@@ -65,7 +36,7 @@ async fn apache_write_lock_holder_excludes_ours() {
     let ours = WriteLock::new(&c, &dir).unwrap();
     // Apache's WriteLock needs its directory; ours creates it on first use.
     ours.acquire().await.unwrap().release().await.unwrap();
-    let driver = Driver::spawn(&["hold", server().connect_string(), &dir, "1500"]);
+    let driver = apache(&["hold", server().connect_string(), &dir, "1500"]);
     let (driver, waiting) = driver.line().await;
     assert_eq!(waiting, "WAITING");
     let (driver, acquired) = driver.line().await;
@@ -96,7 +67,7 @@ async fn our_holder_excludes_apache_write_lock() {
     let c = client().await;
     let ours = WriteLock::new(&c, &dir).unwrap();
     let guard = ours.acquire().await.unwrap();
-    let driver = Driver::spawn(&["hold", server().connect_string(), &dir, "10"]);
+    let driver = apache(&["hold", server().connect_string(), &dir, "10"]);
     let (driver, waiting) = driver.line().await;
     assert_eq!(waiting, "WAITING");
     // Apache's contender queues behind ours and must not get in while we hold.
@@ -122,7 +93,7 @@ async fn apache_offers_we_poll_in_order_and_back() {
     let q = DistributedQueue::new(&c, &dir).unwrap();
     q.offer(b"warm-up").await.unwrap(); // creates the directory Apache's queue needs
     assert_eq!(q.poll().await.unwrap().unwrap(), b"warm-up");
-    let driver = Driver::spawn(&["offer", server().connect_string(), &dir, "25"]);
+    let driver = apache(&["offer", server().connect_string(), &dir, "25"]);
     let (driver, offered) = driver.line().await;
     assert_eq!(offered, "OFFERED 25");
     driver.finish();
@@ -135,7 +106,7 @@ async fn apache_offers_we_poll_in_order_and_back() {
     for i in 0..25 {
         q.offer(format!("ours-{i}").as_bytes()).await.unwrap();
     }
-    let mut driver = Driver::spawn(&["drain", server().connect_string(), &dir, "25"]);
+    let mut driver = apache(&["drain", server().connect_string(), &dir, "25"]);
     for i in 0..25 {
         let (d, line) = driver.line().await;
         driver = d;

@@ -1,6 +1,8 @@
 //! Shared by the integration tests: one real ZooKeeper per test binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -76,4 +78,41 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{what}: not within {timeout:?}");
+}
+
+/// A peer library driven by a Java program that prints one line per step.
+pub struct Driver {
+    child: Child,
+    lines: std::io::Lines<BufReader<ChildStdout>>,
+}
+
+impl Driver {
+    /// `java -cp <classpath> <source> <args>`: a single-file Java program of the workspace.
+    pub fn spawn(classpath: &str, source: &str, args: &[&str]) -> Driver {
+        let source = zk_harness::workspace_root().join(source);
+        let mut child = Command::new("java")
+            .arg("-cp")
+            .arg(classpath)
+            .arg(source)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("java");
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Driver { child, lines }
+    }
+
+    /// The next line, read on a blocking thread so the runtime keeps going.
+    pub async fn line(mut self) -> (Driver, String) {
+        tokio::task::spawn_blocking(move || {
+            let line = self.lines.next().expect("driver ended early").unwrap();
+            (self, line)
+        })
+        .await
+        .unwrap()
+    }
+
+    pub fn finish(mut self) {
+        assert!(self.child.wait().unwrap().success());
+    }
 }

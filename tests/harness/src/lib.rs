@@ -34,27 +34,37 @@ pub fn workspace_root() -> PathBuf {
 
 /// The classpath of the ZooKeeper server, fetching the jars with Maven once.
 pub fn classpath() -> String {
-    let dir = jar_dir();
-    let has_server = std::fs::read_dir(&dir)
+    maven_classpath("tests/harness/pom.xml", &jar_dir(), "zookeeper-3.9")
+}
+
+/// The jars of Apache Curator 5.9 (for interop tests), fetched with Maven once.
+pub fn curator_classpath() -> String {
+    maven_classpath(
+        "tests/interop/curator-pom.xml",
+        &workspace_root().join("target/curator-jars"),
+        "curator-recipes",
+    )
+}
+
+/// `dir/*`, after copying the dependencies of `pom` (relative to the workspace)
+/// into `dir` unless a jar starting with `marker` is already there.
+pub fn maven_classpath(pom: &str, dir: &Path, marker: &str) -> String {
+    let present = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("zookeeper-3.9"))
+                .any(|e| e.file_name().to_string_lossy().starts_with(marker))
         })
         .unwrap_or(false);
-    if !has_server {
-        let pom = workspace_root().join("tests/harness/pom.xml");
+    if !present {
         let status = Command::new("mvn")
             .args(["-q", "-B", "-f"])
-            .arg(&pom)
+            .arg(workspace_root().join(pom))
             .arg("dependency:copy-dependencies")
             .arg(format!("-DoutputDirectory={}", dir.display()))
             .status()
-            .expect("mvn must be installed to fetch the ZooKeeper server");
-        assert!(
-            status.success(),
-            "fetching ZooKeeper jars with Maven failed"
-        );
+            .expect("mvn must be installed to fetch jars");
+        assert!(status.success(), "fetching {pom} jars with Maven failed");
     }
     format!("{}/*", dir.display())
 }

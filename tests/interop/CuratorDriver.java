@@ -1,0 +1,56 @@
+// Drives Apache Curator 5.9's recipes for the interop tests. Run as a single-file program with
+// the jars of tests/interop/curator-pom.xml on the classpath:
+//   java -cp <curator jars> CuratorDriver.java <command> <connect> <path> [arg]
+//   mutex|write|read <connect> <dir> <holdMs>   InterProcessMutex / InterProcessReadWriteLock:
+//                                               WAITING, ACQUIRED, RELEASED
+//   offer <connect> <dir> <n>                   SimpleDistributedQueue.offer("curator-<i>"), OFFERED <n>
+//   drain <connect> <dir> <n>                   SimpleDistributedQueue.take() n times, ITEM <utf8>
+import java.nio.charset.StandardCharsets;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public class CuratorDriver {
+    public static void main(String[] args) throws Exception {
+        String command = args[0], path = args[2];
+        try (CuratorFramework curator = CuratorFrameworkFactory.newClient(args[1], new ExponentialBackoffRetry(100, 3))) {
+            curator.start();
+            curator.blockUntilConnected();
+            switch (command) {
+                case "mutex", "write", "read" -> {
+                    InterProcessLock lock = switch (command) {
+                        case "mutex" -> new InterProcessMutex(curator, path);
+                        case "write" -> new InterProcessReadWriteLock(curator, path).writeLock();
+                        default -> new InterProcessReadWriteLock(curator, path).readLock();
+                    };
+                    System.out.println("WAITING");
+                    lock.acquire();
+                    System.out.println("ACQUIRED");
+                    Thread.sleep(Long.parseLong(args[3]));
+                    lock.release();
+                    System.out.println("RELEASED");
+                }
+                case "offer" -> {
+                    SimpleDistributedQueue queue = new SimpleDistributedQueue(curator, path);
+                    int n = Integer.parseInt(args[3]);
+                    for (int i = 0; i < n; i++) {
+                        queue.offer(("curator-" + i).getBytes(StandardCharsets.UTF_8));
+                    }
+                    System.out.println("OFFERED " + n);
+                }
+                case "drain" -> {
+                    SimpleDistributedQueue queue = new SimpleDistributedQueue(curator, path);
+                    for (int i = 0, n = Integer.parseInt(args[3]); i < n; i++) {
+                        System.out.println("ITEM " + new String(queue.take(), StandardCharsets.UTF_8));
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown command " + command);
+            }
+            System.out.flush();
+        }
+    }
+}
