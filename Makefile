@@ -10,8 +10,9 @@ NPM_OUT := target/npm
 NODE_PROJECT := target/node-project
 
 JAR := java/target/zkrecipes-0.1.0.jar
+APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
@@ -19,6 +20,15 @@ demo: wheel npm-pack jar harness
 	$(PYTHON) demo/run.py --wheel $(CURDIR)/$(WHEELS)/zkrecipes-0.1.0-cp39-abi3-*.whl \
 		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
 		--harness $(CURDIR)/target/debug/zk-harness $(DEMO_ARGS)
+
+# Benchmarks against Apache's recipes, Curator and kazoo on one harness ZooKeeper:
+# writes bench/results.{md,png,json}. `make bench BENCH_ARGS=--quick` for a smoke run.
+bench: wheel npm-pack jar harness
+	$(CARGO) build --quiet --release -p zkrecipes-bench
+	tests/with-zk bash -c '$(PYTHON) bench/run.py --connect "$$ZK_CONNECT" \
+		--wheel $(CURDIR)/$(WHEELS)/zkrecipes-0.1.0-cp39-abi3-*.whl \
+		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
+		--apache-cp "$(APACHE_CP)" --curator-cp "$$(target/debug/zk-harness curator-cp)" $(BENCH_ARGS)'
 
 # The Rust-only tour (lock, queue, election from three clients).
 demo-rust:

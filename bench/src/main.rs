@@ -1,25 +1,59 @@
-//! `zkrecipes-bench <workload> <connect> <n>`: one JSON line of timings.
-//! Workloads: `cycle` (uncontended acquire + release).
+//! Rust contestant of `make bench`: `zkrecipes-bench <workload> <connect> [n]`.
+//!
+//! Protocol shared by every contestant: set up, print `READY`, wait for a line
+//! on stdin (the runner reads the server's counters meanwhile), run the measured
+//! part, print one JSON line.
 
+use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zkrecipes::{Client, ClientOptions, WriteLock};
+use zkrecipes::{
+    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, WriteLock,
+};
+
+fn ready() {
+    println!("READY");
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).unwrap();
+}
+
+fn summary(samples: &mut [Duration]) -> String {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let n = samples.len();
+    if n == 0 {
+        return "\"median_ms\":null,\"p99_ms\":null".into();
+    }
+    format!(
+        "\"median_ms\":{:.4},\"p99_ms\":{:.4}",
+        ms(samples[n / 2]),
+        ms(samples[(n * 99 / 100).min(n - 1)])
+    )
+}
+
+async fn connect(connect: &str) -> Client {
+    Client::connect(connect, ClientOptions::default())
+        .await
+        .expect("connect")
+}
 
 #[tokio::main]
 async fn main() -> zkrecipes::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let (workload, connect, n) = (
-        args[1].as_str(),
-        args[2].as_str(),
-        args[3].parse::<usize>().unwrap(),
-    );
-    let client = Client::connect(connect, ClientOptions::default()).await?;
+    let (workload, zk) = (args[1].as_str(), args[2].as_str());
+    let n: usize = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(2000);
+    let root = format!("/bench/rust-{}", std::process::id());
     match workload {
+        // 1. Uncontended acquire + release.
         "cycle" => {
-            let lock = WriteLock::new(&client, "/bench/rust-cycle")?;
+            let client = connect(zk).await;
+            let lock = WriteLock::new(&client, &format!("{root}/cycle"))?;
             for _ in 0..50 {
                 lock.acquire().await?.release().await?;
             }
+            ready();
             let mut samples = Vec::with_capacity(n);
             let started = Instant::now();
             for _ in 0..n {
@@ -27,22 +61,190 @@ async fn main() -> zkrecipes::Result<()> {
                 lock.acquire().await?.release().await?;
                 samples.push(t.elapsed());
             }
-            report("rust", workload, started.elapsed(), samples);
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
+            client.close().await;
+        }
+        // 2. Try-acquire on a lock held by another client.
+        "try" => {
+            let (holder_client, client) = (connect(zk).await, connect(zk).await);
+            let dir = format!("{root}/try");
+            let _held = WriteLock::new(&holder_client, &dir)?.acquire().await?;
+            let lock = WriteLock::new(&client, &dir)?;
+            ready();
+            let mut samples = Vec::with_capacity(n);
+            let started = Instant::now();
+            for _ in 0..n {
+                let t = Instant::now();
+                assert!(lock.try_acquire().await?.is_none());
+                samples.push(t.elapsed());
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
+        }
+        // 3. Contended: 8 clients x n acquisitions of one lock.
+        "contended" => {
+            let dir = format!("{root}/contended");
+            let mut locks = Vec::new();
+            for _ in 0..8 {
+                locks.push(WriteLock::new(&connect(zk).await, &dir)?);
+            }
+            ready();
+            let started = Instant::now();
+            let inside = Arc::new(AtomicBool::new(false));
+            let tasks: Vec<_> = locks
+                .into_iter()
+                .map(|lock| {
+                    let inside = inside.clone();
+                    tokio::spawn(async move {
+                        for _ in 0..n {
+                            let g = lock.acquire().await.unwrap();
+                            assert!(!inside.swap(true, Ordering::SeqCst));
+                            inside.store(false, Ordering::SeqCst);
+                            g.release().await.unwrap();
+                        }
+                        started.elapsed().as_secs_f64()
+                    })
+                })
+                .collect();
+            let mut finish = Vec::new();
+            for t in tasks {
+                finish.push(format!("{:.4}", t.await.unwrap()));
+            }
+            let secs = started.elapsed().as_secs_f64();
+            println!(
+                "{{\"ops\":{},\"seconds\":{secs:.4},\"finish_s\":[{}]}}",
+                8 * n,
+                finish.join(",")
+            );
+        }
+        // 4. Read-heavy read/write lock: 8 readers loop while 1 writer does n writes.
+        "rw" => {
+            let dir = format!("{root}/rw");
+            let mut readers = Vec::new();
+            for _ in 0..8 {
+                readers.push(ReadWriteLock::new(&connect(zk).await, &dir)?);
+            }
+            let writer = ReadWriteLock::new(&connect(zk).await, &dir)?;
+            ready();
+            let started = Instant::now();
+            let stop = Arc::new(AtomicBool::new(false));
+            let reads = Arc::new(AtomicUsize::new(0));
+            let tasks: Vec<_> = readers
+                .into_iter()
+                .map(|rw| {
+                    let (stop, reads) = (stop.clone(), reads.clone());
+                    tokio::spawn(async move {
+                        while !stop.load(Ordering::SeqCst) {
+                            rw.read_lock()
+                                .acquire()
+                                .await
+                                .unwrap()
+                                .release()
+                                .await
+                                .unwrap();
+                            reads.fetch_add(1, Ordering::SeqCst);
+                        }
+                    })
+                })
+                .collect();
+            let mut samples = Vec::new();
+            for _ in 0..n {
+                let t = Instant::now();
+                writer.write_lock().acquire().await?.release().await?;
+                samples.push(t.elapsed());
+            }
+            stop.store(true, Ordering::SeqCst);
+            for t in tasks {
+                t.await.unwrap();
+            }
+            let secs = started.elapsed().as_secs_f64();
+            let reads = reads.load(Ordering::SeqCst);
+            println!(
+                "{{\"ops\":{},\"seconds\":{secs:.4},\"reads\":{reads},\"writes\":{n},\"writer\":{{{}}}}}",
+                reads + n,
+                summary(&mut samples)
+            );
+        }
+        // 5. Queue: drain n items with `consumers` consumers (offering is set-up).
+        "queue" => {
+            let consumers: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(1);
+            let dir = format!("{root}/queue-{n}-{consumers}");
+            let producer = connect(zk).await;
+            let q = DistributedQueue::new(&producer, &dir)?;
+            let offer_started = Instant::now();
+            let items: Vec<usize> = (0..n).collect();
+            for chunk in items.chunks(64) {
+                let offers: Vec<_> = chunk
+                    .iter()
+                    .map(|&i| {
+                        let q = q.clone();
+                        tokio::spawn(async move { q.offer(format!("item-{i}").as_bytes()).await })
+                    })
+                    .collect();
+                for o in offers {
+                    o.await.unwrap()?;
+                }
+            }
+            let offer_secs = offer_started.elapsed().as_secs_f64();
+            let mut queues = Vec::new();
+            for _ in 0..consumers {
+                queues.push(DistributedQueue::new(&connect(zk).await, &dir)?);
+            }
+            ready();
+            let started = Instant::now();
+            let taken = Arc::new(AtomicUsize::new(0));
+            let tasks: Vec<_> = queues
+                .into_iter()
+                .map(|q| {
+                    let taken = taken.clone();
+                    tokio::spawn(async move {
+                        while q.poll().await.unwrap().is_some() {
+                            taken.fetch_add(1, Ordering::SeqCst);
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            let secs = started.elapsed().as_secs_f64();
+            assert_eq!(taken.load(Ordering::SeqCst), n);
+            println!("{{\"ops\":{n},\"seconds\":{secs:.4},\"offer_seconds\":{offer_secs:.4}}}");
+        }
+        // 6. Election: from the leader's stop() to the next member's ELECTED_COMPLETE.
+        "election" => {
+            let rounds = n;
+            let mut samples = Vec::new();
+            let (a, b) = (connect(zk).await, connect(zk).await);
+            ready();
+            let started = Instant::now();
+            for round in 0..rounds {
+                let election_root = format!("{root}/election-{round}");
+                let first = LeaderElectionSupport::new(&a, &election_root, "a")?;
+                let second = LeaderElectionSupport::new(&b, &election_root, "b")?;
+                first.start().await?;
+                second.start().await?;
+                let mut events = second.subscribe();
+                let t = Instant::now();
+                first.stop().await?;
+                while events.recv().await.unwrap().name() != "ELECTED_COMPLETE" {}
+                samples.push(t.elapsed());
+                second.stop().await?;
+            }
+            println!(
+                "{{\"ops\":{rounds},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
         }
         other => panic!("unknown workload {other}"),
     }
-    client.close().await;
     Ok(())
-}
-
-fn report(contestant: &str, workload: &str, total: Duration, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let n = samples.len();
-    println!(
-        "{{\"contestant\":\"{contestant}\",\"workload\":\"{workload}\",\"n\":{n},\"total_ms\":{:.3},\"median_ms\":{:.4},\"p99_ms\":{:.4}}}",
-        ms(total),
-        ms(samples[n / 2]),
-        ms(samples[(n * 99 / 100).min(n - 1)])
-    );
 }

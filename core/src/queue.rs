@@ -10,6 +10,11 @@
 //!   (getData + delete of the head are sent together), not N listings.
 //! - `offer` that fails with `CONNECTION_LOSS` may or may not have enqueued
 //!   the item (the server may have applied the create before the reply was lost).
+//! - Consumers that collide (two claim the same head) spread out: after a lost
+//!   race a consumer claims a random one of the next few cached items, so four
+//!   consumers drain faster than one instead of fighting over each head. A
+//!   single consumer never collides and takes items strictly in order; with
+//!   several, order is FIFO up to that small window.
 //! - A `poll` whose delete reply was lost returns the item if it is gone after
 //!   reconnecting; it can only be a duplicate if another consumer took that very
 //!   item during the outage.
@@ -39,8 +44,15 @@ pub struct DistributedQueue {
 struct Inner {
     client: Client,
     dir: String,
+    cache: tokio::sync::Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
     /// Item names not yet consumed as of our last listing, head first.
-    cache: tokio::sync::Mutex<VecDeque<String>>,
+    names: VecDeque<String>,
+    /// Recent lost races against other consumers; widens the claim window.
+    collisions: u32,
 }
 
 impl DistributedQueue {
@@ -112,7 +124,7 @@ impl DistributedQueue {
             match data {
                 Some(data) => return Ok(Some(data)),
                 None => {
-                    cache.pop_front();
+                    cache.names.pop_front();
                 }
             }
         }
@@ -122,12 +134,15 @@ impl DistributedQueue {
     pub async fn poll(&self) -> Result<Option<Vec<u8>>> {
         let mut cache = self.inner.cache.lock().await;
         loop {
-            let Some(head) = self.inner.head(&mut cache).await? else {
+            let Some(item) = self.inner.next_claim(&mut cache).await? else {
                 return Ok(None);
             };
-            cache.pop_front();
-            if let Some(data) = self.inner.claim(&head).await? {
-                return Ok(Some(data));
+            match self.inner.claim(&item).await? {
+                Some(data) => {
+                    cache.collisions = cache.collisions.saturating_sub(1);
+                    return Ok(Some(data));
+                }
+                None => cache.collisions += 1,
             }
         }
     }
@@ -207,11 +222,24 @@ impl DistributedQueue {
 
 impl Inner {
     /// The cached head, listing again when the cache is exhausted.
-    async fn head(&self, cache: &mut VecDeque<String>) -> Result<Option<String>> {
-        if cache.is_empty() {
-            *cache = self.list().await?;
+    async fn head(&self, cache: &mut Cache) -> Result<Option<String>> {
+        if cache.names.is_empty() {
+            cache.names = self.list().await?;
         }
-        Ok(cache.front().cloned())
+        Ok(cache.names.front().cloned())
+    }
+
+    /// The item to claim next: the head, or after lost races a random one of
+    /// the first 2^collisions (at most 16) cached items, dropping those before it.
+    async fn next_claim(&self, cache: &mut Cache) -> Result<Option<String>> {
+        if self.head(cache).await?.is_none() {
+            return Ok(None);
+        }
+        if cache.collisions > 0 {
+            let window = (1usize << cache.collisions.min(4)).min(cache.names.len());
+            cache.names.drain(..fastrand::usize(..window));
+        }
+        Ok(cache.names.pop_front())
     }
 
     async fn list(&self) -> Result<VecDeque<String>> {

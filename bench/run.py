@@ -1,0 +1,287 @@
+"""`make bench`: zkrecipes against Apache's recipes, Curator and kazoo on one ZooKeeper.
+
+Every contestant is a program that sets up, prints READY, waits for a line, runs
+the measured part and prints one JSON line. Between READY and the result the
+runner reads the server's `mntr` counters, so "requests per operation" is what
+the server received for the measured part only. Results go to bench/results.json,
+bench/results.md and bench/results.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+
+
+def mntr(port: int) -> Dict[str, str]:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"mntr")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return dict(line.split("\t", 1) for line in data.decode().splitlines() if "\t" in line)
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace, connect: str) -> None:
+        self.args = args
+        self.connect = connect
+        self.port = int(connect.split(":")[1])
+        self.results: List[dict] = []
+        env = self.args
+        work = ROOT / "target" / "bench"
+        self.contestants = {
+            "zkrecipes-rust": [str(ROOT / "target" / "release" / "zkrecipes-bench")],
+            "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
+            "zkrecipes-node": ["node", str(work / "node" / "zkrecipes_node.js")],
+            "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
+            "apache": ["java", "-cp", f"{work / 'java-apache'}:{env.apache_cp}", "ApacheJava"],
+            "curator": ["java", "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
+            "kazoo": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "kazoo_py.py")],
+        }
+
+    def run(self, contestant: str, workload: str, *params: int) -> Optional[dict]:
+        cmd = self.contestants[contestant] + [workload, self.connect] + [str(p) for p in params]
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                cwd=str(BENCH / "contestants"))
+        assert proc.stdin and proc.stdout
+        line = proc.stdout.readline().strip()
+        if line != "READY":
+            proc.kill()
+            print(f"  {contestant} {workload}: did not get ready ({line!r})", flush=True)
+            return None
+        before = int(mntr(self.port)["zk_packets_received"])
+        proc.stdin.write("GO\n")
+        proc.stdin.flush()
+        out = proc.stdout.readline().strip()
+        after = int(mntr(self.port)["zk_packets_received"])
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if not out.startswith("{"):
+            print(f"  {contestant} {workload}: failed ({out!r})", flush=True)
+            return None
+        result = json.loads(out)
+        result.update(contestant=contestant, workload=workload, params=list(params),
+                      requests_per_op=(after - before) / result["ops"])
+        result["throughput"] = result["ops"] / result["seconds"]
+        self.results.append(result)
+        shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()
+                 if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds")}
+        print(f"  {contestant:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
+        return result
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """Installs every contestant the way its users would."""
+    work = ROOT / "target" / "bench"
+    work.mkdir(parents=True, exist_ok=True)
+    venv = work / "venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--force-reinstall", "--no-deps", args.wheel], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "kazoo==2.10.0", "matplotlib"], check=True)
+    node = work / "node"
+    node.mkdir(exist_ok=True)
+    if not (node / "package.json").exists():
+        subprocess.run(["npm", "init", "-y"], cwd=node, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", args.npm_tarball], cwd=node, check=True)
+    (node / "zkrecipes_node.js").write_text((BENCH / "contestants" / "zkrecipes_node.js").read_text())
+    support = BENCH / "contestants" / "BenchSupport.java"
+    for name, cp, source in (("java-zkrecipes", args.jar, "ZkrecipesJava.java"),
+                             ("java-apache", args.apache_cp, "ApacheJava.java"),
+                             ("java-curator", args.curator_cp, "CuratorJava.java")):
+        subprocess.run(["javac", "-nowarn", "-d", str(work / name), "-cp", cp, str(support),
+                        str(BENCH / "contestants" / source)], check=True)
+
+
+def median_of(results: List[dict], key: str) -> float:
+    return statistics.median(r[key] for r in results)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--connect", required=True)
+    parser.add_argument("--wheel", required=True)
+    parser.add_argument("--npm-tarball", required=True)
+    parser.add_argument("--jar", required=True)
+    parser.add_argument("--apache-cp", required=True)
+    parser.add_argument("--curator-cp", required=True)
+    parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
+    args = parser.parse_args()
+    prepare(args)
+    r = Runner(args, args.connect)
+    cycles = 300 if args.quick else 2000
+    sizes = [200, 500, 1000] if args.quick else [1000, 5000, 10000]
+
+    print("\n1. uncontended acquire + release", flush=True)
+    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+        r.run(c, "cycle", cycles)
+    print("\n7. binding overhead (workload 1, three alternating rounds)", flush=True)
+    overhead: Dict[str, List[dict]] = {}
+    for _ in range(3):
+        for c in ["zkrecipes-rust", "zkrecipes-python", "zkrecipes-node", "zkrecipes-java"]:
+            res = r.run(c, "cycle", cycles // 2)
+            if res:
+                res["round"] = "overhead"
+                overhead.setdefault(c, []).append(res)
+    print("\n2. try-acquire on a lock held by another client", flush=True)
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        r.run(c, "try", 1000 if not args.quick else 200)
+    print("\n3. contended: 8 clients x 200 acquisitions", flush=True)
+    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+        r.run(c, "contended", 200 if not args.quick else 50)
+    print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        r.run(c, "rw", 200 if not args.quick else 50)
+    print("\n5. queue drain (offering is set-up)", flush=True)
+    for n in sizes:
+        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+            r.run(c, "queue", n)
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        r.run(c, "queue", sizes[-1], 4)
+    print("\n6. election: leader stop() -> next leader elected", flush=True)
+    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+        r.run(c, "election", 20 if not args.quick else 5)
+
+    (BENCH / "results.json").write_text(json.dumps(r.results, indent=1))
+    write_markdown(r.results, overhead, sizes)
+    # matplotlib lives in the bench virtualenv, not necessarily beside this interpreter.
+    subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only"], check=False)
+    print(f"\nwrote {BENCH / 'results.md'}, results.png and results.json")
+    return 0
+
+
+def find(results: List[dict], contestant: str, workload: str, params: Optional[list] = None) -> Optional[dict]:
+    for x in results:
+        if x["contestant"] == contestant and x["workload"] == workload and x.get("round") != "overhead" \
+                and (params is None or x["params"] == params):
+            return x
+    return None
+
+
+def fmt(v: Optional[float], digits: int = 2) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: List[int]) -> None:
+    peers = ["zkrecipes-rust", "apache", "curator", "kazoo"]
+    lines = ["# Benchmark results", "",
+             f"One ZooKeeper 3.9 standalone server on loopback (the harness), {time.strftime('%Y-%m-%d')}; "
+             "requests per operation from the server's `mntr` `zk_packets_received` over the measured part. "
+             "Reproduce with `make bench`.", ""]
+    lines += ["## 1. Uncontended acquire + release", "",
+              "| contestant | median ms | p99 ms | cycles/s | requests/cycle | median vs zkrecipes |", "|---|---|---|---|---|---|"]
+    base = find(results, "zkrecipes-rust", "cycle")
+    for c in peers:
+        x = find(results, c, "cycle")
+        if x:
+            ratio = x["median_ms"] / base["median_ms"] if base else None
+            lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['throughput']:.0f} | "
+                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += ["", "## 7. Binding overhead (workload 1; median of three alternating rounds)", "",
+              "| binding | median ms | ratio to Rust |", "|---|---|---|"]
+    if "zkrecipes-rust" in overhead:
+        rust = median_of(overhead["zkrecipes-rust"], "median_ms")
+        for c, runs in overhead.items():
+            m = median_of(runs, "median_ms")
+            lines.append(f"| {c.split('-')[1]} | {m:.3f} | {m / rust:.2f} |")
+    lines += ["", "## 2. Try-acquire on a held lock", "", "| contestant | median ms | requests/try |", "|---|---|---|"]
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        x = find(results, c, "try")
+        if x:
+            lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {x['requests_per_op']:.2f} |")
+    lines.append("| apache | – | – (Apache's `WriteLock` has no try-lock: `lock()` leaves a waiting node) |")
+    lines += ["", "## 3. Contended: 8 clients × 200 acquisitions", "",
+              "| contestant | hand-offs/s | requests/acquisition | fairness (last/first client to finish) |", "|---|---|---|---|"]
+    for c in peers:
+        x = find(results, c, "contended")
+        if x:
+            finish = [f for f in x.get("finish_s", []) if f > 0]
+            fairness = max(finish) / min(finish) if finish else None
+            lines.append(f"| {c} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
+    lines += ["", "## 4. Read-heavy read/write lock: 8 readers + 1 writer", "",
+              "| contestant | lock ops/s | reads | writer median ms | writer p99 ms |", "|---|---|---|---|---|"]
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        x = find(results, c, "rw")
+        if x:
+            lines.append(f"| {c} | {x['throughput']:.0f} | {x['reads']} | {fmt(x['writer']['median_ms'], 3)} | "
+                         f"{fmt(x['writer']['p99_ms'], 3)} |")
+    lines += ["", "## 5. Queue drain", "", "| contestant | consumers | N | items/s | requests/item | ms/item |",
+              "|---|---|---|---|---|---|"]
+    for c in peers:
+        for n in sizes:
+            x = find(results, c, "queue", [n])
+            if x:
+                lines.append(f"| {c} | 1 | {n} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | "
+                             f"{1000 * x['seconds'] / n:.3f} |")
+        x = find(results, c, "queue", [sizes[-1], 4])
+        if x:
+            lines.append(f"| {c} | 4 | {sizes[-1]} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | "
+                         f"{1000 * x['seconds'] / sizes[-1]:.3f} |")
+    lines += ["", "Growth of the drain time from N = %d to N = %d (linear = %.0f×):" % (sizes[0], sizes[-1], sizes[-1] / sizes[0]), ""]
+    for c in peers:
+        small, big = find(results, c, "queue", [sizes[0]]), find(results, c, "queue", [sizes[-1]])
+        if small and big:
+            lines.append(f"- {c}: {big['seconds'] / small['seconds']:.1f}×")
+    rust_big, apache_big = find(results, "zkrecipes-rust", "queue", [sizes[-1]]), find(results, "apache", "queue", [sizes[-1]])
+    if rust_big and apache_big:
+        lines += ["", f"zkrecipes drains N = {sizes[-1]} {apache_big['seconds'] / rust_big['seconds']:.1f}× faster than Apache's `DistributedQueue`."]
+    lines += ["", "## 6. Election: leader `stop()` → next leader elected", "", "| contestant | median ms | p99 ms |", "|---|---|---|"]
+    for c in peers:
+        x = find(results, c, "election")
+        if x:
+            lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
+    (BENCH / "results.md").write_text("\n".join(lines) + "\n")
+
+
+def write_chart(results: List[dict]) -> None:
+    sizes = sorted({x["params"][0] for x in results if x["workload"] == "queue" and len(x["params"]) == 1})
+    try:
+        import matplotlib  # type: ignore
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # type: ignore
+    except ImportError:
+        print("matplotlib missing: no chart", file=sys.stderr)
+        return
+    peers = ["zkrecipes-rust", "apache", "curator", "kazoo"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    cyc = [(c, find(results, c, "cycle")) for c in peers]
+    cyc = [(c, x) for c, x in cyc if x]
+    axes[0].bar([c for c, _ in cyc], [x["median_ms"] for _, x in cyc], color=["#2a7", "#888", "#57a", "#c84"][:len(cyc)])
+    axes[0].set_title("uncontended acquire+release: median ms")
+    for i, (_, x) in enumerate(cyc):
+        axes[0].text(i, x["median_ms"], f"{x['requests_per_op']:.1f} req", ha="center", va="bottom")
+    for c in peers:
+        pts = [(n, find(results, c, "queue", [n])) for n in sizes]
+        pts = [(n, x["seconds"]) for n, x in pts if x]
+        if pts:
+            axes[1].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=c)
+    axes[1].set_title("queue drain time (s) vs N, 1 consumer")
+    axes[1].set_xlabel("N")
+    axes[1].legend()
+    el = [(c, find(results, c, "election")) for c in peers]
+    el = [(c, x) for c, x in el if x]
+    axes[2].bar([c for c, _ in el], [x["median_ms"] for _, x in el], color="#57a")
+    axes[2].set_title("election hand-over: median ms")
+    fig.tight_layout()
+    fig.savefig(BENCH / "results.png", dpi=90)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--chart-only"]:
+        write_chart(json.loads((BENCH / "results.json").read_text()))
+        sys.exit(0)
+    sys.exit(main())
