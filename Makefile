@@ -12,7 +12,7 @@ NODE_PROJECT := target/node-project
 JAR := java/target/zkrecipes-0.1.0.jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
@@ -34,7 +34,7 @@ bench: wheel npm-pack jar harness
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node test-java test-cross
+test: lint test-rust test-python test-node test-java test-cross test-reliability
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -86,6 +86,23 @@ test-cross: harness jar
 	test -x $(PY_VENV)/bin/pytest -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
 	NODE_PROJECT=$(CURDIR)/$(NODE_PROJECT) ZKRECIPES_JAR=$(CURDIR)/$(JAR) tests/with-zk \
 		$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider $(CURDIR)/tests/cross
+
+# Faults on a 3-node ensemble with workers in every language: `make test` runs the
+# short profile, `make soak` the long one (>= 30 minutes).
+RELIABILITY = $(PYTHON) tests/reliability/run.py --harness $(CURDIR)/target/debug/zk-harness \
+	--python $(CURDIR)/$(PY_VENV)/bin/python --node-project $(CURDIR)/$(NODE_PROJECT) --jar $(CURDIR)/$(JAR) \
+	--java-classes $(CURDIR)/target/reliability-classes --rust-worker $(CURDIR)/target/debug/examples/reliability_worker
+
+reliability-workers: harness jar
+	test -x $(PY_VENV)/bin/pytest -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
+	$(CARGO) build --quiet -p zkrecipes --example reliability_worker
+	javac -nowarn -d target/reliability-classes -cp $(JAR) tests/reliability/Worker.java
+
+test-reliability: reliability-workers
+	$(RELIABILITY) --profile short
+
+soak: reliability-workers
+	$(RELIABILITY) --profile soak --minutes 30
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -1,62 +1,140 @@
-//! `zk-harness serve [--ensemble]`: starts ZooKeeper for the other languages'
-//! tests and the demo, prints `ZK_CONNECT=<connect string>` on the first line,
-//! and stops the server when its standard input closes (or on SIGTERM/SIGINT,
-//! which close it for us as the process dies). `zk-harness rm <connect> <path>`
-//! deletes a node, as an operator would.
+//! The harness as a command, for the tests of every language, the demo and the benchmarks.
+//!
+//! - `zk-harness serve [--ensemble]`: starts ZooKeeper, prints `ZK_CONNECT=<connect string>`,
+//!   stops it when standard input closes. With `--ensemble` (3 members) it also takes
+//!   commands on standard input: `kill <i>`, `start <i>`, `leader` (prints the index).
+//! - `zk-harness proxy <host:port>[,...]`: a fault proxy per server; prints
+//!   `ZK_CONNECT=<proxied connect string>`, then takes `drop`, `hole on`, `hole off`.
+//! - `zk-harness rm <connect> <path>`: deletes a node, as an operator would.
+//! - `zk-harness ephemerals <connect> <path>`: prints every ephemeral node under `path`.
+//! - `zk-harness fetch` / `curator-cp`: the classpaths of the server and of Curator.
 
-use std::io::Read;
+use std::io::{BufRead, Read, Write};
+
+use zk_harness::{Ensemble, FaultProxy, ZkServer};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("serve") => {}
-        Some("fetch") => {
-            println!("{}", zk_harness::classpath());
-            return;
+    match (args.first().map(String::as_str), args.len()) {
+        (Some("serve"), _) if args.iter().any(|a| a == "--ensemble") => serve_ensemble(),
+        (Some("serve"), _) => {
+            let server = ZkServer::start_local();
+            announce(server.connect_string());
+            let _ = std::io::stdin().read_to_end(&mut Vec::new());
         }
-        Some("curator-cp") => {
-            println!("{}", zk_harness::curator_classpath());
-            return;
-        }
-        Some("rm") if args.len() == 3 => {
-            // An operator's delete, for tests of every language: `zk-harness rm <connect> <path>`.
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            let result = runtime.block_on(async {
-                let zk = zookeeper_client::Client::connect(&args[1]).await?;
-                zk.delete(&args[2], None).await
-            });
-            if let Err(err) = result {
-                eprintln!("rm {}: {err}", args[2]);
-                std::process::exit(1);
+        (Some("proxy"), 2) => proxy(&args[1]),
+        (Some("fetch"), _) => println!("{}", zk_harness::classpath()),
+        (Some("curator-cp"), _) => println!("{}", zk_harness::curator_classpath()),
+        (Some("rm"), 3) => run(async { zk_client(&args[1]).await?.delete(&args[2], None).await }),
+        (Some("ephemerals"), 3) => run(async {
+            for (path, owner) in ephemerals(&zk_client(&args[1]).await?, &args[2]).await? {
+                println!("{path} {owner:#x}");
             }
-            return;
-        }
+            Ok(())
+        }),
         _ => {
             eprintln!(
-                "usage: zk-harness serve [--ensemble] | fetch | curator-cp | rm <connect> <path>"
+                "usage: zk-harness serve [--ensemble] | proxy <servers> | rm <connect> <path> | \
+                 ephemerals <connect> <path> | fetch | curator-cp"
             );
             std::process::exit(2);
         }
     }
-    if args.iter().any(|a| a == "--ensemble") {
-        let ensemble = zk_harness::Ensemble::start(3);
-        println!("ZK_CONNECT={}", ensemble.connect_string());
-        wait_for_eof();
-        drop(ensemble);
-    } else {
-        let server = zk_harness::ZkServer::start_local();
-        println!("ZK_CONNECT={}", server.connect_string());
-        wait_for_eof();
-        drop(server);
+}
+
+fn announce(connect: &str) {
+    println!("ZK_CONNECT={connect}");
+    std::io::stdout().flush().unwrap();
+}
+
+fn serve_ensemble() {
+    let mut ensemble = Ensemble::start(3);
+    announce(&ensemble.connect_string());
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let reply = match words.as_slice() {
+            ["kill", i] => i
+                .parse()
+                .map(|i| ensemble.kill(i))
+                .map(|_| "OK".to_string()),
+            ["start", i] => i
+                .parse()
+                .map(|i| ensemble.restart(i))
+                .map(|_| "OK".to_string()),
+            ["leader"] => Ok(ensemble
+                .leader()
+                .map_or("-1".to_string(), |i| i.to_string())),
+            _ => Ok(format!("ERR {line}")),
+        };
+        println!("{}", reply.unwrap_or_else(|e| format!("ERR {e}")));
+        std::io::stdout().flush().unwrap();
     }
 }
 
-fn wait_for_eof() {
-    use std::io::Write;
-    std::io::stdout().flush().unwrap();
-    let mut sink = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut sink);
+fn proxy(servers: &str) {
+    let proxies: Vec<FaultProxy> = servers.split(',').map(FaultProxy::start).collect();
+    announce(
+        &proxies
+            .iter()
+            .map(FaultProxy::connect_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        match line.trim() {
+            "drop" => proxies.iter().for_each(FaultProxy::drop_all),
+            "hole on" => proxies.iter().for_each(|p| p.set_blackhole(true)),
+            "hole off" => proxies.iter().for_each(|p| p.set_blackhole(false)),
+            other => eprintln!("unknown proxy command {other:?}"),
+        }
+        println!("OK");
+        std::io::stdout().flush().unwrap();
+    }
+}
+
+async fn zk_client(connect: &str) -> Result<zookeeper_client::Client, zookeeper_client::Error> {
+    zookeeper_client::Client::connect(connect).await
+}
+
+/// Every ephemeral node under `root` with its owner session.
+async fn ephemerals(
+    zk: &zookeeper_client::Client,
+    root: &str,
+) -> Result<Vec<(String, i64)>, zookeeper_client::Error> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_string()];
+    while let Some(path) = pending.pop() {
+        let children = match zk.list_children(&path).await {
+            Ok(children) => children,
+            Err(zookeeper_client::Error::NoNode) => continue,
+            Err(err) => return Err(err),
+        };
+        for child in children {
+            let child_path = if path == "/" {
+                format!("/{child}")
+            } else {
+                format!("{path}/{child}")
+            };
+            if let Some(stat) = zk.check_stat(&child_path).await? {
+                if stat.ephemeral_owner != 0 {
+                    found.push((child_path.clone(), stat.ephemeral_owner));
+                }
+            }
+            pending.push(child_path);
+        }
+    }
+    Ok(found)
+}
+
+fn run(task: impl std::future::Future<Output = Result<(), zookeeper_client::Error>>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if let Err(err) = runtime.block_on(task) {
+        eprintln!("zk-harness: {err}");
+        std::process::exit(1);
+    }
 }

@@ -1,0 +1,344 @@
+"""Reliability suite: mutual exclusion and no lost work under real faults, on a
+3-node ensemble, with workers in Python, Node.js, Java and Rust.
+
+    python3 tests/reliability/run.py --profile short|soak --harness H --python P --node-project N --jar J --rust-worker R
+
+Faults: a TCP proxy between every client and the servers (connection drops,
+black holes), kill -9 / restart of the ZooKeeper leader and of a follower, loss
+of quorum, SIGSTOP of a lock holder past its session timeout, SIGKILL of a
+holder and of the elected leader. Prints the numbers of every check; exits 1 if
+one fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from resource import Resource, ResourceServer  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SESSION_S = 4
+
+
+class Line:
+    """A helper process driven over stdin/stdout (ensemble, proxy)."""
+
+    def __init__(self, cmd: List[str]) -> None:
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline().strip()
+        if not first.startswith("ZK_CONNECT="):
+            raise RuntimeError(f"{cmd[1]} did not start: {first!r}")
+        self.connect = first.split("=", 1)[1]
+        self.lock = threading.Lock()
+
+    def ask(self, line: str) -> str:
+        with self.lock:
+            assert self.proc.stdin and self.proc.stdout
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            return self.proc.stdout.readline().strip()
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+class Suite:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.started = time.monotonic()
+        self.ensemble = Line([args.harness, "serve", "--ensemble"])
+        self.proxy = Line([args.harness, "proxy", self.ensemble.connect])
+        self.rows: List[Tuple[str, str, bool]] = []
+        self.procs: Dict[str, subprocess.Popen] = {}
+
+    def log(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.started:7.1f}s] {message}", flush=True)
+
+    def check(self, scenario: str, what: str, ok: bool) -> None:
+        self.rows.append((scenario, what, ok))
+        self.log(f"{'ok  ' if ok else 'FAIL'} {scenario}: {what}")
+
+    def command(self, lang: str) -> List[str]:
+        a = self.args
+        if lang == "py":
+            return [a.python, str(HERE / "worker.py")]
+        if lang == "node":
+            return ["node", str(HERE / "worker.js")]
+        if lang == "java":
+            return ["java", "-cp", f"{a.jar}:{a.java_classes}", "Worker"]
+        return [a.rust_worker]
+
+    def spawn(self, name: str, role: str, count: int, root: str, resource: str) -> None:
+        lang = name.split("-")[0]
+        env = dict(os.environ, NODE_PATH=str(Path(self.args.node_project) / "node_modules"))
+        self.procs[name] = subprocess.Popen(
+            self.command(lang) + [self.proxy.connect, resource, name, role, str(count), str(SESSION_S), root],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def wait_workers(self, names: List[str], timeout: float) -> List[str]:
+        deadline = time.monotonic() + timeout
+        stuck = []
+        for name in names:
+            try:
+                self.procs[name].wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                stuck.append(name)
+        return stuck
+
+    def zk_leader(self) -> int:
+        return int(self.ensemble.ask("leader"))
+
+    def orphans(self, root: str) -> List[str]:
+        out = subprocess.run([self.args.harness, "ephemerals", self.ensemble.connect, root],
+                             capture_output=True, text=True, timeout=60)
+        return [line for line in out.stdout.splitlines() if line.strip()]
+
+    def no_orphans(self, scenario: str, root: str) -> None:
+        # Sessions of killed processes end within the session timeout.
+        time.sleep(SESSION_S + 2)
+        left = self.orphans(root)
+        self.check(scenario, f"no recipe node of a dead session remains ({len(left)} ephemeral nodes)", not left)
+
+    # -- scenarios -----------------------------------------------------------------------------
+
+    def locks_under_faults(self, per_lang: int, sections: int) -> None:
+        scenario = "locks"
+        root = f"/reliability/{uuid.uuid4().hex[:8]}"
+        res = Resource()
+        server = ResourceServer(res)
+        names = [f"{lang}-{i}" for lang in ("py", "node", "java", "rust") for i in range(1, per_lang + 1)]
+        for name in names:
+            self.spawn(name, "lock", sections, root, server.address)
+        self.log(f"{scenario}: {len(names)} workers x {sections} critical sections")
+        paused = killed = None
+        time.sleep(3)
+        self.log("fault: drop every client connection")
+        self.proxy.ask("drop")
+        time.sleep(2)
+        leader = self.zk_leader()
+        self.log(f"fault: kill -9 the ZooKeeper leader (member {leader})")
+        self.ensemble.ask(f"kill {leader}")
+        time.sleep(4)
+        self.ensemble.ask(f"start {leader}")
+        follower = (self.zk_leader() + 1) % 3
+        self.log(f"fault: kill -9 a follower (member {follower}), then restart it")
+        self.ensemble.ask(f"kill {follower}")
+        time.sleep(3)
+        self.ensemble.ask(f"start {follower}")
+        holder = self.wait_holder(res)
+        pause_window = (0.0, 0.0)
+        if holder:
+            self.log(f"fault: SIGSTOP the lock holder {holder} for {SESSION_S + 3} s (past its session timeout)")
+            paused = holder
+            os.kill(res.pids[holder], signal.SIGSTOP)
+            pause_window = (time.monotonic(), time.monotonic() + SESSION_S + 3)
+            time.sleep(SESSION_S + 3)
+            os.kill(res.pids[holder], signal.SIGCONT)
+        lost_quorum = [m for m in range(3) if m != self.zk_leader()][:2]
+        self.log(f"fault: lose quorum (kill members {lost_quorum}) for 3 s")
+        for m in lost_quorum:
+            self.ensemble.ask(f"kill {m}")
+        time.sleep(3)
+        for m in lost_quorum:
+            self.ensemble.ask(f"start {m}")
+        victim = self.wait_holder(res, exclude={paused})
+        if victim:
+            self.log(f"fault: SIGKILL the lock holder {victim}")
+            killed = victim
+            os.kill(res.pids[victim], signal.SIGKILL)
+        self.log("fault: black-hole all traffic for 1 s")
+        self.proxy.ask("hole on")
+        time.sleep(1)
+        self.proxy.ask("hole off")
+        survivors = [n for n in names if n != killed]
+        stuck = self.wait_workers(survivors, timeout=self.args.timeout)
+        accepted, refused, overlaps = res.lock_verdict()
+        self.log(f"{scenario}: accepted {accepted}, rejected {refused}, overlaps {overlaps}, "
+                 f"LOST events {dict(res.lost)}")
+        self.check(scenario, f"no two accepted critical sections overlap ({overlaps} overlaps in {accepted} accepted)",
+                   overlaps == 0 and accepted > 0)
+        self.check(scenario, f"every surviving worker finished its {sections} sections (stuck: {stuck})", not stuck)
+        if paused:
+            lost = res.lost.get(paused, 0)
+            self.check(scenario, f"the holder paused past its session got LOST ({lost} event(s), expected >= 1)", lost >= 1)
+            with res.lock:
+                taken_over = sum(1 for s in res.sections if s.name != paused and pause_window[0] < s.begin < pause_window[1])
+                stale = sum(1 for s in res.sections if s.name == paused and s.refused)
+            self.check(scenario, f"the paused holder's writes after others took over ({taken_over} sections) were "
+                                 f"refused by its token ({stale} of its sections refused)", taken_over == 0 or stale >= 1)
+        for name in stuck:
+            self.procs[name].kill()
+        if killed:
+            self.procs[killed].wait()
+        self.no_orphans(scenario, root)
+        server.shutdown()
+
+    def wait_holder(self, res: Resource, exclude: Optional[set] = None) -> Optional[str]:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            holder = res.holder()
+            if holder and holder not in (exclude or set()) and self.procs[holder].poll() is None:
+                return holder
+            time.sleep(0.01)
+        return None
+
+    def queue_under_drops(self, per_lang: int, items: int) -> None:
+        scenario = "queue"
+        root = f"/reliability/{uuid.uuid4().hex[:8]}"
+        res = Resource()
+        server = ResourceServer(res)
+        langs = ("py", "node", "java", "rust")
+        producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
+        consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
+        for name in consumers:
+            self.spawn(name, "consume", 0, root, server.address)
+        for name in producers:
+            self.spawn(name, "produce", items, root, server.address)
+        self.log(f"{scenario}: {len(producers)} producers x {items} items, {len(consumers)} consumers")
+        for _ in range(4):
+            time.sleep(1)
+            self.log("fault: drop every client connection")
+            self.proxy.ask("drop")
+        stuck = self.wait_workers(producers, timeout=self.args.timeout)
+        expected = len(producers) * items
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with res.lock:
+                if len(res.got) >= len(res.offered) and len(res.offered) + len(res.offer_lost) >= expected:
+                    break
+            time.sleep(0.2)
+        time.sleep(1.5)
+        with res.lock:
+            res.stop = True
+        self.wait_workers(consumers, timeout=30)
+        got: Dict[str, int] = {}
+        for item, _ in res.got:
+            got[item] = got.get(item, 0) + 1
+        offered, ambiguous = set(res.offered), set(res.offer_lost)
+        lost = [i for i in offered if got.get(i, 0) == 0]
+        duplicated = [i for i, n in got.items() if n > 1]
+        unknown = [i for i in got if i not in offered and i not in ambiguous]
+        ambiguous_delivered = sum(1 for i in ambiguous if got.get(i, 0) == 1)
+        self.log(f"{scenario}: offered {len(offered)}, offers that failed with a connection error "
+                 f"{len(ambiguous)} (delivered anyway: {ambiguous_delivered}), consumed {len(res.got)}, "
+                 f"lost {len(lost)}, duplicated {len(duplicated)}")
+        self.check(scenario, f"every acknowledged item consumed exactly once (lost {len(lost)}, duplicated "
+                             f"{len(duplicated)}, unknown {len(unknown)})", not lost and not duplicated and not unknown)
+        self.check(scenario, f"producers finished (stuck: {stuck})", not stuck)
+        self.no_orphans(scenario, root)
+        server.shutdown()
+
+    def election_under_kills(self) -> None:
+        scenario = "election"
+        root = f"/reliability/{uuid.uuid4().hex[:8]}"
+        res = Resource()
+        server = ResourceServer(res)
+        names = ["py-e", "node-e", "java-e", "rust-e"]
+        for name in names:
+            self.spawn(name, "elect", 0, root, server.address)
+        cut: Dict[str, float] = {}
+        leader = self.wait_leader(res, cut)
+        failovers = []
+        for fault in ("SIGKILL", "SIGSTOP"):
+            if not leader:
+                break
+            self.log(f"fault: {fault} the elected leader {leader}")
+            cut[leader] = time.monotonic()
+            os.kill(res.pids[leader], signal.SIGKILL if fault == "SIGKILL" else signal.SIGSTOP)
+            at = time.monotonic()
+            previous = leader
+            leader = self.wait_leader(res, cut, timeout=SESSION_S + 10)
+            if leader:
+                failovers.append(time.monotonic() - at)
+            if fault == "SIGSTOP":
+                time.sleep(1)
+                os.kill(res.pids[previous], signal.SIGCONT)
+        self.log(f"{scenario}: failover after the leader's process stopped: "
+                 + ", ".join(f"{f * 1000:.0f} ms" for f in failovers))
+        self.check(scenario, f"a new leader within session timeout + 2 s each time ({len(failovers)}/2)",
+                   len(failovers) == 2 and all(f <= SESSION_S + 2 for f in failovers))
+        time.sleep(2)
+        with res.lock:
+            res.stop = True
+        stuck = self.wait_workers([n for n in names if n != list(cut)[0]], timeout=30)
+        most = res.max_concurrent_leaders(cut)
+        self.check(scenario, f"at most one leader at any instant among live sessions (max {most})", most <= 1)
+        self.check(scenario, f"the resumed ex-leader and the others stopped cleanly (stuck: {stuck})", not stuck)
+        self.no_orphans(scenario, root)
+        server.shutdown()
+
+    def wait_leader(self, res: Resource, cut: Dict[str, float], timeout: float = 30) -> Optional[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with res.lock:
+                current: Dict[str, int] = {}
+                for _, name, delta in res.leadership:
+                    current[name] = current.get(name, 0) + delta
+            leaders = [n for n, v in current.items() if v > 0 and n not in cut]
+            if leaders:
+                return leaders[0]
+            time.sleep(0.01)
+        return None
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    proc.send_signal(signal.SIGCONT)
+                    proc.kill()
+                except ProcessLookupError:
+                    pass
+        self.proxy.close()
+        self.ensemble.close()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--profile", choices=["short", "soak"], default="short")
+    p.add_argument("--harness", required=True)
+    p.add_argument("--python", required=True)
+    p.add_argument("--node-project", required=True)
+    p.add_argument("--jar", required=True)
+    p.add_argument("--java-classes", required=True)
+    p.add_argument("--rust-worker", required=True)
+    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--minutes", type=float, default=30, help="soak duration")
+    args = p.parse_args()
+    suite = Suite(args)
+    try:
+        rounds = 0
+        soak_until = time.monotonic() + args.minutes * 60
+        while True:
+            rounds += 1
+            big = args.profile == "soak"
+            suite.locks_under_faults(per_lang=2 if big else 1, sections=150 if big else 40)
+            suite.queue_under_drops(per_lang=2 if big else 1, items=400 if big else 100)
+            suite.election_under_kills()
+            if args.profile == "short" or time.monotonic() > soak_until:
+                break
+            suite.log(f"soak: round {rounds} done, {max(0, soak_until - time.monotonic()) / 60:.1f} min left")
+    finally:
+        suite.close()
+    print("\n== reliability summary ==")
+    for scenario, what, ok in suite.rows:
+        print(f"  [{'ok' if ok else 'FAIL'}] {scenario:<9} {what}")
+    failed = [r for r in suite.rows if not r[2]]
+    print(f"{len(suite.rows) - len(failed)}/{len(suite.rows)} checks passed in {time.monotonic() - suite.started:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Reliability worker (Python). Usage: worker.py <connect> <resource> <name> <role> <count> <session_s> <root>
+
+Roles: lock (count critical sections), produce (count items), consume, elect.
+Reports to the resource server over a line protocol (see resource.py)."""
+
+import socket
+import sys
+import threading
+import time
+
+import zkrecipes
+
+connect, resource, name, role, count, session_s, root = sys.argv[1:8]
+host, port = resource.split(":")
+sock = socket.create_connection((host, int(port)))
+reader = sock.makefile("r")
+mutex = threading.Lock()
+
+
+def ask(line: str) -> str:
+    with mutex:
+        sock.sendall((line + "\n").encode())
+        return reader.readline().strip()
+
+
+import os
+
+ask(f"HELLO {name} {os.getpid()}")
+client = zkrecipes.Client(connect, session_timeout=float(session_s), connect_timeout=30.0, identity=name)
+
+if role == "lock":
+    lock = client.write_lock(f"{root}/lock")
+    lock.add_listener(lambda e: ask(f"LOST {name}") if e is zkrecipes.LockEvent.LOST else None)
+    done = 0
+    while done < int(count):
+        try:
+            if not lock.acquire(timeout=30):
+                continue
+        except zkrecipes.ZkError:
+            time.sleep(0.1)
+            continue
+        token = lock.fencing_token
+        ask(f"BEGIN {name} {token}")
+        for _ in range(3):
+            ask(f"WRITE {name} {token}")
+            time.sleep(0.005)
+        ask(f"END {name} {token}")
+        try:
+            lock.release()
+        except zkrecipes.ZkError:
+            pass
+        done += 1
+elif role == "produce":
+    q = client.queue(f"{root}/queue")
+    for i in range(int(count)):
+        item = f"{name}-{i}"
+        try:
+            q.offer(item.encode())
+            ask(f"OFFERED {item}")
+        except zkrecipes.ZkError:
+            ask(f"OFFER_LOST {item}")
+elif role == "consume":
+    q = client.queue(f"{root}/queue")
+    while ask("STOP?") == "NO":
+        try:
+            item = q.take(timeout=0.5)
+        except zkrecipes.ZkError:
+            time.sleep(0.1)
+            continue
+        if item is not None:
+            ask(f"GOT {item.decode()} {name}")
+elif role == "elect":
+    election = client.leader_election(f"{root}/election", name)
+
+    def on_event(e: zkrecipes.ElectionEvent) -> None:
+        if e is zkrecipes.ElectionEvent.ELECTED_COMPLETE:
+            ask(f"ELECTED {name}")
+        elif e in (zkrecipes.ElectionEvent.FAILED, zkrecipes.ElectionEvent.STOP_START):
+            ask(f"UNELECTED {name}")
+
+    election.add_listener(on_event)
+    election.start()
+    while ask("STOP?") == "NO":
+        time.sleep(0.2)
+    election.stop()
+ask(f"DONE {name}")
+client.close()
