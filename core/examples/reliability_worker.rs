@@ -67,7 +67,7 @@ async fn main() -> zkrecipes::Result<()> {
                 }
             });
             let mut done = 0;
-            while done < count {
+            while done < count && resource.tell("STOP?".into()).await == "NO" {
                 let guard = match lock.acquire_timeout(Duration::from_secs(30)).await {
                     Ok(Some(guard)) => guard,
                     Ok(None) => continue,

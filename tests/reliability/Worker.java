@@ -38,7 +38,7 @@ public class Worker {
                         public void lockReleased() {}
                         public void lockLost(ZkException cause) { ask("LOST " + name); }
                     });
-                    for (int done = 0; done < count; ) {
+                    for (int done = 0; done < count && "NO".equals(ask("STOP?")); ) {
                         try {
                             if (!lock.tryLock(30, TimeUnit.SECONDS)) {
                                 continue;

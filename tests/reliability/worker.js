@@ -27,7 +27,7 @@ async function main () {
   if (role === 'lock') {
     const lock = client.writeLock(`${root}/lock`)
     lock.on('lost', () => { ask(`LOST ${name}`) })
-    for (let done = 0; done < Number(count);) {
+    for (let done = 0; done < Number(count) && (await ask('STOP?')) === 'NO';) {
       try {
         if (!(await lock.acquire({ timeoutMs: 30000 }))) continue
       } catch (err) { await sleep(100); continue }

@@ -32,7 +32,7 @@ if role == "lock":
     lock = client.write_lock(f"{root}/lock")
     lock.add_listener(lambda e: ask(f"LOST {name}") if e is zkrecipes.LockEvent.LOST else None)
     done = 0
-    while done < int(count):
+    while done < int(count) and ask("STOP?") == "NO":
         try:
             if not lock.acquire(timeout=30):
                 continue
