@@ -12,7 +12,7 @@ NODE_PROJECT := target/node-project
 JAR := java/target/zkrecipes-0.1.0.jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
@@ -30,11 +30,15 @@ bench: wheel npm-pack jar harness
 		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
 		--apache-cp "$(APACHE_CP)" --curator-cp "$$(target/debug/zk-harness curator-cp)" $(BENCH_ARGS)'
 
+# Every benchmark workload with tiny N, so that `make test` keeps them working.
+bench-smoke:
+	$(MAKE) bench BENCH_ARGS="--quick --out-dir $(CURDIR)/target/bench-smoke"
+
 # The Rust-only tour (lock, queue, election from three clients).
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node test-java test-cross test-reliability
+test: lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).

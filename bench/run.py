@@ -22,6 +22,7 @@ from typing import Dict, List, Optional
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+OUT = BENCH
 
 
 def mntr(port: int) -> Dict[str, str]:
@@ -120,7 +121,11 @@ def main() -> int:
     parser.add_argument("--apache-cp", required=True)
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
+    parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
     args = parser.parse_args()
+    global OUT
+    OUT = Path(args.out_dir)
+    OUT.mkdir(parents=True, exist_ok=True)
     prepare(args)
     r = Runner(args, args.connect)
     cycles = 300 if args.quick else 2000
@@ -156,11 +161,12 @@ def main() -> int:
     for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
         r.run(c, "election", 20 if not args.quick else 5)
 
-    (BENCH / "results.json").write_text(json.dumps(r.results, indent=1))
+    (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
     # matplotlib lives in the bench virtualenv, not necessarily beside this interpreter.
-    subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only"], check=False)
-    print(f"\nwrote {BENCH / 'results.md'}, results.png and results.json")
+    subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only", str(OUT)],
+                   check=False)
+    print(f"\nwrote {OUT / 'results.md'}, results.png and results.json")
     return 0
 
 
@@ -244,7 +250,7 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
-    (BENCH / "results.md").write_text("\n".join(lines) + "\n")
+    (OUT / "results.md").write_text("\n".join(lines) + "\n")
 
 
 def write_chart(results: List[dict]) -> None:
@@ -277,11 +283,12 @@ def write_chart(results: List[dict]) -> None:
     axes[2].bar([c for c, _ in el], [x["median_ms"] for _, x in el], color="#57a")
     axes[2].set_title("election hand-over: median ms")
     fig.tight_layout()
-    fig.savefig(BENCH / "results.png", dpi=90)
+    fig.savefig(OUT / "results.png", dpi=90)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--chart-only"]:
-        write_chart(json.loads((BENCH / "results.json").read_text()))
+    if sys.argv[1:2] == ["--chart-only"]:
+        OUT = Path(sys.argv[2])
+        write_chart(json.loads((OUT / "results.json").read_text()))
         sys.exit(0)
     sys.exit(main())

@@ -20,10 +20,17 @@ use crate::runtime;
 pub const MAX_PACKET: usize = 0xfffff;
 
 /// Credentials added to the session, e.g. `Auth::digest("user:secret")`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Auth {
     pub scheme: String,
     pub credentials: Vec<u8>,
+}
+
+/// Credentials never reach logs or error messages: `Debug` shows the scheme only.
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth").field("scheme", &self.scheme).field("credentials", &"<redacted>").finish()
+    }
 }
 
 impl Auth {

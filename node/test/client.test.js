@@ -114,3 +114,18 @@ test('ESM import works', async () => {
   assert.equal(typeof esm.Client.connect, 'function')
   assert.equal(esm.ZkError, zk.ZkError)
 })
+
+test('an ACL of another identity is NO_AUTH; credentials stay out of errors', async () => {
+  const dir = unique('acl')
+  const alice = await zk.Client.connect(connectString, { auth: ['digest', 'alice:s3cret'] })
+  const mallory = await zk.Client.connect(connectString, { auth: ['digest', 'mallory:guess'] })
+  try {
+    await alice.queue(dir).offer('private')
+    await assert.rejects(mallory.queue(dir).poll(), (e) => e.code === 'NO_AUTH' && !e.message.includes('s3cret'))
+    await assert.rejects(mallory.writeLock(dir).tryAcquire(), { code: 'NO_AUTH' })
+    assert.deepEqual(await alice.queue(dir).poll(), Buffer.from('private'))
+  } finally {
+    await alice.close()
+    await mallory.close()
+  }
+})

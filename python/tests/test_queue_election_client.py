@@ -240,3 +240,16 @@ def test_quickstart_example_runs(zk_connect):
     assert done.returncode == 0, done.stderr
     assert "holding the lock with fencing token" in done.stdout
     assert "async took b'async job'" in done.stdout
+
+
+def test_acl_of_another_identity_is_no_auth_and_repr_hides_credentials(zk_connect, path):
+    with zkrecipes.Client(zk_connect, auth=("digest", "alice:s3cret")) as alice:
+        alice.queue(path).offer(b"private")
+        assert "s3cret" not in repr(alice)
+        with zkrecipes.Client(zk_connect, auth=("digest", "mallory:guess")) as mallory:
+            with pytest.raises(zkrecipes.NoAuthError) as info:
+                mallory.queue(path).poll()
+            assert info.value.code == "NO_AUTH" and "s3cret" not in str(info.value)
+            with pytest.raises(zkrecipes.NoAuthError):
+                mallory.write_lock(path).acquire(blocking=False)
+        assert alice.queue(path).poll() == b"private"

@@ -83,4 +83,19 @@ class ClientIT {
         assertTrue(System.getProperty("java.class.path").contains("zkrecipes-0.1.0.jar"),
             "tests run against the packaged JAR: " + System.getProperty("java.class.path"));
     }
+
+    @Test
+    void aclOfAnotherIdentityIsNoAuth() {
+        String dir = Zk.path("acl");
+        try (Client alice = Client.connect(Zk.connect(), new ClientOptions().auth("digest", "alice:s3cret"));
+             Client mallory = Client.connect(Zk.connect(), new ClientOptions().auth("digest", "mallory:guess"))) {
+            new DistributedQueue(alice, dir).offer("private".getBytes());
+            ZkException e = assertThrows(ZkException.class, () -> new DistributedQueue(mallory, dir).poll());
+            assertEquals(ZkException.Code.NO_AUTH, e.getCode());
+            assertFalse(e.getMessage().contains("s3cret"));
+            assertEquals(ZkException.Code.NO_AUTH, assertThrows(ZkException.class, () -> new WriteLock(mallory, dir).tryLock()).getCode());
+            assertArrayEquals("private".getBytes(), new DistributedQueue(alice, dir).poll());
+            assertFalse(alice.toString().contains("s3cret"));
+        }
+    }
 }
