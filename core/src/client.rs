@@ -29,7 +29,10 @@ pub struct Auth {
 /// Credentials never reach logs or error messages: `Debug` shows the scheme only.
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Auth").field("scheme", &self.scheme).field("credentials", &"<redacted>").finish()
+        f.debug_struct("Auth")
+            .field("scheme", &self.scheme)
+            .field("credentials", &"<redacted>")
+            .finish()
     }
 }
 

@@ -151,16 +151,27 @@ async fn use_after_close_is_closed() {
 
 #[test]
 fn credentials_never_show_in_debug_output() {
-    let options = ClientOptions { auth: Some(Auth::digest("alice:s3cret-pass")), ..Default::default() };
+    let options = ClientOptions {
+        auth: Some(Auth::digest("alice:s3cret-pass")),
+        ..Default::default()
+    };
     let shown = format!("{options:?}");
-    assert!(shown.contains("digest") && !shown.contains("s3cret"), "{shown}");
+    assert!(
+        shown.contains("digest") && !shown.contains("s3cret"),
+        "{shown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn another_identity_cannot_delete_a_protected_lock_node() {
     let dir = unique("acl-lock");
-    let alice = ClientOptions { auth: Some(Auth::digest("alice:secret")), ..options(Duration::from_secs(10)) };
-    let owner = Client::connect(server().connect_string(), alice).await.unwrap();
+    let alice = ClientOptions {
+        auth: Some(Auth::digest("alice:secret")),
+        ..options(Duration::from_secs(10))
+    };
+    let owner = Client::connect(server().connect_string(), alice)
+        .await
+        .unwrap();
     let lock = WriteLock::new(&owner, &dir).unwrap();
     let guard = lock.acquire().await.unwrap();
     // Mallory authenticates as somebody else: digest auth never fails, the ACL refuses.
@@ -169,9 +180,15 @@ async fn another_identity_cannot_delete_a_protected_lock_node() {
         .connect(server().connect_string())
         .await
         .unwrap();
-    let err = mallory.delete(&lock.node_path().unwrap(), None).await.unwrap_err();
+    let err = mallory
+        .delete(&lock.node_path().unwrap(), None)
+        .await
+        .unwrap_err();
     assert_eq!(err, zookeeper_client::Error::NoAuth);
     let theirs = WriteLock::new(&client().await, &dir).unwrap();
-    assert_eq!(theirs.try_acquire().await.unwrap_err().code(), ErrorCode::NoAuth);
+    assert_eq!(
+        theirs.try_acquire().await.unwrap_err().code(),
+        ErrorCode::NoAuth
+    );
     guard.release().await.unwrap();
 }
