@@ -1,6 +1,9 @@
 """zkrecipes: ZooKeeper locks, read/write locks, queues and leader election,
 implemented once in Rust and shared with Node.js and Java."""
 
+import atexit as _atexit
+
+from . import _native
 from .client import Client
 from .election import LeaderElectionSupport
 from .errors import (
@@ -27,6 +30,9 @@ from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 
 __version__ = "0.1.0"
+
+# Listeners must not run while the interpreter is being torn down.
+_atexit.register(_native._shutdown)
 
 __all__ = [
     "AuthFailedError",

@@ -3,6 +3,9 @@ from typing import Any, Awaitable, Callable, List, Optional, Tuple
 
 ERROR_CODES: List[str]
 
+def _shutdown() -> None: ...
+def _resolve(future: Any, ok: bool, value: Any) -> None: ...
+
 _Callback = Callable[[str, Optional[str]], None]
 
 class Subscription:

@@ -15,14 +15,14 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // Awaitables run on the core's runtime: one set of threads per process.
-    let _ = pyo3_async_runtimes::tokio::init_with_runtime(zkrecipes::runtime::runtime());
     m.add_class::<client::NativeClient>()?;
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<rwlock::NativeReadWriteLock>()?;
     m.add_class::<queue::NativeQueue>()?;
     m.add_class::<election::NativeElection>()?;
     m.add_class::<listener::Subscription>()?;
+    m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(blocking::_resolve, m)?)?;
     m.add(
         "ERROR_CODES",
         zkrecipes::ErrorCode::ALL

@@ -4,14 +4,21 @@
 //! order, so a listener may itself call blocking zkrecipes methods. An
 //! exception from a listener goes to `sys.unraisablehook`; the recipe goes on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
-type Delivery = Box<dyn FnOnce() + Send>;
+pub type Delivery = Box<dyn FnOnce() + Send>;
+
+/// Set at interpreter exit: from then on no listener is called, because
+/// attaching a thread to a finalizing interpreter crashes the process.
+static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+/// Held by the dispatcher while it delivers, so that shutdown can wait for it.
+static DELIVERING: Mutex<()> = Mutex::new(());
 
 fn dispatcher() -> &'static mpsc::Sender<Delivery> {
     static DISPATCHER: OnceLock<mpsc::Sender<Delivery>> = OnceLock::new();
@@ -21,12 +28,28 @@ fn dispatcher() -> &'static mpsc::Sender<Delivery> {
             .name("zkrecipes-listeners".into())
             .spawn(move || {
                 for deliver in rx {
-                    deliver();
+                    let _delivering = DELIVERING.lock().unwrap_or_else(|e| e.into_inner());
+                    if !SHUTDOWN.load(Ordering::SeqCst) {
+                        deliver();
+                    }
                 }
             })
             .expect("listener thread");
         tx
     })
+}
+
+/// Registered with `atexit` by the package: stops deliveries and waits for the
+/// one in progress (with the GIL released, which that delivery needs).
+#[pyfunction]
+pub fn _shutdown(py: Python<'_>) {
+    SHUTDOWN.store(true, Ordering::SeqCst);
+    py.detach(|| drop(DELIVERING.lock().unwrap_or_else(|e| e.into_inner())));
+}
+
+/// Runs `delivery` (which attaches to Python) on the listener thread, in order.
+pub fn deliver(delivery: Delivery) {
+    let _ = dispatcher().send(delivery);
 }
 
 /// A registered listener; `cancel()` stops deliveries.
@@ -61,7 +84,7 @@ where
             };
             let (name, detail) = describe(&event);
             let callback = callback.clone();
-            let _ = dispatcher().send(Box::new(move || {
+            deliver(Box::new(move || {
                 Python::attach(|py| {
                     if let Err(err) = callback.call1(py, (name, detail)) {
                         err.write_unraisable(py, Some(callback.bind(py)));
