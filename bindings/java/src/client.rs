@@ -6,7 +6,7 @@ use zkrecipes::{Auth, Client, ClientOptions, ConnectionState};
 
 use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
-use crate::handles::{borrow, free, into_handle};
+use crate::handles::{borrow, export_free, into_handle};
 use crate::tasks;
 
 pub fn optional_string(env: &Env<'_>, value: &JString<'_>) -> Result<Option<String>> {
@@ -146,18 +146,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
     .resolve::<ThrowZkException>()
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientFree<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
-        free::<Client>(handle);
-        Ok(())
-    })
-    .resolve::<ThrowZkException>()
-}
+export_free!(Java_io_zkrecipes_Native_clientFree, Client);
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(

@@ -7,7 +7,7 @@ use zkrecipes::{Client, ElectionEvent, LeaderElectionSupport};
 use crate::callbacks::Value;
 use crate::client::string;
 use crate::errors::{Result, ThrowZkException};
-use crate::handles::{borrow, free, into_handle};
+use crate::handles::{borrow, export_free, into_handle};
 use crate::{listener, tasks};
 
 #[unsafe(no_mangle)]
@@ -30,18 +30,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionNew<'l>(
     .resolve::<ThrowZkException>()
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_electionFree<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
-        free::<LeaderElectionSupport>(handle);
-        Ok(())
-    })
-    .resolve::<ThrowZkException>()
-}
+export_free!(Java_io_zkrecipes_Native_electionFree, LeaderElectionSupport);
 
 /// `op`: 0 start, 1 stop, 2 leader host name.
 #[unsafe(no_mangle)]

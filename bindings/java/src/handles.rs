@@ -22,3 +22,22 @@ pub fn free<T>(handle: i64) {
         drop(unsafe { Box::from_raw(handle as *mut T) });
     }
 }
+
+/// `Java_io_zkrecipes_Native_<name>(long handle)`: frees a handle of type `$ty`.
+macro_rules! export_free {
+    ($name:ident, $ty:ty) => {
+        #[unsafe(no_mangle)]
+        pub extern "system" fn $name<'l>(
+            mut env: jni::EnvUnowned<'l>,
+            _class: jni::objects::JClass<'l>,
+            handle: i64,
+        ) {
+            env.with_env(|_env| -> $crate::errors::Result<()> {
+                $crate::handles::free::<$ty>(handle);
+                Ok(())
+            })
+            .resolve::<$crate::errors::ThrowZkException>()
+        }
+    };
+}
+pub(crate) use export_free;

@@ -7,7 +7,7 @@ use zkrecipes::{Client, Lock, LockEvent, Owner, ReadWriteLock, Wait};
 use crate::callbacks::Value;
 use crate::client::string;
 use crate::errors::{Result, ThrowZkException};
-use crate::handles::{borrow, free, into_handle};
+use crate::handles::{borrow, export_free, into_handle};
 use crate::{listener, tasks};
 
 /// `timeout_nanos`: negative = wait forever; `try_only` = do not wait at all.
@@ -69,31 +69,9 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockSide<'l>(
     .resolve::<ThrowZkException>()
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_rwLockFree<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
-        free::<ReadWriteLock>(handle);
-        Ok(())
-    })
-    .resolve::<ThrowZkException>()
-}
+export_free!(Java_io_zkrecipes_Native_rwLockFree, ReadWriteLock);
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockFree<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
-        free::<Lock>(handle);
-        Ok(())
-    })
-    .resolve::<ThrowZkException>()
-}
+export_free!(Java_io_zkrecipes_Native_lockFree, Lock);
 
 /// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
 #[unsafe(no_mangle)]

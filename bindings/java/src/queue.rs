@@ -7,7 +7,7 @@ use zkrecipes::{Client, DistributedQueue};
 use crate::callbacks::Value;
 use crate::client::string;
 use crate::errors::{Result, ThrowZkException};
-use crate::handles::{borrow, free, into_handle};
+use crate::handles::{borrow, export_free, into_handle};
 use crate::tasks;
 
 fn item(found: Option<Vec<u8>>) -> Value {
@@ -31,18 +31,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
     .resolve::<ThrowZkException>()
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueFree<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
-        free::<DistributedQueue>(handle);
-        Ok(())
-    })
-    .resolve::<ThrowZkException>()
-}
+export_free!(Java_io_zkrecipes_Native_queueFree, DistributedQueue);
 
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(
