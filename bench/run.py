@@ -16,6 +16,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -65,7 +66,11 @@ class Runner:
         before = int(mntr(self.port)["zk_packets_received"])
         proc.stdin.write("GO\n")
         proc.stdin.flush()
+        # A contestant that hangs (a stranded waiter) must not hang the whole run.
+        watchdog = threading.Timer(self.args.limit, proc.kill)
+        watchdog.start()
         out = proc.stdout.readline().strip()
+        watchdog.cancel()
         after = int(mntr(self.port)["zk_packets_received"])
         try:
             proc.wait(timeout=60)
@@ -121,6 +126,7 @@ def main() -> int:
     parser.add_argument("--apache-cp", required=True)
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
+    parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
     parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
     args = parser.parse_args()
     global OUT
@@ -217,7 +223,8 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         if x:
             finish = [f for f in x.get("finish_s", []) if f > 0]
             fairness = max(finish) / min(finish) if finish else None
-            lines.append(f"| {c} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
+            stranded = f" ({x['stranded']} waiter(s) stranded)" if x.get("stranded") else ""
+            lines.append(f"| {c}{stranded} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
     lines += ["", "## 4. Read-heavy read/write lock: 8 readers + 1 writer", "",
               "| contestant | lock ops/s | reads | writer median ms | writer p99 ms |", "|---|---|---|---|---|"]
     for c in ["zkrecipes-rust", "curator", "kazoo"]:
