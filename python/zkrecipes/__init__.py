@@ -23,6 +23,7 @@ from .errors import (
     SessionExpiredError,
     WouldDeadlockError,
     ZkError,
+    ZkInterruptedError,
     ZkTimeoutError,
 )
 from .events import ConnectionState, ElectionEvent, LockEvent
@@ -62,5 +63,6 @@ __all__ = [
     "WriteLock",
     "WriteSide",
     "ZkError",
+    "ZkInterruptedError",
     "ZkTimeoutError",
 ]

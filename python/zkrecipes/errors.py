@@ -81,7 +81,7 @@ class ClosedError(ZkError):
     code = "CLOSED"
 
 
-class InterruptedError_(ZkError):
+class ZkInterruptedError(ZkError):
     code = "INTERRUPTED"
 
 
@@ -107,7 +107,7 @@ _BY_CODE: Dict[str, Type[ZkError]] = {
         NotOwnerError,
         WouldDeadlockError,
         ClosedError,
-        InterruptedError_,
+        ZkInterruptedError,
         InternalError,
     )
 }
