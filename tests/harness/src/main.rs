@@ -4,7 +4,8 @@
 //!   stops it when standard input closes. With `--ensemble` (3 members) it also takes
 //!   commands on standard input: `kill <i>`, `start <i>`, `leader` (prints the index).
 //! - `zk-harness proxy <host:port>[,...]`: a fault proxy per server; prints
-//!   `ZK_CONNECT=<proxied connect string>`, then takes `drop`, `hole on`, `hole off`.
+//!   `ZK_CONNECT=<proxied connect string>`, then takes `drop`, `hole on`, `hole off`,
+//!   `latency <ms>`.
 //! - `zk-harness rm <connect> <path>`: deletes a node, as an operator would.
 //! - `zk-harness ephemerals <connect> <path>`: prints every ephemeral node under `path`.
 //! - `zk-harness fetch` / `curator-cp`: the classpaths of the server and of Curator.
@@ -87,6 +88,10 @@ fn proxy(servers: &str) {
             "drop" => proxies.iter().for_each(FaultProxy::drop_all),
             "hole on" => proxies.iter().for_each(|p| p.set_blackhole(true)),
             "hole off" => proxies.iter().for_each(|p| p.set_blackhole(false)),
+            other if other.starts_with("latency ") => {
+                let ms = other["latency ".len()..].trim().parse().unwrap_or(0);
+                proxies.iter().for_each(|p| p.set_latency(ms));
+            }
             other => eprintln!("unknown proxy command {other:?}"),
         }
         println!("OK");

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ struct State {
     blackhole: AtomicBool,
     /// Server → client bytes are discarded: requests are applied, replies lost.
     drop_replies: AtomicBool,
+    /// Delay added to every chunk forwarded in either direction, in ms.
+    latency_ms: AtomicU64,
     stopped: AtomicBool,
     streams: Mutex<Vec<TcpStream>>,
 }
@@ -31,6 +33,7 @@ impl FaultProxy {
             target,
             blackhole: AtomicBool::new(false),
             drop_replies: AtomicBool::new(false),
+            latency_ms: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
         });
@@ -95,6 +98,11 @@ impl FaultProxy {
     pub fn set_drop_replies(&self, on: bool) {
         self.state.drop_replies.store(on, Ordering::SeqCst);
     }
+
+    /// Adds `ms` of latency to every chunk in both directions (0 = none).
+    pub fn set_latency(&self, ms: u64) {
+        self.state.latency_ms.store(ms, Ordering::SeqCst);
+    }
 }
 
 impl Drop for FaultProxy {
@@ -120,6 +128,10 @@ fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>, is_reply: boo
                         || (is_reply && state.drop_replies.load(Ordering::SeqCst))
                     {
                         continue;
+                    }
+                    let latency = state.latency_ms.load(Ordering::SeqCst);
+                    if latency > 0 {
+                        std::thread::sleep(Duration::from_millis(latency));
                     }
                     if to.write_all(&buf[..n]).is_err() {
                         break;
