@@ -7,7 +7,9 @@
 //!   only to the consumer whose delete of it succeeded.
 //! - A consumer caches the sorted children and lists again only when the cache
 //!   is exhausted, so draining N items costs about 2N requests in N round trips
-//!   (getData + delete of the head are sent together), not N listings.
+//!   (the delete of an item and the read of the next one are sent together),
+//!   not N listings. An item's data is read before its delete is sent, so a
+//!   connection loss can never lose an item.
 //! - `offer` that fails with `CONNECTION_LOSS` may or may not have enqueued
 //!   the item (the server may have applied the create before the reply was lost).
 //! - Consumers that collide (two claim the same head) spread out: after a lost
@@ -53,6 +55,8 @@ struct Cache {
     names: VecDeque<String>,
     /// Recent lost races against other consumers; widens the claim window.
     collisions: u32,
+    /// The data of the next item, read together with the previous delete.
+    prefetched: Option<(String, Vec<u8>)>,
 }
 
 impl DistributedQueue {
@@ -137,13 +141,26 @@ impl DistributedQueue {
             let Some(item) = self.inner.next_claim(&mut cache).await? else {
                 return Ok(None);
             };
-            match self.inner.claim(&item).await? {
-                Some(data) => {
-                    cache.collisions = cache.collisions.saturating_sub(1);
-                    return Ok(Some(data));
-                }
-                None => cache.collisions += 1,
+            // The data is in hand before the delete is sent: a delete whose reply is
+            // lost can never take an item's data with it.
+            let data = match cache.prefetched.take() {
+                Some((name, data)) if name == item => data,
+                _ => match self.inner.read(&item).await? {
+                    Some(data) => data,
+                    None => {
+                        cache.collisions += 1;
+                        continue;
+                    }
+                },
+            };
+            let next = cache.names.front().cloned();
+            let (claimed, prefetched) = self.inner.claim(&item, next).await?;
+            cache.prefetched = prefetched;
+            if claimed {
+                cache.collisions = cache.collisions.saturating_sub(1);
+                return Ok(Some(data));
             }
+            cache.collisions += 1;
         }
     }
 
@@ -261,22 +278,45 @@ impl Inner {
         Ok(items.into_iter().map(|(_, name)| name).collect())
     }
 
-    /// Reads and deletes `name` in one round trip. `None` if another consumer
-    /// got it first.
-    async fn claim(&self, name: &str) -> Result<Option<Vec<u8>>> {
+    async fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
         let path = format!("{}/{}", self.dir, name);
+        let p = path.as_str();
+        self.client
+            .retrying(None, |zk| async move {
+                match zk.get_data(p).await {
+                    Ok((data, _)) => Ok(Some(data)),
+                    Err(zk::Error::NoNode) => Ok(None),
+                    Err(err) => Err(err),
+                }
+            })
+            .await
+    }
+
+    /// Deletes `name` (whose data the caller holds) and, in the same round trip,
+    /// reads the data of `next`. `false` if another consumer got `name` first.
+    async fn claim(
+        &self,
+        name: &str,
+        next: Option<String>,
+    ) -> Result<(bool, Option<(String, Vec<u8>)>)> {
+        let path = format!("{}/{}", self.dir, name);
+        let next_path = next.as_ref().map(|n| format!("{}/{}", self.dir, n));
         let zk = self.client.zk()?;
         let session = zk.session_id().0;
-        let (read, deleted) = tokio::join!(zk.get_data(&path), zk.delete(&path, None));
+        let delete = zk.delete(&path, None);
+        let read_next = next_path.as_deref().map(|p| zk.get_data(p));
+        let (deleted, next_data) = tokio::join!(delete, async {
+            match read_next {
+                Some(read) => read.await.ok(),
+                None => None,
+            }
+        });
         drop(zk);
+        let prefetched = next.zip(next_data.map(|(data, _)| data));
         match deleted {
-            Ok(()) => Ok(Some(read?.0)),
-            Err(zk::Error::NoNode) => Ok(None),
+            Ok(()) => Ok((true, prefetched)),
+            Err(zk::Error::NoNode) => Ok((false, prefetched)),
             Err(zk::Error::ConnectionLoss) => {
-                let data = match read {
-                    Ok((data, _)) => data,
-                    Err(_) => return Ok(None),
-                };
                 self.client.await_usable(session, None).await?;
                 let p = path.as_str();
                 match self
@@ -284,9 +324,9 @@ impl Inner {
                     .retrying(None, |zk| async move { zk.delete(p, None).await })
                     .await
                 {
-                    Ok(()) => Ok(Some(data)),
-                    // Gone: most likely our delete was applied before the reply was lost.
-                    Err(err) if err.code() == ErrorCode::NoNode => Ok(Some(data)),
+                    Ok(()) => Ok((true, None)),
+                    // Gone: most likely our delete was applied before its reply was lost.
+                    Err(err) if err.code() == ErrorCode::NoNode => Ok((true, None)),
                     Err(err) => Err(err),
                 }
             }

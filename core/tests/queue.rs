@@ -182,3 +182,43 @@ async fn apache_style_foreign_children_are_ignored() {
     assert_eq!(q.poll().await.unwrap().unwrap(), b"one");
     assert_eq!(q.poll().await.unwrap(), None);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lost_replies_during_a_poll_lose_no_item() {
+    let proxy = zk_harness::FaultProxy::start(server().connect_string());
+    let dir = unique("q-lost-replies");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    for item in ["a", "b", "c"] {
+        producer.offer(item.as_bytes()).await.unwrap();
+    }
+    let consumer_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let consumer = DistributedQueue::new(&consumer_client, &dir).unwrap();
+    assert_eq!(consumer.poll().await.unwrap().unwrap(), b"a");
+    // The delete of "b" (and the read of "c") reach the server; their replies do not.
+    proxy.set_drop_replies(true);
+    let pending = {
+        let consumer = consumer.clone();
+        tokio::spawn(async move { consumer.poll().await })
+    };
+    eventually(
+        "b deleted on the server",
+        Duration::from_secs(5),
+        || async { children(server().connect_string(), &dir).await.len() == 1 },
+    )
+    .await;
+    proxy.set_drop_replies(false);
+    proxy.drop_all();
+    let got = tokio::time::timeout(Duration::from_secs(15), pending)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        got.unwrap(),
+        b"b",
+        "the item whose delete reply was lost is still delivered"
+    );
+    assert_eq!(consumer.poll().await.unwrap().unwrap(), b"c");
+    assert_eq!(consumer.poll().await.unwrap(), None);
+    consumer_client.close().await;
+}
