@@ -17,9 +17,10 @@
 //!   consumers drain faster than one instead of fighting over each head. A
 //!   single consumer never collides and takes items strictly in order; with
 //!   several, order is FIFO up to that small window.
-//! - A `poll` whose delete reply was lost returns the item if it is gone after
-//!   reconnecting; it can only be a duplicate if another consumer took that very
-//!   item during the outage.
+//! - A connection loss during a claim is resolved exactly: the delete is one
+//!   transaction with an ephemeral claim marker, so the item is neither lost nor
+//!   delivered twice. Only a session that expires in that very moment leaves it
+//!   unknown (the `poll` then fails with `SESSION_EXPIRED`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -57,6 +58,8 @@ struct Cache {
     collisions: u32,
     /// The data of the next item, read together with the previous delete.
     prefetched: Option<(String, Vec<u8>)>,
+    /// Our claim marker of the last item we took (deleted with the next claim).
+    last_marker: Option<String>,
 }
 
 impl DistributedQueue {
@@ -154,7 +157,10 @@ impl DistributedQueue {
                 },
             };
             let next = cache.names.front().cloned();
-            let (claimed, prefetched) = self.inner.claim(&item, next).await?;
+            let (claimed, prefetched) = self
+                .inner
+                .claim(&item, next, &mut cache.last_marker)
+                .await?;
             cache.prefetched = prefetched;
             if claimed {
                 cache.collisions = cache.collisions.saturating_sub(1);
@@ -292,45 +298,77 @@ impl Inner {
             .await
     }
 
-    /// Deletes `name` (whose data the caller holds) and, in the same round trip,
+    /// Takes `name` (whose data the caller holds) and, in the same round trip,
     /// reads the data of `next`. `false` if another consumer got `name` first.
+    ///
+    /// The delete is one transaction with the creation of an ephemeral claim
+    /// marker (and the removal of our previous one): after a connection loss the
+    /// marker tells whether *our* delete happened, so an item is neither lost nor
+    /// delivered twice. Still one write and one round trip per item.
     async fn claim(
         &self,
         name: &str,
         next: Option<String>,
+        last_marker: &mut Option<String>,
     ) -> Result<(bool, Option<(String, Vec<u8>)>)> {
         let path = format!("{}/{}", self.dir, name);
         let next_path = next.as_ref().map(|n| format!("{}/{}", self.dir, n));
-        let zk = self.client.zk()?;
-        let session = zk.session_id().0;
-        let delete = zk.delete(&path, None);
-        let read_next = next_path.as_deref().map(|p| zk.get_data(p));
-        let (deleted, next_data) = tokio::join!(delete, async {
-            match read_next {
-                Some(read) => read.await.ok(),
-                None => None,
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
+        loop {
+            let zk = self.client.zk()?;
+            let session = zk.session_id().0;
+            let marker = format!("{}/claim-{:x}-{}", self.dir, session as u64, name);
+            let mut transaction = zk.new_multi_writer();
+            transaction.add_delete(&path, None)?;
+            transaction.add_create(&marker, &[], &ephemeral)?;
+            if let Some(previous) = last_marker.as_deref() {
+                transaction.add_delete(previous, None)?;
             }
-        });
-        drop(zk);
-        let prefetched = next.zip(next_data.map(|(data, _)| data));
-        match deleted {
-            Ok(()) => Ok((true, prefetched)),
-            Err(zk::Error::NoNode) => Ok((false, prefetched)),
-            Err(zk::Error::ConnectionLoss) => {
-                self.client.await_usable(session, None).await?;
-                let p = path.as_str();
-                match self
-                    .client
-                    .retrying(None, |zk| async move { zk.delete(p, None).await })
-                    .await
-                {
-                    Ok(()) => Ok((true, None)),
-                    // Gone: most likely our delete was applied before its reply was lost.
-                    Err(err) if err.code() == ErrorCode::NoNode => Ok((true, None)),
-                    Err(err) => Err(err),
+            let committed = transaction.commit();
+            let read_next = next_path.as_deref().map(|p| zk.get_data(p));
+            let (committed, next_data) = tokio::join!(committed, async {
+                match read_next {
+                    Some(read) => read.await.ok(),
+                    None => None,
                 }
+            });
+            drop(zk);
+            let prefetched = next.clone().zip(next_data.map(|(data, _)| data));
+            match committed {
+                Ok(_) => {
+                    *last_marker = Some(marker);
+                    return Ok((true, prefetched));
+                }
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 0,
+                    source: zk::Error::NoNode,
+                }) => {
+                    return Ok((false, prefetched));
+                }
+                // Our previous marker is gone (a new session): claim without it.
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 2,
+                    source: zk::Error::NoNode,
+                }) => {
+                    *last_marker = None;
+                }
+                Err(zk::MultiWriteError::RequestFailed {
+                    source: zk::Error::ConnectionLoss,
+                }) => {
+                    self.client.await_usable(session, None).await?;
+                    let m = marker.as_str();
+                    let ours = self
+                        .client
+                        .retrying(None, |zk| async move { zk.check_stat(m).await })
+                        .await?;
+                    if ours.is_some() {
+                        *last_marker = Some(marker);
+                        return Ok((true, None));
+                    }
+                    // Not applied: the item is still there, or somebody else took it.
+                }
+                Err(err) => return Err(zk::Error::from(err).into()),
             }
-            Err(err) => Err(err.into()),
         }
     }
 }
