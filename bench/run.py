@@ -137,6 +137,11 @@ def main() -> int:
     cycles = 300 if args.quick else 2000
     sizes = [200, 500, 1000] if args.quick else [1000, 5000, 10000]
 
+    # The server's JVM warms up on whatever runs first: give it a throwaway run.
+    print("\nwarm-up (not reported)", flush=True)
+    r.run("zkrecipes-rust", "cycle", cycles)
+    r.run("curator", "cycle", cycles)
+    r.results.clear()
     print("\n1. uncontended acquire + release", flush=True)
     for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
         r.run(c, "cycle", cycles)
