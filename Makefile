@@ -112,9 +112,11 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# The ZooKeeper 3.9 server jars the harness runs (fetched on first use otherwise).
+# The ZooKeeper 3.9 server jars the harness runs, and Curator for the interop tests
+# (both fetched on first use otherwise).
 zk-jars:
 	mvn -q -B -f tests/harness/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/target/zk-jars
+	mvn -q -B -f tests/interop/curator-pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/target/curator-jars
 
 clean:
 	$(CARGO) clean

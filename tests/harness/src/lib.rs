@@ -49,6 +49,9 @@ pub fn curator_classpath() -> String {
 /// `dir/*`, after copying the dependencies of `pom` (relative to the workspace)
 /// into `dir` unless a jar starting with `marker` is already there.
 pub fn maven_classpath(pom: &str, dir: &Path, marker: &str) -> String {
+    // Tests of one binary run in parallel: one Maven download at a time.
+    static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = FETCHING.lock().unwrap_or_else(|e| e.into_inner());
     let present = std::fs::read_dir(dir)
         .map(|entries| {
             entries
