@@ -4,7 +4,6 @@
 //! process that uses zkrecipes from several places still has one set of
 //! threads and one timer wheel.
 
-use std::future::Future;
 use std::sync::OnceLock;
 
 use tokio::runtime::{Builder, Handle, Runtime};
@@ -21,13 +20,6 @@ pub fn runtime() -> &'static Runtime {
             .build()
             .expect("cannot start the zkrecipes runtime")
     })
-}
-
-/// Runs `future` on the shared runtime and blocks the calling thread until it ends.
-///
-/// For bindings that expose blocking calls; must not be called from a runtime thread.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    runtime().block_on(future)
 }
 
 /// Where the core spawns its background work (sessions, watchers, holders'

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Type
 from . import _native
 from ._listeners import Listeners
 from .events import ElectionEvent
-from .lock import _client
+from .lock import _client, _timeout
 
 if TYPE_CHECKING:
     from .client import Client
@@ -52,10 +52,10 @@ class LeaderElectionSupport:
 
     def await_leadership(self, timeout: Optional[float] = None) -> bool:
         """``True`` once leading; ``False`` if ``timeout`` seconds pass first."""
-        return self._native.await_leadership(timeout)
+        return self._native.await_leadership(_timeout(timeout))
 
     async def await_leadership_async(self, timeout: Optional[float] = None) -> bool:
-        return await self._native.await_leadership_async(timeout)
+        return await self._native.await_leadership_async(_timeout(timeout))
 
     def add_listener(
         self, fn: Callable[[ElectionEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None

@@ -119,11 +119,12 @@ class _Lock:
 
 
 def _timeout(timeout: Optional[float]) -> Optional[float]:
-    if timeout is None or (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout == -1):
+    """Seconds as the native module takes them: ``None`` (or ``-1``, as ``threading``) waits forever."""
+    if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-    return float(timeout)
+    return None if timeout == -1 else float(timeout)
 
 
 class WriteLock(_Lock):

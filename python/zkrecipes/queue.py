@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
-from .lock import _client
+from .lock import _client, _timeout
 
 if TYPE_CHECKING:
     from .client import Client
@@ -19,14 +19,6 @@ def _bytes(data: Any) -> bytes:
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
     raise TypeError(f"queue items are bytes, got {type(data).__name__}")
-
-
-def _seconds(timeout: Optional[float]) -> Optional[float]:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-    return float(timeout)
 
 
 class DistributedQueue:
@@ -63,7 +55,7 @@ class DistributedQueue:
 
     def take(self, timeout: Optional[float] = None) -> Optional[bytes]:
         """Waits for an item (``None`` if ``timeout`` seconds pass first)."""
-        return self._native.take(_seconds(timeout))
+        return self._native.take(_timeout(timeout))
 
     def size(self) -> int:
         return self._native.size()
@@ -87,7 +79,7 @@ class DistributedQueue:
         return await self._native.remove_async()
 
     async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
-        return await self._native.take_async(_seconds(timeout))
+        return await self._native.take_async(_timeout(timeout))
 
     async def size_async(self) -> int:
         return await self._native.size_async()

@@ -194,7 +194,7 @@ impl Lock {
     /// Acquires for `owner`; returns the fencing token, `None` if not obtained.
     /// The form the bindings use (they release with `unlock_as`).
     pub async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
-        let deadline = wait.deadline()?;
+        let deadline = wait.deadline();
         self.core.lock_as(owner, deadline, wait == Wait::No).await
     }
 
@@ -279,12 +279,10 @@ impl Wait {
         }
     }
 
-    fn deadline(self) -> Result<Option<Instant>> {
+    fn deadline(self) -> Option<Instant> {
         match self {
-            Wait::For(d) => Ok(Some(
-                Instant::now().checked_add(d).unwrap_or_else(far_future),
-            )),
-            _ => Ok(None),
+            Wait::For(d) => Some(Instant::now().checked_add(d).unwrap_or_else(far_future)),
+            _ => None,
         }
     }
 }
