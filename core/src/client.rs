@@ -92,7 +92,7 @@ impl ConnectionState {
         }
     }
 
-    fn is_usable(self) -> bool {
+    pub(crate) fn is_usable(self) -> bool {
         matches!(
             self,
             ConnectionState::Connected | ConnectionState::Reconnected
@@ -266,13 +266,19 @@ impl Client {
         let zk = self.zk()?;
         let session = zk.session_id().0;
         drop(zk);
+        let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
         loop {
             let result = with_deadline(deadline, op(self.zk()?)).await?;
-            match result.map_err(Error::from) {
-                Err(err) if err.is_connection_loss() => {
-                    self.await_usable(session, deadline).await?
+            match result {
+                Err(zk::Error::Throttled) => {
+                    // An overloaded server asks us to slow down, not to retry at once.
+                    with_deadline(deadline, backoff.sleep()).await?;
                 }
-                other => return other,
+                Err(err) if Error::from(err.clone()).is_connection_loss() => {
+                    self.await_usable(session, deadline).await?;
+                    with_deadline(deadline, backoff.sleep()).await?;
+                }
+                other => return other.map_err(Error::from),
             }
         }
     }
@@ -324,6 +330,55 @@ impl Inner {
     fn publish(&self, state: ConnectionState) {
         self.state.send_replace(state);
         let _ = self.events.send(state);
+    }
+}
+
+/// Bounded, jittered exponential backoff between retries: a persistent
+/// failure must never turn into a request storm against the ensemble.
+pub(crate) struct Backoff {
+    next: Duration,
+    max: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn new(first: Duration, max: Duration) -> Backoff {
+        Backoff { next: first, max }
+    }
+
+    /// The next delay: uniformly random in [d/2, d], d doubling up to `max`.
+    pub(crate) fn delay(&mut self) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(self.max);
+        d / 2 + d.mul_f64(fastrand::f64() / 2.0)
+    }
+
+    pub(crate) async fn sleep(&mut self) {
+        tokio::time::sleep(self.delay()).await;
+    }
+}
+
+/// Deletes `path`, retrying across connection losses until the server
+/// confirms it is gone (or the session that owned it has ended).
+pub(crate) async fn delete_confirmed(client: &Client, path: &str) -> Result<()> {
+    loop {
+        let Ok(zk) = client.zk() else { return Ok(()) };
+        let session = zk.session_id().0;
+        match zk.delete(path, None).await.map_err(Error::from) {
+            Ok(()) => return Ok(()),
+            Err(err) => match err.code() {
+                ErrorCode::NoNode | ErrorCode::SessionExpired | ErrorCode::Closed => return Ok(()),
+                ErrorCode::ConnectionLoss => {
+                    drop(zk);
+                    if let Err(err) = client.await_usable(session, None).await {
+                        // Expired or closed: the ephemeral node went with the session.
+                        if matches!(err.code(), ErrorCode::SessionExpired | ErrorCode::Closed) {
+                            return Ok(());
+                        }
+                    }
+                }
+                _ => return Err(err),
+            },
+        }
     }
 }
 
@@ -434,7 +489,7 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zk::StateWatcher) {
 
 /// Opens sessions until one succeeds or the client is closed.
 async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
-    let mut backoff = Duration::from_millis(50);
+    let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
     loop {
         let (connect_string, options) = {
             let strong = inner.upgrade()?;
@@ -457,8 +512,7 @@ async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
             }
             Err(err) => {
                 tracing::warn!("cannot open a new ZooKeeper session yet: {err}");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                backoff.sleep().await;
             }
         }
     }

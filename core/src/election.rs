@@ -11,7 +11,13 @@
 //! - Unlike Apache's recipe, a leader is told when it stops being one: its
 //!   node vanished or its session expired → `FAILED` with the reason; the
 //!   member then offers itself again as soon as the client has a new session,
-//!   unless stopped.
+//!   unless stopped. A leader whose connection drops is told `SUSPENDED`
+//!   (then `RECONNECTED`, or `FAILED` once disconnected past the session
+//!   timeout, when the server may have elected somebody else).
+//! - `start` that fails (no such chroot, `NO_AUTH`, a root that cannot have
+//!   children) returns the error and leaves the member stopped: nothing keeps
+//!   trying behind the caller's back. Later failures are retried with a
+//!   bounded, jittered backoff, never in a tight loop.
 //! - The root is created if missing; foreign children are ignored.
 
 use std::collections::HashSet;
@@ -23,10 +29,9 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{expired, with_deadline, Client};
+use crate::client::{delete_confirmed, expired, with_deadline, Backoff, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::contenders::split_sequence;
-use crate::lock::write_lock::delete_confirmed;
+use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::{path, runtime};
 
 const OFFER_PREFIX: &str = "n_";
@@ -45,6 +50,10 @@ pub enum ElectionEvent {
     Failed(Error),
     StopStart,
     StopComplete,
+    /// The leader's connection dropped: it may no longer lead.
+    Suspended,
+    /// The leader's session is back and its offer still leads.
+    Reconnected,
 }
 
 impl ElectionEvent {
@@ -64,6 +73,8 @@ impl ElectionEvent {
             Failed(_) => "FAILED",
             StopStart => "STOP_START",
             StopComplete => "STOP_COMPLETE",
+            Suspended => "SUSPENDED",
+            Reconnected => "RECONNECTED",
         }
     }
 }
@@ -232,7 +243,8 @@ impl Inner {
                 _ => None,
             })
             .collect();
-        offers.sort();
+        offers.sort_by(|a, b| a.1.cmp(&b.1));
+        sort_by_sequence(&mut offers, |(sequence, _)| *sequence);
         Ok(offers.into_iter().map(|(_, name)| name).collect())
     }
 
@@ -345,22 +357,37 @@ enum Step {
 }
 
 /// The member's life: offer, determine, wait, and after losing the session
-/// offer again on the next one. Ends only by `stop` (abort) or client close.
+/// offer again on the next one. Ends by `stop` (abort), client close, or a
+/// first attempt that failed (then `start` returns the error).
 async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
     let mut first = Some(first);
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
     loop {
-        let reason = match run_once(&inner, &mut first).await {
+        let mut determined = false;
+        let reason = match run_once(&inner, &mut first, &mut determined).await {
             Ok(()) => continue,
             Err(err) => err,
         };
         inner.leader.send_replace(false);
-        if let Some(offer) = inner.run.lock().unwrap().offer.take() {
-            live_offers().lock().unwrap().remove(&offer);
+        let offer = inner.run.lock().unwrap().offer.take();
+        if let Some(offer) = &offer {
+            live_offers().lock().unwrap().remove(offer);
         }
         let closed = reason.code() == ErrorCode::Closed;
         inner.emit(ElectionEvent::Failed(reason.clone()));
         if let Some(first) = first.take() {
+            // Failed to start: withdraw what exists and stay stopped.
+            if let Some(offer) = offer {
+                let _ = delete_confirmed(&inner.client, &offer).await;
+            }
+            inner.run.lock().unwrap().driver = None;
             let _ = first.send(Err(reason));
+            return;
+        }
+        if determined {
+            backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
+        } else {
+            backoff.sleep().await;
         }
         if closed || inner.client.await_new_session().await.is_err() {
             inner.run.lock().unwrap().driver = None;
@@ -370,10 +397,16 @@ async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
 }
 
 /// Offers once and follows the election until the offer is lost (error).
-async fn run_once(inner: &Inner, first: &mut Option<oneshot::Sender<Result<()>>>) -> Result<()> {
+async fn run_once(
+    inner: &Inner,
+    first: &mut Option<oneshot::Sender<Result<()>>>,
+    determined: &mut bool,
+) -> Result<()> {
+    let mut states = inner.client.subscribe();
     let (offer, session) = inner.make_offer().await?;
     loop {
         let step = inner.determine(&offer, session).await?;
+        *determined = true;
         if let Some(first) = first.take() {
             let _ = first.send(Ok(()));
         }
@@ -383,9 +416,48 @@ async fn run_once(inner: &Inner, first: &mut Option<oneshot::Sender<Result<()>>>
             Step::Leading(watcher) => (watcher, true),
             Step::Following(watcher) => (watcher, false),
         };
-        let event = tokio::select! {
-            event = watcher.changed() => event,
-            _ = inner.client.closed() => return Err(Error::closed()),
+        let mut changed = std::pin::pin!(watcher.changed());
+        let mut suspended_until: Option<Instant> = None;
+        let event = loop {
+            let give_up = async {
+                match suspended_until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = &mut changed => break event,
+                _ = inner.client.closed() => return Err(Error::closed()),
+                state = states.recv() => match state.unwrap_or_else(|_| inner.client.state()) {
+                    ConnectionState::Suspended if leading && suspended_until.is_none() => {
+                        suspended_until = Some(Instant::now() + inner.client.session_timeout());
+                        inner.emit(ElectionEvent::Suspended);
+                    }
+                    ConnectionState::Connected | ConnectionState::Reconnected => {
+                        if inner.client.session_id().ok() != Some(session) {
+                            return Err(expired());
+                        }
+                        if suspended_until.take().is_some() {
+                            inner.emit(ElectionEvent::Reconnected);
+                        }
+                    }
+                    ConnectionState::Lost => return Err(expired()),
+                    _ => {}
+                },
+                () = give_up => {
+                    // The server may have elected somebody else by now; our
+                    // offer must not survive to lead again unnoticed.
+                    let client = inner.client.clone();
+                    let offer = offer.clone();
+                    runtime::handle().spawn(async move {
+                        let _ = delete_confirmed(&client, &offer).await;
+                    });
+                    return Err(Error::new(
+                        ErrorCode::SessionExpired,
+                        "disconnected for longer than the session timeout: leadership may have passed",
+                    ));
+                }
+            }
         };
         match event.event_type {
             zk::EventType::Session => return Err(expired()),

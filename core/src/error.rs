@@ -138,10 +138,15 @@ impl From<zookeeper_client::Error> for Error {
             Zk::NoAuth => ErrorCode::NoAuth,
             Zk::AuthFailed => ErrorCode::AuthFailed,
             Zk::SessionExpired | Zk::SessionMoved => ErrorCode::SessionExpired,
-            Zk::ConnectionLoss | Zk::NoHosts | Zk::NotReadOnly | Zk::Throttled => {
-                ErrorCode::ConnectionLoss
-            }
-            Zk::Timeout => ErrorCode::Timeout,
+            // `Custom` carries the transport's own failures (a broken pipe, "no
+            // response from connection in …"): the request's fate is unknown,
+            // exactly as after a connection loss, so it is one.
+            Zk::ConnectionLoss
+            | Zk::NoHosts
+            | Zk::NotReadOnly
+            | Zk::Throttled
+            | Zk::Timeout
+            | Zk::Custom(_) => ErrorCode::ConnectionLoss,
             Zk::ClientClosed => ErrorCode::Closed,
             Zk::BadArguments(_)
             | Zk::InvalidAcl

@@ -18,4 +18,4 @@ pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
-pub use queue::DistributedQueue;
+pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};

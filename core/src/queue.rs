@@ -13,14 +13,21 @@
 //! - `offer` that fails with `CONNECTION_LOSS` may or may not have enqueued
 //!   the item (the server may have applied the create before the reply was lost).
 //! - Consumers that collide (two claim the same head) spread out: after a lost
-//!   race a consumer claims a random one of the next few cached items, so four
-//!   consumers drain faster than one instead of fighting over each head. A
-//!   single consumer never collides and takes items strictly in order; with
-//!   several, order is FIFO up to that small window.
+//!   race a consumer claims a random one of the first `CLAIM_WINDOW` cached
+//!   items, keeping the ones it skipped, and goes back to its head right after.
+//!   A single consumer never collides and takes items strictly in order. With
+//!   C consumers, an item is overtaken by at most `(CLAIM_WINDOW - 1) * C`
+//!   later items: each consumer claims past an item only out of its window,
+//!   and only every other claim, while resolving its head in between.
 //! - A connection loss during a claim is resolved exactly: the delete is one
-//!   transaction with an ephemeral claim marker, so the item is neither lost nor
-//!   delivered twice. Only a session that expires in that very moment leaves it
-//!   unknown (the `poll` then fails with `SESSION_EXPIRED`).
+//!   transaction with an ephemeral claim marker of this queue object, so the
+//!   item is neither lost nor delivered twice (each object has its own marker,
+//!   so two objects of one session never take each other's claim for their
+//!   own). Only a session that expires in that very moment leaves it unknown
+//!   (the `poll` then fails with `SESSION_EXPIRED`).
+//! - Cancelling a `poll`/`take` never loses an item: a claim, once sent, runs
+//!   to its end, and an item claimed for a caller who is gone is put back
+//!   under its own name (so at its place in line) by `give_back`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -31,10 +38,14 @@ use zookeeper_client as zk;
 
 use crate::client::{with_deadline, Client, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::contenders::split_sequence;
-use crate::path;
+use crate::lock::contenders::{sort_by_sequence, split_sequence};
+use crate::{path, runtime};
 
 const ITEM_PREFIX: &str = "qn-";
+
+/// How far past its head a consumer may claim after a lost race: the order
+/// bound above is `(CLAIM_WINDOW - 1) * consumers`.
+pub const CLAIM_WINDOW: usize = 4;
 
 /// Room for the request header, the path and the ACL of a create.
 const CREATE_OVERHEAD: usize = 512;
@@ -47,15 +58,34 @@ pub struct DistributedQueue {
 struct Inner {
     client: Client,
     dir: String,
+    /// Names this object's claim markers, apart from every other consumer's.
+    consumer: String,
     cache: tokio::sync::Mutex<Cache>,
+}
+
+/// An item taken from the queue: its node name and payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub name: String,
+    pub data: Vec<u8>,
+}
+
+/// How a claim transaction ended.
+struct Claim {
+    claimed: bool,
+    /// Our claim marker after it (the new one, or the previous if not claimed).
+    marker: Option<String>,
+    prefetched: Option<(String, Vec<u8>)>,
 }
 
 #[derive(Default)]
 struct Cache {
     /// Item names not yet consumed as of our last listing, head first.
     names: VecDeque<String>,
-    /// Recent lost races against other consumers; widens the claim window.
-    collisions: u32,
+    /// Set after a lost race: the next claim may pick within the window.
+    collided: bool,
+    /// Set after a claim past the head: the next claim takes the head.
+    skipped: bool,
     /// The data of the next item, read together with the previous delete.
     prefetched: Option<(String, Vec<u8>)>,
     /// Our claim marker of the last item we took (deleted with the next claim).
@@ -69,6 +99,7 @@ impl DistributedQueue {
         let inner = Inner {
             client: client.clone(),
             dir: dir.to_string(),
+            consumer: uuid::Uuid::new_v4().simple().to_string(),
             cache: Default::default(),
         };
         Ok(DistributedQueue {
@@ -139,35 +170,62 @@ impl DistributedQueue {
 
     /// Removes and returns the head item, or `None` when the queue is empty.
     pub async fn poll(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self.poll_item().await?.map(|item| item.data))
+    }
+
+    /// `poll` with the item's name, which `give_back` takes.
+    pub async fn poll_item(&self) -> Result<Option<Item>> {
         let mut cache = self.inner.cache.lock().await;
         loop {
-            let Some(item) = self.inner.next_claim(&mut cache).await? else {
+            let Some(name) = self.inner.next_claim(&mut cache).await? else {
                 return Ok(None);
             };
             // The data is in hand before the delete is sent: a delete whose reply is
             // lost can never take an item's data with it.
             let data = match cache.prefetched.take() {
-                Some((name, data)) if name == item => data,
-                _ => match self.inner.read(&item).await? {
+                Some((prefetched, data)) if prefetched == name => data,
+                _ => match self.inner.read(&name).await? {
                     Some(data) => data,
                     None => {
-                        cache.collisions += 1;
+                        cache.collided = true;
                         continue;
                     }
                 },
             };
             let next = cache.names.front().cloned();
-            let (claimed, prefetched) = self
-                .inner
-                .claim(&item, next, &mut cache.last_marker)
-                .await?;
-            cache.prefetched = prefetched;
-            if claimed {
-                cache.collisions = cache.collisions.saturating_sub(1);
-                return Ok(Some(data));
+            let previous = cache.last_marker.take();
+            // Once sent, a claim runs to its end in a task of its own; if the
+            // caller is gone by then, the item goes back (never lost).
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let inner = self.inner.clone();
+            runtime::handle().spawn(async move {
+                let outcome = inner.claim(&name, next, previous).await;
+                let item = Item { name, data };
+                if let Err(Ok((claim, item))) = reply.send(outcome.map(|claim| (claim, item))) {
+                    if claim.claimed {
+                        if let Err(err) = inner.give_back(&item, claim.marker).await {
+                            tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
+                        }
+                    }
+                }
+            });
+            let (claim, item) = answer
+                .await
+                .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
+            cache.last_marker = claim.marker;
+            cache.prefetched = claim.prefetched;
+            if claim.claimed {
+                return Ok(Some(item));
             }
-            cache.collisions += 1;
+            cache.collided = true;
         }
+    }
+
+    /// Puts an item taken by `poll_item` back at its place in line (under its
+    /// own name), for a consumer that cannot hand it on.
+    pub async fn give_back(&self, item: &Item) -> Result<()> {
+        let marker = self.inner.cache.lock().await.last_marker.take();
+        self.inner.give_back(item, marker).await
     }
 
     /// Like `peek`, but an empty queue is `NO_SUCH_ELEMENT`.
@@ -252,17 +310,21 @@ impl Inner {
         Ok(cache.names.front().cloned())
     }
 
-    /// The item to claim next: the head, or after lost races a random one of
-    /// the first 2^collisions (at most 16) cached items, dropping those before it.
+    /// The item to claim next: the head; right after a lost race, a random one
+    /// of the first `CLAIM_WINDOW` cached items (the skipped ones stay cached),
+    /// but never twice in a row past the head.
     async fn next_claim(&self, cache: &mut Cache) -> Result<Option<String>> {
         if self.head(cache).await?.is_none() {
             return Ok(None);
         }
-        if cache.collisions > 0 {
-            let window = (1usize << cache.collisions.min(4)).min(cache.names.len());
-            cache.names.drain(..fastrand::usize(..window));
-        }
-        Ok(cache.names.pop_front())
+        let pick = if cache.collided && !cache.skipped {
+            fastrand::usize(..CLAIM_WINDOW.min(cache.names.len()))
+        } else {
+            0
+        };
+        cache.collided = false;
+        cache.skipped = pick > 0;
+        Ok(cache.names.remove(pick))
     }
 
     async fn list(&self) -> Result<VecDeque<String>> {
@@ -280,7 +342,8 @@ impl Inner {
             .into_iter()
             .filter_map(|c| item_sequence(&c).map(|s| (s, c)))
             .collect();
-        items.sort();
+        items.sort_by(|a, b| a.1.cmp(&b.1));
+        sort_by_sequence(&mut items, |(sequence, _)| *sequence);
         Ok(items.into_iter().map(|(_, name)| name).collect())
     }
 
@@ -299,7 +362,7 @@ impl Inner {
     }
 
     /// Takes `name` (whose data the caller holds) and, in the same round trip,
-    /// reads the data of `next`. `false` if another consumer got `name` first.
+    /// reads the data of `next`. Not claimed if another consumer got it first.
     ///
     /// The delete is one transaction with the creation of an ephemeral claim
     /// marker (and the removal of our previous one): after a connection loss the
@@ -309,19 +372,22 @@ impl Inner {
         &self,
         name: &str,
         next: Option<String>,
-        last_marker: &mut Option<String>,
-    ) -> Result<(bool, Option<(String, Vec<u8>)>)> {
+        mut previous: Option<String>,
+    ) -> Result<Claim> {
         let path = format!("{}/{}", self.dir, name);
         let next_path = next.as_ref().map(|n| format!("{}/{}", self.dir, n));
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
         loop {
             let zk = self.client.zk()?;
             let session = zk.session_id().0;
-            let marker = format!("{}/claim-{:x}-{}", self.dir, session as u64, name);
+            let marker = format!(
+                "{}/claim-{:x}-{}-{}",
+                self.dir, session as u64, self.consumer, name
+            );
             let mut transaction = zk.new_multi_writer();
             transaction.add_delete(&path, None)?;
             transaction.add_create(&marker, &[], &ephemeral)?;
-            if let Some(previous) = last_marker.as_deref() {
+            if let Some(previous) = previous.as_deref() {
                 transaction.add_delete(previous, None)?;
             }
             let committed = transaction.commit();
@@ -336,25 +402,30 @@ impl Inner {
             let prefetched = next.clone().zip(next_data.map(|(data, _)| data));
             match committed {
                 Ok(_) => {
-                    *last_marker = Some(marker);
-                    return Ok((true, prefetched));
+                    return Ok(Claim {
+                        claimed: true,
+                        marker: Some(marker),
+                        prefetched,
+                    })
                 }
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 0,
                     source: zk::Error::NoNode,
                 }) => {
-                    return Ok((false, prefetched));
+                    return Ok(Claim {
+                        claimed: false,
+                        marker: previous,
+                        prefetched,
+                    })
                 }
                 // Our previous marker is gone (a new session): claim without it.
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 2,
                     source: zk::Error::NoNode,
-                }) => {
-                    *last_marker = None;
-                }
-                Err(zk::MultiWriteError::RequestFailed {
-                    source: zk::Error::ConnectionLoss,
-                }) => {
+                }) => previous = None,
+                Err(zk::MultiWriteError::RequestFailed { source })
+                    if Error::from(source.clone()).is_connection_loss() =>
+                {
                     self.client.await_usable(session, None).await?;
                     let m = marker.as_str();
                     let ours = self
@@ -362,10 +433,55 @@ impl Inner {
                         .retrying(None, |zk| async move { zk.check_stat(m).await })
                         .await?;
                     if ours.is_some() {
-                        *last_marker = Some(marker);
-                        return Ok((true, None));
+                        return Ok(Claim {
+                            claimed: true,
+                            marker: Some(marker),
+                            prefetched: None,
+                        });
                     }
                     // Not applied: the item is still there, or somebody else took it.
+                }
+                Err(err) => return Err(zk::Error::from(err).into()),
+            }
+        }
+    }
+
+    /// Re-creates a claimed item under its own name and drops our claim
+    /// marker, in one transaction.
+    async fn give_back(&self, item: &Item, mut marker: Option<String>) -> Result<()> {
+        let path = format!("{}/{}", self.dir, item.name);
+        let persistent = zk::CreateMode::Persistent.with_acls(self.client.acls());
+        loop {
+            let zk = self.client.zk()?;
+            let session = zk.session_id().0;
+            let mut transaction = zk.new_multi_writer();
+            transaction.add_create(&path, &item.data, &persistent)?;
+            if let Some(marker) = marker.as_deref() {
+                transaction.add_delete(marker, None)?;
+            }
+            let committed = transaction.commit().await;
+            drop(zk);
+            match committed {
+                Ok(_) => return Ok(()),
+                // Already back (an earlier attempt whose reply was lost).
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 0,
+                    source: zk::Error::NodeExists,
+                }) => return Ok(()),
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 1,
+                    source: zk::Error::NoNode,
+                }) => marker = None,
+                Err(zk::MultiWriteError::RequestFailed { source })
+                    if Error::from(source.clone()).is_connection_loss() =>
+                {
+                    if let Err(err) = self.client.await_usable(session, None).await {
+                        if err.code() != ErrorCode::SessionExpired {
+                            return Err(err);
+                        }
+                        // The marker went with the session; the item is still owed.
+                        marker = None;
+                    }
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),
             }

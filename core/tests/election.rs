@@ -124,6 +124,12 @@ async fn leader_that_loses_its_session_is_told_and_offers_again() {
         .await
         .unwrap());
     proxy.set_blackhole(false);
+    // Told at once that it may no longer lead, then that it does not.
+    let suspended = tokio::time::timeout(Duration::from_secs(20), first_events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(suspended, ElectionEvent::Suspended);
     let failed = tokio::time::timeout(Duration::from_secs(20), first_events.recv())
         .await
         .unwrap()

@@ -3,7 +3,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zkrecipes::{ErrorCode, ReadWriteLock};
+use zkrecipes::{ErrorCode, ReadWriteLock, Wait};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn readers_share_and_a_writer_waits_for_them() {
@@ -53,7 +53,7 @@ async fn reader_waits_only_for_the_writer_before_it() {
     let r = early_reader.read_lock().acquire().await.unwrap();
     // Writer queues behind the reader; a later reader queues behind the writer (no starvation).
     let w = writer.write_lock().clone();
-    let wt = tokio::spawn(async move { w.acquire().await.map(|g| g.fencing_token()) });
+    let wt = tokio::spawn(async move { w.acquire().await });
     eventually("writer queued", Duration::from_secs(5), || async {
         children(server().connect_string(), &dir).await.len() == 2
     })
@@ -68,16 +68,12 @@ async fn reader_waits_only_for_the_writer_before_it() {
         "reader behind a waiting writer waits"
     );
     r.release().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(5), wt)
+    let w = tokio::time::timeout(Duration::from_secs(5), wt)
         .await
         .unwrap()
         .unwrap()
         .unwrap();
-    writer
-        .write_lock()
-        .unlock_as(Default::default())
-        .await
-        .unwrap();
+    w.release().await.unwrap();
     let g = late_reader
         .read_lock()
         .acquire_timeout(Duration::from_secs(5))
@@ -94,10 +90,15 @@ async fn write_holder_may_downgrade_and_reader_cannot_upgrade() {
     let other = client().await;
     let rw = ReadWriteLock::new(&c, &dir).unwrap();
     let w = rw.write_lock().acquire().await.unwrap();
-    let r = tokio::time::timeout(Duration::from_secs(5), rw.read_lock().acquire())
-        .await
-        .expect("downgrade must not wait")
-        .unwrap();
+    // Rust has no caller identity: the read side is taken as the write guard's owner.
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        rw.read_lock().acquire_as(w.owner(), Wait::Forever),
+    )
+    .await
+    .expect("downgrade must not wait")
+    .unwrap()
+    .unwrap();
     w.release().await.unwrap();
     // Still a reader: other writers wait, other readers share.
     let foreign = ReadWriteLock::new(&other, &dir).unwrap();
@@ -113,7 +114,7 @@ async fn write_holder_may_downgrade_and_reader_cannot_upgrade() {
         .unwrap();
     let err = rw
         .write_lock()
-        .acquire_timeout(Duration::from_secs(30))
+        .lock_as(r.owner(), Wait::For(Duration::from_secs(30)))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::WouldDeadlock);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use common::*;
 use zk_harness::{FaultProxy, ZkServer};
-use zkrecipes::{ConnectionState, ErrorCode, LockEvent, WriteLock};
+use zkrecipes::{ConnectionState, ErrorCode, LockEvent, Owner, Wait, WriteLock};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn twenty_contenders_never_overlap_and_tokens_strictly_increase() {
@@ -121,20 +121,53 @@ async fn reentrant_with_a_hold_count() {
     let dir = unique("lock-reentrant");
     let c = client().await;
     let lock = WriteLock::new(&c, &dir).unwrap();
-    let first = lock.acquire().await.unwrap();
-    let second = lock.acquire().await.unwrap();
+    let me = Owner::unique();
+    let first = lock.acquire_as(me, Wait::Forever).await.unwrap().unwrap();
+    let second = lock.acquire_as(me, Wait::No).await.unwrap().unwrap();
     assert_eq!(first.fencing_token(), second.fencing_token());
+    assert_eq!(lock.hold_count(me), 2);
     assert_eq!(children(server().connect_string(), &dir).await.len(), 1);
     second.release().await.unwrap();
     assert!(lock.is_held());
     first.release().await.unwrap();
     assert!(!lock.is_held());
     assert!(children(server().connect_string(), &dir).await.is_empty());
-    let err = lock
-        .unlock_as(zkrecipes::Owner::default())
-        .await
-        .unwrap_err();
+    let err = lock.unlock_as(me).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotOwner);
+}
+
+/// Defect 7: two tasks sharing one `Lock` both "held" it (one fixed owner).
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_sharing_one_lock_object_exclude_each_other() {
+    let dir = unique("lock-shared-object");
+    let c = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    let inside = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..6 {
+        let (lock, inside) = (lock.clone(), inside.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..4 {
+                let guard = lock.acquire().await.unwrap();
+                assert!(!inside.swap(true, Ordering::SeqCst), "two holders in one object");
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                inside.store(false, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let held = lock.acquire().await.unwrap();
+    assert!(lock.try_acquire().await.unwrap().is_none(), "a second caller must not re-enter");
+    assert!(lock
+        .acquire_timeout(Duration::from_millis(100))
+        .await
+        .unwrap()
+        .is_none());
+    held.release().await.unwrap();
+    assert!(children(server().connect_string(), &dir).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -16,6 +16,8 @@ class ConnectionState(str, enum.Enum):
 class LockEvent(str, enum.Enum):
     ACQUIRED = "ACQUIRED"
     RELEASED = "RELEASED"
+    SUSPENDED = "SUSPENDED"
+    RECONNECTED = "RECONNECTED"
     LOST = "LOST"
 
 
@@ -34,3 +36,5 @@ class ElectionEvent(str, enum.Enum):
     FAILED = "FAILED"
     STOP_START = "STOP_START"
     STOP_COMPLETE = "STOP_COMPLETE"
+    SUSPENDED = "SUSPENDED"
+    RECONNECTED = "RECONNECTED"

@@ -201,11 +201,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
         Ok(listener::forward(
             events,
             sink,
-            |event: &LockEvent| match event {
-                LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
-                LockEvent::Released => ("RELEASED".into(), None),
-                LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
-            },
+            |event: &LockEvent| (event.name().into(), event.reason()),
         ))
     })
     .resolve::<ThrowZkException>()

@@ -6,8 +6,9 @@ use crate::client::NativeClient;
 use crate::errors::{run, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
 
-/// Node counts reentrancy per lock object (one JavaScript thread).
-const OWNER: Owner = Owner(0);
+// JavaScript has no caller identity (one thread, any number of async
+// functions): every acquire is its own owner, so concurrent acquirers of one
+// object exclude each other, and a release ends the object's oldest hold.
 
 #[napi(object)]
 pub struct Participant {
@@ -43,7 +44,7 @@ impl NativeLock {
             Wait::No
         };
         let lock = self.inner.clone();
-        Ok(run(async move { lock.lock_as(OWNER, how).await })
+        Ok(run(async move { lock.lock_as(Owner::unique(), how).await })
             .await?
             .map(BigInt::from))
     }
@@ -51,7 +52,7 @@ impl NativeLock {
     #[napi]
     pub async fn unlock(&self) -> napi::Result<()> {
         let lock = self.inner.clone();
-        run(async move { lock.unlock_as(OWNER).await }).await
+        run(async move { lock.unlock_one().await }).await
     }
 
     #[napi]
@@ -61,7 +62,7 @@ impl NativeLock {
 
     #[napi]
     pub fn hold_count(&self) -> u32 {
-        self.inner.hold_count(OWNER)
+        self.inner.holders() as u32
     }
 
     #[napi]
@@ -93,11 +94,7 @@ impl NativeLock {
         forward(
             self.inner.subscribe(),
             callback,
-            |event: &LockEvent| match event {
-                LockEvent::Acquired { .. } => ("acquired".into(), None),
-                LockEvent::Released => ("released".into(), None),
-                LockEvent::Lost { reason } => ("lost".into(), Some(reason.to_string())),
-            },
+            |event: &LockEvent| (event.name().to_ascii_lowercase(), event.reason()),
         )
     }
 }

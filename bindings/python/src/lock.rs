@@ -109,11 +109,7 @@ impl NativeLock {
         forward(
             self.inner.subscribe(),
             callback,
-            |event: &LockEvent| match event {
-                LockEvent::Acquired { .. } => ("ACQUIRED".into(), None),
-                LockEvent::Released => ("RELEASED".into(), None),
-                LockEvent::Lost { reason } => ("LOST".into(), Some(reason.to_string())),
-            },
+            |event: &LockEvent| (event.name().into(), event.reason()),
         )
     }
 }

@@ -6,8 +6,6 @@
 //! kazoo's `<id>__lock__<seq>` / `__rlock__`, Curator's and ours. Anything else
 //! under a lock directory is foreign and ignored, never fatal.
 
-use std::cmp::Ordering;
-
 /// What a contender asks for. Exclusive locks treat everybody as a writer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -44,13 +42,6 @@ impl Contender {
             kind,
         })
     }
-
-    /// Whether this node was written by the lock object with `uuid`.
-    pub(crate) fn is_ours(&self, uuid: &str) -> bool {
-        self.name
-            .strip_prefix("_c_")
-            .is_some_and(|rest| rest.starts_with(uuid))
-    }
 }
 
 /// Contenders among `children`, in lock order (the holder first).
@@ -65,16 +56,34 @@ pub(crate) fn sorted(children: &[String]) -> Vec<Contender> {
             parsed
         })
         .collect();
-    contenders.sort_by(order);
+    contenders.sort_by(|a, b| a.name.cmp(&b.name));
+    sort_by_sequence(&mut contenders, |c| c.sequence);
     contenders
 }
 
-/// Integer order of the server's sequence (Apache's and kazoo's string
-/// comparisons break at the sign change after overflow), then name.
-fn order(a: &Contender, b: &Contender) -> Ordering {
-    a.sequence
-        .cmp(&b.sequence)
-        .then_with(|| a.name.cmp(&b.name))
+/// Sorts `items` (stably) in the order the server handed out their sequences.
+///
+/// The counter is a signed 32-bit value that wraps from 2^31−1 to −2^31, so
+/// right after the wrap a plain integer order would put the newest node first
+/// (two holders, two leaders). Sequences are compared as serial numbers: when
+/// the set spans the wrap (its spread is more than half the ring), negative
+/// values count as coming after the positive ones. That is a total order, so
+/// the sort never sees an inconsistent comparator.
+pub(crate) fn sort_by_sequence<T>(items: &mut [T], sequence: impl Fn(&T) -> i64) {
+    let (min, max) = items
+        .iter()
+        .map(&sequence)
+        .fold((i64::MAX, i64::MIN), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    let wrapped = max.saturating_sub(min) > i64::from(i32::MAX);
+    let key = |s: i64| if wrapped && s < 0 { s + (1i64 << 32) } else { s };
+    items.sort_by_key(|item| key(sequence(item)));
+}
+
+/// Whether sequence `a` was handed out before `b` (serial-number arithmetic
+/// on the 32-bit counter).
+#[cfg(test)]
+fn precedes(a: i64, b: i64) -> bool {
+    (b as i32).wrapping_sub(a as i32) > 0
 }
 
 /// Splits the `%010d` sequence the server appended to a name.
@@ -158,7 +167,7 @@ mod tests {
     fn orders_by_integer_not_string() {
         let children: Vec<String> = [
             "a-lock-0000000010",
-            "b-lock--2147483648",
+            "b-lock--000000005",
             "c-lock-0000000002",
             "junk",
             "d__lock__0000000001",
@@ -170,7 +179,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "b-lock--2147483648",
+                "b-lock--000000005",
                 "d__lock__0000000001",
                 "c-lock-0000000002",
                 "a-lock-0000000010"
@@ -196,5 +205,51 @@ mod tests {
             Contender::parse("k__lock__0000000001").unwrap().kind,
             Kind::Write
         );
+    }
+
+    fn sequences_in_order(sequences: &[i64]) -> Vec<i64> {
+        let children: Vec<String> = sequences
+            .iter()
+            .map(|s| format!("_c_u-lock-{s:010}"))
+            .collect();
+        sorted(&children).into_iter().map(|c| c.sequence).collect()
+    }
+
+    #[test]
+    fn wrap_around_keeps_creation_order() {
+        let max = i64::from(i32::MAX);
+        let min = i64::from(i32::MIN);
+        assert_eq!(
+            sequences_in_order(&[min, max, max - 1, min + 1]),
+            [max - 1, max, min, min + 1]
+        );
+        assert_eq!(sequences_in_order(&[3, 1, 2]), [1, 2, 3]);
+        assert_eq!(sequences_in_order(&[-5, -7, -6]), [-7, -6, -5]);
+    }
+
+    /// Every run of consecutive sequences around the wrap (and around zero,
+    /// where negatives meet positives without a wrap) sorts in creation order,
+    /// whatever order the server listed them in.
+    #[test]
+    fn serial_order_exhaustively_around_the_boundary() {
+        let max = i64::from(i32::MAX);
+        let next = |s: i64| if s == max { i64::from(i32::MIN) } else { s + 1 };
+        for start in (max - 40..=max).chain(-40..=0) {
+            for len in 1..=12 {
+                let mut created = vec![start];
+                for _ in 1..len {
+                    created.push(next(*created.last().unwrap()));
+                }
+                for (i, a) in created.iter().enumerate() {
+                    for (j, b) in created.iter().enumerate() {
+                        assert_eq!(precedes(*a, *b), i < j, "{a} before {b}");
+                    }
+                }
+                let mut listed = created.clone();
+                listed.reverse();
+                listed.rotate_left(len / 2);
+                assert_eq!(sequences_in_order(&listed), created, "from {start}, {len} nodes");
+            }
+        }
     }
 }

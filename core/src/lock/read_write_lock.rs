@@ -11,8 +11,8 @@ use super::write_lock::{Lock, Side};
 use crate::client::Client;
 use crate::error::Result;
 
-/// A read/write lock on directory `dir`; both sides share one uuid so that
-/// each recognises the other's nodes.
+/// A read/write lock on directory `dir`; each side knows the other, for the
+/// downgrade and upgrade rules.
 #[derive(Clone)]
 pub struct ReadWriteLock {
     read: Lock,
@@ -21,9 +21,8 @@ pub struct ReadWriteLock {
 
 impl ReadWriteLock {
     pub fn new(client: &Client, dir: &str) -> Result<ReadWriteLock> {
-        let uuid = uuid::Uuid::new_v4().to_string();
-        let read = Lock::with_side(client, dir, Side::Read, uuid.clone())?;
-        let write = Lock::with_side(client, dir, Side::Write, uuid)?;
+        let read = Lock::with_side(client, dir, Side::Read)?;
+        let write = Lock::with_side(client, dir, Side::Write)?;
         read.pair(&write);
         Ok(ReadWriteLock { read, write })
     }

@@ -6,32 +6,49 @@
 //!   so a predecessor that vanishes can never strand it (Apache `WriteLock` bug).
 //! - `acquire` sends the create and the list of children together: an
 //!   uncontended acquire is one round trip, acquire + release two.
-//! - A create whose reply was lost may have happened: the node is found again
-//!   by the uuid in its name and adopted only if its `ephemeralOwner` is our
-//!   session. Giving up (timeout, error, cancellation) deletes it.
-//! - The holder is told (`LOST`) when its node disappears: session expiry or
-//!   an operator's delete. None of the peers does this.
-//! - `release` reports success only once the delete is confirmed.
-//! - Reentrant per owner with a hold count (Rust: the lock object).
+//! - Every attempt has its own node identity (`attempt.rs`): a create whose
+//!   reply was lost is found again by it and adopted only if its
+//!   `ephemeralOwner` is our session; giving up (deadline, error,
+//!   cancellation) deletes it without waiting behind any other attempt.
+//! - A timed acquire answers `None` whenever the deadline passes, at any
+//!   stage, and has withdrawn its node before answering (when connected).
+//!   A timeout of zero is a try: it takes a free lock, never waits.
+//! - Owners: reentrancy is per owner with a hold count. Bindings pass a caller
+//!   identity (a thread in Java and Python, a task in Python asyncio); the Rust
+//!   API and Node have none, so each of their acquires is its own owner and
+//!   concurrent acquirers of one object exclude each other.
+//! - The holder is told `SUSPENDED` / `RECONNECTED` / `LOST` (`holder.rs`);
+//!   `release` reports success only once the delete is confirmed, and reports
+//!   a lock lost before its release as the error it was lost with.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
-use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
+use super::attempt::{Attempt, Created};
 use super::contenders::{self, Contender, Kind};
-use crate::client::{expired, with_deadline, Client};
+use super::holder::{release_node, Hold, Released};
+use crate::client::{expired, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{path, runtime};
 
-/// Who holds a lock inside this process. Reentrancy is per owner: the Rust API
-/// uses one owner per lock object; bindings pass a thread id (Java, Python).
+/// Who holds a lock inside this process; reentrancy is counted per owner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Owner(pub u64);
+
+impl Owner {
+    /// An owner used by nobody else, for callers without an identity of their
+    /// own (Rust, Node): every acquire is then its own owner. The top bit keeps
+    /// it apart from thread ids the bindings pass.
+    pub fn unique() -> Owner {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Owner(NEXT.fetch_add(1, Ordering::Relaxed) | 1 << 63)
+    }
+}
 
 /// What a lock tells its listeners.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,10 +57,36 @@ pub enum LockEvent {
         fencing_token: i64,
     },
     Released,
-    /// The lock node is gone while we held it; the lock is no longer held.
+    /// The connection dropped while held: the lock may be gone; stop writing
+    /// to the protected resource until `Reconnected`.
+    Suspended,
+    /// The same session is back and our node is still first in line.
+    Reconnected,
+    /// The lock node is gone while held; the lock is no longer held.
     Lost {
         reason: Error,
     },
+}
+
+impl LockEvent {
+    /// The event's name in every binding (`"ACQUIRED"`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            LockEvent::Acquired { .. } => "ACQUIRED",
+            LockEvent::Released => "RELEASED",
+            LockEvent::Suspended => "SUSPENDED",
+            LockEvent::Reconnected => "RECONNECTED",
+            LockEvent::Lost { .. } => "LOST",
+        }
+    }
+
+    /// Why a `LOST` happened, as a message for the bindings.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            LockEvent::Lost { reason } => Some(reason.to_string()),
+            _ => None,
+        }
+    }
 }
 
 /// One contender as `participants()` reports it, holder first.
@@ -62,35 +105,13 @@ pub(crate) enum Side {
 }
 
 impl Side {
-    fn marker(self) -> &'static str {
+    pub(super) fn marker(self) -> &'static str {
         match self {
             Side::Exclusive => contenders::EXCLUSIVE_MARKER,
             Side::Read => contenders::READ_MARKER,
             Side::Write => contenders::WRITE_MARKER,
         }
     }
-}
-
-#[derive(Clone, Debug)]
-struct Held {
-    owner: Owner,
-    count: u32,
-    node: String,
-    fencing_token: i64,
-    monitor: AbortHandle,
-    /// Set before our own delete, so that the monitor does not call it a loss.
-    releasing: Arc<AtomicBool>,
-}
-
-/// Our contender node right after its create, with what was pipelined behind it.
-struct Created {
-    node: String,
-    fencing_token: i64,
-    session: i64,
-    listing: Option<Vec<String>>,
-    /// The child watch set by that listing: a holder's loss detector that cost
-    /// no extra request (it fires before the reply of our own delete).
-    children_watch: Option<zk::OneshotWatcher>,
 }
 
 /// An exclusive lock (`WriteLock::new`) or one side of a `ReadWriteLock`.
@@ -105,43 +126,37 @@ pub type WriteLock = Lock;
 pub(crate) struct LockCore {
     client: Client,
     dir: String,
-    uuid: String,
     side: Side,
     /// The other side of a read/write lock, for downgrade and upgrade rules.
     sibling: Mutex<Weak<LockCore>>,
-    held: Mutex<Option<Held>>,
-    /// `true` while some owner holds the lock: other owners wait on it locally.
-    busy: watch::Sender<bool>,
-    /// One ZooKeeper contention at a time per lock object.
-    gate: tokio::sync::Mutex<()>,
+    /// Current holds, one per owner (several only on the read side).
+    holds: Mutex<Vec<Hold>>,
+    /// Owners whose hold ended without their release (lost, closed): their
+    /// next release answers with that reason instead of `NOT_OWNER`.
+    ended: Mutex<Vec<(Owner, Error)>>,
+    /// Bumped whenever a hold ends, for a release waiting on a lost hold.
+    ended_count: watch::Sender<u64>,
     events: broadcast::Sender<LockEvent>,
 }
 
 impl Lock {
-    /// An exclusive, fair, reentrant lock on the directory `dir` (created on
-    /// first use). Fails with `INVALID_PATH` before anything is sent.
+    /// An exclusive, fair lock on the directory `dir` (created on first use).
+    /// Fails with `INVALID_PATH` before anything is sent.
     pub fn new(client: &Client, dir: &str) -> Result<Lock> {
-        Lock::with_side(
-            client,
-            dir,
-            Side::Exclusive,
-            uuid::Uuid::new_v4().to_string(),
-        )
+        Lock::with_side(client, dir, Side::Exclusive)
     }
 
-    pub(crate) fn with_side(client: &Client, dir: &str, side: Side, uuid: String) -> Result<Lock> {
+    pub(crate) fn with_side(client: &Client, dir: &str, side: Side) -> Result<Lock> {
         path::validate(dir)?;
-        let (busy, _) = watch::channel(false);
         let (events, _) = broadcast::channel(64);
         let core = LockCore {
             client: client.clone(),
             dir: dir.to_string(),
-            uuid,
             side,
             sibling: Mutex::new(Weak::new()),
-            held: Mutex::new(None),
-            busy,
-            gate: tokio::sync::Mutex::new(()),
+            holds: Mutex::new(Vec::new()),
+            ended: Mutex::new(Vec::new()),
+            ended_count: watch::channel(0).0,
             events,
         };
         Ok(Lock {
@@ -158,94 +173,138 @@ impl Lock {
         &self.core.dir
     }
 
-    /// Waits as long as it takes.
+    /// Waits as long as it takes. Concurrent callers exclude each other.
     pub async fn acquire(&self) -> Result<LockGuard> {
-        let token = self.lock_as(Owner::default(), Wait::Forever).await?;
-        Ok(self.guard(token.expect("an unbounded wait ends with the lock")))
+        let owner = Owner::unique();
+        let token = self.lock_as(owner, Wait::Forever).await?;
+        Ok(self.guard(owner, token.expect("an unbounded wait ends with the lock")))
     }
 
     /// `None` when somebody else holds the lock. Costs one request when the
     /// lock is visibly held.
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
-        Ok(self
-            .lock_as(Owner::default(), Wait::No)
-            .await?
-            .map(|t| self.guard(t)))
+        let owner = Owner::unique();
+        let token = self.lock_as(owner, Wait::No).await?;
+        Ok(token.map(|t| self.guard(owner, t)))
     }
 
     /// `None` when the lock was not obtained within `timeout` (one deadline for
     /// the whole call); nothing is left on the server then.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        Ok(self
-            .lock_as(Owner::default(), Wait::For(timeout))
-            .await?
-            .map(|t| self.guard(t)))
+        let owner = Owner::unique();
+        let token = self.lock_as(owner, Wait::For(timeout)).await?;
+        Ok(token.map(|t| self.guard(owner, t)))
     }
 
-    fn guard(&self, fencing_token: i64) -> LockGuard {
+    /// Acquires for a caller identity of the user's choice: reentrant for
+    /// that owner (each call gets a guard that releases one hold), and the
+    /// way to downgrade a read/write lock in Rust: take the read side as the
+    /// write guard's owner.
+    pub async fn acquire_as(&self, owner: Owner, wait: Wait) -> Result<Option<LockGuard>> {
+        let token = self.lock_as(owner, wait).await?;
+        Ok(token.map(|t| self.guard(owner, t)))
+    }
+
+    fn guard(&self, owner: Owner, fencing_token: i64) -> LockGuard {
         LockGuard {
             lock: self.clone(),
-            owner: Owner::default(),
+            owner,
             fencing_token,
             released: false,
         }
     }
 
-    /// Acquires for `owner`; returns the fencing token, `None` if not obtained.
-    /// The form the bindings use (they release with `unlock_as`).
+    /// Acquires for `owner`; returns the fencing token, `None` if not obtained
+    /// (never `TIMEOUT`). The form the bindings use (they release with
+    /// `unlock_as`). Dropping the future withdraws the attempt's node.
     pub async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
-        let deadline = wait.deadline();
-        self.core.lock_as(owner, deadline, wait == Wait::No).await
+        let core = &self.core;
+        core.client.zk()?;
+        if let Some(token) = core.reenter(owner)? {
+            return Ok(Some(token));
+        }
+        core.refuse_upgrade(owner)?;
+        core.take_ended(owner);
+        let mut attempt = Attempt::new(core.clone(), owner);
+        let outcome = match wait.normalized() {
+            Wait::No => attempt.run(true).await,
+            Wait::Forever => attempt.run(false).await,
+            Wait::For(timeout) => {
+                let deadline = Instant::now().checked_add(timeout).unwrap_or_else(far_future);
+                match tokio::time::timeout_at(deadline, attempt.run(false)).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Ok(None),
+                }
+            }
+        };
+        match outcome {
+            Ok(Some(token)) => Ok(Some(token)),
+            Ok(None) => {
+                attempt.abandon().await;
+                Ok(None)
+            }
+            Err(err) => {
+                attempt.abandon().await;
+                Err(err)
+            }
+        }
     }
 
     /// Drops one hold of `owner`; at zero deletes the node (confirmed).
-    /// `NOT_OWNER` if `owner` does not hold the lock.
+    /// `NOT_OWNER` if `owner` does not hold the lock; the loss's error if its
+    /// hold was lost; `CLOSED` after the client closed.
     pub async fn unlock_as(&self, owner: Owner) -> Result<()> {
         self.core.unlock_as(owner).await
     }
 
+    /// Releases the oldest hold, whoever its owner: for callers without an
+    /// identity (Node), where every hold of an exclusive lock is the only one
+    /// and every reader is alike.
+    pub async fn unlock_one(&self) -> Result<()> {
+        let owner = self.core.holds.lock().unwrap().first().map(|h| h.owner);
+        match owner {
+            Some(owner) => self.core.unlock_as(owner).await,
+            None => {
+                self.core.client.zk()?;
+                let ended = self.core.ended.lock().unwrap().pop();
+                Err(ended.map_or_else(not_owner, |(_, reason)| reason))
+            }
+        }
+    }
+
     pub fn is_held(&self) -> bool {
-        self.core.held.lock().unwrap().is_some()
+        !self.core.holds.lock().unwrap().is_empty()
+    }
+
+    /// How many owners hold through this object (more than one only on the
+    /// read side).
+    pub fn holders(&self) -> usize {
+        self.core.holds.lock().unwrap().len()
     }
 
     pub fn is_held_by(&self, owner: Owner) -> bool {
-        self.core
-            .held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(|h| h.owner == owner)
+        self.core.hold_of(owner, |_| ()).is_some()
     }
 
     pub fn hold_count(&self, owner: Owner) -> u32 {
-        self.core
-            .held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .filter(|h| h.owner == owner)
-            .map_or(0, |h| h.count)
+        self.core.hold_of(owner, |h| h.count).unwrap_or(0)
     }
 
-    /// The czxid of our lock node while held: globally increasing across the
-    /// ensemble, unlike the per-directory sequence number.
+    /// The czxid of a lock node of ours while held (the oldest hold's):
+    /// globally increasing across the ensemble, unlike the sequence number.
     pub fn fencing_token(&self) -> Option<i64> {
-        self.core
-            .held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|h| h.fencing_token)
+        self.core.holds.lock().unwrap().first().map(|h| h.fencing_token)
     }
 
-    /// Path of our lock node while held.
+    /// The fencing token of `owner`'s hold.
+    pub fn fencing_token_of(&self, owner: Owner) -> Option<i64> {
+        self.core.hold_of(owner, |h| h.fencing_token)
+    }
+
+    /// Path of our lock node while held (the oldest hold's).
     pub fn node_path(&self) -> Option<String> {
-        self.core
-            .held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|h| format!("{}/{}", self.core.dir, h.node))
+        let holds = self.core.holds.lock().unwrap();
+        holds.first().map(|h| format!("{}/{}", self.core.dir, h.node))
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<LockEvent> {
@@ -279,7 +338,17 @@ impl Wait {
         }
     }
 
-    fn deadline(self) -> Option<Instant> {
+    /// A zero timeout does not wait at all, as `tryLock(0, …)` and
+    /// `acquire(timeout=0)` do: it is a try, which takes a free lock.
+    fn normalized(self) -> Wait {
+        match self {
+            Wait::For(d) if d.is_zero() => Wait::No,
+            other => other,
+        }
+    }
+
+    /// The deadline of a bounded wait (`None` for `No` and `Forever`).
+    pub fn deadline(self) -> Option<Instant> {
         match self {
             Wait::For(d) => Some(Instant::now().checked_add(d).unwrap_or_else(far_future)),
             _ => None,
@@ -289,6 +358,17 @@ impl Wait {
 
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86400 * 365 * 30)
+}
+
+fn being_released() -> Error {
+    Error::new(
+        ErrorCode::NotOwner,
+        "this owner's hold is being released by another call",
+    )
+}
+
+fn not_owner() -> Error {
+    Error::new(ErrorCode::NotOwner, "the lock is not held by this owner")
 }
 
 /// A held lock. `release()` returns once the node is gone; dropping the guard
@@ -319,6 +399,16 @@ impl LockGuard {
         &self.lock
     }
 
+    /// The owner this hold counts for (see `Lock::acquire_as`).
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
+    /// Whether this hold is still in place (not lost, not released).
+    pub fn is_held(&self) -> bool {
+        self.lock.is_held_by(self.owner)
+    }
+
     pub async fn release(mut self) -> Result<()> {
         self.released = true;
         self.lock.unlock_as(self.owner).await
@@ -335,175 +425,71 @@ impl Drop for LockGuard {
     }
 }
 
-/// Removes a node we created unless disarmed: cancellation (a dropped future)
-/// or an error must never leave a contender behind that blocks everybody.
-struct NodeCleanup {
-    client: Client,
-    path: Option<String>,
-}
-
-impl NodeCleanup {
-    fn disarm(mut self) {
-        self.path = None;
-    }
-}
-
-impl Drop for NodeCleanup {
-    fn drop(&mut self) {
-        if let Some(path) = self.path.take() {
-            let client = self.client.clone();
-            runtime::handle().spawn(async move { delete_confirmed(&client, &path).await });
-        }
-    }
-}
-
-/// Armed while a create is in flight: if the call is abandoned (deadline,
-/// cancellation) the create may still land, so every node of this lock object
-/// that it does not hold is swept, under the gate so that no live contention
-/// of the same object is touched.
-struct SweepOnDrop(Option<Arc<LockCore>>);
-
-impl SweepOnDrop {
-    fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for SweepOnDrop {
-    fn drop(&mut self) {
-        if let Some(core) = self.0.take() {
-            runtime::handle().spawn(async move {
-                let _gate = core.gate.lock().await;
-                let Ok(session) = core.client.session_id() else {
-                    return;
-                };
-                match core.find_own_node(session, None).await {
-                    Ok(Some((node, _))) => {
-                        let _ =
-                            delete_confirmed(&core.client, &format!("{}/{}", core.dir, node)).await;
-                    }
-                    Ok(None) => {}
-                    Err(err) => tracing::warn!("cannot sweep an abandoned lock node: {err}"),
-                }
-            });
-        }
-    }
-}
-
-/// Deletes `path`, retrying across connection losses until the server
-/// confirms it is gone (or the session that owned it has ended).
-pub(crate) async fn delete_confirmed(client: &Client, path: &str) -> Result<()> {
-    loop {
-        let Ok(zk) = client.zk() else { return Ok(()) };
-        let session = zk.session_id().0;
-        match zk.delete(path, None).await.map_err(Error::from) {
-            Ok(()) => return Ok(()),
-            Err(err) => match err.code() {
-                ErrorCode::NoNode | ErrorCode::SessionExpired | ErrorCode::Closed => return Ok(()),
-                ErrorCode::ConnectionLoss => {
-                    drop(zk);
-                    if let Err(err) = client.await_usable(session, None).await {
-                        // Expired or closed: the ephemeral node went with the session.
-                        if matches!(err.code(), ErrorCode::SessionExpired | ErrorCode::Closed) {
-                            return Ok(());
-                        }
-                    }
-                }
-                _ => return Err(err),
-            },
-        }
-    }
-}
-
 impl LockCore {
-    fn node_prefix(&self) -> String {
-        format!("{}/_c_{}-{}", self.dir, self.uuid, self.side.marker())
+    pub(super) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub(super) fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    pub(super) fn side(&self) -> Side {
+        self.side
+    }
+
+    pub(super) fn emit(&self, event: LockEvent) {
+        let _ = self.events.send(event);
     }
 
     fn sibling(&self) -> Option<Arc<LockCore>> {
         self.sibling.lock().unwrap().upgrade()
     }
 
-    /// Re-enters if `owner` holds; `Some(false)` if another owner holds.
-    fn reenter(&self, owner: Owner) -> Option<std::result::Result<i64, ()>> {
-        let mut held = self.held.lock().unwrap();
-        let h = held.as_mut()?;
-        if h.owner == owner {
-            h.count += 1;
-            Some(Ok(h.fencing_token))
-        } else {
-            Some(Err(()))
-        }
+    fn hold_of<T>(&self, owner: Owner, read: impl FnOnce(&Hold) -> T) -> Option<T> {
+        let holds = self.holds.lock().unwrap();
+        holds.iter().find(|h| h.owner == owner).map(read)
     }
 
-    async fn lock_as(
-        self: &Arc<Self>,
-        owner: Owner,
-        deadline: Option<Instant>,
-        try_only: bool,
-    ) -> Result<Option<i64>> {
-        self.client.zk()?;
-        if self.side == Side::Write {
-            if let Some(read) = self.sibling() {
-                if read
-                    .held
-                    .lock()
-                    .unwrap()
-                    .as_ref()
-                    .is_some_and(|h| h.owner == owner)
-                    && !self.is_held_by(owner)
-                {
-                    return Err(Error::new(
-                        ErrorCode::WouldDeadlock,
-                        "the read lock is held by this owner: upgrading to the write lock would wait forever",
-                    ));
-                }
-            }
+    /// Another hold of an owner that holds: the same token, no request. A hold
+    /// whose session is gone is not handed out again: it is reported lost.
+    fn reenter(&self, owner: Owner) -> Result<Option<i64>> {
+        let current = self.client.session_id()?;
+        let mut holds = self.holds.lock().unwrap();
+        let Some(at) = holds.iter().position(|h| h.owner == owner) else {
+            return Ok(None);
+        };
+        let hold = &mut holds[at];
+        if hold.is_releasing() {
+            return Err(being_released());
         }
-        loop {
-            match self.reenter(owner) {
-                Some(Ok(token)) => return Ok(Some(token)),
-                Some(Err(())) if try_only => return Ok(None),
-                Some(Err(())) => {
-                    // Another owner of this object holds it: wait locally, no request.
-                    let mut busy = self.busy.subscribe();
-                    let freed = with_deadline(deadline, async {
-                        tokio::select! {
-                            _ = busy.wait_for(|b| !*b) => Ok(()),
-                            _ = self.client.closed() => Err(Error::closed()),
-                        }
-                    });
-                    match freed.await {
-                        Ok(r) => r?,
-                        Err(_) => return Ok(None),
-                    }
-                    continue;
-                }
-                None => {}
-            }
-            let gate = match with_deadline(deadline, self.gate.lock()).await {
-                Ok(gate) => gate,
-                Err(_) => return Ok(None),
-            };
-            if self.held.lock().unwrap().is_some() {
-                continue;
-            }
-            let result = self.contend(owner, deadline, try_only).await;
-            drop(gate);
-            return result;
+        if hold.session == current {
+            hold.count += 1;
+            return Ok(Some(hold.fencing_token));
         }
+        let node = hold.node.clone();
+        drop(holds);
+        let reason = expired();
+        self.end_hold(&node, LockEvent::Lost { reason: reason.clone() }, None);
+        Err(reason)
     }
 
-    fn is_held_by(&self, owner: Owner) -> bool {
-        self.held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(|h| h.owner == owner)
+    fn refuse_upgrade(&self, owner: Owner) -> Result<()> {
+        let read_held = self.side == Side::Write
+            && self
+                .sibling()
+                .is_some_and(|read| read.hold_of(owner, |_| ()).is_some());
+        if read_held {
+            return Err(Error::new(
+                ErrorCode::WouldDeadlock,
+                "the read lock is held by this owner: upgrading to the write lock would wait forever",
+            ));
+        }
+        Ok(())
     }
 
     /// The contender we must wait for, if any.
-    fn blocker<'a>(
+    pub(super) fn blocker<'a>(
         &self,
         owner: Owner,
         contenders: &'a [Contender],
@@ -512,32 +498,29 @@ impl LockCore {
         match self.side {
             Side::Exclusive | Side::Write => ours.checked_sub(1).map(|i| &contenders[i]),
             Side::Read => {
-                // A write holder may take the read lock (downgrade): our own
-                // writer only blocks us when another owner of this object holds it.
-                let own_writer_passes = self.sibling().is_some_and(|w| {
-                    w.held
-                        .lock()
-                        .unwrap()
-                        .as_ref()
-                        .is_some_and(|h| h.owner == owner)
-                });
-                contenders[..ours].iter().rev().find(|c| {
-                    c.kind == Kind::Write && !(own_writer_passes && c.is_ours(&self.uuid))
-                })
+                // A write holder may take the read lock (downgrade): the
+                // writer node of that same owner does not block its reader.
+                let own_writer = self
+                    .sibling()
+                    .and_then(|w| w.hold_of(owner, |h| h.node.clone()));
+                contenders[..ours]
+                    .iter()
+                    .rev()
+                    .find(|c| c.kind == Kind::Write && Some(&c.name) != own_writer.as_ref())
             }
         }
     }
 
     /// Whether a newcomer would have to wait, judged from a listing alone.
-    fn visibly_blocked(&self, owner: Owner, contenders: &[Contender]) -> bool {
+    pub(super) fn visibly_blocked(&self, owner: Owner, contenders: &[Contender]) -> bool {
         self.blocker(owner, contenders, contenders.len()).is_some()
     }
 
-    async fn list(&self, deadline: Option<Instant>) -> Result<Vec<Contender>> {
+    pub(super) async fn list(&self) -> Result<Vec<Contender>> {
         let dir = self.dir.as_str();
         match self
             .client
-            .retrying(deadline, |zk| async move { zk.list_children(dir).await })
+            .retrying(None, |zk| async move { zk.list_children(dir).await })
             .await
         {
             Ok(children) => Ok(contenders::sorted(&children)),
@@ -546,70 +529,14 @@ impl LockCore {
         }
     }
 
-    async fn contend(
-        self: &Arc<Self>,
-        owner: Owner,
-        deadline: Option<Instant>,
-        try_only: bool,
-    ) -> Result<Option<i64>> {
-        if try_only && self.visibly_blocked(owner, &self.list(deadline).await?) {
-            return Ok(None);
-        }
-        let mut created = self.create_node(deadline).await?;
-        let mut cleanup = NodeCleanup {
-            client: self.client.clone(),
-            path: Some(format!("{}/{}", self.dir, created.node)),
-        };
-        loop {
-            let contenders = match created.listing.take() {
-                Some(children) => contenders::sorted(&children),
-                None => match self.list(deadline).await {
-                    Ok(contenders) => contenders,
-                    Err(err) if err.code() == ErrorCode::Timeout => return Ok(None),
-                    Err(err) => return Err(err),
-                },
-            };
-            let Some(ours) = contenders.iter().position(|c| c.name == created.node) else {
-                if self.client.session_id()? != created.session {
-                    return Err(expired());
-                }
-                // Deleted by somebody else while we waited: take a new place in line.
-                cleanup.disarm();
-                created = self.create_node(deadline).await?;
-                cleanup = NodeCleanup {
-                    client: self.client.clone(),
-                    path: Some(format!("{}/{}", self.dir, created.node)),
-                };
-                continue;
-            };
-            let Some(blocker) = self.blocker(owner, &contenders, ours) else {
-                cleanup.disarm();
-                let token = created.fencing_token;
-                self.take_hold(owner, created);
-                return Ok(Some(token));
-            };
-            // A waiter must not keep the child watch: it would wake on every join.
-            created.children_watch = None;
-            if try_only {
-                drop(cleanup);
-                return Ok(None);
-            }
-            match self.wait_for_change(&blocker.name, deadline).await {
-                Ok(()) => {}
-                Err(err) if err.code() == ErrorCode::Timeout => return Ok(None),
-                Err(err) => return Err(err),
-            }
-        }
-    }
-
     /// Arms a data watch on `blocker` and waits for any event on it. A blocker
     /// that is already gone returns at once; the caller re-reads either way.
-    async fn wait_for_change(&self, blocker: &str, deadline: Option<Instant>) -> Result<()> {
+    pub(super) async fn wait_for_change(&self, blocker: &str) -> Result<()> {
         let path = format!("{}/{}", self.dir, blocker);
         let path = path.as_str();
         let watched = self
             .client
-            .retrying(deadline, |zk| async move {
+            .retrying(None, |zk| async move {
                 match zk.get_and_watch_data(path).await {
                     Ok((_, _, watcher)) => Ok(Some(watcher)),
                     Err(zk::Error::NoNode) => Ok(None),
@@ -620,183 +547,120 @@ impl LockCore {
         let Some(watcher) = watched else {
             return Ok(());
         };
-        with_deadline(deadline, async {
-            tokio::select! {
-                _ = watcher.changed() => Ok(()),
-                _ = self.client.closed() => Err(Error::closed()),
-            }
-        })
-        .await?
-    }
-
-    /// Creates our contender node with the children listing pipelined behind it.
-    async fn create_node(self: &Arc<Self>, deadline: Option<Instant>) -> Result<Created> {
-        let prefix = self.node_prefix();
-        let options = zk::CreateMode::EphemeralSequential.with_acls(self.client.acls());
-        let identity = self.client.identity().as_bytes().to_vec();
-        loop {
-            let zk = self.client.zk()?;
-            let session = zk.session_id().0;
-            let create = zk.create(&prefix, &identity, &options);
-            let list = zk.list_and_watch_children(&self.dir);
-            let sweep = SweepOnDrop(Some(self.clone()));
-            let (created, listed) =
-                with_deadline(deadline, async { tokio::join!(create, list) }).await?;
-            sweep.disarm();
-            match created.map_err(Error::from) {
-                Ok((stat, sequence)) => {
-                    let node = format!("{}{}", &prefix[self.dir.len() + 1..], sequence);
-                    let (listing, children_watch) = match listed {
-                        Ok((children, watch)) => (Some(children), Some(watch)),
-                        Err(_) => (None, None),
-                    };
-                    return Ok(Created {
-                        node,
-                        fencing_token: stat.czxid,
-                        session,
-                        listing,
-                        children_watch,
-                    });
-                }
-                Err(err) if err.code() == ErrorCode::NoNode => {
-                    drop(zk);
-                    self.client.ensure_path(&self.dir, deadline).await?;
-                }
-                Err(err) if err.is_connection_loss() => {
-                    drop(zk);
-                    if let Some((node, fencing_token)) =
-                        self.find_own_node(session, deadline).await?
-                    {
-                        return Ok(Created {
-                            node,
-                            fencing_token,
-                            session,
-                            listing: None,
-                            children_watch: None,
-                        });
-                    }
-                }
-                Err(err) => return Err(err),
-            }
+        tokio::select! {
+            _ = watcher.changed() => Ok(()),
+            _ = self.client.closed() => Err(Error::closed()),
         }
     }
 
-    /// After a lost create reply: our node, if the create happened. Adopted
-    /// only if our current session owns it; anything else with our uuid is
-    /// deleted so that it cannot block the line.
-    async fn find_own_node(
-        &self,
-        session: i64,
-        deadline: Option<Instant>,
-    ) -> Result<Option<(String, i64)>> {
-        let dir = self.dir.as_str();
-        let children = self
-            .client
-            .retrying(deadline, |zk| async move { zk.list_children(dir).await })
-            .await;
-        let children = match children {
-            Ok(children) => children,
-            Err(err) if err.code() == ErrorCode::NoNode => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        if self.client.session_id()? != session {
-            return Err(expired());
-        }
-        let mine = format!("_c_{}-{}", self.uuid, self.side.marker());
-        for child in children.into_iter().filter(|c| c.starts_with(&mine)) {
-            let path = format!("{}/{}", self.dir, child);
-            let p = path.as_str();
-            let stat = self
-                .client
-                .retrying(deadline, |zk| async move { zk.check_stat(p).await })
-                .await?;
-            match stat {
-                Some(stat) if stat.ephemeral_owner == session && !self.is_current_node(&child) => {
-                    return Ok(Some((child, stat.czxid)));
-                }
-                Some(_) if !self.is_current_node(&child) => {
-                    delete_confirmed(&self.client, &path).await?;
-                }
-                _ => {}
-            }
-        }
-        Ok(None)
-    }
-
-    fn is_current_node(&self, child: &str) -> bool {
-        self.held
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(|h| h.node == child)
-    }
-
-    fn take_hold(self: &Arc<Self>, owner: Owner, created: Created) {
-        let releasing = Arc::new(AtomicBool::new(false));
-        let monitor = runtime::handle()
-            .spawn(monitor_holder(
-                Arc::downgrade(self),
-                created.node.clone(),
-                created.session,
-                created.children_watch,
-                releasing.clone(),
-            ))
-            .abort_handle();
+    pub(super) fn take_hold(self: &Arc<Self>, owner: Owner, created: Created) {
         let fencing_token = created.fencing_token;
-        let held = Held {
+        let hold = Hold::new(
+            self,
             owner,
-            count: 1,
-            node: created.node,
+            created.node,
             fencing_token,
-            monitor,
-            releasing,
-        };
-        *self.held.lock().unwrap() = Some(held);
-        self.busy.send_replace(true);
-        let _ = self.events.send(LockEvent::Acquired { fencing_token });
+            created.session,
+            created.children_watch,
+        );
+        self.holds.lock().unwrap().push(hold);
+        self.emit(LockEvent::Acquired { fencing_token });
     }
 
-    async fn unlock_as(&self, owner: Owner) -> Result<()> {
-        let (node, monitor) = {
-            let mut held = self.held.lock().unwrap();
-            match held.as_mut() {
-                Some(h) if h.owner == owner => {
-                    if h.count > 1 {
-                        h.count -= 1;
-                        return Ok(());
-                    }
-                    h.releasing.store(true, Ordering::SeqCst);
-                    (h.node.clone(), h.monitor.clone())
+    /// Ends the hold on `node` (if it is still there) with `event`. A hold
+    /// that ended without its owner's release (`remember`) makes that owner's
+    /// next release answer the reason instead of `NOT_OWNER`.
+    pub(super) fn end_hold(&self, node: &str, event: LockEvent, remember: Option<Error>) {
+        let ended = {
+            let mut holds = self.holds.lock().unwrap();
+            let at = holds.iter().position(|h| h.node == node);
+            at.map(|at| holds.remove(at))
+        };
+        if let Some(hold) = ended {
+            if let Some(reason) = remember {
+                self.ended.lock().unwrap().push((hold.owner, reason));
+            }
+            self.ended_count.send_modify(|n| *n += 1);
+            self.emit(event);
+        }
+    }
+
+    /// The reason `owner`'s hold ended without its release, if it did.
+    fn take_ended(&self, owner: Owner) -> Option<Error> {
+        let mut ended = self.ended.lock().unwrap();
+        let at = ended.iter().position(|(o, _)| *o == owner)?;
+        Some(ended.remove(at).1)
+    }
+
+    async fn unlock_as(self: &Arc<Self>, owner: Owner) -> Result<()> {
+        let (node, session) = {
+            let mut holds = self.holds.lock().unwrap();
+            match holds.iter_mut().find(|h| h.owner == owner) {
+                Some(h) if h.is_releasing() => return Err(being_released()),
+                Some(h) if h.count > 1 => {
+                    h.count -= 1;
+                    return Ok(());
                 }
-                _ => {
-                    return Err(Error::new(
-                        ErrorCode::NotOwner,
-                        "the lock is not held by this owner",
-                    ))
+                Some(h) => {
+                    h.start_release();
+                    (h.node.clone(), h.session)
+                }
+                None => {
+                    drop(holds);
+                    self.client.zk()?;
+                    return Err(self.take_ended(owner).unwrap_or_else(not_owner));
                 }
             }
         };
-        // Keep "held" until the server confirms the delete: never report
-        // released while our node may still be first in line.
-        let result = delete_confirmed(&self.client, &format!("{}/{}", self.dir, node)).await;
-        if result.is_ok() {
-            // Its watch has fired by now (events precede the reply), so stopping
-            // the monitor costs no watch-removal request.
-            monitor.abort();
-            self.drop_hold(LockEvent::Released);
-        }
-        result
-    }
-
-    fn drop_hold(&self, event: LockEvent) {
-        if self.held.lock().unwrap().take().is_some() {
-            self.busy.send_replace(false);
-            let _ = self.events.send(event);
+        // The delete runs in a task of its own: a release abandoned half-way
+        // (a dropped future, an interrupt) still completes on the server.
+        let path = format!("{}/{}", self.dir, node);
+        let client = self.client.clone();
+        let mut task =
+            runtime::handle().spawn(async move { release_node(&client, &path, session).await });
+        let mut ended = self.ended_count.subscribe();
+        let still_held = |core: &LockCore| core.holds.lock().unwrap().iter().any(|h| h.node == node);
+        let outcome = tokio::select! {
+            joined = &mut task => joined.unwrap_or_else(|err| Err(Error::new(ErrorCode::Internal, err.to_string()))),
+            // The monitor gave the hold up as lost (disconnected too long):
+            // answer now; the delete goes on in the background.
+            _ = ended.wait_for(|_| !still_held(self)) => {
+                return Err(self.take_ended(owner).unwrap_or_else(expired));
+            }
+        };
+        match outcome {
+            Ok(Released::Deleted) => {
+                if still_held(self) {
+                    self.end_hold(&node, LockEvent::Released, None);
+                    return Ok(());
+                }
+                // The monitor ended the hold first (a loss): that is the answer.
+                self.take_ended(owner).map_or(Ok(()), Err)
+            }
+            Ok(Released::Lost(reason)) => {
+                if still_held(self) {
+                    self.end_hold(&node, LockEvent::Lost { reason: reason.clone() }, None);
+                    return Err(reason);
+                }
+                Err(self.take_ended(owner).unwrap_or(reason))
+            }
+            Err(err) if err.code() == ErrorCode::Closed => {
+                self.end_hold(&node, LockEvent::Released, None);
+                self.take_ended(owner);
+                Err(err)
+            }
+            Err(err) => {
+                // Not deleted (e.g. NO_AUTH): still held, the caller may retry.
+                if let Some(h) = self.holds.lock().unwrap().iter().find(|h| h.node == node) {
+                    h.cancel_release();
+                }
+                Err(err)
+            }
         }
     }
 
     async fn participants(&self) -> Result<Vec<Participant>> {
-        let contenders = self.list(None).await?;
+        let contenders = self.list().await?;
         let zk = self.client.zk()?;
         let paths: Vec<String> = contenders
             .iter()
@@ -817,93 +681,5 @@ impl LockCore {
             }
         }
         Ok(participants)
-    }
-}
-
-/// Watches the holder's own node: gone while held means the lock is lost.
-/// Starts from the free child watch of the acquiring listing when there is
-/// one, and arms a data watch on our node only once the directory changes.
-async fn monitor_holder(
-    core: Weak<LockCore>,
-    node: String,
-    session: i64,
-    children_watch: Option<zk::OneshotWatcher>,
-    releasing: Arc<AtomicBool>,
-) {
-    let Some(client) = core.upgrade().map(|lock| lock.client.clone()) else {
-        return;
-    };
-    let path = match core.upgrade() {
-        Some(lock) => format!("{}/{}", lock.dir, node),
-        None => return,
-    };
-    let reason = watch_until_lost(&client, &path, session, children_watch, &releasing).await;
-    if releasing.load(Ordering::SeqCst) {
-        return;
-    }
-    if let Some(lock) = core.upgrade() {
-        if reason.code() == ErrorCode::Closed {
-            lock.drop_hold(LockEvent::Released);
-        } else {
-            tracing::warn!("lost lock {path}: {reason}");
-            lock.drop_hold(LockEvent::Lost { reason });
-        }
-    }
-}
-
-/// Returns why our node is gone (deleted, session expired, client closed).
-async fn watch_until_lost(
-    client: &Client,
-    path: &str,
-    session: i64,
-    children_watch: Option<zk::OneshotWatcher>,
-    releasing: &AtomicBool,
-) -> Error {
-    if let Some(watch) = children_watch {
-        let event = tokio::select! {
-            event = watch.changed() => event,
-            _ = client.closed() => return Error::closed(),
-        };
-        if event.event_type == zk::EventType::Session {
-            return session_event_reason(event.session_state);
-        }
-    }
-    loop {
-        if releasing.load(Ordering::SeqCst) {
-            return Error::new(ErrorCode::NoNode, "released");
-        }
-        let watched = client
-            .retrying(None, |zk| async move {
-                if zk.session_id().0 != session {
-                    return Err(zk::Error::SessionExpired);
-                }
-                zk.get_and_watch_data(path).await.map(|(_, _, w)| w)
-            })
-            .await;
-        let watcher = match watched {
-            Ok(watcher) => watcher,
-            Err(err) if err.code() == ErrorCode::NoNode => {
-                return Error::new(ErrorCode::NoNode, format!("lock node {path} was deleted"))
-            }
-            Err(err) => return err,
-        };
-        let event = tokio::select! {
-            event = watcher.changed() => event,
-            _ = client.closed() => return Error::closed(),
-        };
-        match event.event_type {
-            zk::EventType::NodeDeleted => {
-                return Error::new(ErrorCode::NoNode, format!("lock node {path} was deleted"))
-            }
-            zk::EventType::Session => return session_event_reason(event.session_state),
-            _ => continue,
-        }
-    }
-}
-
-fn session_event_reason(state: zk::SessionState) -> Error {
-    match state {
-        zk::SessionState::Closed => Error::closed(),
-        _ => expired(),
     }
 }

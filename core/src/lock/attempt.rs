@@ -1,0 +1,265 @@
+//! One attempt to take a lock: its own node, its own identity, its own cleanup.
+//!
+//! Every attempt writes a fresh uuid into its node name, so a node left by an
+//! abandoned attempt (a create still in flight when the deadline passed, a
+//! reply lost in a connection drop) can be found and deleted by that attempt
+//! alone — without waiting for, or ever being mistaken for, another attempt of
+//! the same lock object. (With one uuid per object, a late node of an
+//! abandoned attempt sat before the next attempt's node and blocked the lock
+//! for every process while its cleanup waited behind that attempt.)
+
+use std::sync::Arc;
+
+use zookeeper_client as zk;
+
+use super::contenders;
+use super::write_lock::{LockCore, Owner};
+use crate::client::{delete_confirmed, expired, Client};
+use crate::error::{Error, ErrorCode, Result};
+use crate::runtime;
+
+/// Our contender node right after its create, with what was pipelined behind it.
+pub(super) struct Created {
+    pub node: String,
+    pub fencing_token: i64,
+    pub session: i64,
+    pub listing: Option<Vec<String>>,
+    /// The child watch set by that listing: a holder's loss detector that cost
+    /// no extra request (it fires before the reply of our own delete).
+    pub children_watch: Option<zk::OneshotWatcher>,
+}
+
+pub(super) struct Attempt {
+    core: Arc<LockCore>,
+    owner: Owner,
+    /// `_c_<uuid>-<marker>`: the name of our node without its sequence.
+    prefix: String,
+    /// Session of the last create sent; `None` until one is sent.
+    session: Option<i64>,
+    /// Our node, once its create is known to have happened.
+    node: Option<String>,
+    /// Cleared once the node became a hold: nothing is left to clean up.
+    armed: bool,
+}
+
+impl Attempt {
+    pub(super) fn new(core: Arc<LockCore>, owner: Owner) -> Attempt {
+        let prefix = format!(
+            "_c_{}-{}",
+            uuid::Uuid::new_v4(),
+            core.side().marker()
+        );
+        Attempt {
+            core,
+            owner,
+            prefix,
+            session: None,
+            node: None,
+            armed: true,
+        }
+    }
+
+    /// Contends until the lock is ours (its fencing token), or `None` when
+    /// `try_only` and somebody else holds it. Unbounded: the caller bounds it
+    /// and then calls `abandon`.
+    pub(super) async fn run(&mut self, try_only: bool) -> Result<Option<i64>> {
+        let core = self.core.clone();
+        if try_only && core.visibly_blocked(self.owner, &core.list().await?) {
+            return Ok(None);
+        }
+        let mut created = self.create().await?;
+        loop {
+            let contenders = match created.listing.take() {
+                Some(children) => contenders::sorted(&children),
+                None => core.list().await?,
+            };
+            let Some(ours) = contenders.iter().position(|c| c.name == created.node) else {
+                if core.client().session_id()? != created.session {
+                    return Err(expired());
+                }
+                // Deleted by somebody else while we waited: take a new place in line.
+                self.node = None;
+                created = self.create().await?;
+                continue;
+            };
+            let Some(blocker) = core.blocker(self.owner, &contenders, ours) else {
+                // No await from here to the return: a caller's deadline can
+                // never drop an attempt that already became a hold.
+                self.armed = false;
+                let token = created.fencing_token;
+                core.take_hold(self.owner, created);
+                return Ok(Some(token));
+            };
+            if try_only {
+                return Ok(None);
+            }
+            // A waiter must not keep the child watch: it would wake on every join.
+            created.children_watch = None;
+            let blocker = blocker.name.clone();
+            core.wait_for_change(&blocker).await?;
+        }
+    }
+
+    /// Withdraws whatever this attempt created, and waits (briefly) until the
+    /// server confirmed it, so that a timed acquire that answered "no" has
+    /// left nothing behind. The cleanup itself runs to completion in the
+    /// background even if this wait is cut short.
+    pub(super) async fn abandon(mut self) {
+        let Some(cleanup) = self.cleanup() else {
+            return;
+        };
+        let client = self.core.client().clone();
+        let task = runtime::handle().spawn(cleanup);
+        if client.state().is_usable() {
+            let _ = tokio::time::timeout(client.session_timeout(), task).await;
+        }
+    }
+
+    /// The cleanup owed by this attempt, disarming the one on drop.
+    fn cleanup(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        if !std::mem::take(&mut self.armed) {
+            return None;
+        }
+        let session = self.session?;
+        let client = self.core.client().clone();
+        let dir = self.core.dir().to_string();
+        let prefix = self.prefix.clone();
+        let node = self.node.take();
+        Some(async move {
+            if let Err(err) = sweep(&client, &dir, &prefix, node, session).await {
+                tracing::warn!("cannot withdraw an abandoned lock node under {dir}: {err}");
+            }
+        })
+    }
+
+    /// Creates our node with the children listing pipelined behind it.
+    async fn create(&mut self) -> Result<Created> {
+        let core = self.core.clone();
+        let client = core.client();
+        let dir = core.dir();
+        let path_prefix = format!("{dir}/{}", self.prefix);
+        let options = zk::CreateMode::EphemeralSequential.with_acls(client.acls());
+        let identity = client.identity().as_bytes().to_vec();
+        loop {
+            let zk = client.zk()?;
+            let session = zk.session_id().0;
+            // The request leaves with this call: from here on a cleanup is owed.
+            self.session = Some(session);
+            let create = zk.create(&path_prefix, &identity, &options);
+            let list = zk.list_and_watch_children(dir);
+            let (created, listed) = tokio::join!(create, list);
+            drop(zk);
+            match created.map_err(Error::from) {
+                Ok((stat, sequence)) => {
+                    let node = format!("{}{}", self.prefix, sequence);
+                    self.node = Some(node.clone());
+                    let (listing, children_watch) = match listed {
+                        Ok((children, watch)) => (Some(children), Some(watch)),
+                        Err(_) => (None, None),
+                    };
+                    return Ok(Created {
+                        node,
+                        fencing_token: stat.czxid,
+                        session,
+                        listing,
+                        children_watch,
+                    });
+                }
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    client.ensure_path(dir, None).await?;
+                }
+                Err(err) if err.is_connection_loss() => {
+                    client.await_usable(session, None).await?;
+                    if let Some((node, fencing_token)) = self.find_own_node(session).await? {
+                        self.node = Some(node.clone());
+                        return Ok(Created {
+                            node,
+                            fencing_token,
+                            session,
+                            listing: None,
+                            children_watch: None,
+                        });
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// After a lost create reply: our node, if the create happened. The
+    /// listing is sent after the create on the same session, so it sees it.
+    async fn find_own_node(&self, session: i64) -> Result<Option<(String, i64)>> {
+        let client = self.core.client();
+        let dir = self.core.dir();
+        for child in own_children(client, dir, &self.prefix).await? {
+            let path = format!("{dir}/{child}");
+            let p = path.as_str();
+            let stat = client
+                .retrying(None, |zk| async move { zk.check_stat(p).await })
+                .await?;
+            match stat {
+                Some(stat) if stat.ephemeral_owner == session => {
+                    return Ok(Some((child, stat.czxid)))
+                }
+                Some(_) => delete_confirmed(client, &path).await?,
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Drop for Attempt {
+    /// Cancellation (a dropped future) must never leave a contender behind
+    /// that blocks everybody until our session ends.
+    fn drop(&mut self) {
+        if let Some(cleanup) = self.cleanup() {
+            runtime::handle().spawn(cleanup);
+        }
+    }
+}
+
+/// Children of `dir` written by the attempt with `prefix`.
+async fn own_children(client: &Client, dir: &str, prefix: &str) -> Result<Vec<String>> {
+    match client
+        .retrying(None, |zk| async move { zk.list_children(dir).await })
+        .await
+    {
+        Ok(children) => Ok(children
+            .into_iter()
+            .filter(|c| c.starts_with(prefix))
+            .collect()),
+        Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Deletes the node of an abandoned attempt. When its name is unknown (the
+/// create was in flight or its reply lost), the listing finds it: it is sent
+/// after the create on the same session. Nothing is owed once that session
+/// has ended, since the node was ephemeral.
+async fn sweep(
+    client: &Client,
+    dir: &str,
+    prefix: &str,
+    node: Option<String>,
+    session: i64,
+) -> Result<()> {
+    if let Some(node) = node {
+        return delete_confirmed(client, &format!("{dir}/{node}")).await;
+    }
+    if client.session_id().ok() != Some(session) {
+        return Ok(());
+    }
+    let children = match own_children(client, dir, prefix).await {
+        Ok(children) => children,
+        Err(err) if matches!(err.code(), ErrorCode::SessionExpired | ErrorCode::Closed) => {
+            return Ok(())
+        }
+        Err(err) => return Err(err),
+    };
+    for child in children {
+        delete_confirmed(client, &format!("{dir}/{child}")).await?;
+    }
+    Ok(())
+}
