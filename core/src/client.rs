@@ -309,6 +309,23 @@ impl Client {
         .await
     }
 
+    /// Waits until the client has a usable session other than `old` (the
+    /// one that expired), or returns `CLOSED`.
+    pub(crate) async fn await_session_after(&self, old: i64) -> Result<()> {
+        let mut state = self.inner.state.subscribe();
+        loop {
+            let now = *state.borrow_and_update();
+            match now {
+                ConnectionState::Closed => return Err(Error::closed()),
+                s if s.is_usable() && self.session_id()? != old => return Ok(()),
+                _ => {}
+            }
+            if state.changed().await.is_err() {
+                return Err(Error::closed());
+            }
+        }
+    }
+
     /// Waits until the client has a usable session again after `Lost`
     /// (or returns `CLOSED`).
     pub(crate) async fn await_new_session(&self) -> Result<()> {

@@ -204,7 +204,11 @@ impl DistributedQueue {
                 if let Err(Ok((claim, item))) = reply.send(outcome.map(|claim| (claim, item))) {
                     if claim.claimed {
                         if let Err(err) = inner.give_back(&item, claim.marker).await {
-                            tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
+                            tracing::error!(
+                                "cannot put back {} of {}: {err}",
+                                item.name,
+                                inner.dir
+                            );
                         }
                     }
                 }

@@ -38,7 +38,10 @@ async fn lock_and_queue_survive_killing_the_zookeeper_leader() {
     while let Ok(event) = events.try_recv() {
         seen.push(event);
     }
-    assert!(!seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })), "{seen:?}");
+    assert!(
+        !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })),
+        "{seen:?}"
+    );
     if seen.contains(&LockEvent::Suspended) {
         assert_eq!(seen.last(), Some(&LockEvent::Reconnected), "{seen:?}");
     }

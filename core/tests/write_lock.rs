@@ -149,7 +149,10 @@ async fn tasks_sharing_one_lock_object_exclude_each_other() {
         tasks.push(tokio::spawn(async move {
             for _ in 0..4 {
                 let guard = lock.acquire().await.unwrap();
-                assert!(!inside.swap(true, Ordering::SeqCst), "two holders in one object");
+                assert!(
+                    !inside.swap(true, Ordering::SeqCst),
+                    "two holders in one object"
+                );
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 inside.store(false, Ordering::SeqCst);
                 guard.release().await.unwrap();
@@ -160,7 +163,10 @@ async fn tasks_sharing_one_lock_object_exclude_each_other() {
         t.await.unwrap();
     }
     let held = lock.acquire().await.unwrap();
-    assert!(lock.try_acquire().await.unwrap().is_none(), "a second caller must not re-enter");
+    assert!(
+        lock.try_acquire().await.unwrap().is_none(),
+        "a second caller must not re-enter"
+    );
     assert!(lock
         .acquire_timeout(Duration::from_millis(100))
         .await

@@ -198,11 +198,9 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<Lock>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(listener::forward(
-            events,
-            sink,
-            |event: &LockEvent| (event.name().into(), event.reason()),
-        ))
+        Ok(listener::forward(events, sink, |event: &LockEvent| {
+            (event.name().into(), event.reason())
+        }))
     })
     .resolve::<ThrowZkException>()
 }

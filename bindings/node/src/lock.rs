@@ -91,10 +91,8 @@ impl NativeLock {
 
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
-        forward(
-            self.inner.subscribe(),
-            callback,
-            |event: &LockEvent| (event.name().to_ascii_lowercase(), event.reason()),
-        )
+        forward(self.inner.subscribe(), callback, |event: &LockEvent| {
+            (event.name().to_ascii_lowercase(), event.reason())
+        })
     }
 }

@@ -106,10 +106,8 @@ impl NativeLock {
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(
-            self.inner.subscribe(),
-            callback,
-            |event: &LockEvent| (event.name().into(), event.reason()),
-        )
+        forward(self.inner.subscribe(), callback, |event: &LockEvent| {
+            (event.name().into(), event.reason())
+        })
     }
 }

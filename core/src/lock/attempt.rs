@@ -44,11 +44,7 @@ pub(super) struct Attempt {
 
 impl Attempt {
     pub(super) fn new(core: Arc<LockCore>, owner: Owner) -> Attempt {
-        let prefix = format!(
-            "_c_{}-{}",
-            uuid::Uuid::new_v4(),
-            core.side().marker()
-        );
+        let prefix = format!("_c_{}-{}", uuid::Uuid::new_v4(), core.side().marker());
         Attempt {
             core,
             owner,
@@ -63,6 +59,21 @@ impl Attempt {
     /// `try_only` and somebody else holds it. Unbounded: the caller bounds it
     /// and then calls `abandon`.
     pub(super) async fn run(&mut self, try_only: bool) -> Result<Option<i64>> {
+        loop {
+            let session = self.core.client().session_id()?;
+            match self.contend(try_only).await {
+                // A waiter whose session expired lost its place, not the lock:
+                // it lines up again on the client's next session.
+                Err(err) if err.code() == ErrorCode::SessionExpired => {
+                    self.node = None;
+                    self.core.client().await_session_after(session).await?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn contend(&mut self, try_only: bool) -> Result<Option<i64>> {
         let core = self.core.clone();
         if try_only && core.visibly_blocked(self.owner, &core.list().await?) {
             return Ok(None);

@@ -75,7 +75,13 @@ pub(crate) fn sort_by_sequence<T>(items: &mut [T], sequence: impl Fn(&T) -> i64)
         .map(&sequence)
         .fold((i64::MAX, i64::MIN), |(lo, hi), s| (lo.min(s), hi.max(s)));
     let wrapped = max.saturating_sub(min) > i64::from(i32::MAX);
-    let key = |s: i64| if wrapped && s < 0 { s + (1i64 << 32) } else { s };
+    let key = |s: i64| {
+        if wrapped && s < 0 {
+            s + (1i64 << 32)
+        } else {
+            s
+        }
+    };
     items.sort_by_key(|item| key(sequence(item)));
 }
 
@@ -248,7 +254,11 @@ mod tests {
                 let mut listed = created.clone();
                 listed.reverse();
                 listed.rotate_left(len / 2);
-                assert_eq!(sequences_in_order(&listed), created, "from {start}, {len} nodes");
+                assert_eq!(
+                    sequences_in_order(&listed),
+                    created,
+                    "from {start}, {len} nodes"
+                );
             }
         }
     }

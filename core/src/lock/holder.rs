@@ -110,9 +110,7 @@ pub(super) async fn release_node(client: &Client, path: &str, session: i64) -> R
         match zk.delete(path, None).await.map_err(Error::from) {
             Ok(()) => return Ok(Released::Deleted),
             // After a lost reply, "no node" is our own earlier delete.
-            Err(err) if err.code() == ErrorCode::NoNode && retried => {
-                return Ok(Released::Deleted)
-            }
+            Err(err) if err.code() == ErrorCode::NoNode && retried => return Ok(Released::Deleted),
             Err(err) if err.code() == ErrorCode::NoNode => {
                 return Ok(Released::Lost(deleted(path)))
             }
@@ -166,7 +164,13 @@ async fn monitor(
                 return;
             }
             tracing::warn!("lost lock {path}: {reason}");
-            lock.end_hold(&node, LockEvent::Lost { reason: reason.clone() }, Some(reason));
+            lock.end_hold(
+                &node,
+                LockEvent::Lost {
+                    reason: reason.clone(),
+                },
+                Some(reason),
+            );
         }
     }
 }
@@ -316,7 +320,11 @@ fn given_up(client: &Client, path: &str, session: i64) -> Error {
 }
 
 /// A data watch on our own node; `None` if it is gone.
-async fn arm_watch(client: &Client, path: &str, session: i64) -> Result<Option<zk::OneshotWatcher>> {
+async fn arm_watch(
+    client: &Client,
+    path: &str,
+    session: i64,
+) -> Result<Option<zk::OneshotWatcher>> {
     let zk = client.zk()?;
     if zk.session_id().0 != session {
         return Err(expired());

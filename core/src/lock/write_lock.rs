@@ -230,7 +230,9 @@ impl Lock {
             Wait::No => attempt.run(true).await,
             Wait::Forever => attempt.run(false).await,
             Wait::For(timeout) => {
-                let deadline = Instant::now().checked_add(timeout).unwrap_or_else(far_future);
+                let deadline = Instant::now()
+                    .checked_add(timeout)
+                    .unwrap_or_else(far_future);
                 match tokio::time::timeout_at(deadline, attempt.run(false)).await {
                     Ok(outcome) => outcome,
                     Err(_) => Ok(None),
@@ -293,7 +295,12 @@ impl Lock {
     /// The czxid of a lock node of ours while held (the oldest hold's):
     /// globally increasing across the ensemble, unlike the sequence number.
     pub fn fencing_token(&self) -> Option<i64> {
-        self.core.holds.lock().unwrap().first().map(|h| h.fencing_token)
+        self.core
+            .holds
+            .lock()
+            .unwrap()
+            .first()
+            .map(|h| h.fencing_token)
     }
 
     /// The fencing token of `owner`'s hold.
@@ -304,7 +311,9 @@ impl Lock {
     /// Path of our lock node while held (the oldest hold's).
     pub fn node_path(&self) -> Option<String> {
         let holds = self.core.holds.lock().unwrap();
-        holds.first().map(|h| format!("{}/{}", self.core.dir, h.node))
+        holds
+            .first()
+            .map(|h| format!("{}/{}", self.core.dir, h.node))
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<LockEvent> {
@@ -470,7 +479,13 @@ impl LockCore {
         let node = hold.node.clone();
         drop(holds);
         let reason = expired();
-        self.end_hold(&node, LockEvent::Lost { reason: reason.clone() }, None);
+        self.end_hold(
+            &node,
+            LockEvent::Lost {
+                reason: reason.clone(),
+            },
+            None,
+        );
         Err(reason)
     }
 
@@ -619,7 +634,8 @@ impl LockCore {
         let mut task =
             runtime::handle().spawn(async move { release_node(&client, &path, session).await });
         let mut ended = self.ended_count.subscribe();
-        let still_held = |core: &LockCore| core.holds.lock().unwrap().iter().any(|h| h.node == node);
+        let still_held =
+            |core: &LockCore| core.holds.lock().unwrap().iter().any(|h| h.node == node);
         let outcome = tokio::select! {
             joined = &mut task => joined.unwrap_or_else(|err| Err(Error::new(ErrorCode::Internal, err.to_string()))),
             // The monitor gave the hold up as lost (disconnected too long):
@@ -639,7 +655,13 @@ impl LockCore {
             }
             Ok(Released::Lost(reason)) => {
                 if still_held(self) {
-                    self.end_hold(&node, LockEvent::Lost { reason: reason.clone() }, None);
+                    self.end_hold(
+                        &node,
+                        LockEvent::Lost {
+                            reason: reason.clone(),
+                        },
+                        None,
+                    );
                     return Err(reason);
                 }
                 Err(self.take_ended(owner).unwrap_or(reason))

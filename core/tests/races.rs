@@ -1,0 +1,489 @@
+//! Regression tests for the races of issue 11, each reproduced against a real
+//! ZooKeeper before its fix.
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use tokio::time::Instant;
+use zk_harness::FaultProxy;
+use zkrecipes::{
+    DistributedQueue, ErrorCode, LeaderElectionSupport, LockEvent, Owner, Wait, WriteLock,
+    CLAIM_WINDOW,
+};
+
+/// Defect 1: one lock object shared by callers with sub-millisecond timeouts
+/// and blocking callers. Creates still in flight at the deadline left nodes
+/// that blocked the lock for every process. The blocking callers must keep
+/// going, and nothing may be left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn tiny_timeouts_beside_blocking_callers_never_jam_the_lock() {
+    let dir = unique("jam");
+    let c = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let cycles = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..3u64 {
+        let (lock, stop) = (lock.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let timeouts = [100u64, 300, 600, 1000, 2000];
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let owner = Owner(i + 1);
+                let wait = Wait::For(Duration::from_micros(timeouts[n % timeouts.len()]));
+                match lock.lock_as(owner, wait).await {
+                    Ok(Some(_)) => lock.unlock_as(owner).await.unwrap(),
+                    Ok(None) => {}
+                    Err(err) => panic!("a timed acquire must answer, not fail: {err}"),
+                }
+                n += 1;
+            }
+        }));
+    }
+    let mut blocking = Vec::new();
+    for i in 0..2u64 {
+        let (lock, stop, cycles) = (lock.clone(), stop.clone(), cycles.clone());
+        blocking.push(tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let owner = Owner(100 + i);
+                lock.lock_as(owner, Wait::Forever).await.unwrap();
+                lock.unlock_as(owner).await.unwrap();
+                cycles.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
+    }
+    // Progress is checked every second: a jam stops the blocking callers for good.
+    let mut last = 0;
+    for second in 0..8 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cycles.load(Ordering::SeqCst);
+        assert!(now > last, "blocking callers stalled in second {second}");
+        last = now;
+    }
+    stop.store(true, Ordering::SeqCst);
+    for t in blocking {
+        tokio::time::timeout(Duration::from_secs(10), t)
+            .await
+            .expect("blocking caller stuck")
+            .unwrap();
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(10), t)
+            .await
+            .expect("timed caller stuck")
+            .unwrap();
+    }
+    eventually("no node left", Duration::from_secs(5), || async {
+        children(server().connect_string(), &dir).await.is_empty()
+    })
+    .await;
+}
+
+/// Defect 2: a timed acquire answers `None` whatever stage the deadline
+/// caught it in — never `TIMEOUT` — and has withdrawn its node when it answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
+    let dir = unique("timed");
+    let (a, b) = (client().await, client().await);
+    let mine = WriteLock::new(&a, &dir).unwrap();
+    let theirs = WriteLock::new(&b, &dir).unwrap();
+    let timeouts = [0.0, 1e-6, 0.0001, 0.001, 0.002, 0.005];
+    for &t in &timeouts {
+        let got = mine
+            .lock_as(Owner(1), Wait::from_secs(Some(t)).unwrap())
+            .await
+            .unwrap_or_else(|err| panic!("timeout {t}: {err}"));
+        if got.is_some() {
+            mine.unlock_as(Owner(1)).await.unwrap();
+        }
+        assert!(
+            children(server().connect_string(), &dir).await.is_empty(),
+            "timeout {t} on a free lock left a node"
+        );
+    }
+    // Zero is a try: a free lock is taken.
+    assert!(mine
+        .lock_as(Owner(1), Wait::For(Duration::ZERO))
+        .await
+        .unwrap()
+        .is_some());
+    mine.unlock_as(Owner(1)).await.unwrap();
+    let held = theirs.acquire().await.unwrap();
+    for &t in &timeouts {
+        let got = mine
+            .lock_as(Owner(1), Wait::from_secs(Some(t)).unwrap())
+            .await
+            .unwrap_or_else(|err| panic!("timeout {t}: {err}"));
+        assert_eq!(got, None, "timeout {t} on a held lock");
+        assert_eq!(
+            children(server().connect_string(), &dir).await.len(),
+            1,
+            "timeout {t} on a held lock left its node behind"
+        );
+    }
+    held.release().await.unwrap();
+}
+
+/// Defect 3: with several consumers an item was overtaken by up to 184 later
+/// items (skipped names were dropped from the cache). The bound is
+/// `(CLAIM_WINDOW - 1)` per consumer; the observation adds at most one per
+/// consumer (a claim committed before another's, returned after it).
+#[tokio::test(flavor = "multi_thread")]
+async fn several_consumers_overtake_an_item_by_a_bounded_number() {
+    let dir = unique("order");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    let items = 300;
+    for i in 0..items {
+        producer.offer(format!("{i:05}").as_bytes()).await.unwrap();
+    }
+    let consumers = 3;
+    let delivered = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for _ in 0..consumers {
+        let queue = DistributedQueue::new(&client().await, &dir).unwrap();
+        let delivered = delivered.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(item) = queue.poll().await.unwrap() {
+                let n: usize = String::from_utf8(item).unwrap().parse().unwrap();
+                delivered.lock().unwrap().push(n);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let delivered = delivered.lock().unwrap().clone();
+    let mut sorted = delivered.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        (0..items).collect::<Vec<_>>(),
+        "every item exactly once"
+    );
+    let worst = max_overtaking(&delivered);
+    let bound = CLAIM_WINDOW * consumers;
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+}
+
+/// For each item, how many later items were delivered before it; the worst.
+pub fn max_overtaking(delivered: &[usize]) -> usize {
+    let mut worst = 0;
+    for (at, item) in delivered.iter().enumerate() {
+        let overtaken = delivered[..at]
+            .iter()
+            .filter(|earlier| *earlier > item)
+            .count();
+        worst = worst.max(overtaken);
+    }
+    worst
+}
+
+/// Defect 4: two queue objects of one session shared a claim marker name, so
+/// after a claim lost in a connection drop one took the other's marker for its
+/// own and both returned the item. Every item must arrive exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_queue_objects_of_one_session_never_both_deliver_an_item() {
+    let dir = unique("markers");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    let items = 200;
+    for i in 0..items {
+        producer.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    let proxy = FaultProxy::start(server().connect_string());
+    let shared = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let delivered = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let queue = DistributedQueue::new(&shared, &dir).unwrap();
+        let delivered = delivered.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(item) = queue.poll().await.unwrap() {
+                delivered
+                    .lock()
+                    .unwrap()
+                    .push(String::from_utf8(item).unwrap());
+            }
+        }));
+    }
+    // Lost replies and dropped connections while both objects claim.
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        proxy.set_drop_replies(true);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        proxy.drop_all();
+        proxy.set_drop_replies(false);
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("consumers stuck")
+            .unwrap();
+    }
+    let mut delivered = delivered.lock().unwrap().clone();
+    delivered.sort_by_key(|s| s.parse::<usize>().unwrap());
+    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
+    assert_eq!(delivered, expected, "every item exactly once");
+}
+
+/// Cancelling a `take` mid-claim never loses the item: a claimed item whose
+/// caller is gone is put back at its place.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelled_takes_never_lose_an_item() {
+    let dir = unique("cancel-take");
+    let c = client().await;
+    let queue = DistributedQueue::new(&c, &dir).unwrap();
+    let items = 60;
+    for i in 0..items {
+        queue.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    let mut got = Vec::new();
+    let mut rng = 7u64;
+    while got.len() < items {
+        // Cancel after 0..1.5 ms: at every stage of a poll, over the run.
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let after = Duration::from_micros((rng >> 33) % 1500);
+        match tokio::time::timeout(after, queue.take()).await {
+            Ok(item) => got.push(String::from_utf8(item.unwrap()).unwrap()),
+            Err(_) => continue,
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(queue.poll().await.unwrap(), None, "no item twice");
+    got.sort_by_key(|s| s.parse::<usize>().unwrap());
+    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
+    assert_eq!(got, expected, "every item exactly once");
+}
+
+/// Defect 8: a holder whose connection drops is told SUSPENDED at once, then
+/// RECONNECTED when its session and node survived.
+#[tokio::test(flavor = "multi_thread")]
+async fn holder_is_told_suspended_then_reconnected() {
+    let dir = unique("suspended");
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    let mut events = lock.subscribe();
+    let guard = lock.acquire().await.unwrap();
+    assert!(matches!(
+        events.recv().await.unwrap(),
+        LockEvent::Acquired { .. }
+    ));
+    proxy.drop_all();
+    let next = tokio::time::timeout(Duration::from_secs(5), events.recv()).await;
+    assert_eq!(next.unwrap().unwrap(), LockEvent::Suspended);
+    let next = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+    assert_eq!(next.unwrap().unwrap(), LockEvent::Reconnected);
+    assert!(guard.is_held());
+    guard.release().await.unwrap();
+    assert_eq!(events.recv().await.unwrap(), LockEvent::Released);
+}
+
+/// Defect 10: a holder cut off past its session (the server expires it and
+/// another client takes the lock) is told LOST; its release says so, its
+/// object does not report the lock, and the next acquire does not hand back
+/// the stale token.
+#[tokio::test(flavor = "multi_thread")]
+async fn holder_cut_off_past_its_session_reports_the_loss_everywhere() {
+    let dir = unique("cut-off");
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let other = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    let mut events = lock.subscribe();
+    let me = Owner(1);
+    let token = lock.lock_as(me, Wait::Forever).await.unwrap().unwrap();
+    proxy.set_blackhole(true);
+    let theirs = WriteLock::new(&other, &dir)
+        .unwrap()
+        .acquire_timeout(Duration::from_secs(15))
+        .await
+        .unwrap()
+        .expect("the server expired the cut-off holder");
+    assert!(theirs.fencing_token() > token);
+    proxy.set_blackhole(false);
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    while !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })) {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no LOST: {seen:?}"
+        );
+        if let Ok(Ok(event)) = tokio::time::timeout(Duration::from_secs(1), events.recv()).await {
+            seen.push(event);
+        }
+    }
+    assert!(seen.contains(&LockEvent::Suspended), "{seen:?}");
+    assert!(!lock.is_held());
+    assert_eq!(lock.fencing_token(), None);
+    let err = lock.unlock_as(me).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    assert_eq!(
+        lock.lock_as(me, Wait::For(Duration::from_millis(500)))
+            .await
+            .unwrap(),
+        None,
+        "the other client holds the lock"
+    );
+    theirs.release().await.unwrap();
+    c.close().await;
+}
+
+/// Defect 10, last part: after `close()` a release answers CLOSED.
+#[tokio::test(flavor = "multi_thread")]
+async fn release_after_close_answers_closed() {
+    let dir = unique("closed-release");
+    let c = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    lock.lock_as(Owner(1), Wait::Forever).await.unwrap();
+    c.close().await;
+    let err = lock.unlock_as(Owner(1)).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Closed);
+}
+
+/// Defect 9: names that span the sequence wrap, made by hand on a real
+/// server, are ordered by serial arithmetic in every recipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn sequences_that_span_the_wrap_keep_creation_order() {
+    let raw = raw().await;
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    let eph =
+        zookeeper_client::CreateMode::Ephemeral.with_acls(zookeeper_client::Acls::anyone_all());
+    let c = client().await;
+
+    let lock_dir = unique("wrap-lock");
+    raw.mkdir(&lock_dir, &open).await.unwrap();
+    for (name, who) in [
+        ("_c_a-lock-2147483646", "older"),
+        ("_c_b-lock-2147483647", "holder"),
+        ("_c_c-lock--2147483648", "waiter"),
+    ] {
+        raw.create(&format!("{lock_dir}/{name}"), who.as_bytes(), &eph)
+            .await
+            .unwrap();
+    }
+    raw.delete(&format!("{lock_dir}/_c_a-lock-2147483646"), None)
+        .await
+        .unwrap();
+    let participants = WriteLock::new(&c, &lock_dir)
+        .unwrap()
+        .participants()
+        .await
+        .unwrap();
+    let who: Vec<_> = participants.iter().map(|p| p.identity.as_str()).collect();
+    assert_eq!(who, ["holder", "waiter"]);
+
+    let queue_dir = unique("wrap-queue");
+    raw.mkdir(&queue_dir, &open).await.unwrap();
+    for name in [
+        "qn--2147483647",
+        "qn-2147483646",
+        "qn--2147483648",
+        "qn-2147483647",
+    ] {
+        raw.create(&format!("{queue_dir}/{name}"), name.as_bytes(), &open)
+            .await
+            .unwrap();
+    }
+    let queue = DistributedQueue::new(&c, &queue_dir).unwrap();
+    let mut order = Vec::new();
+    while let Some(item) = queue.poll().await.unwrap() {
+        order.push(String::from_utf8(item).unwrap());
+    }
+    assert_eq!(
+        order,
+        [
+            "qn-2147483646",
+            "qn-2147483647",
+            "qn--2147483648",
+            "qn--2147483647"
+        ]
+    );
+
+    let election_root = unique("wrap-election");
+    raw.mkdir(&election_root, &open).await.unwrap();
+    for (name, host) in [("n_-2147483648", "newer"), ("n_2147483647", "leader")] {
+        raw.create(&format!("{election_root}/{name}"), host.as_bytes(), &eph)
+            .await
+            .unwrap();
+    }
+    let member = LeaderElectionSupport::new(&c, &election_root, "observer").unwrap();
+    assert_eq!(
+        member.leader_host_name().await.unwrap().as_deref(),
+        Some("leader")
+    );
+}
+
+/// Defect 11: a member that cannot start returns the error and stays
+/// stopped: no retry storm behind the caller, no later surprise leadership.
+#[tokio::test(flavor = "multi_thread")]
+async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
+    let raw = raw().await;
+    let eph =
+        zookeeper_client::CreateMode::Ephemeral.with_acls(zookeeper_client::Acls::anyone_all());
+    // An ephemeral root cannot have children.
+    let root = unique("ephemeral-root");
+    let parent = root.rsplit_once('/').unwrap().0.to_string();
+    let open =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    let _ = raw.mkdir(&parent, &open).await;
+    raw.create(&root, b"", &eph).await.unwrap();
+    let c = client().await;
+    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    let mut events = member.subscribe();
+    assert!(member.start().await.is_err());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut failed = 0;
+    while let Ok(event) = events.try_recv() {
+        failed += usize::from(event.name() == "FAILED");
+    }
+    assert_eq!(failed, 1, "one FAILED for one failed start");
+    // A second start tries again (and fails again), it does not pretend.
+    assert!(member.start().await.is_err());
+    assert!(!member.is_leader());
+
+    // Requests counted on a server of this test's own: none after the failure.
+    let own = zk_harness::ZkServer::start_local();
+    let c = client_at(own.connect_string(), Duration::from_secs(10)).await;
+    let raw_own = zookeeper_client::Client::connect(own.connect_string())
+        .await
+        .unwrap();
+    raw_own.create("/eph", b"", &eph).await.unwrap();
+    let member = LeaderElectionSupport::new(&c, "/eph", "m").unwrap();
+    assert!(member.start().await.is_err());
+    let before = own.packets_received();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let requests = own.packets_received() - before;
+    assert!(
+        requests < 10,
+        "{requests} requests in 2 s after a failed start"
+    );
+
+    // A missing chroot: start fails; once the chroot appears nothing leads
+    // on its own, since the member is stopped.
+    let chroot = unique("missing-chroot");
+    let rooted = client_at(
+        &format!("{}{chroot}", server().connect_string()),
+        Duration::from_secs(10),
+    )
+    .await;
+    let member = LeaderElectionSupport::new(&rooted, "/election", "late").unwrap();
+    assert!(member.start().await.is_err());
+    raw.mkdir(&chroot, &open).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!member.is_leader());
+    assert!(children(server().connect_string(), &chroot)
+        .await
+        .is_empty());
+    member.start().await.unwrap();
+    assert!(member.is_leader());
+    member.stop().await.unwrap();
+}
