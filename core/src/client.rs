@@ -483,6 +483,10 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zk::StateWatcher) {
         let Some(strong) = inner.upgrade() else {
             return;
         };
+        if strong.session.read().unwrap().is_none() {
+            // Closed: the dropped session's own states are not ours to publish.
+            return;
+        }
         match state {
             zk::SessionState::Disconnected => strong.publish(ConnectionState::Suspended),
             zk::SessionState::SyncConnected | zk::SessionState::ConnectedReadOnly => {

@@ -247,18 +247,24 @@ impl DistributedQueue {
         Ok(self
             .take_until(None)
             .await?
-            .expect("an unbounded take ends with an item"))
+            .expect("an unbounded take ends with an item")
+            .data)
     }
 
     /// Waits for an item up to `timeout` (one deadline); `None` if none came.
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        self.take_until(Some(Instant::now() + timeout)).await
+        Ok(self.take_item(Some(timeout)).await?.map(|item| item.data))
     }
 
-    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Vec<u8>>> {
+    /// `take` (`None` = no limit) with the item's name, which `give_back` takes.
+    pub async fn take_item(&self, timeout: Option<Duration>) -> Result<Option<Item>> {
+        self.take_until(timeout.map(|t| Instant::now() + t)).await
+    }
+
+    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
         loop {
-            if let Some(data) = self.poll().await? {
-                return Ok(Some(data));
+            if let Some(item) = self.poll_item().await? {
+                return Ok(Some(item));
             }
             // Empty as of the listing poll just made: arm a child watch, and
             // look once more since an item may have arrived in between.

@@ -260,6 +260,12 @@ async fn holder_is_told_when_session_expires_and_client_gets_a_new_session() {
     proxy.set_blackhole(true);
     tokio::time::sleep(Duration::from_secs(4)).await;
     proxy.set_blackhole(false);
+    // SUSPENDED as soon as the connection is seen to be gone, then LOST.
+    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        .await
+        .expect("SUSPENDED in time")
+        .unwrap();
+    assert_eq!(event, LockEvent::Suspended);
     let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
         .await
         .expect("LOST in time")

@@ -27,6 +27,8 @@ pub enum Value {
     Long(i64),
     Bytes(Vec<u8>),
     Text(String),
+    /// A queue item: its node name (to give it back) and its payload.
+    Item(String, Vec<u8>),
     /// `"<CODE>: <message>"`, thrown in Java as `ZkException`.
     Error(String),
 }
@@ -39,6 +41,7 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
             Value::Long(n) => (2, n, None, None),
             Value::Bytes(b) => (3, 0, Some(b), None),
             Value::Text(t) => (4, 0, None, Some(t)),
+            Value::Item(name, data) => (5, 0, Some(data), Some(name)),
             Value::Error(e) => (-1, 0, None, Some(e)),
         };
         let bytes: JObject = match bytes {
@@ -88,6 +91,8 @@ pub fn event(sink: &Global<JObject<'static>>, name: &str, detail: Option<&str>) 
 
 /// Runs `call` on this (runtime) thread attached for the scope of the call
 /// only: a permanently attached non-daemon thread would keep the JVM alive.
+/// `Native.complete` and `Native.event` only hand over to Java's own threads
+/// (the callback pool, the client's listener thread): no user code runs here.
 fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>) {
     let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else {
         return;

@@ -14,6 +14,12 @@ fn item(found: Option<Vec<u8>>) -> Value {
     found.map_or(Value::Null, Value::Bytes)
 }
 
+/// A taken item travels with its name, so that Java can give it back to a
+/// queue whose caller gave up (cancel, timeout, interrupt).
+fn taken(found: Option<zkrecipes::Item>) -> Value {
+    found.map_or(Value::Null, |i| Value::Item(i.name, i.data))
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
     mut env: EnvUnowned<'l>,
@@ -80,9 +86,21 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
         let future = env.new_global_ref(&future)?;
         Ok(match op {
             0 => tasks::spawn(future, async move { queue.peek().await }, item),
-            1 => tasks::spawn(future, async move { queue.poll().await }, item),
+            1 => tasks::spawn(future, async move { queue.poll_item().await }, taken),
             2 => tasks::spawn(future, async move { queue.element().await }, Value::Bytes),
-            3 => tasks::spawn(future, async move { queue.remove().await }, Value::Bytes),
+            3 => tasks::spawn(
+                future,
+                async move {
+                    let found = queue.poll_item().await?;
+                    found.map(Some).ok_or_else(|| {
+                        zkrecipes::Error::new(
+                            zkrecipes::ErrorCode::NoSuchElement,
+                            "the queue is empty",
+                        )
+                    })
+                },
+                taken,
+            ),
             _ => tasks::spawn(future, async move { queue.size().await }, |n| {
                 Value::Long(n as i64)
             }),
@@ -106,15 +124,36 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
         Ok(tasks::spawn(
             future,
             async move {
-                if timeout_nanos < 0 {
-                    queue.take().await.map(Some)
-                } else {
-                    queue
-                        .take_timeout(Duration::from_nanos(timeout_nanos as u64))
-                        .await
-                }
+                let timeout = u64::try_from(timeout_nanos).ok().map(Duration::from_nanos);
+                queue.take_item(timeout).await
             },
-            item,
+            taken,
+        ))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// Puts back an item whose Java caller gave up after it was taken.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_queueGiveBack<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    name: JString<'l>,
+    data: JByteArray<'l>,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let item = zkrecipes::Item {
+            name: string(env, &name)?,
+            data: env.convert_byte_array(&data)?,
+        };
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move { queue.give_back(&item).await },
+            |()| Value::Null,
         ))
     })
     .resolve::<ThrowZkException>()

@@ -21,26 +21,54 @@ fn tasks() -> &'static Mutex<HashMap<i64, AbortHandle>> {
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 
 /// Runs `operation` on the core's runtime and completes `future` with its
-/// result; returns the id `cancel` takes.
+/// result; returns the id `cancel` takes. A panic inside the operation
+/// completes the future with `INTERNAL`: a Java caller never waits forever.
 pub fn spawn<T, F>(future: Global<JObject<'static>>, operation: F, convert: fn(T) -> Value) -> i64
 where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let runtime = zkrecipes::runtime::runtime();
     // Registered before the task can finish: it deregisters itself only after
     // completing the Java future, so `cancel` can wait for that.
     let mut registry = tasks().lock().unwrap();
-    let task = zkrecipes::runtime::runtime().spawn(async move {
+    let task = runtime.spawn(async move {
+        // The operation runs as a task of its own so that its panic is caught
+        // here; aborting this task aborts it too (dropping its future, which
+        // withdraws what it created on the server).
+        let operation = runtime.spawn(operation);
+        let _abort = AbortOnDrop(operation.abort_handle());
         let value = match operation.await {
-            Ok(result) => convert(result),
-            Err(err) => Value::Error(err.to_string()),
+            Ok(Ok(result)) => convert(result),
+            Ok(Err(err)) => Value::Error(err.to_string()),
+            Err(join) if join.is_panic() => Value::Error(format!(
+                "INTERNAL: zkrecipes panicked: {}",
+                panic_message(join.into_panic())
+            )),
+            Err(_) => Value::Error("INTERRUPTED: the operation was cancelled".into()),
         };
         complete(&future, value);
         tasks().lock().unwrap().remove(&id);
     });
     registry.insert(id, task.abort_handle());
     id
+}
+
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Stops the operation (dropping it withdraws anything it created on the

@@ -154,7 +154,7 @@ async fn monitor(
     else {
         return;
     };
-    let end = follow(&core, &client, &path, session, children_watch).await;
+    let end = follow(&core, &client, &path, session, children_watch, &releasing).await;
     let Some(lock) = core.upgrade() else { return };
     match end {
         End::Closed => lock.end_hold(&node, LockEvent::Released, Some(Error::closed())),
@@ -188,6 +188,7 @@ async fn follow(
     path: &str,
     session: i64,
     children_watch: Option<zk::OneshotWatcher>,
+    releasing: &AtomicBool,
 ) -> End {
     let emit = |event: LockEvent| {
         if let Some(lock) = core.upgrade() {
@@ -201,13 +202,20 @@ async fn follow(
     // Set after a failed attempt to arm the watch: when to try again.
     let mut rearm_at: Option<Instant> = None;
     let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(1));
-    if !client.state().is_usable() {
-        emit(LockEvent::Suspended);
-        suspended_until = Some(Instant::now() + client.session_timeout());
+    match client.state() {
+        ConnectionState::Suspended => {
+            emit(LockEvent::Suspended);
+            suspended_until = Some(Instant::now() + client.session_timeout());
+        }
+        ConnectionState::Closed => return End::Closed,
+        _ => {}
     }
     loop {
         let due = rearm_at.is_none_or(|at| at <= Instant::now());
-        if watch.is_none() && suspended_until.is_none() && due {
+        // While our own delete is on its way, a directory change is ours: no
+        // new watch (a request) — the release ends this monitor.
+        let releasing = releasing.load(Ordering::SeqCst);
+        if watch.is_none() && suspended_until.is_none() && due && !releasing {
             rearm_at = None;
             match arm_watch(client, path, session).await {
                 Ok(Some(w)) => {

@@ -11,6 +11,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class Client extends NativeObject implements Native.EventSink {
     private final CopyOnWriteArrayList<ConnectionStateListener> listeners = new CopyOnWriteArrayList<>();
+    /**
+     * The one thread that runs this client's listeners (connection states, lock and election
+     * events), in order. Never a native runtime thread, so a listener may call any blocking method
+     * of the library; a daemon, so it never keeps the JVM alive.
+     */
+    private final java.util.concurrent.ExecutorService listenerThread =
+        java.util.concurrent.Executors.newSingleThreadExecutor(Native.daemonThreads("zkrecipes-listener-"));
     private long subscription;
 
     private Client(long handle) {
@@ -73,6 +80,11 @@ public final class Client extends NativeObject implements Native.EventSink {
     }
 
     @Override
+    public java.util.concurrent.Executor listenerExecutor() {
+        return listenerThread;
+    }
+
+    @Override
     public void onNativeEvent(String name, String detail) {
         ConnectionState state = ConnectionState.valueOf(name);
         for (ConnectionStateListener l : listeners) {
@@ -110,6 +122,7 @@ public final class Client extends NativeObject implements Native.EventSink {
                 subscription = 0;
             }
         }
+        listenerThread.shutdown();
         super.close();
     }
 

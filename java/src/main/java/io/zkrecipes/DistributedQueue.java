@@ -41,7 +41,14 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private <T> T head(int op) {
-        return Native.join(with(h -> Native.<T>start(f -> Native.queueHead(h, op, f))));
+        return Native.join(with(h -> Native.<T>start(f -> Native.queueHead(h, op, f), this::giveBack)));
+    }
+
+    /** An item taken for a caller that gave up (cancel, timeout, interrupt) goes back to its place. */
+    private void giveBack(Object taken) {
+        if (taken instanceof Native.Item item) {
+            with(h -> Native.queueGiveBack(h, item.name(), item.data(), new CompletableFuture<>()));
+        }
     }
 
     /** The head item, or {@code null} when empty. */
@@ -86,12 +93,13 @@ public final class DistributedQueue extends NativeObject {
         return Native.joinInterruptibly(takeOp(Math.max(0, unit.toNanos(timeout))));
     }
 
+    /** Cancelling the future (or {@code orTimeout}) withdraws the wait; an item taken meanwhile goes back. */
     public CompletableFuture<byte[]> takeAsync() {
         return takeOp(-1).future();
     }
 
     private Native.Op<byte[]> takeOp(long timeoutNanos) {
-        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, timeoutNanos, f)));
+        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, timeoutNanos, f), this::giveBack));
     }
 
     public int size() {

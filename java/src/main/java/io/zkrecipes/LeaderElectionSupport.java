@@ -15,9 +15,14 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
     /** Apache's event names. */
     public enum EventType {
         START, OFFER_START, OFFER_COMPLETE, DETERMINE_START, DETERMINE_COMPLETE, ELECTED_START,
-        ELECTED_COMPLETE, READY_START, READY_COMPLETE, FAILED, STOP_START, STOP_COMPLETE
+        ELECTED_COMPLETE, READY_START, READY_COMPLETE, FAILED, STOP_START, STOP_COMPLETE,
+        /** The leader's connection dropped: it may no longer lead (zkrecipes addition). */
+        SUSPENDED,
+        /** The leader's session is back and it still leads (zkrecipes addition). */
+        RECONNECTED
     }
 
+    private final Client client;
     private final String rootNodeName;
     private final String hostName;
     private final CopyOnWriteArrayList<LeaderElectionAware> listeners = new CopyOnWriteArrayList<>();
@@ -27,6 +32,7 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
         super(Objects.requireNonNull(client, "client").withHandle(h -> Native.electionNew(h,
             Objects.requireNonNull(rootNodeName, "rootNodeName"), Objects.requireNonNull(hostName, "hostName"))),
             Native::electionFree);
+        this.client = client;
         this.rootNodeName = rootNodeName;
         this.hostName = hostName;
     }
@@ -80,6 +86,11 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
 
     public void removeListener(LeaderElectionAware listener) {
         listeners.remove(listener);
+    }
+
+    @Override
+    public java.util.concurrent.Executor listenerExecutor() {
+        return client.listenerExecutor();
     }
 
     @Override

@@ -3,6 +3,14 @@ package io.zkrecipes;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /** The native methods, and the two entry points the native library calls back. */
 final class Native {
@@ -18,7 +26,30 @@ final class Native {
     /** Receives recipe events from the native library. */
     interface EventSink {
         void onNativeEvent(String name, String detail);
+
+        /** Where this sink's listeners run: its client's listener thread, in event order. */
+        Executor listenerExecutor();
     }
+
+    /**
+     * Where futures are completed and their dependent stages run: never on the native runtime's
+     * threads, so a stage may call any blocking method of the library. A pool that grows, since
+     * a stage that blocks waits for another completion.
+     */
+    static final ExecutorService CALLBACKS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), daemonThreads("zkrecipes-callback-"));
+
+    static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** What a take or poll completes with: the payload, and the name that gives it back. */
+    record Item(String name, byte[] data) {}
 
     private static native void init();
     static native void cancel(long task);
@@ -52,6 +83,7 @@ final class Native {
     static native long queueOffer(long queue, byte[] data, CompletableFuture<Object> f);
     static native long queueHead(long queue, int op, CompletableFuture<Object> f);
     static native long queueTake(long queue, long timeoutNanos, CompletableFuture<Object> f);
+    static native long queueGiveBack(long queue, String name, byte[] data, CompletableFuture<Object> f);
 
     static native long electionNew(long client, String root, String hostName);
     static native void electionFree(long election);
@@ -69,17 +101,25 @@ final class Native {
             case 2 -> f.complete(number);
             case 3 -> f.complete(bytes);
             case 4 -> f.complete(text);
+            case 5 -> f.complete(new Item(text, bytes));
             default -> f.completeExceptionally(ZkException.fromNative(text));
         }
     }
 
-    /** Called by the native library on a library thread for every recipe event. */
+    /** Called by the native library for every recipe event; the listeners run on the client's listener thread. */
     @SuppressWarnings("unused")
     private static void event(Object sink, String name, String detail) {
+        EventSink target = (EventSink) sink;
         try {
-            ((EventSink) sink).onNativeEvent(name, detail);
+            target.listenerExecutor().execute(() -> {
+                try {
+                    target.onNativeEvent(name, detail);
+                } catch (Throwable t) {
+                    LOG.log(Level.WARNING, "zkrecipes listener failed on " + name, t);
+                }
+            });
         } catch (Throwable t) {
-            LOG.log(Level.WARNING, "zkrecipes listener failed on " + name, t);
+            LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
         }
     }
 
@@ -107,21 +147,18 @@ final class Native {
     }
 
     /**
-     * Waits; an interrupt cancels the operation (which withdraws what it created on the server)
-     * and throws InterruptedException, unless the operation finished first: then its result is
-     * returned and the interrupt flag is set again, so nothing it obtained is lost.
+     * Waits; an interrupt cancels the operation, which withdraws what it created on the server
+     * (and gives back whatever it obtained too late), and throws InterruptedException.
      */
     static <T> T joinInterruptibly(Op<T> op) throws InterruptedException {
         try {
             return op.future().get();
         } catch (InterruptedException e) {
-            cancel(op.task());
-            CompletableFuture<T> f = op.future();
-            if (f.isDone() && !f.isCompletedExceptionally()) {
+            op.future().cancel(false);
+            if (op.future().isDone() && !op.future().isCancelled() && !op.future().isCompletedExceptionally()) {
                 Thread.currentThread().interrupt();
-                return f.getNow(null);
+                return op.future().getNow(null);
             }
-            f.cancel(false);
             throw e;
         } catch (ExecutionException e) {
             throw rethrow(e);
@@ -151,9 +188,41 @@ final class Native {
     }
 
     /** Starts a native operation that completes a fresh future of type T. */
-    static <T> Op<T> start(java.util.function.Function<CompletableFuture<Object>, Long> call) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        long task = call.apply(raw(f));
-        return new Op<>(f, task);
+    static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call) {
+        return start(call, null);
+    }
+
+    /**
+     * Starts a native operation. The native side completes an internal future; the caller's future
+     * is completed from it on {@link #CALLBACKS}, so that no user code runs on a native thread.
+     * Cancelling the caller's future (cancel, orTimeout, completeExceptionally) cancels the native
+     * operation, which withdraws what it created; a result that arrives after that is handed to
+     * {@code undo} (release the lock, give the item back), never dropped.
+     */
+    @SuppressWarnings("unchecked")
+    static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo) {
+        CompletableFuture<Object> inner = new CompletableFuture<>();
+        CompletableFuture<T> outer = new CompletableFuture<>();
+        long task = call.apply(inner);
+        inner.whenCompleteAsync((value, error) -> {
+            if (error != null) {
+                outer.completeExceptionally(error);
+                return;
+            }
+            Object delivered = value instanceof Item item ? item.data() : value;
+            if (!outer.complete((T) delivered) && undo != null && value != null) {
+                try {
+                    undo.accept(value);
+                } catch (Throwable t) {
+                    LOG.log(Level.WARNING, "zkrecipes could not undo an abandoned operation", t);
+                }
+            }
+        }, CALLBACKS);
+        outer.whenComplete((value, error) -> {
+            if (!inner.isDone()) {
+                cancel(task);
+            }
+        });
+        return new Op<>(outer, task);
     }
 }

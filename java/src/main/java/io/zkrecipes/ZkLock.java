@@ -15,7 +15,11 @@ import java.util.concurrent.locks.Lock;
  *
  * <p>Every hold has a fencing token (the czxid of the lock node, increasing across the
  * ensemble) to hand to the resource the lock protects. A holder whose node vanishes (session
- * expired, deleted by an operator) is told through {@link LockListener#lockLost}.
+ * expired, deleted by an operator) is told through {@link LockListener#lockLost}; one whose
+ * connection drops is told {@link LockListener#lockSuspended} at once. Listeners run on the
+ * client's listener thread and may call any method of the library, this lock's included.
+ * Cancelling a {@link #lockAsync()} future (or letting {@code orTimeout} fire) withdraws the
+ * attempt; a lock obtained after that is released, never kept.
  * {@link #close()} releases this thread's holds and frees the native lock.
  */
 public class ZkLock extends NativeObject implements Lock, Native.EventSink {
@@ -36,7 +40,9 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
 
     private Native.Op<Long> acquire(boolean tryOnly, long timeoutNanos) {
         long owner = owner();
-        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, tryOnly, timeoutNanos, f)));
+        // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
+        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, tryOnly, timeoutNanos, f),
+            token -> with(g -> Native.lockRelease(g, owner, new CompletableFuture<>()))));
     }
 
     /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */
@@ -162,12 +168,19 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
     }
 
     @Override
+    public java.util.concurrent.Executor listenerExecutor() {
+        return client.listenerExecutor();
+    }
+
+    @Override
     public void onNativeEvent(String name, String detail) {
         for (LockListener l : listeners) {
             try {
                 switch (name) {
                     case "ACQUIRED" -> l.lockAcquired();
                     case "RELEASED" -> l.lockReleased();
+                    case "SUSPENDED" -> l.lockSuspended();
+                    case "RECONNECTED" -> l.lockReconnected();
                     default -> l.lockLost(ZkException.fromNative(detail));
                 }
             } catch (Throwable t) {
