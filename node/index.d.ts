@@ -61,9 +61,14 @@ export declare class Client extends EventEmitter {
   off(event: 'state' | 'error', listener: (...args: any[]) => void): this
 }
 
-export type LockEventName = 'acquired' | 'released' | 'lost'
+/** 'suspended': the connection dropped while held (stop using the resource); then 'reconnected' or 'lost'. */
+export type LockEventName = 'acquired' | 'released' | 'suspended' | 'reconnected' | 'lost'
 
-/** A fair, reentrant (per object) lock, or one side of a ReadWriteLock. */
+/**
+ * A fair lock, or one side of a ReadWriteLock. JavaScript has no caller identity, so there is no
+ * reentrancy: every acquire is its own holder, and async functions sharing one object exclude
+ * each other; release() ends the object's oldest hold.
+ */
 export declare class Lock extends EventEmitter {
   protected constructor(handle: unknown)
   /** true once held; false if timeoutMs passed (nothing is left on the server). */
@@ -80,10 +85,10 @@ export declare class Lock extends EventEmitter {
   participants(): Promise<Participant[]>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'acquired' | 'released', listener: () => void): this
+  on(event: 'acquired' | 'released' | 'suspended' | 'reconnected', listener: () => void): this
   on(event: 'lost', listener: (reason: ZkError) => void): this
   on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'acquired' | 'released', listener: () => void): this
+  once(event: 'acquired' | 'released' | 'suspended' | 'reconnected', listener: () => void): this
   once(event: 'lost', listener: (reason: ZkError) => void): this
   once(event: 'error', listener: (error: unknown) => void): this
   off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
@@ -120,7 +125,7 @@ export declare class DistributedQueue {
 export type ElectionEventName =
   | 'START' | 'OFFER_START' | 'OFFER_COMPLETE' | 'DETERMINE_START' | 'DETERMINE_COMPLETE'
   | 'ELECTED_START' | 'ELECTED_COMPLETE' | 'READY_START' | 'READY_COMPLETE' | 'FAILED'
-  | 'STOP_START' | 'STOP_COMPLETE'
+  | 'STOP_START' | 'STOP_COMPLETE' | 'SUSPENDED' | 'RECONNECTED'
 
 export declare class LeaderElectionSupport extends EventEmitter {
   constructor(client: Client, root: string, hostName?: string)

@@ -24,15 +24,44 @@ test('acquire, tryAcquire, release, fencing token, participants', () => withClie
   await theirs.release()
 }))
 
-test('reentrant per lock object; release when not held rejects NOT_OWNER', () => withClients(1, async (c) => {
-  const lock = c.writeLock(unique('reentrant'))
+test('async functions sharing one lock exclude each other; release when not held rejects NOT_OWNER', () => withClients(1, async (c) => {
+  // Issue 11, defect 7: one object, one fixed owner let two async functions both "hold" it.
+  const lock = c.writeLock(unique('shared-object'))
+  let inside = false
+  let sections = 0
+  await Promise.all([0, 1, 2, 3].map(async () => {
+    for (let i = 0; i < 3; i++) {
+      await lock.acquire()
+      assert.equal(inside, false, 'two holders through one object')
+      inside = true
+      await new Promise((resolve) => setTimeout(resolve, 2))
+      inside = false
+      sections++
+      await lock.release()
+    }
+  }))
+  assert.equal(sections, 12)
   await lock.acquire()
-  await lock.acquire()
-  assert.equal(lock.holdCount, 2)
+  assert.equal(lock.holdCount, 1)
+  assert.equal(await lock.acquire({ timeoutMs: 50 }), false, 'no reentrancy without a caller identity')
+  assert.equal(await lock.tryAcquire(), false)
   await lock.release()
-  assert.equal(lock.isHeld, true)
-  await lock.release()
+  assert.equal(lock.isHeld, false)
   await assert.rejects(lock.release(), (err) => err instanceof zk.ZkError && err.code === 'NOT_OWNER')
+}))
+
+test('timed acquires answer false and leave nothing, whatever the timeout', () => withClients(2, async (a, b) => {
+  const dir = unique('timed')
+  const held = b.writeLock(dir)
+  await held.acquire()
+  const lock = a.writeLock(dir)
+  for (const timeoutMs of [0, 0.001, 1, 5]) {
+    assert.equal(await lock.acquire({ timeoutMs }), false)
+    assert.equal((await lock.participants()).length, 1, `timeout ${timeoutMs} left a node`)
+  }
+  await held.release()
+  assert.equal(await lock.acquire({ timeoutMs: 0 }), true, 'zero is a try: a free lock is taken')
+  await lock.release()
 }))
 
 test('several clients in one process never overlap; tokens strictly increase', () => withClients(4, async (...clients) => {

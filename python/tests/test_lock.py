@@ -282,3 +282,84 @@ def test_read_write_lock_share_downgrade_and_upgrade(make_client, path):
             assert [p.is_reader for p in rw_a.read_lock().participants()] == [False, True]
     assert rw_b.write_lock().acquire(blocking=False) is True
     rw_b.write_lock().release()
+
+
+# --- issue 11: races a new user hits first -------------------------------------------------
+
+
+def test_timed_acquire_answers_false_and_never_raises(client, path, zk_connect):
+    """Defect 2: acquire(timeout=0 / 1e-6 / 0.001 / 0.005) raised TIMEOUT instead of answering."""
+    lock = client.write_lock(path)
+    for timeout in (0, 1e-6, 0.001, 0.005):
+        got = lock.acquire(timeout=timeout)
+        if got:
+            lock.release()
+        assert lock.participants() == [], f"timeout {timeout} left a node"
+    assert lock.acquire(timeout=0) is True, "timeout=0 is a try: a free lock is taken"
+    lock.release()
+    with zkrecipes.Client(zk_connect) as other:
+        held = other.write_lock(path)
+        assert held.acquire()
+        for timeout in (0, 1e-6, 0.001, 0.005):
+            assert lock.acquire(timeout=timeout) is False
+            assert len(lock.participants()) == 1, f"timeout {timeout} left its node behind"
+        rw = zkrecipes.ReadWriteLock(client, path + "-rw")
+        writer = zkrecipes.ReadWriteLock(other, path + "-rw").write_lock()
+        assert writer.acquire()
+        for timeout in (0, 1e-6, 0.001, 0.005):
+            assert rw.read_lock().acquire(timeout=timeout) is False
+        writer.release()
+        held.release()
+
+
+def test_nonblocking_acquire_with_a_timeout_is_a_value_error(client, path):
+    lock = client.write_lock(path)
+    with pytest.raises(ValueError):
+        lock.acquire(blocking=False, timeout=1)
+    assert lock.acquire(blocking=False, timeout=-1) is True
+    lock.release()
+
+
+def test_tiny_timeouts_beside_blocking_threads_never_jam_a_shared_lock(client, path):
+    """Defect 1: one WriteLock shared by 3 threads with sub-millisecond timeouts and 2 blocking
+    threads jammed for every process (late nodes of abandoned attempts blocked the line)."""
+    lock = client.write_lock(path)
+    stop = threading.Event()
+    cycles = [0]
+    errors: list = []
+
+    def timed() -> None:
+        timeouts = (0.0001, 0.0003, 0.0006, 0.001, 0.002)
+        n = 0
+        try:
+            while not stop.is_set():
+                if lock.acquire(timeout=timeouts[n % len(timeouts)]):
+                    lock.release()
+                n += 1
+        except Exception as e:  # noqa: BLE001 - any exception is the defect
+            errors.append(e)
+
+    def blocking() -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    cycles[0] += 1
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=timed) for _ in range(3)] + [threading.Thread(target=blocking) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        last = 0
+        for second in range(6):
+            time.sleep(1)
+            assert cycles[0] > last, f"blocking threads stalled in second {second}"
+            last = cycles[0]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=15)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck"
+    assert errors == []
+    assert lock.participants() == []

@@ -41,10 +41,12 @@ class _Lock:
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
 
-        ``timeout`` is one deadline in seconds (``None`` or ``-1``: wait forever). The GIL is
+        ``timeout`` is one deadline in seconds (``None`` or ``-1``: wait forever); whenever it
+        passes, at whatever stage, the answer is ``False`` (never an exception) and the waiting
+        node is gone. ``timeout=0`` is a try: it takes a free lock without waiting. The GIL is
         released while waiting and Ctrl-C interrupts the wait, withdrawing the waiting node.
         """
-        return self._native.lock(_thread_owner(), blocking, _timeout(timeout)) is not None
+        return self._native.lock(_thread_owner(), blocking, _timeout(timeout, blocking)) is not None
 
     def release(self) -> None:
         """Drops one hold; the last one deletes the node and returns once the server confirmed.
@@ -55,15 +57,19 @@ class _Lock:
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
-        return (await self._native.lock_async(_task_owner(), blocking, _timeout(timeout))) is not None
+        return (await self._native.lock_async(_task_owner(), blocking, _timeout(timeout, blocking))) is not None
 
     async def release_async(self) -> None:
         await self._native.unlock_async(_task_owner())
 
     @property
     def fencing_token(self) -> Optional[int]:
-        """The czxid of the lock node while held: pass it to the resource you protect."""
-        return self._native.fencing_token()
+        """The czxid of the lock node while held: pass it to the resource you protect.
+
+        The calling thread's hold if it has one, else any hold of this object.
+        """
+        token = self._native.fencing_token_of(_thread_owner())
+        return token if token is not None else self._native.fencing_token()
 
     @property
     def is_held(self) -> bool:
@@ -89,7 +95,11 @@ class _Lock:
         return [Participant(*row) for row in await self._native.participants_async()]
 
     def add_listener(self, fn: Callable[[LockEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(event)`` for ``ACQUIRED``, ``RELEASED`` and ``LOST`` (the node vanished while held)."""
+        """``fn(event)`` for ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
+        stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
+
+        Called on the library's listener thread; ``fn`` may call any method of the library.
+        """
         self._listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[LockEvent], Any]) -> None:
@@ -118,13 +128,20 @@ class _Lock:
         return f"<{type(self).__name__} {self.dir} {state}>"
 
 
-def _timeout(timeout: Optional[float]) -> Optional[float]:
-    """Seconds as the native module takes them: ``None`` (or ``-1``, as ``threading``) waits forever."""
+def _timeout(timeout: Optional[float], blocking: bool = True) -> Optional[float]:
+    """Seconds as the native module takes them: ``None`` (or ``-1``, as ``threading``) waits forever.
+
+    A timeout with ``blocking=False`` is refused with ``ValueError``, as ``threading.Lock`` does.
+    """
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-    return None if timeout == -1 else float(timeout)
+    if timeout == -1:
+        return None
+    if not blocking:
+        raise ValueError("can't specify a timeout for a non-blocking call")
+    return float(timeout)
 
 
 class WriteLock(_Lock):

@@ -91,6 +91,10 @@ impl NativeLock {
         self.inner.fencing_token()
     }
 
+    fn fencing_token_of(&self, owner: u64) -> Option<i64> {
+        self.inner.fencing_token_of(Owner(owner))
+    }
+
     fn dir(&self) -> String {
         self.inner.dir().to_string()
     }

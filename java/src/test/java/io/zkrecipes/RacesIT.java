@@ -1,0 +1,149 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** Issue 11: what broke for a new Java user — callbacks that call back, cancellation, short timeouts. */
+class RacesIT {
+    /** Defect 2: tryLock(1 ms) threw TIMEOUT instead of answering false. */
+    @Test
+    void shortTimeoutsAnswerFalseAndLeaveNothing() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("short");
+            WriteLock mine = new WriteLock(a, dir);
+            for (long micros : new long[] {0, 1, 1000, 5000}) {
+                if (mine.tryLock(micros, TimeUnit.MICROSECONDS)) {
+                    mine.unlock();
+                }
+                assertEquals(0, mine.getParticipants().size(), micros + " us left a node");
+            }
+            WriteLock theirs = new WriteLock(b, dir);
+            theirs.lock();
+            for (long micros : new long[] {0, 1, 1000, 5000}) {
+                assertFalse(mine.tryLock(micros, TimeUnit.MICROSECONDS));
+                assertEquals(1, mine.getParticipants().size(), micros + " us left its node");
+            }
+            ReadWriteLock rw = new ReadWriteLock(a, dir + "-rw");
+            ReadWriteLock other = new ReadWriteLock(b, dir + "-rw");
+            other.writeLock().lock();
+            assertFalse(rw.readLock().tryLock(1, TimeUnit.MILLISECONDS));
+            other.writeLock().unlock();
+            theirs.unlock();
+        }
+    }
+
+    /** Defect 5: unlock() and getParticipants() inside lockAcquired() (Apache's pattern) never returned. */
+    @Test
+    void listenersMayCallTheLibrary() throws Exception {
+        try (Client c = Zk.client()) {
+            String dir = Zk.path("reentrant-listener");
+            WriteLock lock = new WriteLock(c, dir);
+            CountDownLatch done = new CountDownLatch(1);
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicReference<Integer> seen = new AtomicReference<>();
+            lock.addListener(new LockListener() {
+                @Override
+                public void lockAcquired() {
+                    try {
+                        seen.set(lock.getParticipants().size());
+                        lock.getFencingToken();
+                    } catch (Throwable t) {
+                        failure.set(t);
+                    } finally {
+                        done.countDown();
+                    }
+                }
+
+                @Override
+                public void lockReleased() {}
+            });
+            lock.lock();
+            assertTrue(done.await(10, TimeUnit.SECONDS), "the listener's call never returned");
+            assertNull(failure.get());
+            assertEquals(1, seen.get());
+            lock.unlock();
+
+            String root = Zk.path("election-listener");
+            try (LeaderElectionSupport member = new LeaderElectionSupport(c, root, "me")) {
+                CompletableFuture<String> leader = new CompletableFuture<>();
+                member.addListener(event -> {
+                    if (event == LeaderElectionSupport.EventType.ELECTED_COMPLETE) {
+                        leader.complete(member.getLeaderHostName());
+                    }
+                });
+                member.start();
+                assertEquals("me", leader.get(10, TimeUnit.SECONDS));
+            }
+
+            DistributedQueue queue = new DistributedQueue(c, Zk.path("queue-callback"));
+            Integer size = queue.offerAsync("x".getBytes(StandardCharsets.UTF_8))
+                .thenApply(path -> queue.size())
+                .get(10, TimeUnit.SECONDS);
+            assertEquals(1, size);
+            assertFalse(Thread.currentThread().getName().startsWith("zkrecipes"), "test thread");
+        }
+    }
+
+    /** Defect 6: a cancelled or timed-out lockAsync() later acquired the lock and kept it. */
+    @Test
+    void cancelledLockAsyncWithdrawsAndNeverKeepsTheLock() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("cancel-lock");
+            WriteLock holder = new WriteLock(b, dir);
+            holder.lock();
+            WriteLock waiter = new WriteLock(a, dir);
+            CompletableFuture<Long> cancelled = waiter.lockAsync();
+            CompletableFuture<Long> timedOut = waiter.lockAsync().orTimeout(300, TimeUnit.MILLISECONDS);
+            Thread.sleep(100);
+            cancelled.cancel(true);
+            assertThrows(CancellationException.class, cancelled::join);
+            ExecutionException e = assertThrows(ExecutionException.class, timedOut::get);
+            assertInstanceOf(TimeoutException.class, e.getCause());
+            Thread.sleep(200);
+            assertEquals(1, holder.getParticipants().size(), "the abandoned waiters withdrew");
+            holder.unlock();
+            Thread.sleep(300);
+            assertFalse(waiter.isLocked(), "a cancelled attempt must not take the lock later");
+            WriteLock third = new WriteLock(b, dir);
+            assertTrue(third.tryLock(5, TimeUnit.SECONDS));
+            third.unlock();
+        }
+    }
+
+    /** Defect 6: after takeAsync().cancel(true) the next item was consumed and lost. */
+    @Test
+    void cancelledTakeAsyncLosesNoItem() throws Exception {
+        try (Client c = Zk.client()) {
+            String dir = Zk.path("cancel-take");
+            DistributedQueue queue = new DistributedQueue(c, dir);
+            List<CompletableFuture<byte[]>> abandoned = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                abandoned.add(queue.takeAsync());
+            }
+            abandoned.add(queue.takeAsync().orTimeout(100, TimeUnit.MILLISECONDS));
+            Thread.sleep(150);
+            abandoned.forEach(f -> f.cancel(true));
+            for (int i = 0; i < 20; i++) {
+                queue.offer(("item-" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            List<String> got = new ArrayList<>();
+            byte[] item;
+            while ((item = queue.poll(2, TimeUnit.SECONDS)) != null) {
+                got.add(new String(item, StandardCharsets.UTF_8));
+            }
+            assertEquals(20, got.size(), "every item arrives once: " + got);
+            assertEquals(20, got.stream().distinct().count());
+        }
+    }
+}
