@@ -48,6 +48,11 @@ impl Owner {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Owner(NEXT.fetch_add(1, Ordering::Relaxed) | 1 << 63)
     }
+
+    /// Made by `unique`: a caller without an identity of its own.
+    fn is_anonymous(self) -> bool {
+        self.0 & 1 << 63 != 0
+    }
 }
 
 /// What a lock tells its listeners.
@@ -489,11 +494,17 @@ impl LockCore {
         Err(reason)
     }
 
+    /// A write request by an owner that holds the read side would wait for
+    /// itself forever. Without a caller identity (Rust, Node) any read hold of
+    /// this object counts: it cannot be told apart from the caller's own.
     fn refuse_upgrade(&self, owner: Owner) -> Result<()> {
         let read_held = self.side == Side::Write
-            && self
-                .sibling()
-                .is_some_and(|read| read.hold_of(owner, |_| ()).is_some());
+            && self.sibling().is_some_and(|read| {
+                let holds = read.holds.lock().unwrap();
+                holds
+                    .iter()
+                    .any(|h| h.owner == owner || (owner.is_anonymous() && h.owner.is_anonymous()))
+            });
         if read_held {
             return Err(Error::new(
                 ErrorCode::WouldDeadlock,
