@@ -225,6 +225,17 @@ impl DistributedQueue {
         }
     }
 
+    /// For a binding whose caller gave up after the item was taken (a
+    /// cancelled future, an interrupt): the item goes back, never lost.
+    pub fn abandon_taken(&self, item: Item) {
+        let queue = self.clone();
+        runtime::handle().spawn(async move {
+            if let Err(err) = queue.give_back(&item).await {
+                tracing::error!("cannot put back {} of {}: {err}", item.name, queue.dir());
+            }
+        });
+    }
+
     /// Puts an item taken by `poll_item` back at its place in line (under its
     /// own name), for a consumer that cannot hand it on.
     pub async fn give_back(&self, item: &Item) -> Result<()> {

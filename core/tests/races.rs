@@ -487,3 +487,64 @@ async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
     assert!(member.is_leader());
     member.stop().await.unwrap();
 }
+
+/// Found by the adversarial review: a release whose future is dropped half-way
+/// left the hold in place forever (`is_held` true, the owner locked out). The
+/// release now finishes on its own; the owner can acquire again at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_release_still_finishes_and_the_owner_goes_on() {
+    let dir = unique("dropped-release");
+    let c = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    let me = Owner(1);
+    for i in 0..40u64 {
+        lock.lock_as(me, Wait::Forever).await.unwrap().unwrap();
+        let cut = Duration::from_micros((i * 37) % 900);
+        let _ = tokio::time::timeout(cut, lock.unlock_as(me)).await;
+        // Whatever the release's stage, the same owner acquires again without an error.
+        let token = lock
+            .lock_as(me, Wait::For(Duration::from_secs(5)))
+            .await
+            .unwrap_or_else(|err| panic!("round {i}: {err}"));
+        assert!(token.is_some(), "round {i}");
+        lock.unlock_as(me).await.unwrap();
+        assert!(!lock.is_held(), "round {i}: a stale hold");
+    }
+    eventually("no node left", Duration::from_secs(5), || async {
+        children(server().connect_string(), &dir).await.is_empty()
+    })
+    .await;
+}
+
+/// An acquire that succeeded for a caller who is gone is undone by the core
+/// (`abandon_acquired`), and a lock object dropped while held releases.
+#[tokio::test(flavor = "multi_thread")]
+async fn abandoned_and_dropped_holds_are_released() {
+    let dir = unique("abandoned");
+    let c = client().await;
+    let lock = WriteLock::new(&c, &dir).unwrap();
+    lock.lock_as(Owner(7), Wait::Forever)
+        .await
+        .unwrap()
+        .unwrap();
+    lock.abandon_acquired(Owner(7));
+    eventually(
+        "abandoned hold released",
+        Duration::from_secs(5),
+        || async { !lock.is_held() && children(server().connect_string(), &dir).await.is_empty() },
+    )
+    .await;
+    let dropped = WriteLock::new(&c, &dir).unwrap();
+    dropped
+        .lock_as(Owner(8), Wait::Forever)
+        .await
+        .unwrap()
+        .unwrap();
+    drop(dropped);
+    let other = WriteLock::new(&client().await, &dir).unwrap();
+    assert!(other
+        .acquire_timeout(Duration::from_secs(5))
+        .await
+        .unwrap()
+        .is_some());
+}

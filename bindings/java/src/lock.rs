@@ -143,14 +143,41 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockHoldCount<'l>(
     .resolve::<ThrowZkException>()
 }
 
+/// The fencing token of `owner`'s hold, -1 if it holds none.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: i64,
+    owner: i64,
 ) -> i64 {
     env.with_env(|_env| -> Result<i64> {
-        Ok(borrow::<Lock>(handle)?.fencing_token().unwrap_or(-1))
+        Ok(borrow::<Lock>(handle)?
+            .fencing_token_of(Owner(owner as u64))
+            .unwrap_or(-1))
+    })
+    .resolve::<ThrowZkException>()
+}
+
+/// Releases every thread's holds (closing the lock object).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    future: JObject<'l>,
+) -> i64 {
+    env.with_env(|env| -> Result<i64> {
+        let lock = borrow::<Lock>(handle)?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move {
+                lock.release_all().await;
+                Ok(())
+            },
+            |()| Value::Null,
+        ))
     })
     .resolve::<ThrowZkException>()
 }

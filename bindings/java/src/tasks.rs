@@ -13,8 +13,15 @@ use tokio::task::AbortHandle;
 
 use crate::callbacks::{complete, Value};
 
-fn tasks() -> &'static Mutex<HashMap<i64, AbortHandle>> {
-    static TASKS: OnceLock<Mutex<HashMap<i64, AbortHandle>>> = OnceLock::new();
+/// Per operation: the operation itself (what `cancel` aborts) and the task
+/// that completes the Java future (what `cancel` waits for).
+struct Running {
+    operation: AbortHandle,
+    completer: AbortHandle,
+}
+
+fn tasks() -> &'static Mutex<HashMap<i64, Running>> {
+    static TASKS: OnceLock<Mutex<HashMap<i64, Running>>> = OnceLock::new();
     TASKS.get_or_init(Default::default)
 }
 
@@ -33,11 +40,14 @@ where
     // Registered before the task can finish: it deregisters itself only after
     // completing the Java future, so `cancel` can wait for that.
     let mut registry = tasks().lock().unwrap();
-    let task = runtime.spawn(async move {
-        // The operation runs as a task of its own so that its panic is caught
-        // here; aborting this task aborts it too (dropping its future, which
-        // withdraws what it created on the server).
-        let operation = runtime.spawn(operation);
+    // The operation runs as a task of its own: its panic is caught by the
+    // completer, and `cancel` aborts only the operation (dropping its future
+    // withdraws what it created on the server). The completer always completes
+    // the Java future, also with a result that was already there when the
+    // cancel came: Java then undoes it (releases the lock, gives the item back).
+    let operation = runtime.spawn(operation);
+    let operation_handle = operation.abort_handle();
+    let completer = runtime.spawn(async move {
         let _abort = AbortOnDrop(operation.abort_handle());
         let value = match operation.await {
             Ok(Ok(result)) => convert(result),
@@ -51,7 +61,13 @@ where
         complete(&future, value);
         tasks().lock().unwrap().remove(&id);
     });
-    registry.insert(id, task.abort_handle());
+    registry.insert(
+        id,
+        Running {
+            operation: operation_handle,
+            completer: completer.abort_handle(),
+        },
+    );
     id
 }
 
@@ -74,12 +90,16 @@ fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
 /// Stops the operation (dropping it withdraws anything it created on the
 /// server) and returns once it has finished one way or the other.
 pub fn cancel(id: i64) {
-    let Some(task) = tasks().lock().unwrap().get(&id).cloned() else {
+    let Some((operation, completer)) = tasks()
+        .lock()
+        .unwrap()
+        .get(&id)
+        .map(|r| (r.operation.clone(), r.completer.clone()))
+    else {
         return;
     };
-    task.abort();
-    while !task.is_finished() {
+    operation.abort();
+    while !completer.is_finished() {
         std::thread::sleep(Duration::from_millis(1));
     }
-    tasks().lock().unwrap().remove(&id);
 }

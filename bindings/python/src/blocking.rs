@@ -12,10 +12,30 @@ use pyo3::IntoPyObjectExt;
 
 use crate::errors::{internal, to_py};
 use crate::listener;
+use crate::undo::{Undo, UndoFn, Undoable};
 
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 pub fn wait<T, F>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    T: Send + 'static,
+    F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
+{
+    wait_then(py, future, |_| None)
+}
+
+/// `wait` for an operation whose result must not be dropped: a result that
+/// was ready when Ctrl-C came is undone (lock released, item put back).
+pub fn wait_undoable<T, F>(py: Python<'_>, future: F) -> PyResult<T::Out>
+where
+    T: Undoable,
+    F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
+{
+    let (out, _) = wait_then(py, future, |value: T| value.split().1)?.split();
+    Ok(out)
+}
+
+fn wait_then<T, F>(py: Python<'_>, future: F, undo: impl FnOnce(T) -> Option<UndoFn>) -> PyResult<T>
 where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
@@ -34,6 +54,12 @@ where
             Err(_) => {
                 if let Err(signal) = py.check_signals() {
                     task.abort();
+                    // Finished between the check and the abort: undo, never drop.
+                    if let Ok(Ok(value)) = py.detach(|| runtime.block_on(&mut task)) {
+                        if let Some(undo) = undo(value) {
+                            undo();
+                        }
+                    }
                     return Err(signal);
                 }
             }
@@ -53,6 +79,25 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
+    resolved_on_loop(py, async move { future.await.map(|value| (value, None)) })
+}
+
+/// `awaitable` for an operation whose result must not be dropped: if the
+/// awaiting task was cancelled by the time the result arrives, it is undone
+/// (lock released, item put back).
+pub fn awaitable_undoable<'py, T, F>(py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
+where
+    T: Undoable,
+    F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
+{
+    resolved_on_loop(py, async move { future.await.map(Undoable::split) })
+}
+
+fn resolved_on_loop<'py, T, F>(py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
+where
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+    F: Future<Output = zkrecipes::Result<(T, Option<UndoFn>)>> + Send + 'static,
+{
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_future = event_loop.call_method0("create_future")?;
     let (target, event_loop) = (py_future.clone().unbind(), event_loop.unbind());
@@ -60,20 +105,39 @@ where
         let result = future.await;
         listener::deliver(Box::new(move || {
             Python::attach(|py| {
-                let (ok, value) = match result.map_err(to_py).and_then(|v| v.into_py_any(py)) {
+                let (value, undo) = match result {
+                    Ok((value, undo)) => (Ok(value), undo.map(Undo::new)),
+                    Err(err) => (Err(err), None),
+                };
+                let (ok, value) = match value.map_err(to_py).and_then(|v| v.into_py_any(py)) {
                     Ok(value) => (true, value),
                     Err(err) => (false, err.into_value(py).into_any()),
+                };
+                let undo = match undo {
+                    Some(undo) => Py::new(py, undo).map(|u| u.into_any()).ok(),
+                    None => None,
                 };
                 let resolve = py
                     .import("zkrecipes._native")
                     .and_then(|m| m.getattr("_resolve"));
-                // A closed loop means nobody awaits any more: nothing to report.
-                if let Ok(resolve) = resolve {
-                    let _ = event_loop.call_method1(
+                // A closed loop means nobody awaits any more: undo what was obtained.
+                let scheduled = resolve.and_then(|resolve| {
+                    event_loop.call_method1(
                         py,
                         "call_soon_threadsafe",
-                        (resolve, target, ok, value),
-                    );
+                        (
+                            resolve,
+                            target,
+                            ok,
+                            value,
+                            undo.as_ref().map(|u| u.clone_ref(py)),
+                        ),
+                    )
+                });
+                if scheduled.is_err() {
+                    if let Some(undo) = undo {
+                        let _ = undo.call0(py);
+                    }
                 }
             })
         }));
@@ -103,10 +167,20 @@ impl CancelOnDone {
     }
 }
 
-/// Sets an awaitable's outcome on its loop, unless it was cancelled meanwhile.
+/// Sets an awaitable's outcome on its loop, unless it was cancelled meanwhile:
+/// then whatever the operation obtained is undone.
 #[pyfunction]
-pub fn _resolve(future: &Bound<'_, PyAny>, ok: bool, value: &Bound<'_, PyAny>) -> PyResult<()> {
+#[pyo3(signature = (future, ok, value, undo=None))]
+pub fn _resolve(
+    future: &Bound<'_, PyAny>,
+    ok: bool,
+    value: &Bound<'_, PyAny>,
+    undo: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     if future.call_method0("done")?.is_truthy()? {
+        if let Some(undo) = undo {
+            undo.call0()?;
+        }
         return Ok(());
     }
     future.call_method1(if ok { "set_result" } else { "set_exception" }, (value,))?;

@@ -10,6 +10,7 @@ mod lock;
 mod payload;
 mod queue;
 mod rwlock;
+mod undo;
 
 use pyo3::prelude::*;
 
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeQueue>()?;
     m.add_class::<election::NativeElection>()?;
     m.add_class::<listener::Subscription>()?;
+    m.add_class::<undo::Undo>()?;
     m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(blocking::_resolve, m)?)?;
     m.add(

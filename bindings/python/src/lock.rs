@@ -1,10 +1,11 @@
 use pyo3::prelude::*;
 use zkrecipes::{Lock, LockEvent, Owner, Wait};
 
-use crate::blocking::{awaitable, wait};
+use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
+use crate::undo::Acquired;
 
 /// One lock (exclusive, or one side of a read/write lock). `owner` is the
 /// Python thread or asyncio task that reentrancy is counted for.
@@ -19,6 +20,12 @@ fn wait_for(blocking: bool, timeout: Option<f64>) -> zkrecipes::Result<Wait> {
     } else {
         Ok(Wait::No)
     }
+}
+
+/// An acquire whose hold is released if its caller is gone when it succeeds.
+async fn acquire(lock: Lock, owner: Owner, how: Wait) -> zkrecipes::Result<Acquired> {
+    let token = lock.lock_as(owner, how).await?;
+    Ok(Acquired { lock, owner, token })
 }
 
 type ParticipantRow = (String, String, bool);
@@ -49,7 +56,7 @@ impl NativeLock {
     ) -> PyResult<Option<i64>> {
         let how = wait_for(blocking, timeout).into_py_result()?;
         let lock = self.inner.clone();
-        wait(py, async move { lock.lock_as(Owner(owner), how).await })
+        wait_undoable(py, acquire(lock, Owner(owner), how))
     }
 
     #[pyo3(signature = (owner, blocking, timeout))]
@@ -62,7 +69,7 @@ impl NativeLock {
     ) -> PyResult<Bound<'py, PyAny>> {
         let how = wait_for(blocking, timeout).into_py_result()?;
         let lock = self.inner.clone();
-        awaitable(py, async move { lock.lock_as(Owner(owner), how).await })
+        awaitable_undoable(py, acquire(lock, Owner(owner), how))
     }
 
     fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {

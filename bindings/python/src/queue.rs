@@ -3,24 +3,44 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use zkrecipes::{DistributedQueue, Wait};
 
-use crate::blocking::{awaitable, wait};
+use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
+use crate::undo::Taken;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeQueue {
     inner: DistributedQueue,
 }
 
-/// `take` with `None` waits forever; the core validates the number.
-async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Option<Payload>> {
+/// `take` with `None` waits forever; the core validates the number. The item
+/// goes back to the queue if its caller is gone when it arrives.
+async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Taken> {
     let item = match wait {
-        Wait::For(timeout) => queue.take_timeout(timeout).await?,
-        Wait::No => queue.take_timeout(Duration::ZERO).await?,
-        Wait::Forever => Some(queue.take().await?),
+        Wait::For(timeout) => queue.take_item(Some(timeout)).await?,
+        Wait::No => queue.take_item(Some(Duration::ZERO)).await?,
+        Wait::Forever => queue.take_item(None).await?,
     };
-    Ok(item.map(Payload))
+    Ok(Taken { queue, item })
+}
+
+async fn poll(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
+    let item = queue.poll_item().await?;
+    Ok(Taken { queue, item })
+}
+
+async fn remove(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
+    match queue.poll_item().await? {
+        Some(item) => Ok(Taken {
+            queue,
+            item: Some(item),
+        }),
+        None => Err(zkrecipes::Error::new(
+            zkrecipes::ErrorCode::NoSuchElement,
+            "the queue is empty",
+        )),
+    }
 }
 
 #[pymethods]
@@ -58,12 +78,12 @@ impl NativeQueue {
 
     fn poll(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
         let queue = self.inner.clone();
-        wait(py, async move { Ok(queue.poll().await?.map(Payload)) })
+        wait_undoable(py, poll(queue))
     }
 
     fn poll_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let queue = self.inner.clone();
-        awaitable(py, async move { Ok(queue.poll().await?.map(Payload)) })
+        awaitable_undoable(py, poll(queue))
     }
 
     fn element(&self, py: Python<'_>) -> PyResult<Payload> {
@@ -76,21 +96,21 @@ impl NativeQueue {
         awaitable(py, async move { Ok(Payload(queue.element().await?)) })
     }
 
-    fn remove(&self, py: Python<'_>) -> PyResult<Payload> {
+    fn remove(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
         let queue = self.inner.clone();
-        wait(py, async move { Ok(Payload(queue.remove().await?)) })
+        wait_undoable(py, remove(queue))
     }
 
     fn remove_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let queue = self.inner.clone();
-        awaitable(py, async move { Ok(Payload(queue.remove().await?)) })
+        awaitable_undoable(py, remove(queue))
     }
 
     #[pyo3(signature = (timeout))]
     fn take(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Payload>> {
         let how = Wait::from_secs(timeout).into_py_result()?;
         let queue = self.inner.clone();
-        wait(py, take(queue, how))
+        wait_undoable(py, take(queue, how))
     }
 
     #[pyo3(signature = (timeout))]
@@ -100,7 +120,7 @@ impl NativeQueue {
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let how = Wait::from_secs(timeout).into_py_result()?;
-        awaitable(py, take(self.inner.clone(), how))
+        awaitable_undoable(py, take(self.inner.clone(), how))
     }
 
     fn size(&self, py: Python<'_>) -> PyResult<usize> {

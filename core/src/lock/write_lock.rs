@@ -225,8 +225,14 @@ impl Lock {
     pub async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
         let core = &self.core;
         core.client.zk()?;
-        if let Some(token) = core.reenter(owner)? {
-            return Ok(Some(token));
+        loop {
+            match core.reenter(owner)? {
+                Reentry::Held(token) => return Ok(Some(token)),
+                Reentry::NotHeld => break,
+                // The owner's previous hold is being released (an abandoned
+                // acquire being undone): wait for that, then acquire afresh.
+                Reentry::Releasing(node) => core.hold_gone(&node).await,
+            }
         }
         core.refuse_upgrade(owner)?;
         core.take_ended(owner);
@@ -277,6 +283,23 @@ impl Lock {
                 Err(ended.map_or_else(not_owner, |(_, reason)| reason))
             }
         }
+    }
+
+    /// Releases every hold of this object, whoever its owner (a binding's
+    /// `close()`): no other thread's hold is stranded on the server.
+    pub async fn release_all(&self) {
+        self.core.release_all().await
+    }
+
+    /// For a binding whose caller gave up after `lock_as` succeeded (a
+    /// cancelled future, an interrupt): the hold is released, never kept.
+    pub fn abandon_acquired(&self, owner: Owner) {
+        let lock = self.clone();
+        runtime::handle().spawn(async move {
+            if let Err(err) = lock.unlock_as(owner).await {
+                tracing::debug!("undoing an abandoned acquire on {}: {err}", lock.dir());
+            }
+        });
     }
 
     pub fn is_held(&self) -> bool {
@@ -331,6 +354,12 @@ impl Lock {
     }
 }
 
+enum Reentry {
+    NotHeld,
+    Held(i64),
+    Releasing(String),
+}
+
 /// How long `lock_as` may wait.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Wait {
@@ -372,13 +401,6 @@ impl Wait {
 
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86400 * 365 * 30)
-}
-
-fn being_released() -> Error {
-    Error::new(
-        ErrorCode::NotOwner,
-        "this owner's hold is being released by another call",
-    )
 }
 
 fn not_owner() -> Error {
@@ -439,6 +461,23 @@ impl Drop for LockGuard {
     }
 }
 
+/// A lock object dropped (or closed by a binding) while held releases what it
+/// holds: a hold nobody can release any more must not block everybody until
+/// the session ends.
+impl Drop for LockCore {
+    fn drop(&mut self) {
+        for hold in self.holds.get_mut().unwrap().drain(..) {
+            if hold.is_releasing() {
+                continue;
+            }
+            let client = self.client.clone();
+            let path = format!("{}/{}", self.dir, hold.node);
+            let session = hold.session;
+            runtime::handle().spawn(async move { release_node(&client, &path, session).await });
+        }
+    }
+}
+
 impl LockCore {
     pub(super) fn client(&self) -> &Client {
         &self.client
@@ -467,19 +506,19 @@ impl LockCore {
 
     /// Another hold of an owner that holds: the same token, no request. A hold
     /// whose session is gone is not handed out again: it is reported lost.
-    fn reenter(&self, owner: Owner) -> Result<Option<i64>> {
+    fn reenter(&self, owner: Owner) -> Result<Reentry> {
         let current = self.client.session_id()?;
         let mut holds = self.holds.lock().unwrap();
         let Some(at) = holds.iter().position(|h| h.owner == owner) else {
-            return Ok(None);
+            return Ok(Reentry::NotHeld);
         };
         let hold = &mut holds[at];
         if hold.is_releasing() {
-            return Err(being_released());
+            return Ok(Reentry::Releasing(hold.node.clone()));
         }
         if hold.session == current {
             hold.count += 1;
-            return Ok(Some(hold.fencing_token));
+            return Ok(Reentry::Held(hold.fencing_token));
         }
         let node = hold.node.clone();
         drop(holds);
@@ -619,55 +658,81 @@ impl LockCore {
     }
 
     async fn unlock_as(self: &Arc<Self>, owner: Owner) -> Result<()> {
-        let (node, session) = {
-            let mut holds = self.holds.lock().unwrap();
-            match holds.iter_mut().find(|h| h.owner == owner) {
-                Some(h) if h.is_releasing() => return Err(being_released()),
-                Some(h) if h.count > 1 => {
-                    h.count -= 1;
-                    return Ok(());
+        let (node, session) = loop {
+            let releasing = {
+                let mut holds = self.holds.lock().unwrap();
+                match holds.iter_mut().find(|h| h.owner == owner) {
+                    Some(h) if h.is_releasing() => h.node.clone(),
+                    Some(h) if h.count > 1 => {
+                        h.count -= 1;
+                        return Ok(());
+                    }
+                    Some(h) => {
+                        h.start_release();
+                        break (h.node.clone(), h.session);
+                    }
+                    None => {
+                        drop(holds);
+                        self.client.zk()?;
+                        return Err(self.take_ended(owner).unwrap_or_else(not_owner));
+                    }
                 }
-                Some(h) => {
-                    h.start_release();
-                    (h.node.clone(), h.session)
-                }
-                None => {
-                    drop(holds);
-                    self.client.zk()?;
-                    return Err(self.take_ended(owner).unwrap_or_else(not_owner));
-                }
-            }
+            };
+            // Another release of this hold is on its way (an abandoned
+            // acquire being undone): its outcome decides.
+            self.hold_gone(&releasing).await;
         };
-        // The delete runs in a task of its own: a release abandoned half-way
-        // (a dropped future, an interrupt) still completes on the server.
-        let path = format!("{}/{}", self.dir, node);
-        let client = self.client.clone();
-        let mut task =
-            runtime::handle().spawn(async move { release_node(&client, &path, session).await });
+        // The release runs in a task of its own, to its end: a release whose
+        // caller is gone (a dropped future, an interrupt) still deletes the node
+        // and ends the hold, so the object never reports a hold it lost.
+        let core = self.clone();
+        let mut task = runtime::handle()
+            .spawn(async move { core.finish_release(owner, &node, session).await });
+        let joined = |joined: std::result::Result<Result<()>, tokio::task::JoinError>| {
+            joined.unwrap_or_else(|err| Err(Error::new(ErrorCode::Internal, err.to_string())))
+        };
+        let node = self.hold_of(owner, |h| h.node.clone());
+        tokio::select! {
+            outcome = &mut task => joined(outcome),
+            () = async {
+                match &node {
+                    Some(node) => self.hold_gone(node).await,
+                    None => std::future::pending().await,
+                }
+            } => match self.take_ended(owner) {
+                // The monitor gave the hold up as lost (disconnected too long):
+                // answer now; the delete goes on in the background.
+                Some(reason) => Err(reason),
+                None => joined(task.await),
+            },
+        }
+    }
+
+    /// Resolves once the hold on `node` has ended (released or lost).
+    async fn hold_gone(&self, node: &str) {
         let mut ended = self.ended_count.subscribe();
-        let still_held =
-            |core: &LockCore| core.holds.lock().unwrap().iter().any(|h| h.node == node);
-        let outcome = tokio::select! {
-            joined = &mut task => joined.unwrap_or_else(|err| Err(Error::new(ErrorCode::Internal, err.to_string()))),
-            // The monitor gave the hold up as lost (disconnected too long):
-            // answer now; the delete goes on in the background.
-            _ = ended.wait_for(|_| !still_held(self)) => {
-                return Err(self.take_ended(owner).unwrap_or_else(expired));
-            }
-        };
-        match outcome {
+        let still_held = || self.holds.lock().unwrap().iter().any(|h| h.node == node);
+        let _ = ended.wait_for(|_| !still_held()).await;
+    }
+
+    /// Deletes the node of `owner`'s hold and ends the hold with what the
+    /// server said: `RELEASED`, or `LOST` when it was gone already.
+    async fn finish_release(&self, owner: Owner, node: &str, session: i64) -> Result<()> {
+        let path = format!("{}/{}", self.dir, node);
+        let still_held = || self.holds.lock().unwrap().iter().any(|h| h.node == node);
+        match release_node(&self.client, &path, session).await {
             Ok(Released::Deleted) => {
-                if still_held(self) {
-                    self.end_hold(&node, LockEvent::Released, None);
+                if still_held() {
+                    self.end_hold(node, LockEvent::Released, None);
                     return Ok(());
                 }
                 // The monitor ended the hold first (a loss): that is the answer.
                 self.take_ended(owner).map_or(Ok(()), Err)
             }
             Ok(Released::Lost(reason)) => {
-                if still_held(self) {
+                if still_held() {
                     self.end_hold(
-                        &node,
+                        node,
                         LockEvent::Lost {
                             reason: reason.clone(),
                         },
@@ -678,7 +743,7 @@ impl LockCore {
                 Err(self.take_ended(owner).unwrap_or(reason))
             }
             Err(err) if err.code() == ErrorCode::Closed => {
-                self.end_hold(&node, LockEvent::Released, None);
+                self.end_hold(node, LockEvent::Released, None);
                 self.take_ended(owner);
                 Err(err)
             }
@@ -687,7 +752,20 @@ impl LockCore {
                 if let Some(h) = self.holds.lock().unwrap().iter().find(|h| h.node == node) {
                     h.cancel_release();
                 }
+                self.ended_count.send_modify(|n| *n += 1);
                 Err(err)
+            }
+        }
+    }
+
+    /// Releases every hold of this object, whoever its owner (closing it).
+    async fn release_all(self: &Arc<Self>) {
+        let owners: Vec<Owner> = self.holds.lock().unwrap().iter().map(|h| h.owner).collect();
+        for owner in owners {
+            while self.hold_of(owner, |_| ()).is_some() {
+                if self.unlock_as(owner).await.is_err() {
+                    break;
+                }
             }
         }
     }

@@ -73,7 +73,8 @@ final class Native {
     static native long lockRelease(long lock, long owner, CompletableFuture<Object> f);
     static native boolean lockIsHeld(long lock);
     static native int lockHoldCount(long lock, long owner);
-    static native long lockFencingToken(long lock);
+    static native long lockFencingToken(long lock, long owner);
+    static native long lockReleaseAll(long lock, CompletableFuture<Object> f);
     static native long lockParticipants(long lock, CompletableFuture<Object> f);
     static native long lockSubscribe(long lock, Object sink);
 

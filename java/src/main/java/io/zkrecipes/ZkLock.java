@@ -20,7 +20,7 @@ import java.util.concurrent.locks.Lock;
  * client's listener thread and may call any method of the library, this lock's included.
  * Cancelling a {@link #lockAsync()} future (or letting {@code orTimeout} fire) withdraws the
  * attempt; a lock obtained after that is released, never kept.
- * {@link #close()} releases this thread's holds and frees the native lock.
+ * {@link #close()} releases every thread's holds and frees the native lock.
  */
 public class ZkLock extends NativeObject implements Lock, Native.EventSink {
     private final Client client;
@@ -112,9 +112,10 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
         return with(h -> Native.<Void>start(f -> Native.lockRelease(h, owner, f))).future();
     }
 
-    /** The fencing token of the current hold, or -1 if not held. */
+    /** The fencing token of the current thread's hold, or -1 if this thread does not hold the lock. */
     public long getFencingToken() {
-        return with(Native::lockFencingToken);
+        long owner = owner();
+        return with(h -> Native.lockFencingToken(h, owner));
     }
 
     public boolean isHeldByCurrentThread() {
@@ -189,15 +190,15 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
         }
     }
 
-    /** Releases the current thread's holds and frees the native lock. */
+    /** Releases every thread's holds (none is left stranded on the server) and frees the native lock. */
     @Override
     public void close() {
         if (isClosed()) {
             return;
         }
         try {
-            while (getHoldCount() > 0) {
-                unlock();
+            if (!client.isClosed()) {
+                Native.join(with(h -> Native.<Void>start(f -> Native.lockReleaseAll(h, f))));
             }
         } finally {
             synchronized (listeners) {
