@@ -12,7 +12,7 @@ NODE_PROJECT := target/node-project
 JAR := java/target/zkrecipes-0.1.0.jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
@@ -38,7 +38,7 @@ bench-smoke:
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke
+test: lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke torture-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -120,3 +120,19 @@ zk-jars:
 
 clean:
 	$(CARGO) clean
+
+# Randomized schedule torture (tests/torture): worker processes draw every recipe
+# operation at random under faults; the driver judges one global history.
+# `make torture MINUTES=30` runs fresh seeds; replay one with the printed command.
+MINUTES ?= 5
+TORTURE := target/debug/zk-torture
+
+torture:
+	$(CARGO) build --quiet -p zk-torture -p zk-harness
+	$(TORTURE) loop --minutes $(MINUTES)
+
+# The bounded run of `make test`: fixed seeds on a standalone server, one on a 3-node ensemble.
+torture-smoke:
+	$(CARGO) build --quiet -p zk-torture -p zk-harness
+	rc=0; $(TORTURE) run --seeds 1,2 --seconds 15 || rc=1; \
+		$(TORTURE) run --seed 3 --seconds 20 --ensemble || rc=1; exit $$rc

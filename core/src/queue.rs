@@ -201,24 +201,24 @@ impl DistributedQueue {
             runtime::handle().spawn(async move {
                 let outcome = inner.claim(&name, next, previous).await;
                 let item = Item { name, data };
-                if let Err(Ok((claim, item))) = reply.send(outcome.map(|claim| (claim, item))) {
-                    if claim.claimed {
-                        if let Err(err) = inner.give_back(&item, claim.marker).await {
-                            tracing::error!(
-                                "cannot put back {} of {}: {err}",
-                                item.name,
-                                inner.dir
-                            );
-                        }
-                    }
-                }
+                // The claimed item travels in a guard: dropped undelivered (the
+                // caller gone before or after the send), it goes back.
+                let _ = reply.send(outcome.map(|claim| {
+                    let owed = claim.claimed.then(|| Owed {
+                        inner: inner.clone(),
+                        item: Some(item),
+                        marker: claim.marker.clone(),
+                    });
+                    (claim, owed)
+                }));
             });
-            let (claim, item) = answer
+            let (claim, owed) = answer
                 .await
                 .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
+            let item = owed.map(Owed::deliver);
             cache.last_marker = claim.marker;
             cache.prefetched = claim.prefetched;
-            if claim.claimed {
+            if let Some(item) = item {
                 return Ok(Some(item));
             }
             cache.collided = true;
@@ -506,6 +506,34 @@ impl Inner {
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
+        }
+    }
+}
+
+/// A claimed item on its way to the caller; if it is dropped before
+/// `deliver` (the caller's future was dropped), the item goes back.
+struct Owed {
+    inner: Arc<Inner>,
+    item: Option<Item>,
+    marker: Option<String>,
+}
+
+impl Owed {
+    fn deliver(mut self) -> Item {
+        self.item.take().expect("an owed item is delivered once")
+    }
+}
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        if let Some(item) = self.item.take() {
+            let inner = self.inner.clone();
+            let marker = self.marker.take();
+            runtime::handle().spawn(async move {
+                if let Err(err) = inner.give_back(&item, marker).await {
+                    tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
+                }
+            });
         }
     }
 }

@@ -548,3 +548,52 @@ async fn abandoned_and_dropped_holds_are_released() {
         .unwrap()
         .is_some());
 }
+
+/// Found by the torture suite: a write holder downgrading while another
+/// writer was queued behind it deadlocked with that writer (its new read node
+/// sorted behind the writer). The read is now granted on the write hold's
+/// node, which stays until the read is released: the queued writer never
+/// runs beside the downgraded reader.
+#[tokio::test(flavor = "multi_thread")]
+async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
+    let dir = unique("downgrade-queued");
+    let (a, b) = (client().await, client().await);
+    let rw = zkrecipes::ReadWriteLock::new(&a, &dir).unwrap();
+    let me = Owner(1);
+    rw.write_lock()
+        .lock_as(me, Wait::Forever)
+        .await
+        .unwrap()
+        .unwrap();
+    let other = zkrecipes::ReadWriteLock::new(&b, &dir).unwrap();
+    let queued = {
+        let w = other.write_lock().clone();
+        tokio::spawn(async move { w.acquire().await })
+    };
+    eventually("writer queued", Duration::from_secs(5), || async {
+        children(server().connect_string(), &dir).await.len() == 2
+    })
+    .await;
+    let read = tokio::time::timeout(
+        Duration::from_secs(3),
+        rw.read_lock().lock_as(me, Wait::Forever),
+    )
+    .await
+    .expect("downgrade must not wait for the queued writer")
+    .unwrap();
+    assert!(read.is_some());
+    rw.write_lock().unlock_as(me).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !queued.is_finished(),
+        "the writer ran beside the downgraded reader"
+    );
+    rw.read_lock().unlock_as(me).await.unwrap();
+    let guard = tokio::time::timeout(Duration::from_secs(5), queued)
+        .await
+        .expect("the queued writer gets the lock once the reader is done")
+        .unwrap()
+        .unwrap();
+    guard.release().await.unwrap();
+    assert!(children(server().connect_string(), &dir).await.is_empty());
+}

@@ -363,3 +363,30 @@ def test_tiny_timeouts_beside_blocking_threads_never_jam_a_shared_lock(client, p
     assert not any(t.is_alive() for t in threads), "a thread is stuck"
     assert errors == []
     assert lock.participants() == []
+
+
+def test_cancelled_acquire_async_never_leaves_a_hold(client, path):
+    """Adversarial review: a task cancelled right as its acquire succeeded kept the lock."""
+    lock = client.write_lock(path)
+
+    async def attempt() -> None:
+        if await lock.acquire_async():
+            await lock.release_async()
+
+    async def main() -> None:
+        for i in range(40):
+            task = asyncio.ensure_future(attempt())
+            await asyncio.sleep((i % 15) / 5000)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            for _ in range(200):
+                if not lock.is_held:
+                    break
+                await asyncio.sleep(0.01)
+            assert not lock.is_held, f"round {i} left a hold"
+
+    asyncio.run(main())
+    assert lock.participants() == []

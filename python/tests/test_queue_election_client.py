@@ -278,3 +278,33 @@ def test_interpreter_exit_right_after_awaits_never_crashes(zk_connect, path):
     procs = [subprocess.Popen([sys.executable, "-c", EXIT_RACE, zk_connect, f"{path}-{i}"]) for i in range(24)]
     codes = [p.wait(timeout=120) for p in procs]
     assert codes == [0] * len(procs), codes
+
+
+def test_cancelled_takes_lose_no_item(client, path):
+    """Adversarial review: take_async cancelled as its item arrived lost the item."""
+    queue = client.queue(path)
+
+    async def main() -> None:
+        for i in range(40):
+            await queue.offer_async(f"item-{i}".encode())
+        got: list = []
+        n = 0
+        while len(got) < 40:
+            task = asyncio.ensure_future(queue.take_async(timeout=5))
+            await asyncio.sleep((n % 10) / 4000)
+            n += 1
+            task.cancel()
+            try:
+                item = await task
+                if item is not None:
+                    got.append(item)
+            except asyncio.CancelledError:
+                pass
+            if n > 2000:
+                break
+        await asyncio.sleep(0.3)
+        rest = await queue.poll_async()
+        assert rest is None, "an item came twice or was left behind"
+        assert sorted(got) == sorted(f"item-{i}".encode() for i in range(40))
+
+    asyncio.run(main())

@@ -113,7 +113,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { lock.unlock_as(Owner(owner as u64)).await },
+            // Started here, at the call: a cancelled future cannot stop it.
+            lock.unlock_as(Owner(owner as u64)),
             |()| Value::Null,
         ))
     })

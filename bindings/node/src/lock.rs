@@ -52,7 +52,7 @@ impl NativeLock {
     #[napi]
     pub async fn unlock(&self) -> napi::Result<()> {
         let lock = self.inner.clone();
-        run(async move { lock.unlock_one().await }).await
+        run(lock.unlock_one()).await
     }
 
     #[napi]

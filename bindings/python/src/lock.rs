@@ -73,13 +73,12 @@ impl NativeLock {
     }
 
     fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
-        let lock = self.inner.clone();
-        wait(py, async move { lock.unlock_as(Owner(owner)).await })
+        // Started here, at the call: a Ctrl-C or a cancel cannot stop it.
+        wait(py, self.inner.unlock_as(Owner(owner)))
     }
 
     fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
-        let lock = self.inner.clone();
-        awaitable(py, async move { lock.unlock_as(Owner(owner)).await })
+        awaitable(py, self.inner.unlock_as(Owner(owner)))
     }
 
     fn is_held(&self) -> bool {

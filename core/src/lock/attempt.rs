@@ -75,7 +75,7 @@ impl Attempt {
 
     async fn contend(&mut self, try_only: bool) -> Result<Option<i64>> {
         let core = self.core.clone();
-        if try_only && core.visibly_blocked(self.owner, &core.list().await?) {
+        if try_only && core.visibly_blocked(&core.list().await?) {
             return Ok(None);
         }
         let mut created = self.create().await?;
@@ -93,7 +93,7 @@ impl Attempt {
                 created = self.create().await?;
                 continue;
             };
-            let Some(blocker) = core.blocker(self.owner, &contenders, ours) else {
+            let Some(blocker) = core.blocker(&contenders, ours) else {
                 // No await from here to the return: a caller's deadline can
                 // never drop an attempt that already became a hold.
                 self.armed = false;

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
@@ -236,6 +237,9 @@ impl Lock {
         }
         core.refuse_upgrade(owner)?;
         core.take_ended(owner);
+        if let Some(token) = core.downgrade(owner) {
+            return Ok(Some(token));
+        }
         let mut attempt = Attempt::new(core.clone(), owner);
         let outcome = match wait.normalized() {
             Wait::No => attempt.run(true).await,
@@ -266,21 +270,31 @@ impl Lock {
     /// Drops one hold of `owner`; at zero deletes the node (confirmed).
     /// `NOT_OWNER` if `owner` does not hold the lock; the loss's error if its
     /// hold was lost; `CLOSED` after the client closed.
-    pub async fn unlock_as(&self, owner: Owner) -> Result<()> {
-        self.core.unlock_as(owner).await
+    ///
+    /// The release starts when this is called, not when the future is first
+    /// polled, and runs to its end even if the future is dropped.
+    pub fn unlock_as(
+        &self,
+        owner: Owner,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        self.core.unlock_as(owner)
     }
 
     /// Releases the oldest hold, whoever its owner: for callers without an
     /// identity (Node), where every hold of an exclusive lock is the only one
     /// and every reader is alike.
-    pub async fn unlock_one(&self) -> Result<()> {
+    pub fn unlock_one(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let owner = self.core.holds.lock().unwrap().first().map(|h| h.owner);
-        match owner {
-            Some(owner) => self.core.unlock_as(owner).await,
-            None => {
-                self.core.client.zk()?;
-                let ended = self.core.ended.lock().unwrap().pop();
-                Err(ended.map_or_else(not_owner, |(_, reason)| reason))
+        let release = owner.map(|owner| self.core.unlock_as(owner));
+        let core = self.core.clone();
+        async move {
+            match release {
+                Some(release) => release.await,
+                None => {
+                    core.client.zk()?;
+                    let ended = core.ended.lock().unwrap().pop();
+                    Err(ended.map_or_else(not_owner, |(_, reason)| reason))
+                }
             }
         }
     }
@@ -352,6 +366,12 @@ impl Lock {
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         self.core.participants().await
     }
+}
+
+enum Started {
+    Done(Result<()>),
+    Behind(String),
+    Running(JoinHandle<Result<()>>, String),
 }
 
 enum Reentry {
@@ -466,8 +486,9 @@ impl Drop for LockGuard {
 /// the session ends.
 impl Drop for LockCore {
     fn drop(&mut self) {
-        for hold in self.holds.get_mut().unwrap().drain(..) {
-            if hold.is_releasing() {
+        let holds: Vec<Hold> = self.holds.get_mut().unwrap().drain(..).collect();
+        for hold in holds {
+            if hold.is_releasing() || self.node_shared(&hold.node) {
                 continue;
             }
             let client = self.client.clone();
@@ -556,29 +577,21 @@ impl LockCore {
     /// The contender we must wait for, if any.
     pub(super) fn blocker<'a>(
         &self,
-        owner: Owner,
         contenders: &'a [Contender],
         ours: usize,
     ) -> Option<&'a Contender> {
         match self.side {
             Side::Exclusive | Side::Write => ours.checked_sub(1).map(|i| &contenders[i]),
-            Side::Read => {
-                // A write holder may take the read lock (downgrade): the
-                // writer node of that same owner does not block its reader.
-                let own_writer = self
-                    .sibling()
-                    .and_then(|w| w.hold_of(owner, |h| h.node.clone()));
-                contenders[..ours]
-                    .iter()
-                    .rev()
-                    .find(|c| c.kind == Kind::Write && Some(&c.name) != own_writer.as_ref())
-            }
+            Side::Read => contenders[..ours]
+                .iter()
+                .rev()
+                .find(|c| c.kind == Kind::Write),
         }
     }
 
     /// Whether a newcomer would have to wait, judged from a listing alone.
-    pub(super) fn visibly_blocked(&self, owner: Owner, contenders: &[Contender]) -> bool {
-        self.blocker(owner, contenders, contenders.len()).is_some()
+    pub(super) fn visibly_blocked(&self, contenders: &[Contender]) -> bool {
+        self.blocker(contenders, contenders.len()).is_some()
     }
 
     pub(super) async fn list(&self) -> Result<Vec<Contender>> {
@@ -616,6 +629,35 @@ impl LockCore {
             _ = watcher.changed() => Ok(()),
             _ = self.client.closed() => Err(Error::closed()),
         }
+    }
+
+    /// A write holder asking for the read lock gets it at once, on the node of
+    /// its write hold, without a node of its own: a read node would sort
+    /// behind any writer queued meanwhile and wait for it while that writer
+    /// waits for us (a deadlock), and once the write hold went, that writer
+    /// would run beside our read. The shared node is deleted when the last of
+    /// the two holds is released, so nobody writes while the downgraded owner
+    /// reads.
+    fn downgrade(self: &Arc<Self>, owner: Owner) -> Option<i64> {
+        if self.side != Side::Read {
+            return None;
+        }
+        let (node, fencing_token, session) = self
+            .sibling()?
+            .hold_of(owner, |h| (h.node.clone(), h.fencing_token, h.session))?;
+        let hold = Hold::new(self, owner, node, fencing_token, session, None);
+        self.holds.lock().unwrap().push(hold);
+        self.emit(LockEvent::Acquired { fencing_token });
+        Some(fencing_token)
+    }
+
+    /// Whether the other side of a read/write lock still holds on `node` (a
+    /// downgrade): then a release ends our hold but keeps the node.
+    fn node_shared(&self, node: &str) -> bool {
+        self.sibling().is_some_and(|other| {
+            let holds = other.holds.lock().unwrap();
+            holds.iter().any(|h| h.node == node && !h.is_releasing())
+        })
     }
 
     pub(super) fn take_hold(self: &Arc<Self>, owner: Owner, created: Created) {
@@ -657,49 +699,77 @@ impl LockCore {
         Some(ended.remove(at).1)
     }
 
-    async fn unlock_as(self: &Arc<Self>, owner: Owner) -> Result<()> {
-        let (node, session) = loop {
-            let releasing = {
-                let mut holds = self.holds.lock().unwrap();
-                match holds.iter_mut().find(|h| h.owner == owner) {
-                    Some(h) if h.is_releasing() => h.node.clone(),
-                    Some(h) if h.count > 1 => {
-                        h.count -= 1;
-                        return Ok(());
+    /// Starts the release at once, when called, not when first polled: a
+    /// caller that is cancelled right away (an asyncio task, a Java future)
+    /// has still released. The returned future only reports the outcome.
+    fn unlock_as(
+        self: &Arc<Self>,
+        owner: Owner,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let started = self.start_release(owner);
+        let core = self.clone();
+        async move {
+            let mut started = started;
+            loop {
+                match started {
+                    Started::Done(result) => return result,
+                    // Another release of this hold is on its way (an abandoned
+                    // acquire being undone): its outcome decides, then look again.
+                    Started::Behind(node) => {
+                        core.hold_gone(&node).await;
+                        started = core.start_release(owner);
                     }
-                    Some(h) => {
-                        h.start_release();
-                        break (h.node.clone(), h.session);
-                    }
-                    None => {
-                        drop(holds);
-                        self.client.zk()?;
-                        return Err(self.take_ended(owner).unwrap_or_else(not_owner));
-                    }
+                    Started::Running(task, node) => return core.outcome(owner, task, node).await,
                 }
-            };
-            // Another release of this hold is on its way (an abandoned
-            // acquire being undone): its outcome decides.
-            self.hold_gone(&releasing).await;
+            }
+        }
+    }
+
+    fn start_release(self: &Arc<Self>, owner: Owner) -> Started {
+        let (node, session) = {
+            let mut holds = self.holds.lock().unwrap();
+            match holds.iter_mut().find(|h| h.owner == owner) {
+                Some(h) if h.is_releasing() => return Started::Behind(h.node.clone()),
+                Some(h) if h.count > 1 => {
+                    h.count -= 1;
+                    return Started::Done(Ok(()));
+                }
+                Some(h) => {
+                    h.start_release();
+                    (h.node.clone(), h.session)
+                }
+                None => {
+                    drop(holds);
+                    let answer = match self.client.zk() {
+                        Err(closed) => Err(closed),
+                        Ok(_) => Err(self.take_ended(owner).unwrap_or_else(not_owner)),
+                    };
+                    return Started::Done(answer);
+                }
+            }
         };
         // The release runs in a task of its own, to its end: a release whose
         // caller is gone (a dropped future, an interrupt) still deletes the node
         // and ends the hold, so the object never reports a hold it lost.
         let core = self.clone();
-        let mut task = runtime::handle()
-            .spawn(async move { core.finish_release(owner, &node, session).await });
+        let release = node.clone();
+        let task = runtime::handle()
+            .spawn(async move { core.finish_release(owner, &release, session).await });
+        Started::Running(task, node)
+    }
+
+    async fn outcome(
+        &self,
+        owner: Owner,
+        mut task: JoinHandle<Result<()>>,
+        node: String,
+    ) -> Result<()> {
         let joined = |joined: std::result::Result<Result<()>, tokio::task::JoinError>| {
             joined.unwrap_or_else(|err| Err(Error::new(ErrorCode::Internal, err.to_string())))
         };
-        let node = self.hold_of(owner, |h| h.node.clone());
         tokio::select! {
             outcome = &mut task => joined(outcome),
-            () = async {
-                match &node {
-                    Some(node) => self.hold_gone(node).await,
-                    None => std::future::pending().await,
-                }
-            } => match self.take_ended(owner) {
+            () = self.hold_gone(&node) => match self.take_ended(owner) {
                 // The monitor gave the hold up as lost (disconnected too long):
                 // answer now; the delete goes on in the background.
                 Some(reason) => Err(reason),
@@ -720,6 +790,10 @@ impl LockCore {
     async fn finish_release(&self, owner: Owner, node: &str, session: i64) -> Result<()> {
         let path = format!("{}/{}", self.dir, node);
         let still_held = || self.holds.lock().unwrap().iter().any(|h| h.node == node);
+        if self.node_shared(node) {
+            self.end_hold(node, LockEvent::Released, None);
+            return Ok(());
+        }
         match release_node(&self.client, &path, session).await {
             Ok(Released::Deleted) => {
                 if still_held() {

@@ -146,4 +146,61 @@ class RacesIT {
             assertEquals(20, got.stream().distinct().count());
         }
     }
+
+    /** Adversarial review: an interrupt at any moment of lockInterruptibly() never leaves a hold. */
+    @Test
+    void interruptedLockNeverLeavesAHold() throws Exception {
+        try (Client c = Zk.client()) {
+            String dir = Zk.path("interrupt");
+            WriteLock lock = new WriteLock(c, dir);
+            java.util.Random random = new java.util.Random(11);
+            for (int i = 0; i < 60; i++) {
+                AtomicReference<String> outcome = new AtomicReference<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        lock.lockInterruptibly();
+                        outcome.set(Thread.interrupted() ? "held-interrupted" : "held");
+                        lock.unlock();
+                    } catch (InterruptedException e) {
+                        outcome.set("interrupted");
+                    } catch (Throwable e) {
+                        outcome.set("error " + e);
+                    }
+                });
+                t.start();
+                Thread.sleep(0, random.nextInt(999_999));
+                t.interrupt();
+                t.join(10_000);
+                assertFalse(t.isAlive());
+                assertFalse(outcome.get().startsWith("error"), outcome.get());
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (lock.isLocked() && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                assertFalse(lock.isLocked(), "round " + i + " (" + outcome.get() + ") left a hold");
+            }
+            assertTrue(lock.getParticipants().isEmpty());
+        }
+    }
+
+    /** Adversarial review: close() while another thread holds released nothing of that thread's. */
+    @Test
+    void closingALockReleasesEveryThreadsHold() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String dir = Zk.path("close-held");
+            WriteLock lock = new WriteLock(a, dir);
+            CountDownLatch held = new CountDownLatch(1);
+            Thread holder = new Thread(() -> {
+                lock.lock();
+                held.countDown();
+            });
+            holder.start();
+            assertTrue(held.await(10, TimeUnit.SECONDS));
+            holder.join();
+            lock.close();
+            WriteLock other = new WriteLock(b, dir);
+            assertTrue(other.tryLock(5, TimeUnit.SECONDS), "the closed object's hold was released");
+            other.unlock();
+        }
+    }
 }

@@ -1,0 +1,184 @@
+//! The checks, judged from the history of one seed once every worker is gone.
+
+mod election;
+mod locks;
+mod queue;
+mod timeline;
+
+use std::time::{Duration, Instant};
+
+use crate::resource::{Ev, Record, Sec};
+pub use timeline::Timeline;
+
+/// What the driver learnt outside the history.
+pub struct Facts {
+    pub session: Duration,
+    pub started: Instant,
+    pub end: Instant,
+    /// Items the driver drained from the queue after the workers stopped.
+    pub drained: Vec<String>,
+    /// Nodes scanned and ephemeral nodes left, or why the scan failed.
+    pub orphans: Result<(usize, Vec<(String, i64)>), String>,
+    /// Workers that did not exit within the grace after `finish`.
+    pub hung: Vec<String>,
+    /// Workers that exited with a failure status after `finish`.
+    pub failed_exits: Vec<(String, String)>,
+    /// Consumer tasks taking from the queue in the calm phase.
+    pub consumers: usize,
+}
+
+impl Facts {
+    /// A time as seconds since the seed started, for details.
+    pub fn at(&self, t: Instant) -> String {
+        format!(
+            "{:.3}s",
+            t.saturating_duration_since(self.started).as_secs_f64()
+        )
+    }
+}
+
+pub struct Check {
+    pub name: &'static str,
+    pub pass: bool,
+    pub summary: String,
+    /// The first offending events, when failed.
+    pub details: Vec<String>,
+}
+
+impl Check {
+    fn new(name: &'static str, problems: Vec<String>, summary: String) -> Check {
+        Check {
+            name,
+            pass: problems.is_empty(),
+            summary,
+            details: problems,
+        }
+    }
+}
+
+pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
+    let timeline = Timeline::new(records, facts.end);
+    vec![
+        locks::exclusion(records, &timeline, facts, "mutual-exclusion", &[Sec::Excl]),
+        locks::exclusion(
+            records,
+            &timeline,
+            facts,
+            "rw-exclusion",
+            &[Sec::Read, Sec::Write],
+        ),
+        locks::liveness(records, facts),
+        queue::exactly_once(records, facts),
+        queue::order(records, facts),
+        election::single_leader(records, &timeline, facts),
+        election::failover(records, &timeline, facts),
+        worker_reports(records, &timeline, facts),
+        workers_finish(records, facts),
+        orphans(facts),
+    ]
+}
+
+/// What workers detected themselves: a VIOLATION always fails; a call that
+/// hung is excused when a fault of that worker (or of the ensemble)
+/// overlapped it.
+fn worker_reports(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
+    let mut problems = Vec::new();
+    let (mut violations, mut hangs) = (0, 0);
+    let mut excused: std::collections::BTreeMap<&str, u32> = Default::default();
+    for r in records {
+        match &r.ev {
+            Ev::Violation { w, text } => {
+                violations += 1;
+                problems.push(format!("{} {w}: {text}", facts.at(r.t)));
+            }
+            Ev::Hang { w, ms, what } => {
+                hangs += 1;
+                let from =
+                    r.t.checked_sub(Duration::from_millis(*ms))
+                        .unwrap_or(facts.started);
+                if let Some(kind) = timeline.fault_overlapping(Some(w), from, r.t) {
+                    *excused.entry(kind).or_insert(0) += 1;
+                } else {
+                    problems.push(format!(
+                        "{} {w}: no answer after {ms} ms: {what}",
+                        facts.at(r.t)
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    let excused: Vec<String> = excused.iter().map(|(k, n)| format!("{k}:{n}")).collect();
+    let summary = format!(
+        "violations={violations} hangs={hangs} hangs-excused-by-faults=[{}]",
+        excused.join(" ")
+    );
+    Check::new("worker-reports", problems, summary)
+}
+
+/// Every worker exits within the grace after `finish`, and none crashed.
+fn workers_finish(records: &[Record], facts: &Facts) -> Check {
+    let mut problems: Vec<String> = facts
+        .hung
+        .iter()
+        .map(|w| format!("{w} did not exit within 30 s of finish (killed)"))
+        .collect();
+    for (w, status) in &facts.failed_exits {
+        problems.push(format!("{w} exited with {status} after finish"));
+    }
+    // Every worker ever started either said BYE or was killed (or crashed).
+    let mut open: Vec<&str> = Vec::new();
+    let (mut workers, mut hellos, mut byes) = (0, 0, 0);
+    for r in records {
+        match &r.ev {
+            Ev::Spawned { w } => {
+                workers += 1;
+                open.push(w);
+            }
+            Ev::Hello => hellos += 1,
+            Ev::Bye { w, .. } | Ev::Killed { w } => {
+                byes += usize::from(matches!(r.ev, Ev::Bye { .. }));
+                open.retain(|o| o != w);
+            }
+            Ev::Exited { w, status } => {
+                open.retain(|o| o != w);
+                problems.push(format!(
+                    "{} {w} exited by itself during the run: {status}",
+                    facts.at(r.t)
+                ))
+            }
+            _ => {}
+        }
+    }
+    for w in open {
+        if !facts.failed_exits.iter().any(|(f, _)| f == w) {
+            problems.push(format!(
+                "{w} exited without its BYE (no counts, maybe no clean close)"
+            ));
+        }
+    }
+    let summary = format!(
+        "workers={workers} said-hello={hellos} said-bye={byes} hung={} problems={}",
+        facts.hung.len(),
+        problems.len()
+    );
+    Check::new("workers-finish", problems, summary)
+}
+
+/// No ephemeral node of any recipe outlives the sessions of the workers.
+fn orphans(facts: &Facts) -> Check {
+    match &facts.orphans {
+        Ok((scanned, left)) => {
+            let problems = left
+                .iter()
+                .map(|(path, owner)| format!("{path} (session {owner:#x})"))
+                .collect();
+            Check::new(
+                "no-orphans",
+                problems,
+                format!("nodes-scanned={scanned} ephemerals-left={}", left.len()),
+            )
+        }
+        Err(why) => Check::new("no-orphans", vec![why.clone()], "scan failed".into()),
+    }
+}

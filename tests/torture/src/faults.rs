@@ -1,0 +1,195 @@
+//! Faults injected at seeded random times, one at a time, each recorded as a
+//! window in the history (`FaultStart` … `FaultEnd`) so that the checks know
+//! when a stall, a hang or a lost hold is excused.
+//!
+//! The kinds are dealt from a shuffled deck, so that even a short seed sees
+//! several different faults.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fastrand::Rng;
+use tokio::time::Instant;
+use zk_harness::{Ensemble, FaultProxy};
+
+use crate::resource::{Ev, History};
+use crate::workers::Workers;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Every connection of one worker cut (it reconnects, same session).
+    DropAll,
+    /// Requests applied, replies lost for a moment, then the connection cut.
+    DropReplies,
+    /// Added latency on every chunk for a while.
+    Latency,
+    /// A partition longer than the session timeout: the session expires.
+    Blackhole,
+    /// SIGSTOP, sometimes past the session timeout, then SIGCONT.
+    Pause,
+    /// SIGKILL (half the time the elected leader), then a replacement.
+    Kill,
+    /// kill -9 of a ZooKeeper server (half the time the quorum leader), restarted later.
+    ServerKill,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::DropAll => "drop_all",
+            Kind::DropReplies => "drop_replies",
+            Kind::Latency => "latency",
+            Kind::Blackhole => "blackhole",
+            Kind::Pause => "pause",
+            Kind::Kill => "kill",
+            Kind::ServerKill => "server_kill",
+        }
+    }
+}
+
+pub struct Faults {
+    pub history: History,
+    pub workers: Workers,
+    pub ensemble: Option<Arc<Mutex<Ensemble>>>,
+    pub session: Duration,
+}
+
+impl Faults {
+    /// Injects faults until `until`; returns how many of each kind.
+    pub async fn run(&self, rng: &mut Rng, until: Instant) -> BTreeMap<&'static str, u64> {
+        let mut deck = vec![
+            Kind::DropAll,
+            Kind::DropReplies,
+            Kind::Latency,
+            Kind::Blackhole,
+            Kind::Pause,
+            Kind::Kill,
+        ];
+        if self.ensemble.is_some() {
+            deck.push(Kind::ServerKill);
+        }
+        let mut counts = BTreeMap::new();
+        let mut dealt = deck.len();
+        let mut id = 0;
+        loop {
+            tokio::time::sleep(Duration::from_millis(rng.u64(300..2000))).await;
+            // A fault that would run far past the chaos phase is not started.
+            if Instant::now() + Duration::from_secs(2) >= until {
+                return counts;
+            }
+            if dealt == deck.len() {
+                rng.shuffle(&mut deck);
+                // On an ensemble, a server kill comes first in the first deal,
+                // so that even a short seed has one.
+                if id == 0 {
+                    if let Some(at) = deck.iter().position(|k| *k == Kind::ServerKill) {
+                        deck.swap(0, at);
+                    }
+                }
+                dealt = 0;
+            }
+            let kind = deck[dealt];
+            dealt += 1;
+            id += 1;
+            *counts.entry(kind.name()).or_insert(0) += 1;
+            self.inject(rng, kind, id).await;
+            if kind == Kind::Kill {
+                // Quiet after a kill, so that the failover can be judged.
+                tokio::time::sleep(self.session + Duration::from_millis(2500)).await;
+            }
+        }
+    }
+
+    async fn inject(&self, rng: &mut Rng, kind: Kind, id: u64) {
+        let slot = self.target(rng, kind);
+        let target = match kind {
+            Kind::ServerKill => None,
+            _ => Some(self.workers.name(slot)),
+        };
+        self.history.note(Ev::FaultStart {
+            id,
+            kind: kind.name(),
+            target,
+        });
+        let session = self.session;
+        let proxies = |act: &dyn Fn(&FaultProxy)| self.workers.proxies(slot, act);
+        match kind {
+            Kind::DropAll => proxies(&|p| p.drop_all()),
+            Kind::DropReplies => {
+                proxies(&|p| p.set_drop_replies(true));
+                sleep_ms(rng.u64(10..300)).await;
+                // The reply stream has holes now: cut it, as a real loss would.
+                proxies(&|p| p.drop_all());
+                proxies(&|p| p.set_drop_replies(false));
+            }
+            Kind::Latency => {
+                let ms = rng.u64(20..400);
+                proxies(&|p| p.set_latency(ms));
+                sleep_ms(rng.u64(500..2500)).await;
+                proxies(&|p| p.set_latency(0));
+            }
+            Kind::Blackhole => {
+                proxies(&|p| p.set_blackhole(true));
+                tokio::time::sleep(session + Duration::from_millis(rng.u64(500..2500))).await;
+                proxies(&|p| p.set_blackhole(false));
+            }
+            Kind::Pause => {
+                let long = rng.bool();
+                self.workers.pause(slot);
+                if long {
+                    tokio::time::sleep(session + Duration::from_millis(rng.u64(500..2500))).await;
+                } else {
+                    sleep_ms(rng.u64(200..1500)).await;
+                }
+                self.workers.resume(slot);
+            }
+            Kind::Kill => {
+                if let Err(err) = self.workers.kill_and_replace(slot) {
+                    eprintln!("cannot replace a killed worker: {err}");
+                }
+            }
+            Kind::ServerKill => self.server_kill(rng).await,
+        }
+        self.history.note(Ev::FaultEnd { id });
+    }
+
+    /// The worker a fault hits; a kill hits the elected leader half the time.
+    fn target(&self, rng: &mut Rng, kind: Kind) -> usize {
+        if kind == Kind::Kill && rng.bool() {
+            let leaders = self.history.leaders();
+            if let Some(slot) = leaders.iter().find_map(|w| self.workers.slot_of(w)) {
+                return slot;
+            }
+        }
+        rng.usize(..self.workers.count())
+    }
+
+    async fn server_kill(&self, rng: &mut Rng) {
+        let Some(ensemble) = self.ensemble.clone() else {
+            return;
+        };
+        let prefer_leader = rng.bool();
+        let random = rng.usize(..3);
+        let down = Duration::from_millis(rng.u64(1000..4000));
+        let e = ensemble.clone();
+        let member = tokio::task::spawn_blocking(move || {
+            let mut ensemble = e.lock().unwrap();
+            let member = if prefer_leader {
+                ensemble.leader().unwrap_or(random)
+            } else {
+                random
+            };
+            ensemble.kill(member);
+            member
+        })
+        .await
+        .unwrap_or(random);
+        tokio::time::sleep(down).await;
+        let _ = tokio::task::spawn_blocking(move || ensemble.lock().unwrap().restart(member)).await;
+    }
+}
+
+async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}

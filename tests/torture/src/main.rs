@@ -1,0 +1,111 @@
+//! zk-torture: random schedules of every recipe operation from several worker
+//! processes, under faults injected per process, judged from one global history.
+//!
+//! - `zk-torture run --seed N [--seeds a,b,c] [--seconds S] [--ensemble] [--processes P]`
+//! - `zk-torture loop --minutes M [--seconds S] [--processes P]`: fresh seeds until time is up
+//! - `zk-torture worker ...`: one worker process (started by the driver, not by hand)
+
+mod checks;
+mod driver;
+mod faults;
+mod ops;
+mod report;
+mod resource;
+mod sweep;
+mod worker;
+mod workers;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+const USAGE: &str = "usage: zk-torture run --seed N | --seeds a,b,c [--seconds S] [--ensemble] [--processes P]\n       \
+                     zk-torture loop [--minutes M] [--seconds S] [--processes P]";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else { usage() };
+    let flags = parse_flags(&args[1..]);
+    match command.as_str() {
+        "run" => {
+            let mut seeds: Vec<u64> = Vec::new();
+            if let Some(seed) = flags.get("seed") {
+                seeds.push(number(seed));
+            }
+            if let Some(list) = flags.get("seeds") {
+                seeds.extend(list.split(',').map(number));
+            }
+            if seeds.is_empty() {
+                usage();
+            }
+            let plan = driver::Plan {
+                seconds: flags.get("seconds").map_or(20.0, |s| float(s)),
+                processes: flags.get("processes").map_or(3, |p| number(p) as usize),
+                ensemble: flags.contains_key("ensemble"),
+            };
+            std::process::exit(driver::run_seeds(&seeds, &plan));
+        }
+        "loop" => {
+            let minutes = flags.get("minutes").map_or(5.0, |m| float(m));
+            let plan = driver::Plan {
+                seconds: flags.get("seconds").map_or(30.0, |s| float(s)),
+                processes: flags.get("processes").map_or(3, |p| number(p) as usize),
+                ensemble: false,
+            };
+            std::process::exit(driver::run_loop(
+                Duration::from_secs_f64(minutes * 60.0),
+                &plan,
+            ));
+        }
+        "worker" => {
+            let get = |key: &str| flags.get(key).cloned().unwrap_or_else(|| usage());
+            worker::main(worker::Args {
+                name: get("name"),
+                seed: number(&get("seed")),
+                connect: get("connect"),
+                resource: get("resource"),
+                root: get("root"),
+                session: Duration::from_millis(number(&get("session-ms"))),
+            })
+        }
+        _ => usage(),
+    }
+}
+
+/// `--key value` pairs; a flag without a value (`--ensemble`) maps to "".
+fn parse_flags(args: &[String]) -> HashMap<String, String> {
+    let mut flags = HashMap::new();
+    let mut i = 0;
+    while i < args.len() {
+        let Some(key) = args[i].strip_prefix("--") else {
+            usage()
+        };
+        match args.get(i + 1).filter(|v| !v.starts_with("--")) {
+            Some(value) => {
+                flags.insert(key.to_string(), value.clone());
+                i += 2;
+            }
+            None => {
+                flags.insert(key.to_string(), String::new());
+                i += 1;
+            }
+        }
+    }
+    flags
+}
+
+fn number(text: &str) -> u64 {
+    text.trim().parse().unwrap_or_else(|_| usage())
+}
+
+fn float(text: &str) -> f64 {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+        .unwrap_or_else(|| usage())
+}
+
+fn usage() -> ! {
+    eprintln!("{USAGE}");
+    std::process::exit(2);
+}

@@ -1,0 +1,165 @@
+//! Leader election: one member per worker, started for the whole run with
+//! occasional stop/start, `await_leadership` with small timeouts, and a
+//! listener that reports leadership and calls back into the library.
+//!
+//! `LEADER <w> on` is reported only while the member says it leads, and
+//! `off` *before* a stop: a report mutex makes the listener's "on" and the
+//! task's "off then stop" exclusive, so a late "on" cannot follow a stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastrand::Rng;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::Mutex;
+use zkrecipes::{ElectionEvent, LeaderElectionSupport};
+
+use super::breathe;
+use crate::resource::Link;
+use crate::worker::{watched, Ctx};
+
+pub async fn run(ctx: Arc<Ctx>, seed: u64) {
+    let mut rng = Rng::with_seed(seed);
+    let link = Arc::new(Mutex::new(Link::connect(&ctx.resource).await));
+    let member = match LeaderElectionSupport::new(&ctx.client, &ctx.dir("election"), &ctx.name) {
+        Ok(member) => member,
+        Err(err) => return ctx.violation(format!("LeaderElectionSupport::new failed: {err}")),
+    };
+    let listener = listen(ctx.clone(), member.clone(), link.clone());
+    let mut started = start(&ctx, &member, &link).await;
+    while !ctx.finishing() {
+        match rng.u8(..20) {
+            0 => {
+                if started {
+                    stop(&ctx, &member, &link).await;
+                }
+                started = start(&ctx, &member, &link).await;
+            }
+            1..=8 => {
+                ctx.stats.bump("op.election.await_leadership");
+                let t = Duration::from_millis(rng.u64(0..30));
+                if let Err(err) = watched(
+                    &ctx,
+                    "await_leadership",
+                    t,
+                    member.await_leadership(Some(t)),
+                )
+                .await
+                {
+                    ctx.error("election.await_leadership", &err);
+                }
+            }
+            9..=12 => {
+                ctx.stats.bump("op.election.leader_host_name");
+                if let Err(err) = watched(
+                    &ctx,
+                    "leader_host_name",
+                    Duration::ZERO,
+                    member.leader_host_name(),
+                )
+                .await
+                {
+                    ctx.error("election.leader_host_name", &err);
+                }
+            }
+            _ => {
+                if !started {
+                    started = start(&ctx, &member, &link).await;
+                }
+                tokio::time::sleep(Duration::from_millis(rng.u64(20..150))).await;
+            }
+        }
+        breathe(&mut rng).await;
+    }
+    stop(&ctx, &member, &link).await;
+    listener.abort();
+}
+
+async fn start(ctx: &Ctx, member: &LeaderElectionSupport, link: &Mutex<Link>) -> bool {
+    ctx.stats.bump("op.election.start");
+    match watched(ctx, "election start", Duration::ZERO, member.start()).await {
+        Ok(()) => {
+            link.lock()
+                .await
+                .ask(format!("ELECT {} start", ctx.name))
+                .await;
+            true
+        }
+        Err(err) => {
+            ctx.error("election.start", &err);
+            false
+        }
+    }
+}
+
+/// "off" is reported before the stop: once it is recorded, nobody may be
+/// elected because of us until we stopped.
+async fn stop(ctx: &Ctx, member: &LeaderElectionSupport, link: &Mutex<Link>) {
+    ctx.stats.bump("op.election.stop");
+    let mut link = link.lock().await;
+    link.ask(format!("LEADER {} off", ctx.name)).await;
+    link.ask(format!("ELECT {} stop", ctx.name)).await;
+    if let Err(err) = watched(ctx, "election stop", Duration::ZERO, member.stop()).await {
+        ctx.error("election.stop", &err);
+    }
+}
+
+fn listen(
+    ctx: Arc<Ctx>,
+    member: LeaderElectionSupport,
+    link: Arc<Mutex<Link>>,
+) -> tokio::task::JoinHandle<()> {
+    let mut events = member.subscribe();
+    tokio::spawn(async move {
+        let busy = Arc::new(AtomicBool::new(false));
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => {
+                    ctx.stats.bump("listener.lagged");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            ctx.stats.bump(format!("event.election.{}", event.name()));
+            match event {
+                ElectionEvent::ElectedComplete | ElectionEvent::Reconnected => {
+                    let mut link = link.lock().await;
+                    if member.is_leader() {
+                        link.ask(format!("LEADER {} on", ctx.name)).await;
+                    }
+                }
+                ElectionEvent::Suspended | ElectionEvent::Failed(_) | ElectionEvent::StopStart => {
+                    let line = format!("LEADER {} off", ctx.name);
+                    let suspended = matches!(event, ElectionEvent::Suspended);
+                    let mut link = link.lock().await;
+                    link.ask(line).await;
+                    if suspended {
+                        link.ask(format!("SUSPENDED {} election", ctx.name)).await;
+                    }
+                }
+                _ => {}
+            }
+            if busy.swap(true, Ordering::SeqCst) {
+                ctx.stats.bump("listener.callback_skipped");
+                continue;
+            }
+            let (ctx, member, busy) = (ctx.clone(), member.clone(), busy.clone());
+            tokio::spawn(async move {
+                ctx.stats.bump("listener.leader_host_name");
+                let named = watched(
+                    &ctx,
+                    "leader_host_name() in a listener",
+                    Duration::ZERO,
+                    member.leader_host_name(),
+                )
+                .await;
+                if let Err(err) = named {
+                    ctx.error("listener.leader_host_name", &err);
+                }
+                busy.store(false, Ordering::SeqCst);
+            });
+        }
+    })
+}

@@ -1,0 +1,260 @@
+//! The operations workers draw at random, and what they share: holds,
+//! critical sections reported to the resource, timeouts, lock listeners.
+
+pub mod election;
+pub mod lock;
+pub mod queue;
+pub mod rw;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastrand::Rng;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+use zkrecipes::{Lock, LockEvent, LockGuard, Owner};
+
+use crate::resource::{Link, Sec};
+use crate::worker::{watched, Ctx};
+
+/// Picks one of `choices` by weight.
+pub fn pick<T: Copy>(rng: &mut Rng, choices: &[(T, u32)]) -> T {
+    let total: u32 = choices.iter().map(|(_, w)| w).sum();
+    let mut at = rng.u32(..total);
+    for (choice, weight) in choices {
+        if at < *weight {
+            return *choice;
+        }
+        at -= weight;
+    }
+    choices[choices.len() - 1].0
+}
+
+/// A timeout for a bounded acquire or take: zero, sub-millisecond, about one
+/// round trip, a few, or long enough to wait behind a holder.
+pub fn timeout(rng: &mut Rng, rtt: Duration) -> Duration {
+    match rng.u8(..10) {
+        0 => Duration::ZERO,
+        1 => Duration::from_micros(1),
+        2 => Duration::from_micros(100),
+        3 => Duration::from_micros(300),
+        4 => Duration::from_millis(1),
+        5 => Duration::from_millis(2),
+        6 => rtt,
+        7 => rtt * rng.u32(2..6),
+        _ => Duration::from_millis(50),
+    }
+}
+
+/// How long until a future is dropped mid-way: short enough to catch every
+/// stage of a call (before its first request, between its requests).
+pub fn cancel_after(rng: &mut Rng, rtt: Duration) -> Duration {
+    match rng.u8(..4) {
+        0 => Duration::from_micros(rng.u64(0..300)),
+        1 => Duration::from_micros(rng.u64(300..3000)),
+        _ => rtt.mul_f64(rng.f64() * 4.0),
+    }
+}
+
+/// A short random pause between operations, so that 2 cores keep up.
+pub async fn breathe(rng: &mut Rng) {
+    tokio::time::sleep(Duration::from_millis(rng.u64(1..12))).await;
+}
+
+/// A hold of some lock: by guard, or by owner (released with `unlock_as`).
+pub enum Held {
+    Guard(LockGuard),
+    Owned {
+        lock: Lock,
+        owner: Owner,
+        count: u32,
+        token: i64,
+    },
+}
+
+impl Held {
+    pub fn token(&self) -> i64 {
+        match self {
+            Held::Guard(g) => g.fencing_token(),
+            Held::Owned { token, .. } => *token,
+        }
+    }
+
+    pub fn still_held(&self) -> bool {
+        match self {
+            Held::Guard(g) => g.is_held(),
+            Held::Owned { lock, owner, .. } => lock.is_held_by(*owner),
+        }
+    }
+
+    /// Releases every hold count: confirmed, dropped (background), or
+    /// abandoned half-way (a dropped release future) — all must end the hold.
+    pub async fn release(self, ctx: &Ctx, rng: &mut Rng, what: &str) {
+        match self {
+            Held::Guard(guard) => match rng.u8(..20) {
+                n if n <= 11 || (n >= 15 && ctx.skips("cancel-release")) => {
+                    ctx.stats.bump(format!("{what}.release"));
+                    if let Err(err) = watched(ctx, "release", Duration::ZERO, guard.release()).await
+                    {
+                        ctx.error(&format!("{what}.release"), &err);
+                    }
+                }
+                12..=14 => {
+                    ctx.stats.bump(format!("{what}.release_by_drop"));
+                    drop(guard);
+                }
+                _ => {
+                    ctx.stats.bump(format!("{what}.release_cancelled"));
+                    let after = cancel_after(rng, ctx.rtt);
+                    let _ = tokio::time::timeout(after, guard.release()).await;
+                }
+            },
+            Held::Owned {
+                lock, owner, count, ..
+            } => {
+                for _ in 0..count {
+                    if rng.u8(..5) == 0 && !ctx.skips("cancel-release") {
+                        ctx.stats.bump(format!("{what}.unlock_cancelled"));
+                        let after = cancel_after(rng, ctx.rtt);
+                        if tokio::time::timeout(after, lock.unlock_as(owner))
+                            .await
+                            .is_err()
+                        {
+                            // The rest of the holds cannot be released
+                            // while that release is under way.
+                            return;
+                        }
+                    } else {
+                        ctx.stats.bump(format!("{what}.unlock_as"));
+                        let unlocked =
+                            watched(ctx, "unlock_as", Duration::ZERO, lock.unlock_as(owner)).await;
+                        if let Err(err) = unlocked {
+                            ctx.error(&format!("{what}.unlock_as"), &err);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One to a few critical sections under `held`, each reported as
+/// `BEGIN … END`. Writing stops (`ABORT`, or no `BEGIN`) as soon as a
+/// recipe said SUSPENDED or LOST, the connection is down, or the hold is
+/// gone; a `STALE` answer ends the hold's writing too.
+pub async fn critical(ctx: &Ctx, link: &mut Link, sec: Sec, held: &Held, rng: &mut Rng) {
+    let epoch = ctx.epoch();
+    let p = sec.prefix();
+    let token = held.token();
+    let sections = if rng.u8(..8) == 0 { rng.u32(2..5) } else { 1 };
+    for n in 0..sections {
+        if !ctx.steady(epoch) || !held.still_held() {
+            ctx.stats.bump("sections.given_up");
+            return;
+        }
+        let answer = link.ask(format!("{p}BEGIN {} {token}", ctx.name)).await;
+        if answer == "STALE" {
+            ctx.stats.bump("sections.stale");
+            return;
+        }
+        tokio::time::sleep(Duration::from_micros(rng.u64(0..5000))).await;
+        if !ctx.steady(epoch) || !held.still_held() {
+            link.ask(format!("{p}ABORT {} {token}", ctx.name)).await;
+            ctx.stats.bump("sections.aborted");
+            return;
+        }
+        link.ask(format!("{p}END {} {token}", ctx.name)).await;
+        ctx.stats.bump("sections");
+        if n + 1 < sections {
+            tokio::time::sleep(Duration::from_millis(rng.u64(0..40))).await;
+        }
+    }
+}
+
+/// Follows a lock object's events: reports SUSPENDED / LOST / RECONNECTED at
+/// once, and on every event calls back into the library (in a task of its
+/// own, one at a time, so that reporting is never held up by a call).
+pub fn listen_lock(ctx: Arc<Ctx>, lock: Lock, object: &'static str) -> JoinHandle<()> {
+    let mut events = lock.subscribe();
+    tokio::spawn(async move {
+        let mut link = Link::connect(&ctx.resource).await;
+        let busy = Arc::new(AtomicBool::new(false));
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => {
+                    ctx.stats.bump("listener.lagged");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            ctx.stats.bump(format!("event.{object}.{}", event.name()));
+            let connection_event =
+                !matches!(event, LockEvent::Acquired { .. } | LockEvent::Released);
+            if matches!(event, LockEvent::Suspended | LockEvent::Lost { .. }) {
+                ctx.disturb();
+            }
+            if connection_event {
+                link.ask(format!("{} {} {object}", event.name(), ctx.name))
+                    .await;
+            }
+            if busy.swap(true, Ordering::SeqCst) {
+                ctx.stats.bump("listener.callback_skipped");
+                continue;
+            }
+            let (ctx, lock, busy) = (ctx.clone(), lock.clone(), busy.clone());
+            tokio::spawn(async move {
+                callback(&ctx, &lock, connection_event).await;
+                busy.store(false, Ordering::SeqCst);
+            });
+        }
+    })
+}
+
+/// What a listener does from inside an event: look at the contenders, and
+/// after a connection event try the lock (an acquire after an ACQUIRED would
+/// feed itself forever).
+async fn callback(ctx: &Ctx, lock: &Lock, try_lock: bool) {
+    ctx.stats.bump("listener.participants");
+    if let Err(err) = watched(
+        ctx,
+        "participants() in a listener",
+        Duration::ZERO,
+        lock.participants(),
+    )
+    .await
+    {
+        ctx.error("listener.participants", &err);
+    }
+    if !try_lock {
+        return;
+    }
+    ctx.stats.bump("listener.try_acquire");
+    let tried = watched(
+        ctx,
+        "acquire_timeout(1ms) in a listener",
+        Duration::from_millis(1),
+        lock.acquire_timeout(Duration::from_millis(1)),
+    )
+    .await;
+    match tried {
+        Ok(Some(guard)) => {
+            if let Err(err) = watched(
+                ctx,
+                "release in a listener",
+                Duration::ZERO,
+                guard.release(),
+            )
+            .await
+            {
+                ctx.error("listener.release", &err);
+            }
+        }
+        Ok(None) => {}
+        Err(err) if crate::worker::is_timeout(&err) => {
+            ctx.violation("acquire_timeout(1ms) in a listener answered TIMEOUT".into())
+        }
+        Err(err) => ctx.error("listener.try_acquire", &err),
+    }
+}

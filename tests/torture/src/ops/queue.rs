@@ -1,0 +1,258 @@
+//! Queue operations: a producer offering bursts of numbered items, and
+//! consumers polling and taking with tiny timeouts, dropping takes mid-way
+//! and giving items back. Every item's data is its id (`<worker>-<n>`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastrand::Rng;
+use zkrecipes::{DistributedQueue, Item};
+
+use super::{breathe, cancel_after, pick, timeout};
+use crate::resource::Link;
+use crate::worker::{is_timeout, now_us, watched, Ctx};
+
+/// Consumer tasks per worker (the driver's order bound counts them).
+pub const CONSUMERS: usize = 2;
+
+/// A producer pauses while more items than this wait in the queue.
+const BACKLOG: usize = 150;
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Poll,
+    PollItem,
+    TakeTimeout,
+    TakeItem,
+    /// A take whose future is dropped mid-way (the item must come back).
+    CancelTake,
+    CancelPoll,
+    /// Takes an item and puts it back with `give_back`.
+    GiveBack,
+    Peek,
+}
+
+const CHAOS_OPS: &[(Op, u32)] = &[
+    (Op::Poll, 15),
+    (Op::PollItem, 15),
+    (Op::TakeTimeout, 15),
+    (Op::TakeItem, 15),
+    (Op::CancelTake, 12),
+    (Op::CancelPoll, 10),
+    (Op::GiveBack, 6),
+    (Op::Peek, 4),
+];
+
+/// In the calm phase no take is dropped and nothing given back: the order
+/// bound is judged on what is delivered then.
+const CALM_OPS: &[(Op, u32)] = &[
+    (Op::Poll, 25),
+    (Op::PollItem, 25),
+    (Op::TakeTimeout, 25),
+    (Op::TakeItem, 25),
+];
+
+pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: DistributedQueue) {
+    let mut rng = Rng::with_seed(seed);
+    let mut link = Link::connect(&ctx.resource).await;
+    let private = match DistributedQueue::new(&ctx.client, &ctx.dir("queue")) {
+        Ok(queue) => queue,
+        Err(err) => return ctx.violation(format!("DistributedQueue::new failed: {err}")),
+    };
+    let me = format!("c{task}");
+    while !ctx.finishing() {
+        // Task 0 uses the shared object only; the others mix in their own.
+        let queue = if task == 0 || rng.bool() {
+            &shared
+        } else {
+            &private
+        };
+        let op = pick(&mut rng, if ctx.calm() { CALM_OPS } else { CHAOS_OPS });
+        ctx.stats.bump(format!("op.queue.{op:?}"));
+        if matches!(op, Op::Peek) {
+            peek(&ctx, &mut rng, queue).await;
+            breathe(&mut rng).await;
+            continue;
+        }
+        link.ask(format!("TAKING {} {me}", ctx.name)).await;
+        let taken = take(&ctx, &mut rng, queue, op).await;
+        let line = match taken {
+            Taken::Item { id, at_us } => format!("GOT {id} {} {me} {at_us}", ctx.name),
+            Taken::Nothing => format!("TAKEN {} {me} none", ctx.name),
+            Taken::Cancelled => format!("TAKEN {} {me} cancelled", ctx.name),
+            Taken::GaveBack => format!("TAKEN {} {me} gaveback", ctx.name),
+            Taken::Error(code) => format!("TAKEN {} {me} error:{code}", ctx.name),
+        };
+        link.ask(line).await;
+        breathe(&mut rng).await;
+    }
+}
+
+enum Taken {
+    /// With the wall-clock time the call returned: the delivery order
+    /// across processes, free of the delay of reporting it.
+    Item {
+        id: String,
+        at_us: u64,
+    },
+    Nothing,
+    Cancelled,
+    GaveBack,
+    /// Failed with this code (a claim cut by a session expiry has an
+    /// unknown outcome: SESSION_EXPIRED).
+    Error(zkrecipes::ErrorCode),
+}
+
+async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op) -> Taken {
+    let data = |ctx: &Ctx, what: &str, got: zkrecipes::Result<Option<Vec<u8>>>| match got {
+        Ok(Some(data)) => Taken::Item {
+            at_us: now_us(),
+            id: String::from_utf8_lossy(&data).into_owned(),
+        },
+        Ok(None) => Taken::Nothing,
+        Err(err) if is_timeout(&err) => {
+            ctx.violation(format!("queue {what} answered TIMEOUT: {err}"));
+            Taken::Error(err.code())
+        }
+        Err(err) => {
+            ctx.error(&format!("queue.{what}"), &err);
+            Taken::Error(err.code())
+        }
+    };
+    let item = |got: zkrecipes::Result<Option<Item>>| got.map(|i| i.map(|i| i.data));
+    match op {
+        Op::Poll => data(
+            ctx,
+            "poll",
+            watched(ctx, "poll", Duration::ZERO, queue.poll()).await,
+        ),
+        Op::PollItem => data(
+            ctx,
+            "poll_item",
+            item(watched(ctx, "poll_item", Duration::ZERO, queue.poll_item()).await),
+        ),
+        Op::TakeTimeout => {
+            let t = timeout(rng, ctx.rtt);
+            data(
+                ctx,
+                "take_timeout",
+                watched(ctx, "take_timeout", t, queue.take_timeout(t)).await,
+            )
+        }
+        Op::TakeItem => {
+            let t = timeout(rng, ctx.rtt);
+            data(
+                ctx,
+                "take_item",
+                item(watched(ctx, "take_item", t, queue.take_item(Some(t))).await),
+            )
+        }
+        Op::CancelTake | Op::CancelPoll => {
+            let after = cancel_after(rng, ctx.rtt);
+            let got = if matches!(op, Op::CancelTake) {
+                tokio::time::timeout(after, queue.take_item(None)).await
+            } else {
+                tokio::time::timeout(after, queue.poll_item()).await
+            };
+            match got {
+                Ok(got) => data(ctx, "cancellable_take", item(got)),
+                Err(_) => Taken::Cancelled,
+            }
+        }
+        Op::GiveBack => {
+            let got = watched(ctx, "poll_item", Duration::ZERO, queue.poll_item()).await;
+            match got {
+                Ok(Some(item)) => {
+                    match watched(ctx, "give_back", Duration::ZERO, queue.give_back(&item)).await {
+                        Ok(()) => Taken::GaveBack,
+                        // Not back in the queue: this consumer keeps it.
+                        Err(err) => {
+                            ctx.error("queue.give_back", &err);
+                            data(ctx, "give_back", Ok(Some(item.data)))
+                        }
+                    }
+                }
+                other => data(ctx, "poll_item", item(other)),
+            }
+        }
+        Op::Peek => Taken::Nothing,
+    }
+}
+
+async fn peek(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue) {
+    let outcome = match rng.u8(..3) {
+        0 => watched(ctx, "peek", Duration::ZERO, queue.peek())
+            .await
+            .map(|_| ()),
+        1 => watched(ctx, "size", Duration::ZERO, queue.size())
+            .await
+            .map(|_| ()),
+        _ => match watched(ctx, "element", Duration::ZERO, queue.element()).await {
+            Err(err) if err.code() == zkrecipes::ErrorCode::NoSuchElement => Ok(()),
+            other => other.map(|_| ()),
+        },
+    };
+    if let Err(err) = outcome {
+        ctx.error("queue.peek", &err);
+    }
+}
+
+/// Offers bursts of items; `OFFER` only once the offer was acknowledged,
+/// `OFFERFAIL` when it failed (the item may or may not be in the queue).
+pub async fn produce(ctx: Arc<Ctx>, seed: u64) {
+    let mut rng = Rng::with_seed(seed);
+    let mut link = Link::connect(&ctx.resource).await;
+    let queue = match DistributedQueue::new(&ctx.client, &ctx.dir("queue")) {
+        Ok(queue) => queue,
+        Err(err) => return ctx.violation(format!("DistributedQueue::new failed: {err}")),
+    };
+    let mut n = 0u64;
+    while !ctx.finishing() {
+        // Back-pressure: consumers must keep up, or no item offered in the
+        // calm phase would be delivered before the run ends.
+        if let Ok(waiting) = queue.size().await {
+            if waiting > BACKLOG {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        }
+        // A backlog in the calm phase: several consumers then race for the head.
+        let burst = if ctx.calm() {
+            rng.u64(5..25)
+        } else {
+            rng.u64(1..8)
+        };
+        for _ in 0..burst {
+            n += 1;
+            let id = format!("{}-{n}", ctx.name);
+            ctx.stats.bump("op.queue.offer");
+            match watched(
+                ctx.as_ref(),
+                "offer",
+                Duration::ZERO,
+                queue.offer(id.as_bytes()),
+            )
+            .await
+            {
+                Ok(path) => {
+                    let seq = path
+                        .rsplit("qn-")
+                        .next()
+                        .and_then(|s| s.parse::<i64>().ok());
+                    match seq {
+                        Some(seq) => link.ask(format!("OFFER {id} {seq}")).await,
+                        None => {
+                            ctx.violation(format!("offer returned the path {path}"));
+                            continue;
+                        }
+                    };
+                }
+                Err(err) => {
+                    ctx.error("queue.offer", &err);
+                    link.ask(format!("OFFERFAIL {id}")).await;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(rng.u64(10..80))).await;
+    }
+}

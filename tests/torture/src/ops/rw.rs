@@ -1,0 +1,242 @@
+//! Read/write lock operations on the worker's shared `ReadWriteLock`:
+//! both sides, bounded and cancelled acquires, downgrade (write holder takes
+//! the read side) and the refused upgrade.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastrand::Rng;
+use zkrecipes::{ErrorCode, Lock, ReadWriteLock, Wait};
+
+use super::{breathe, cancel_after, critical, pick, timeout, Held};
+use crate::resource::{Link, Sec};
+use crate::worker::{is_timeout, watched, Ctx};
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Acquire,
+    AcquireTimeout,
+    TryAcquire,
+    Cancel,
+    Downgrade,
+    Upgrade,
+}
+
+const OPS: &[(Op, u32)] = &[
+    (Op::Acquire, 20),
+    (Op::AcquireTimeout, 30),
+    (Op::TryAcquire, 15),
+    (Op::Cancel, 20),
+    (Op::Downgrade, 8),
+    (Op::Upgrade, 7),
+];
+
+pub async fn run(ctx: Arc<Ctx>, task: usize, seed: u64, shared: ReadWriteLock) {
+    let mut rng = Rng::with_seed(seed);
+    let mut link = Link::connect(&ctx.resource).await;
+    let private = match ReadWriteLock::new(&ctx.client, &ctx.dir("rw")) {
+        Ok(rw) => rw,
+        Err(err) => return ctx.violation(format!("ReadWriteLock::new failed: {err}")),
+    };
+    while !ctx.finishing() {
+        let is_private = rng.bool();
+        let rw = if is_private { &private } else { &shared };
+        let op = pick(&mut rng, OPS);
+        if matches!(op, Op::Downgrade) && ctx.skips("downgrade") {
+            continue;
+        }
+        ctx.stats.bump(format!("op.rw.{op:?}"));
+        match op {
+            Op::Downgrade => downgrade(&ctx, &mut link, &mut rng, rw).await,
+            Op::Upgrade => upgrade(&ctx, &mut link, &mut rng, rw).await,
+            _ => {
+                let (lock, sec) = if rng.u8(..10) < 6 {
+                    (rw.read_lock(), Sec::Read)
+                } else {
+                    (rw.write_lock(), Sec::Write)
+                };
+                let private = is_private.then_some(rw);
+                if let Some(held) = attempt(&ctx, &mut rng, lock, op, private).await {
+                    critical(&ctx, &mut link, sec, &held, &mut rng).await;
+                    held.release(&ctx, &mut rng, "rw").await;
+                }
+            }
+        }
+        breathe(&mut rng).await;
+    }
+    let name = format!("private-rw-{task}");
+    super::lock::expect_no_holds(&ctx, private.read_lock(), &format!("{name} read")).await;
+    super::lock::expect_no_holds(&ctx, private.write_lock(), &format!("{name} write")).await;
+}
+
+/// `private`: the task's own object, on which no other task holds anything.
+async fn attempt(
+    ctx: &Ctx,
+    rng: &mut Rng,
+    lock: &Lock,
+    op: Op,
+    private: Option<&ReadWriteLock>,
+) -> Option<Held> {
+    let got = match op {
+        Op::Acquire => lock.acquire().await.map(Some),
+        Op::AcquireTimeout => {
+            let t = timeout(rng, ctx.rtt);
+            watched(ctx, "rw acquire_timeout", t, lock.acquire_timeout(t)).await
+        }
+        Op::TryAcquire => watched(ctx, "rw try_acquire", Duration::ZERO, lock.try_acquire()).await,
+        _ => {
+            let after = cancel_after(rng, ctx.rtt);
+            match tokio::time::timeout(after, lock.acquire()).await {
+                Ok(got) => got.map(Some),
+                Err(_) => {
+                    ctx.stats.bump("rw.cancel.dropped");
+                    return None;
+                }
+            }
+        }
+    };
+    match got {
+        Ok(Some(guard)) => Some(Held::Guard(guard)),
+        Ok(None) => None,
+        Err(err) if is_timeout(&err) => {
+            ctx.violation(format!("rw {op:?} answered TIMEOUT: {err}"));
+            None
+        }
+        // Without a caller identity any read hold of the object counts as
+        // the caller's own: expected on the shared object while another
+        // task reads. The private object has no read hold at this point.
+        Err(err) if err.code() == ErrorCode::WouldDeadlock => {
+            if let Some(rw) = private {
+                // A read guard dropped just before is released in the
+                // background: until then its hold still counts.
+                let mut waited = 0;
+                while rw.read_lock().holders() > 0 && waited < 20 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    waited += 1;
+                }
+                if rw.read_lock().holders() == 0 {
+                    ctx.stats
+                        .bump("rw.write.would_deadlock_beside_background_release");
+                } else {
+                    ctx.violation(format!(
+                        "write {op:?} with no read hold of ours answered WOULD_DEADLOCK; 2 s later the read side still reports {} hold(s), token {:?}",
+                        rw.read_lock().holders(),
+                        rw.read_lock().fencing_token()
+                    ));
+                }
+            } else {
+                ctx.stats.bump("rw.write.would_deadlock_beside_reader");
+            }
+            None
+        }
+        Err(err) => {
+            ctx.error(&format!("rw.{op:?}"), &err);
+            None
+        }
+    }
+}
+
+/// The write holder takes the read side as the same owner: granted without
+/// waiting for anybody (its own writer does not block it). Then the write
+/// hold is released and the read hold written under.
+async fn downgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock) {
+    let owner = ctx.owner();
+    let t = Duration::from_millis(rng.u64(5..100));
+    let write = match watched(
+        ctx,
+        "write lock_as (downgrade)",
+        t,
+        rw.write_lock().lock_as(owner, Wait::For(t)),
+    )
+    .await
+    {
+        Ok(Some(token)) => Held::Owned {
+            lock: rw.write_lock().clone(),
+            owner,
+            count: 1,
+            token,
+        },
+        Ok(None) => return,
+        Err(err) => return ctx.error("rw.downgrade.write", &err),
+    };
+    critical(ctx, link, Sec::Write, &write, rng).await;
+    let epoch = ctx.epoch();
+    let bound = Duration::from_secs(2);
+    let read = watched(
+        ctx,
+        "read lock_as (downgrade)",
+        bound,
+        rw.read_lock().lock_as(owner, Wait::For(bound)),
+    )
+    .await;
+    let read = match read {
+        Ok(Some(token)) => Some(Held::Owned {
+            lock: rw.read_lock().clone(),
+            owner,
+            count: 1,
+            token,
+        }),
+        Ok(None) if ctx.steady(epoch) && write.still_held() => {
+            // Reported as a hang: excused only if a fault explains it.
+            ctx.stats.bump("rw.downgrade.refused");
+            ctx.alarm(format!(
+                "HANG {} 2000 downgrade: the write holder was not granted the read lock within 2 s",
+                ctx.name
+            ));
+            None
+        }
+        Ok(None) => None,
+        Err(err) => {
+            ctx.error("rw.downgrade.read", &err);
+            None
+        }
+    };
+    write.release(ctx, rng, "rw").await;
+    if let Some(read) = read {
+        ctx.stats.bump("rw.downgrade.done");
+        critical(ctx, link, Sec::Read, &read, rng).await;
+        read.release(ctx, rng, "rw").await;
+    }
+}
+
+/// A read holder asking for the write side as the same owner must be told
+/// WOULD_DEADLOCK at once, not wait for itself.
+async fn upgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock) {
+    let owner = ctx.owner();
+    let t = Duration::from_millis(rng.u64(5..100));
+    let read = match watched(
+        ctx,
+        "read lock_as (upgrade)",
+        t,
+        rw.read_lock().lock_as(owner, Wait::For(t)),
+    )
+    .await
+    {
+        Ok(Some(token)) => Held::Owned {
+            lock: rw.read_lock().clone(),
+            owner,
+            count: 1,
+            token,
+        },
+        Ok(None) => return,
+        Err(err) => return ctx.error("rw.upgrade.read", &err),
+    };
+    let wait = Wait::For(Duration::from_millis(200));
+    match rw.write_lock().lock_as(owner, wait).await {
+        Err(err) if err.code() == ErrorCode::WouldDeadlock => ctx.stats.bump("rw.upgrade.refused"),
+        Err(err) => ctx.error("rw.upgrade.write", &err),
+        Ok(got) => {
+            // Legitimate only if the read hold was lost just before.
+            if read.still_held() {
+                ctx.violation(format!(
+                    "upgrade of a held read lock answered {got:?}, not WOULD_DEADLOCK"
+                ));
+            }
+            if got.is_some() {
+                let _ = rw.write_lock().unlock_as(owner).await;
+            }
+        }
+    }
+    critical(ctx, link, Sec::Read, &read, rng).await;
+    read.release(ctx, rng, "rw").await;
+}

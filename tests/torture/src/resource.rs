@@ -1,0 +1,441 @@
+//! The protected resource and the global history.
+//!
+//! Workers report every step over one request/response line per step on a
+//! local TCP port, and wait for the answer before going on: the order in
+//! which the driver records the lines is therefore a true global order (a
+//! holder's `END` is recorded before its release lets the next `BEGIN` start).
+//! Like a storage service that defends itself, the resource refuses a `BEGIN`
+//! whose fencing token is older than one it has already seen (`STALE`).
+//!
+//! Protocol (worker → driver; answer `OK` unless said otherwise):
+//!
+//! ```text
+//! HELLO|READY <w> <pid>            BYE <w> k=v...              (statistics)
+//! [R|W]BEGIN <w> <token> -> OK|STALE   [R|W]END <w> <token>   [R|W]ABORT <w> <token>
+//! WAITING <w> | WAITED <w>          (around a blocking acquire of the exclusive lock)
+//! OFFER <id> <seq> | OFFERFAIL <id>
+//! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
+//! LEADER <w> on|off | ELECT <w> start|stop
+//! SUSPENDED|LOST|RECONNECTED <w> <object>   CLIENT <w> <state>
+//! VIOLATION <w> <text>              HANG <w> <ms> <what>
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Which critical section a `BEGIN` opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sec {
+    Excl,
+    Read,
+    Write,
+}
+
+impl Sec {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Sec::Excl => "",
+            Sec::Read => "R",
+            Sec::Write => "W",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Ev {
+    Hello,
+    Ready {
+        w: String,
+    },
+    Bye {
+        w: String,
+        stats: Vec<(String, u64)>,
+    },
+    Begin {
+        sec: Sec,
+        w: String,
+        token: i64,
+        stale: bool,
+    },
+    End {
+        sec: Sec,
+        w: String,
+        token: i64,
+    },
+    Waiting {
+        w: String,
+    },
+    Waited {
+        w: String,
+    },
+    Offer {
+        id: String,
+        seq: i64,
+    },
+    OfferFail {
+        id: String,
+    },
+    Taking {
+        w: String,
+        task: String,
+    },
+    Got {
+        id: String,
+        w: String,
+        task: String,
+        at_us: u64,
+    },
+    Taken {
+        w: String,
+        task: String,
+        how: String,
+    },
+    Leader {
+        w: String,
+        on: bool,
+    },
+    Elect {
+        w: String,
+        started: bool,
+    },
+    /// SUSPENDED / LOST / RECONNECTED told to the worker by a recipe.
+    Conn {
+        w: String,
+        what: String,
+    },
+    /// The client's own connection state (`LOST` = session expired).
+    Client {
+        w: String,
+        state: String,
+    },
+    Violation {
+        w: String,
+        text: String,
+    },
+    Hang {
+        w: String,
+        ms: u64,
+        what: String,
+    },
+    // Recorded by the driver itself.
+    FaultStart {
+        id: u64,
+        kind: &'static str,
+        target: Option<String>,
+    },
+    FaultEnd {
+        id: u64,
+    },
+    Paused {
+        w: String,
+    },
+    Resumed {
+        w: String,
+    },
+    Killed {
+        w: String,
+    },
+    Spawned {
+        w: String,
+    },
+    Exited {
+        w: String,
+        status: String,
+    },
+    Phase(&'static str),
+}
+
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub t: Instant,
+    pub ev: Ev,
+}
+
+/// The highest fencing tokens seen, to refuse stale holders.
+#[derive(Default)]
+struct Fences {
+    excl: Option<(i64, String)>,
+    rw_write: Option<(i64, String)>,
+    rw_any: i64,
+}
+
+#[derive(Default)]
+struct Inner {
+    records: Vec<Record>,
+    fences: Fences,
+    lines: u64,
+}
+
+/// The history of one seed, shared by the resource server and the driver.
+#[derive(Clone, Default)]
+pub struct History(Arc<Mutex<Inner>>);
+
+impl History {
+    pub fn note(&self, ev: Ev) {
+        let mut inner = self.0.lock().unwrap();
+        inner.records.push(Record {
+            t: Instant::now(),
+            ev,
+        });
+    }
+
+    pub fn records(&self) -> Vec<Record> {
+        self.0.lock().unwrap().records.clone()
+    }
+
+    pub fn lines(&self) -> u64 {
+        self.0.lock().unwrap().lines
+    }
+
+    /// Names of workers that said READY.
+    pub fn ready(&self) -> Vec<String> {
+        let inner = self.0.lock().unwrap();
+        inner
+            .records
+            .iter()
+            .filter_map(|r| match &r.ev {
+                Ev::Ready { w } => Some(w.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Who currently reports leadership (the last `LEADER on` not yet off).
+    pub fn leaders(&self) -> Vec<String> {
+        let inner = self.0.lock().unwrap();
+        let mut on: BTreeMap<&str, bool> = BTreeMap::new();
+        for r in &inner.records {
+            match &r.ev {
+                Ev::Leader { w, on: now } => {
+                    on.insert(w, *now);
+                }
+                Ev::Killed { w } | Ev::Paused { w } => {
+                    on.insert(w, false);
+                }
+                _ => {}
+            }
+        }
+        on.into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(w, _)| w.to_string())
+            .collect()
+    }
+
+    /// Records one protocol line under the lock, so the record order is the
+    /// global order; returns the answer.
+    fn handle(&self, line: &str) -> String {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let mut inner = self.0.lock().unwrap();
+        inner.lines += 1;
+        let (ev, answer) = match parse(&words, &mut inner.fences) {
+            Some(parsed) => parsed,
+            None => return format!("ERR {line}"),
+        };
+        inner.records.push(Record {
+            t: Instant::now(),
+            ev,
+        });
+        answer.to_string()
+    }
+}
+
+fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
+    let s = |i: usize| words.get(i).map(|w| w.to_string());
+    let n = |i: usize| words.get(i).and_then(|w| w.parse::<i64>().ok());
+    let ok = |ev| Some((ev, "OK"));
+    let (cmd, rest) = words.split_first()?;
+    let section = |name: &str| -> Option<(Sec, &'static str)> {
+        for sec in [Sec::Excl, Sec::Read, Sec::Write] {
+            for (what, tag) in [("BEGIN", "B"), ("END", "E"), ("ABORT", "E")] {
+                if name == format!("{}{what}", sec.prefix()) {
+                    return Some((sec, tag));
+                }
+            }
+        }
+        None
+    };
+    if let Some((sec, tag)) = section(cmd) {
+        let (w, token) = (s(1)?, n(2)?);
+        if tag == "E" {
+            return ok(Ev::End { sec, w, token });
+        }
+        let stale = fences.stale(sec, &w, token);
+        let answer = if stale { "STALE" } else { "OK" };
+        return Some((
+            Ev::Begin {
+                sec,
+                w,
+                token,
+                stale,
+            },
+            answer,
+        ));
+    }
+    match *cmd {
+        "HELLO" => ok(Ev::Hello),
+        "READY" => ok(Ev::Ready { w: s(1)? }),
+        "BYE" => {
+            let stats = rest[1..]
+                .iter()
+                .filter_map(|kv| kv.split_once('='))
+                .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                .collect();
+            ok(Ev::Bye { w: s(1)?, stats })
+        }
+        "WAITING" => ok(Ev::Waiting { w: s(1)? }),
+        "WAITED" => ok(Ev::Waited { w: s(1)? }),
+        "OFFER" => ok(Ev::Offer {
+            id: s(1)?,
+            seq: n(2)?,
+        }),
+        "OFFERFAIL" => ok(Ev::OfferFail { id: s(1)? }),
+        "TAKING" => ok(Ev::Taking {
+            w: s(1)?,
+            task: s(2)?,
+        }),
+        "GOT" => ok(Ev::Got {
+            id: s(1)?,
+            w: s(2)?,
+            task: s(3)?,
+            at_us: n(4)? as u64,
+        }),
+        "TAKEN" => ok(Ev::Taken {
+            w: s(1)?,
+            task: s(2)?,
+            how: s(3)?,
+        }),
+        "LEADER" => ok(Ev::Leader {
+            w: s(1)?,
+            on: s(2)? == "on",
+        }),
+        "ELECT" => ok(Ev::Elect {
+            w: s(1)?,
+            started: s(2)? == "start",
+        }),
+        "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
+            w: s(1)?,
+            what: cmd.to_string(),
+        }),
+        "CLIENT" => ok(Ev::Client {
+            w: s(1)?,
+            state: s(2)?,
+        }),
+        "VIOLATION" => ok(Ev::Violation {
+            w: s(1)?,
+            text: rest[1..].join(" "),
+        }),
+        "HANG" => ok(Ev::Hang {
+            w: s(1)?,
+            ms: n(2)? as u64,
+            what: rest[2..].join(" "),
+        }),
+        _ => None,
+    }
+}
+
+impl Fences {
+    /// Fencing: a holder's token must be newer than every token of a section
+    /// it must follow. Exclusive: every earlier holder (an equal token is the
+    /// same node, so only from the same worker). Write side: every earlier
+    /// reader and writer. Read side: every earlier writer (readers share).
+    fn stale(&mut self, sec: Sec, w: &str, token: i64) -> bool {
+        match sec {
+            Sec::Excl => {
+                let stale = match &self.excl {
+                    Some((max, owner)) => token < *max || (token == *max && owner != w),
+                    None => false,
+                };
+                if !stale {
+                    self.excl = Some((token, w.to_string()));
+                }
+                stale
+            }
+            Sec::Write => {
+                // A writer's later sections of one hold repeat its token.
+                let again = self.rw_write.as_ref() == Some(&(token, w.to_string()));
+                let stale = token < self.rw_any || (token == self.rw_any && !again);
+                if !stale {
+                    self.rw_write = Some((token, w.to_string()));
+                    self.rw_any = token;
+                }
+                stale
+            }
+            Sec::Read => {
+                let stale = self.rw_write.as_ref().is_some_and(|(max, _)| token < *max);
+                if !stale {
+                    self.rw_any = self.rw_any.max(token);
+                }
+                stale
+            }
+        }
+    }
+}
+
+/// Accepts worker connections on a free loopback port; one task per
+/// connection. Aborting the returned task stops accepting.
+pub async fn serve(history: History) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?.to_string();
+    let server = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let history = history.clone();
+            tokio::spawn(async move {
+                let _ = stream.set_nodelay(true);
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let answer = history.handle(&line) + "\n";
+                    if write.write_all(answer.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    Ok((address, server))
+}
+
+/// A worker's connection to the resource: one request, one answer.
+pub struct Link {
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+}
+
+impl Link {
+    /// Connects, or ends the worker: without its driver it has no purpose.
+    pub async fn connect(address: &str) -> Link {
+        match TcpStream::connect(address).await {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                let (read, writer) = stream.into_split();
+                Link {
+                    reader: BufReader::new(read),
+                    writer,
+                }
+            }
+            Err(err) => gone(err),
+        }
+    }
+
+    pub async fn ask(&mut self, line: String) -> String {
+        if let Err(err) = self.writer.write_all((line + "\n").as_bytes()).await {
+            gone(err);
+        }
+        let mut answer = String::new();
+        match self.reader.read_line(&mut answer).await {
+            Ok(0) => gone(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) => answer.trim().to_string(),
+            Err(err) => gone(err),
+        }
+    }
+}
+
+fn gone(err: std::io::Error) -> ! {
+    eprintln!("zk-torture worker: the driver's resource is gone ({err}); exiting");
+    std::process::exit(3);
+}
