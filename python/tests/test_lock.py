@@ -279,7 +279,9 @@ def test_read_write_lock_share_downgrade_and_upgrade(make_client, path):
             rw_a.write_lock().acquire()
     with rw_a.write_lock():
         with rw_a.read_lock():
-            assert [p.is_reader for p in rw_a.read_lock().participants()] == [False, True]
+            # A downgrade reads on the write hold's node: no new node that a queued writer could precede.
+            assert [p.is_reader for p in rw_a.read_lock().participants()] == [False]
+        assert rw_a.write_lock().is_held_by_current_thread()
     assert rw_b.write_lock().acquire(blocking=False) is True
     rw_b.write_lock().release()
 

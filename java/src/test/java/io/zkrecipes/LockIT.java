@@ -184,14 +184,15 @@ class LockIT {
             assertEquals(ZkException.Code.WOULD_DEADLOCK, upgrade.getCode());
             mine.readLock().unlock();
             mine.writeLock().lock();
-            mine.readLock().lock(); // downgrade
+            mine.readLock().lock(); // downgrade: on the write hold's node, kept until the read is released
             mine.writeLock().unlock();
-            assertTrue(theirs.readLock().tryLock());
-            theirs.readLock().unlock();
+            assertFalse(theirs.writeLock().tryLock());
+            assertFalse(theirs.readLock().tryLock(), "a downgraded reader excludes like the writer it was");
             List<Participant> people = mine.readLock().getParticipants();
             assertEquals(1, people.size());
-            assertTrue(people.get(0).reader());
             mine.readLock().unlock();
+            assertTrue(theirs.readLock().tryLock());
+            theirs.readLock().unlock();
             mine.close();
             theirs.close();
         }
