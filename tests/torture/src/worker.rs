@@ -54,6 +54,9 @@ pub struct Ctx {
     alarms: mpsc::UnboundedSender<String>,
     /// Operations left out (`ZK_TORTURE_SKIP`), to look past a known bug.
     skip: Vec<String>,
+    /// Stretches in which this process did not run (SIGSTOP), as the pause
+    /// detector saw them: (last tick before, first tick after).
+    pauses: std::sync::Mutex<Vec<(std::time::Instant, std::time::Instant)>>,
 }
 
 impl Ctx {
@@ -93,6 +96,16 @@ impl Ctx {
 
     pub fn skips(&self, op: &str) -> bool {
         self.skip.iter().any(|s| s == op)
+    }
+
+    /// The longest stretch this process was frozen that ended after `since`.
+    pub fn paused_since(&self, since: std::time::Instant) -> Option<Duration> {
+        let pauses = self.pauses.lock().unwrap();
+        pauses
+            .iter()
+            .filter(|(_, after)| *after > since)
+            .map(|(before, after)| *after - *before)
+            .max()
     }
 
     pub fn violation(&self, text: String) {
@@ -208,6 +221,7 @@ async fn run(args: Args) -> i32 {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect(),
+        pauses: Default::default(),
     };
     let shared = Shared::new(&ctx).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the recipe objects: {err}", ctx.name);
@@ -215,6 +229,7 @@ async fn run(args: Args) -> i32 {
     });
     ctx.rtt = measure_rtt(&shared.queue).await;
     let ctx = Arc::new(ctx);
+    detect_pauses(ctx.clone());
     forward(&finish_tx, &calm_tx, &ctx);
     let mut rng = fastrand::Rng::with_seed(args.seed);
     let listeners = vec![
@@ -382,4 +397,22 @@ async fn measure_rtt(queue: &DistributedQueue) -> Duration {
 /// Whether `err` is the code a bounded call must never answer.
 pub fn is_timeout(err: &Error) -> bool {
     err.code() == ErrorCode::Timeout
+}
+
+/// Notices that the whole process was frozen (SIGSTOP, a long GC-like
+/// stall): a tick that comes far later than asked for. A thread of its own,
+/// so that a busy runtime is not mistaken for a pause.
+fn detect_pauses(ctx: Arc<Ctx>) {
+    std::thread::spawn(move || {
+        let tick = Duration::from_millis(50);
+        let mut last = std::time::Instant::now();
+        loop {
+            std::thread::sleep(tick);
+            let now = std::time::Instant::now();
+            if now - last > Duration::from_millis(500) {
+                ctx.pauses.lock().unwrap().push((last, now));
+            }
+            last = now;
+        }
+    });
 }

@@ -145,6 +145,35 @@ impl Held {
 /// gone; a `STALE` answer ends the hold's writing too.
 pub async fn critical(ctx: &Ctx, link: &mut Link, sec: Sec, held: &Held, rng: &mut Rng) {
     let epoch = ctx.epoch();
+    let since = std::time::Instant::now();
+    sections(ctx, link, sec, held, rng, epoch).await;
+    told_of_a_pause(ctx, held, since, epoch).await;
+}
+
+/// A holder frozen for well past its session (the server expired it and may
+/// have handed the lock on) must hear of it — SUSPENDED or LOST — and its
+/// object must stop reporting the hold, before it goes on as if it held.
+async fn told_of_a_pause(ctx: &Ctx, held: &Held, since: std::time::Instant, epoch: u64) {
+    let session = ctx.client.session_timeout();
+    let Some(pause) = ctx.paused_since(since) else {
+        return;
+    };
+    if pause < session + session / 2 {
+        return;
+    }
+    // The recipes get a moment to pass the news on after the process resumed.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    if ctx.steady(epoch) && held.still_held() {
+        ctx.violation(format!(
+            "frozen for {pause:?} (session {session:?}) while holding token {}: never told SUSPENDED/LOST, and the object still reports the hold",
+            held.token()
+        ));
+    } else {
+        ctx.stats.bump("sections.pause_told");
+    }
+}
+
+async fn sections(ctx: &Ctx, link: &mut Link, sec: Sec, held: &Held, rng: &mut Rng, epoch: u64) {
     let p = sec.prefix();
     let token = held.token();
     let sections = if rng.u8(..8) == 0 { rng.u32(2..5) } else { 1 };
