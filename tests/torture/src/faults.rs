@@ -134,6 +134,7 @@ impl Faults {
                 tokio::time::sleep(session + Duration::from_millis(rng.u64(500..2500))).await;
                 proxies(&|p| p.set_blackhole(false));
             }
+            Kind::Pause if rng.bool() => self.freeze_a_holder(rng).await,
             Kind::Pause => {
                 let long = rng.bool();
                 self.workers.pause(slot);
@@ -152,6 +153,26 @@ impl Faults {
             Kind::ServerKill => self.server_kill(rng).await,
         }
         self.history.note(Ev::FaultEnd { id });
+    }
+
+    /// SIGSTOPs the next worker to begin an exclusive critical section, inside
+    /// it, for longer than its session: the server expires it and hands the
+    /// lock on, and the worker must learn of the loss once it runs again.
+    async fn freeze_a_holder(&self, rng: &mut Rng) {
+        let caught = self.history.catch_next_holder();
+        match tokio::time::timeout(Duration::from_secs(3), caught).await {
+            Ok(Ok((w, frozen))) => {
+                let Some(slot) = self.workers.slot_of(&w) else {
+                    let _ = frozen.send(());
+                    return;
+                };
+                self.workers.pause(slot);
+                let _ = frozen.send(());
+                tokio::time::sleep(self.session + Duration::from_millis(rng.u64(1500..3000))).await;
+                self.workers.resume(slot);
+            }
+            _ => self.history.cancel_catch(),
+        }
     }
 
     /// The worker a fault hits; a kill hits the elected leader half the time.

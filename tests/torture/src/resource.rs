@@ -164,11 +164,17 @@ struct Fences {
     rw_any: i64,
 }
 
+/// A fault waiting for the next holder of the exclusive lock: it gets the
+/// worker's name and answers once it has frozen it, before the `BEGIN` is
+/// answered, so that the worker is frozen inside its critical section.
+type Catch = tokio::sync::oneshot::Sender<(String, tokio::sync::oneshot::Sender<()>)>;
+
 #[derive(Default)]
 struct Inner {
     records: Vec<Record>,
     fences: Fences,
     lines: u64,
+    catch: Option<Catch>,
 }
 
 /// The history of one seed, shared by the resource server and the driver.
@@ -226,21 +232,51 @@ impl History {
             .collect()
     }
 
+    /// The name of the next worker that begins an exclusive section, with
+    /// the sender that lets its `BEGIN` be answered (see `Catch`).
+    pub fn catch_next_holder(
+        &self,
+    ) -> tokio::sync::oneshot::Receiver<(String, tokio::sync::oneshot::Sender<()>)> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.0.lock().unwrap().catch = Some(tx);
+        rx
+    }
+
+    pub fn cancel_catch(&self) {
+        self.0.lock().unwrap().catch = None;
+    }
+
     /// Records one protocol line under the lock, so the record order is the
-    /// global order; returns the answer.
-    fn handle(&self, line: &str) -> String {
+    /// global order; returns the answer, and what to wait for before sending
+    /// it (a fault freezing this worker first).
+    fn handle(&self, line: &str) -> (String, Option<tokio::sync::oneshot::Receiver<()>>) {
         let words: Vec<&str> = line.split_whitespace().collect();
         let mut inner = self.0.lock().unwrap();
         inner.lines += 1;
         let (ev, answer) = match parse(&words, &mut inner.fences) {
             Some(parsed) => parsed,
-            None => return format!("ERR {line}"),
+            None => return (format!("ERR {line}"), None),
         };
+        let mut hold_back = None;
+        if let Ev::Begin {
+            sec: Sec::Excl,
+            w,
+            stale: false,
+            ..
+        } = &ev
+        {
+            if let Some(catch) = inner.catch.take() {
+                let (ack, wait) = tokio::sync::oneshot::channel();
+                if catch.send((w.clone(), ack)).is_ok() {
+                    hold_back = Some(wait);
+                }
+            }
+        }
         inner.records.push(Record {
             t: Instant::now(),
             ev,
         });
-        answer.to_string()
+        (answer.to_string(), hold_back)
     }
 }
 
@@ -389,7 +425,12 @@ pub async fn serve(history: History) -> std::io::Result<(String, tokio::task::Jo
                 let (read, mut write) = stream.into_split();
                 let mut lines = BufReader::new(read).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    let answer = history.handle(&line) + "\n";
+                    let (answer, hold_back) = history.handle(&line);
+                    if let Some(frozen) = hold_back {
+                        let _ =
+                            tokio::time::timeout(std::time::Duration::from_secs(5), frozen).await;
+                    }
+                    let answer = answer + "\n";
                     if write.write_all(answer.as_bytes()).await.is_err() {
                         break;
                     }
