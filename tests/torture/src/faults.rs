@@ -155,11 +155,12 @@ impl Faults {
         self.history.note(Ev::FaultEnd { id });
     }
 
-    /// SIGSTOPs the next worker to begin an exclusive critical section, inside
-    /// it, for longer than its session: the server expires it and hands the
-    /// lock on, and the worker must learn of the loss once it runs again.
+    /// SIGSTOPs the next worker to begin (or to end: then its release is the
+    /// first thing it does on waking) an exclusive critical section, for longer
+    /// than its session: the server expires it and hands the lock on, and the
+    /// worker must learn of the loss once it runs again.
     async fn freeze_a_holder(&self, rng: &mut Rng) {
-        let caught = self.history.catch_next_holder();
+        let caught = self.history.catch_next_holder(rng.bool());
         match tokio::time::timeout(Duration::from_secs(3), caught).await {
             Ok(Ok((w, frozen))) => {
                 let Some(slot) = self.workers.slot_of(&w) else {

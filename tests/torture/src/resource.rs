@@ -174,7 +174,8 @@ struct Inner {
     records: Vec<Record>,
     fences: Fences,
     lines: u64,
-    catch: Option<Catch>,
+    /// The catch, and whether it waits for an `END` (else a `BEGIN`).
+    catch: Option<(Catch, bool)>,
 }
 
 /// The history of one seed, shared by the resource server and the driver.
@@ -236,9 +237,10 @@ impl History {
     /// the sender that lets its `BEGIN` be answered (see `Catch`).
     pub fn catch_next_holder(
         &self,
+        at_end: bool,
     ) -> tokio::sync::oneshot::Receiver<(String, tokio::sync::oneshot::Sender<()>)> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.0.lock().unwrap().catch = Some(tx);
+        self.0.lock().unwrap().catch = Some((tx, at_end));
         rx
     }
 
@@ -258,16 +260,23 @@ impl History {
             None => return (format!("ERR {line}"), None),
         };
         let mut hold_back = None;
-        if let Ev::Begin {
-            sec: Sec::Excl,
-            w,
-            stale: false,
-            ..
-        } = &ev
-        {
-            if let Some(catch) = inner.catch.take() {
+        let holder = match &ev {
+            Ev::Begin {
+                sec: Sec::Excl,
+                w,
+                stale: false,
+                ..
+            } => Some((w.clone(), false)),
+            Ev::End {
+                sec: Sec::Excl, w, ..
+            } => Some((w.clone(), true)),
+            _ => None,
+        };
+        if let Some((w, at_end)) = holder {
+            if inner.catch.as_ref().is_some_and(|(_, end)| *end == at_end) {
+                let (catch, _) = inner.catch.take().expect("checked");
                 let (ack, wait) = tokio::sync::oneshot::channel();
-                if catch.send((w.clone(), ack)).is_ok() {
+                if catch.send((w, ack)).is_ok() {
                     hold_back = Some(wait);
                 }
             }

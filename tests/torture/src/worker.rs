@@ -98,12 +98,12 @@ impl Ctx {
         self.skip.iter().any(|s| s == op)
     }
 
-    /// The longest stretch this process was frozen that ended after `since`.
+    /// The longest stretch this process was frozen that began after `since`.
     pub fn paused_since(&self, since: std::time::Instant) -> Option<Duration> {
         let pauses = self.pauses.lock().unwrap();
         pauses
             .iter()
-            .filter(|(_, after)| *after > since)
+            .filter(|(before, _)| *before >= since)
             .map(|(before, after)| *after - *before)
             .max()
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{Lock, Wait, WriteLock};
 
-use super::{breathe, cancel_after, critical, listen_lock, pick, timeout, Held};
+use super::{breathe, cancel_after, critical, listen_lock, pick, timeout, told_of_a_pause, Held};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
 
@@ -46,9 +46,13 @@ pub async fn run(ctx: Arc<Ctx>, task: usize, seed: u64, shared: Lock) {
         let lock = if rng.u8(..10) < 6 { &shared } else { &private };
         let op = pick(&mut rng, OPS);
         ctx.stats.bump(format!("op.lock.{op:?}"));
+        let epoch = ctx.epoch();
         if let Some(held) = attempt(&ctx, &mut link, &mut rng, lock, op).await {
+            let since = std::time::Instant::now();
             critical(&ctx, &mut link, Sec::Excl, &held, &mut rng).await;
+            let token = held.token();
             held.release(&ctx, &mut rng, "lock").await;
+            told_of_a_pause(&ctx, since, epoch, token, || lock.is_held()).await;
         }
         breathe(&mut rng).await;
         // Some air between holds, so that bounded acquires get a chance too.
