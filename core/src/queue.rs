@@ -468,45 +468,69 @@ impl Inner {
     }
 
     /// Re-creates a claimed item under its own name and drops our claim
-    /// marker, in one transaction.
+    /// marker, in one transaction with an ephemeral receipt of its own: after a
+    /// lost reply the receipt tells whether the item went back, so a retry
+    /// never re-creates an item that went back and was consumed meanwhile (a
+    /// duplicate delivery, found by the torture suite). Only a session that
+    /// expires in that very moment leaves it unknown; then the item is not
+    /// re-created (never twice), and the error says so.
     async fn give_back(&self, item: &Item, mut marker: Option<String>) -> Result<()> {
         let path = format!("{}/{}", self.dir, item.name);
+        let receipt = format!(
+            "{}/back-{}-{}",
+            self.dir,
+            self.consumer,
+            uuid::Uuid::new_v4().simple()
+        );
         let persistent = zk::CreateMode::Persistent.with_acls(self.client.acls());
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
         loop {
             let zk = self.client.zk()?;
             let session = zk.session_id().0;
             let mut transaction = zk.new_multi_writer();
             transaction.add_create(&path, &item.data, &persistent)?;
+            transaction.add_create(&receipt, &[], &ephemeral)?;
             if let Some(marker) = marker.as_deref() {
                 transaction.add_delete(marker, None)?;
             }
             let committed = transaction.commit().await;
             drop(zk);
             match committed {
-                Ok(_) => return Ok(()),
-                // Already back (an earlier attempt whose reply was lost).
+                Ok(_) => break,
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 0,
                     source: zk::Error::NodeExists,
                 }) => return Ok(()),
                 Err(zk::MultiWriteError::OperationFailed {
-                    index: 1,
+                    index: 2,
                     source: zk::Error::NoNode,
                 }) => marker = None,
                 Err(zk::MultiWriteError::RequestFailed { source })
                     if Error::from(source.clone()).is_connection_loss() =>
                 {
-                    if let Err(err) = self.client.await_usable(session, None).await {
-                        if err.code() != ErrorCode::SessionExpired {
-                            return Err(err);
-                        }
-                        // The marker went with the session; the item is still owed.
-                        marker = None;
+                    self.client
+                        .await_usable(session, None)
+                        .await
+                        .map_err(|err| {
+                            Error::new(
+                                err.code(),
+                                format!("item {} may not have gone back: {err}", item.name),
+                            )
+                        })?;
+                    let r = receipt.as_str();
+                    let applied = self
+                        .client
+                        .retrying(None, |zk| async move { zk.check_stat(r).await })
+                        .await?
+                        .is_some();
+                    if applied {
+                        break;
                     }
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
+        crate::client::delete_confirmed(&self.client, &receipt).await
     }
 }
 
