@@ -597,3 +597,39 @@ async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
     guard.release().await.unwrap();
     assert!(children(server().connect_string(), &dir).await.is_empty());
 }
+
+/// Found by the torture suite: a give-back whose reply was lost was retried
+/// and re-created an item that had gone back and been consumed meanwhile —
+/// one item delivered twice. The receipt in the transaction tells the retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
+    let dir = unique("give-back");
+    let proxy = FaultProxy::start(server().connect_string());
+    let flaky = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let mine = DistributedQueue::new(&flaky, &dir).unwrap();
+    let theirs = DistributedQueue::new(&client().await, &dir).unwrap();
+    mine.offer(b"only-once").await.unwrap();
+    let item = mine.poll_item().await.unwrap().expect("the item");
+    proxy.set_drop_replies(true);
+    let giving = {
+        let mine = mine.clone();
+        let item = item.clone();
+        tokio::spawn(async move { mine.give_back(&item).await })
+    };
+    // The give-back is applied on the server (only its reply is lost): the
+    // other consumer takes the item while ours does not know yet.
+    let taken = tokio::time::timeout(Duration::from_secs(5), theirs.take())
+        .await
+        .expect("the item went back")
+        .unwrap();
+    assert_eq!(taken, b"only-once");
+    proxy.drop_all();
+    proxy.set_drop_replies(false);
+    tokio::time::timeout(Duration::from_secs(15), giving)
+        .await
+        .expect("give-back finishes")
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(theirs.poll().await.unwrap(), None, "the item came back twice");
+}
