@@ -631,5 +631,9 @@ async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
         .unwrap()
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(theirs.poll().await.unwrap(), None, "the item came back twice");
+    assert_eq!(
+        theirs.poll().await.unwrap(),
+        None,
+        "the item came back twice"
+    );
 }
