@@ -124,15 +124,18 @@ clean:
 # Randomized schedule torture (tests/torture): worker processes draw every recipe
 # operation at random under faults; the driver judges one global history.
 # `make torture MINUTES=30` runs fresh seeds; replay one with the printed command.
+# When the JAR is built, one worker slot is the Java worker (tests/torture/JavaWorker.java).
 MINUTES ?= 5
 TORTURE := target/debug/zk-torture
+# Checked when the recipe runs (the JAR may be built earlier in the same `make test`).
+TORTURE_JAVA = $$(test -f $(JAR) && echo --java-jar $(CURDIR)/$(JAR))
 
 torture:
 	$(CARGO) build --quiet -p zk-torture -p zk-harness
-	$(TORTURE) loop --minutes $(MINUTES)
+	$(TORTURE) loop --minutes $(MINUTES) $(TORTURE_JAVA)
 
 # The bounded run of `make test`: fixed seeds on a standalone server, one on a 3-node ensemble.
 torture-smoke:
 	$(CARGO) build --quiet -p zk-torture -p zk-harness
-	rc=0; $(TORTURE) run --seeds 1,2 --seconds 15 || rc=1; \
-		$(TORTURE) run --seed 3 --seconds 20 --ensemble || rc=1; exit $$rc
+	rc=0; $(TORTURE) run --seeds 1,2 --seconds 15 $(TORTURE_JAVA) || rc=1; \
+		$(TORTURE) run --seed 3 --seconds 20 --ensemble $(TORTURE_JAVA) || rc=1; exit $$rc

@@ -274,8 +274,15 @@ impl DistributedQueue {
 
     async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
         loop {
-            if let Some(item) = self.poll_item().await? {
-                return Ok(Some(item));
+            // The deadline bounds the poll too; a claim cut short gives its
+            // item back (see `poll_item`).
+            match with_deadline(deadline, self.poll_item()).await {
+                Ok(polled) => {
+                    if let Some(item) = polled? {
+                        return Ok(Some(item));
+                    }
+                }
+                Err(_) => return Ok(None),
             }
             // Empty as of the listing poll just made: arm a child watch, and
             // look once more since an item may have arrived in between.

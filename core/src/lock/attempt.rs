@@ -29,6 +29,9 @@ pub(super) struct Created {
     pub children_watch: Option<zk::OneshotWatcher>,
 }
 
+/// How long a timed acquire that gave up waits for its node's delete.
+const ABANDON_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 pub(super) struct Attempt {
     core: Arc<LockCore>,
     owner: Owner,
@@ -121,8 +124,11 @@ impl Attempt {
         };
         let client = self.core.client().clone();
         let task = runtime::handle().spawn(cleanup);
+        // A moment for the delete while the connection is up (one round trip
+        // or two); never long past the caller's deadline — a silent partition
+        // must not turn a 1 ms timeout into seconds.
         if client.state().is_usable() {
-            let _ = tokio::time::timeout(client.session_timeout(), task).await;
+            let _ = tokio::time::timeout(ABANDON_GRACE.min(client.session_timeout()), task).await;
         }
     }
 

@@ -4,6 +4,7 @@
 //! finish, the driver's own drain of the queue, the orphan scan, the checks.
 
 use std::net::ToSocketAddrs;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -27,6 +28,8 @@ pub struct Plan {
     pub seconds: f64,
     pub processes: usize,
     pub ensemble: bool,
+    /// The zkrecipes JAR: one worker slot (the last) is then a Java worker.
+    pub java_jar: Option<PathBuf>,
 }
 
 impl Plan {
@@ -34,8 +37,13 @@ impl Plan {
         let skip = std::env::var("ZK_TORTURE_SKIP")
             .map(|s| format!("ZK_TORTURE_SKIP={s} "))
             .unwrap_or_default();
+        let java = self
+            .java_jar
+            .as_ref()
+            .map(|jar| format!(" --java-jar {}", jar.display()))
+            .unwrap_or_default();
         format!(
-            "{skip}zk-torture run --seed {seed} --seconds {} --processes {}{}",
+            "{skip}zk-torture run --seed {seed} --seconds {} --processes {}{}{java}",
             self.seconds,
             self.processes,
             if self.ensemble { " --ensemble" } else { "" }
@@ -179,6 +187,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         logs: logs.clone(),
         servers: cluster.servers.clone(),
         chroot: cluster.chroot.clone(),
+        java_jar: plan.java_jar.clone(),
     };
     let workers = match Workers::start(spec, plan.processes, history.clone()) {
         Ok(workers) => workers,
@@ -219,6 +228,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
     reaper.abort();
     let (hung, failed_exits) = workers.finish(FINISH_GRACE).await;
     let end = std::time::Instant::now();
+    workers.remove_java_tmp();
     workers.stop_proxies();
     let (drained, drain_error) = sweep::drain(&cluster.connect, &format!("{root}/queue")).await;
     let orphans = sweep::orphans(&cluster.connect, &root, SESSION).await;

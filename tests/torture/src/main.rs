@@ -3,6 +3,8 @@
 //!
 //! - `zk-torture run --seed N [--seeds a,b,c] [--seconds S] [--ensemble] [--processes P]`
 //! - `zk-torture loop --minutes M [--seconds S] [--processes P]`: fresh seeds until time is up
+//! - `--java-jar PATH` (or `ZK_TORTURE_JAVA_JAR`): one worker slot is a Java worker
+//!   (`JavaWorker.java` run by Java's source launcher on the zkrecipes JAR)
 //! - `zk-torture worker ...`: one worker process (started by the driver, not by hand)
 
 mod checks;
@@ -16,15 +18,19 @@ mod worker;
 mod workers;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
-const USAGE: &str = "usage: zk-torture run --seed N | --seeds a,b,c [--seconds S] [--ensemble] [--processes P]\n       \
-                     zk-torture loop [--minutes M] [--seconds S] [--processes P]";
+const USAGE: &str = "usage: zk-torture run --seed N | --seeds a,b,c [--seconds S] [--ensemble] [--processes P] [--java-jar JAR]\n       \
+                     zk-torture loop [--minutes M] [--seconds S] [--processes P] [--java-jar JAR]\n\
+                     --java-jar (or ZK_TORTURE_JAVA_JAR): one worker slot runs tests/torture/JavaWorker.java on that JAR";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(command) = args.first() else { usage() };
     let flags = parse_flags(&args[1..]);
+    // Resolved before a concurrent rebuild can replace this binary.
+    let _ = workers::worker_binary();
     match command.as_str() {
         "run" => {
             let mut seeds: Vec<u64> = Vec::new();
@@ -41,6 +47,7 @@ fn main() {
                 seconds: flags.get("seconds").map_or(20.0, |s| float(s)),
                 processes: flags.get("processes").map_or(3, |p| number(p) as usize),
                 ensemble: flags.contains_key("ensemble"),
+                java_jar: java_jar(&flags),
             };
             std::process::exit(driver::run_seeds(&seeds, &plan));
         }
@@ -50,6 +57,7 @@ fn main() {
                 seconds: flags.get("seconds").map_or(30.0, |s| float(s)),
                 processes: flags.get("processes").map_or(3, |p| number(p) as usize),
                 ensemble: false,
+                java_jar: java_jar(&flags),
             };
             std::process::exit(driver::run_loop(
                 Duration::from_secs_f64(minutes * 60.0),
@@ -69,6 +77,22 @@ fn main() {
         }
         _ => usage(),
     }
+}
+
+/// The zkrecipes JAR for a Java worker: `--java-jar`, else `ZK_TORTURE_JAVA_JAR`; it must exist.
+fn java_jar(flags: &HashMap<String, String>) -> Option<PathBuf> {
+    let jar = match flags.get("java-jar") {
+        Some(jar) => jar.clone(),
+        None => std::env::var("ZK_TORTURE_JAVA_JAR")
+            .ok()
+            .filter(|j| !j.is_empty())?,
+    };
+    let path = PathBuf::from(&jar);
+    if jar.is_empty() || !path.is_file() {
+        eprintln!("zk-torture: no such JAR: {jar:?}");
+        std::process::exit(2);
+    }
+    Some(std::fs::canonicalize(&path).unwrap_or(path))
 }
 
 /// `--key value` pairs; a flag without a value (`--ensemble`) maps to "".

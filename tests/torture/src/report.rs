@@ -41,13 +41,28 @@ pub fn report(
         .filter(|(k, _)| k.starts_with("op."))
         .map(|(_, v)| v)
         .sum();
-    for group in ["lock", "rw", "queue", "election"] {
+    // A Java worker counts its operations under `op.java.<group>.<op>`.
+    for group in ["lock", "rw", "queue", "election", "java"] {
         let prefix = format!("op.{group}.");
         let line = joined(
             stats
                 .iter()
                 .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, v))),
         );
+        if group == "java" {
+            // The Java workers are the slots named `j…` (see workers.rs).
+            let names: Vec<&str> = records
+                .iter()
+                .filter_map(|r| match &r.ev {
+                    Ev::Spawned { w } if w.starts_with('j') => Some(w.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !names.is_empty() {
+                println!("ops java ({}): {line}", names.join(" "));
+            }
+            continue;
+        }
         println!("ops {group}: {line}");
     }
     let errors = joined(

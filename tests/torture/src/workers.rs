@@ -2,6 +2,10 @@
 //! own fault proxies (one per ZooKeeper server), so a fault hits one process.
 //! Pauses, kills and replacements are recorded in the history the moment
 //! they take effect.
+//!
+//! With a zkrecipes JAR (`--java-jar`), the last slot runs the Java worker
+//! (`JavaWorker.java` under Java's source launcher) instead of this binary,
+//! its replacements too; it is named `j<slot>` instead of `w<slot>`.
 
 use std::fs::File;
 use std::io::Write;
@@ -24,11 +28,31 @@ pub struct Spec {
     /// Proxy targets: every server's `ip:port`, and the chroot if any.
     pub servers: Vec<String>,
     pub chroot: String,
+    /// The zkrecipes JAR of the Java worker slot, if any.
+    pub java_jar: Option<PathBuf>,
 }
+
+impl Spec {
+    /// Whether slot `index` of `count` runs the Java worker: the last one.
+    fn is_java(&self, index: usize, count: usize) -> bool {
+        self.java_jar.is_some() && index + 1 == count
+    }
+
+    /// The Java worker's temporary files (the native library the JAR
+    /// extracts), which a killed JVM cannot delete itself.
+    fn java_tmp(&self) -> PathBuf {
+        self.logs.join("java-tmp")
+    }
+}
+
+/// The source of the Java worker, run by `java` without a build step.
+const JAVA_WORKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/JavaWorker.java");
 
 struct Slot {
     index: usize,
     generation: u32,
+    /// Runs the Java worker (and so do its replacements).
+    java: bool,
     name: String,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -66,11 +90,13 @@ impl Workers {
                 .collect::<Vec<_>>()
                 .join(",")
                 + &workers.spec.chroot;
-            let name = format!("w{index}");
-            let child = workers.spawn(&name, index, 0, &connect)?;
+            let java = workers.spec.is_java(index, count);
+            let name = format!("{}{index}", if java { "j" } else { "w" });
+            let child = workers.spawn(&name, index, 0, &connect, java)?;
             let mut slot = Slot {
                 index,
                 generation: 0,
+                java,
                 name,
                 stdin: None,
                 child,
@@ -90,12 +116,32 @@ impl Workers {
         index: usize,
         generation: u32,
         connect: &str,
+        java: bool,
     ) -> std::io::Result<Child> {
         let spec = &self.spec;
         let seed = mix(spec.seed, index as u64, generation as u64);
         let log = File::create(spec.logs.join(format!("{name}.log")))?;
-        let child = Command::new(std::env::current_exe()?)
-            .arg("worker")
+        let mut command = match (&spec.java_jar, java) {
+            (Some(jar), true) => {
+                let tmp = spec.java_tmp();
+                std::fs::create_dir_all(&tmp)?;
+                let mut command = Command::new(java_binary());
+                command
+                    // A small, quick JVM: 2 cores serve every process of a seed.
+                    .args(["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m"])
+                    .arg(format!("-Djava.io.tmpdir={}", tmp.display()))
+                    .arg("-cp")
+                    .arg(jar)
+                    .arg(JAVA_WORKER);
+                command
+            }
+            _ => {
+                let mut command = Command::new(worker_binary()?);
+                command.arg("worker");
+                command
+            }
+        };
+        let child = command
             .args(["--name", name])
             .args(["--seed", &seed.to_string()])
             .args(["--connect", connect])
@@ -159,8 +205,9 @@ impl Workers {
 
     fn replace(&self, s: &mut Slot) -> std::io::Result<()> {
         s.generation += 1;
-        s.name = format!("w{}.{}", s.index, s.generation);
-        s.child = self.spawn(&s.name, s.index, s.generation, &s.connect)?;
+        let prefix = if s.java { "j" } else { "w" };
+        s.name = format!("{prefix}{}.{}", s.index, s.generation);
+        s.child = self.spawn(&s.name, s.index, s.generation, &s.connect, s.java)?;
         s.stdin = s.child.stdin.take();
         s.leaving = false;
         Ok(())
@@ -252,6 +299,11 @@ impl Workers {
         }
     }
 
+    /// Deletes the Java workers' temporary files (after every worker is gone).
+    pub fn remove_java_tmp(&self) {
+        let _ = std::fs::remove_dir_all(self.spec.java_tmp());
+    }
+
     /// The tail of a worker's log, for a failure report.
     pub fn log_tail(&self, name: &str, lines: usize) -> String {
         let text =
@@ -271,6 +323,25 @@ fn signal(child: &Child, signal: libc::c_int) {
     unsafe {
         libc::kill(child.id() as libc::pid_t, signal);
     }
+}
+
+/// This binary, as it was when the driver started: a rebuild during a run
+/// replaces the file, after which `current_exe()` names a deleted one.
+pub fn worker_binary() -> std::io::Result<PathBuf> {
+    static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(exe) = EXE.get() {
+        return Ok(exe.clone());
+    }
+    let exe = std::env::current_exe()?;
+    Ok(EXE.get_or_init(|| exe).clone())
+}
+
+/// `$JAVA_HOME/bin/java` if there is one, else `java` on the PATH.
+fn java_binary() -> PathBuf {
+    std::env::var_os("JAVA_HOME")
+        .map(|home| PathBuf::from(home).join("bin/java"))
+        .filter(|java| java.is_file())
+        .unwrap_or_else(|| PathBuf::from("java"))
 }
 
 /// A worker's seed from the run's seed, its slot and generation.

@@ -17,7 +17,7 @@ public final class Client extends NativeObject implements Native.EventSink {
      * of the library; a daemon, so it never keeps the JVM alive.
      */
     private final java.util.concurrent.ExecutorService listenerThread =
-        java.util.concurrent.Executors.newSingleThreadExecutor(Native.daemonThreads("zkrecipes-listener-"));
+        Native.listenerThread();
     private long subscription;
 
     private Client(long handle) {

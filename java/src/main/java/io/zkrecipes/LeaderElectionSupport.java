@@ -88,9 +88,19 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
         listeners.remove(listener);
     }
 
+    /**
+     * This object's own listener thread (a daemon, made on first use): a listener of another
+     * object that blocks (a blocking call waits for the connection to come back) must not hold
+     * back this object's SUSPENDED or LOST.
+     */
+    private java.util.concurrent.ExecutorService listenerThread;
+
     @Override
-    public java.util.concurrent.Executor listenerExecutor() {
-        return client.listenerExecutor();
+    public synchronized java.util.concurrent.Executor listenerExecutor() {
+        if (listenerThread == null) {
+            listenerThread = Native.listenerThread();
+        }
+        return listenerThread;
     }
 
     @Override

@@ -27,7 +27,7 @@ final class Native {
     interface EventSink {
         void onNativeEvent(String name, String detail);
 
-        /** Where this sink's listeners run: its client's listener thread, in event order. */
+        /** Where this sink's listeners run: its own listener thread, in event order. */
         Executor listenerExecutor();
     }
 
@@ -46,6 +46,18 @@ final class Native {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /**
+     * One listener thread, in event order, made when an event comes and gone after 30 s idle: a
+     * daemon, so it never keeps the JVM alive, and never a native runtime thread, so a listener
+     * may call any blocking method of the library.
+     */
+    static ExecutorService listenerThread() {
+        ThreadPoolExecutor one = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
+            new java.util.concurrent.LinkedBlockingQueue<>(), daemonThreads("zkrecipes-listener-"));
+        one.allowCoreThreadTimeOut(true);
+        return one;
     }
 
     /** What a take or poll completes with: the payload, and the name that gives it back. */
@@ -107,7 +119,7 @@ final class Native {
         }
     }
 
-    /** Called by the native library for every recipe event; the listeners run on the client's listener thread. */
+    /** Called by the native library for every recipe event; the listeners run on the object's listener thread. */
     @SuppressWarnings("unused")
     private static void event(Object sink, String name, String detail) {
         EventSink target = (EventSink) sink;

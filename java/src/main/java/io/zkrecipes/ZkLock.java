@@ -17,7 +17,7 @@ import java.util.concurrent.locks.Lock;
  * ensemble) to hand to the resource the lock protects. A holder whose node vanishes (session
  * expired, deleted by an operator) is told through {@link LockListener#lockLost}; one whose
  * connection drops is told {@link LockListener#lockSuspended} at once. Listeners run on the
- * client's listener thread and may call any method of the library, this lock's included.
+ * lock's own listener thread and may call any method of the library, this lock's included.
  * Cancelling a {@link #lockAsync()} future (or letting {@code orTimeout} fire) withdraws the
  * attempt; a lock obtained after that is released, never kept.
  * {@link #close()} releases every thread's holds and frees the native lock.
@@ -168,9 +168,19 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
         listeners.remove(listener);
     }
 
+    /**
+     * This object's own listener thread (a daemon, made on first use): a listener of another
+     * object that blocks (a blocking call waits for the connection to come back) must not hold
+     * back this object's SUSPENDED or LOST.
+     */
+    private java.util.concurrent.ExecutorService listenerThread;
+
     @Override
-    public java.util.concurrent.Executor listenerExecutor() {
-        return client.listenerExecutor();
+    public synchronized java.util.concurrent.Executor listenerExecutor() {
+        if (listenerThread == null) {
+            listenerThread = Native.listenerThread();
+        }
+        return listenerThread;
     }
 
     @Override
