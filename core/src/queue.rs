@@ -274,15 +274,11 @@ impl DistributedQueue {
 
     async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
         loop {
-            // The deadline bounds the poll too; a claim cut short gives its
-            // item back (see `poll_item`).
-            match with_deadline(deadline, self.poll_item()).await {
-                Ok(polled) => {
-                    if let Some(item) = polled? {
-                        return Ok(Some(item));
-                    }
-                }
-                Err(_) => return Ok(None),
+            if let Some(item) = self.poll_bounded(deadline).await? {
+                return Ok(Some(item));
+            }
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return Ok(None);
             }
             // Empty as of the listing poll just made: arm a child watch, and
             // look once more since an item may have arrived in between.
@@ -319,6 +315,34 @@ impl DistributedQueue {
             match woke {
                 Ok(result) => result?,
                 Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// A poll that the deadline cuts only while the connection is down: a
+    /// connected poll (a round trip) finishes, since an item it claimed and
+    /// had to give back would return behind the other consumers' caches
+    /// (out of order); a poll stuck in a partition gives up at the deadline
+    /// (its claim, if any, gives the item back once it can).
+    async fn poll_bounded(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
+        let Some(deadline) = deadline else {
+            return self.poll_item().await;
+        };
+        let poll = self.poll_item();
+        tokio::pin!(poll);
+        tokio::select! {
+            polled = &mut poll => polled,
+            () = tokio::time::sleep_until(deadline) => {
+                let mut states = self.inner.client.subscribe();
+                loop {
+                    if !self.inner.client.state().is_usable() {
+                        return Ok(None);
+                    }
+                    tokio::select! {
+                        polled = &mut poll => return polled,
+                        _ = states.recv() => {}
+                    }
+                }
             }
         }
     }
