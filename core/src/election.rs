@@ -316,13 +316,16 @@ impl Inner {
         };
         self.emit(ElectionEvent::DetermineComplete);
         if position == 0 {
+            // The watch on our own node is armed before we say we lead: a
+            // connection that drops while arming it must not leave a leader
+            // that nobody tells SUSPENDED (found by the torture suite).
+            let Some(watcher) = self.watch_node(offer, session).await? else {
+                return Ok(Step::OfferGone);
+            };
             self.emit(ElectionEvent::ElectedStart);
             self.leader.send_replace(true);
             self.emit(ElectionEvent::ElectedComplete);
-            return Ok(match self.watch_node(offer, session).await? {
-                Some(watcher) => Step::Leading(watcher),
-                None => Step::OfferGone,
-            });
+            return Ok(Step::Leading(watcher));
         }
         let predecessor = format!("{}/{}", self.root, offers[position - 1]);
         let Some(watcher) = self.watch_node(&predecessor, session).await? else {
