@@ -165,6 +165,13 @@ async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op) -> Tak
                 Ok(Some(item)) => {
                     match watched(ctx, "give_back", Duration::ZERO, queue.give_back(&item)).await {
                         Ok(()) => Taken::GaveBack,
+                        // A session that expired while the give-back was on
+                        // its way leaves it unknown (the queue's contract):
+                        // the item may be back, and taken by somebody else.
+                        Err(err) if err.code() == zkrecipes::ErrorCode::SessionExpired => {
+                            ctx.error("queue.give_back", &err);
+                            Taken::Error(err.code())
+                        }
                         // Not back in the queue: this consumer keeps it.
                         Err(err) => {
                             ctx.error("queue.give_back", &err);
