@@ -383,3 +383,36 @@ impl Drop for Ensemble {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Every ephemeral node under `root` with its owner session, and how many
+/// nodes were looked at (for orphan checks in tests and `zk-harness ephemerals`).
+pub async fn ephemerals(
+    zk: &zookeeper_client::Client,
+    root: &str,
+) -> Result<(usize, Vec<(String, i64)>), zookeeper_client::Error> {
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    let mut pending = vec![root.to_string()];
+    while let Some(path) = pending.pop() {
+        let children = match zk.list_children(&path).await {
+            Ok(children) => children,
+            Err(zookeeper_client::Error::NoNode) => continue,
+            Err(err) => return Err(err),
+        };
+        for child in children {
+            let child_path = if path == "/" {
+                format!("/{child}")
+            } else {
+                format!("{path}/{child}")
+            };
+            scanned += 1;
+            if let Some(stat) = zk.check_stat(&child_path).await? {
+                if stat.ephemeral_owner != 0 {
+                    found.push((child_path.clone(), stat.ephemeral_owner));
+                }
+            }
+            pending.push(child_path);
+        }
+    }
+    Ok((scanned, found))
+}

@@ -28,7 +28,10 @@ fn main() {
         (Some("curator-cp"), _) => println!("{}", zk_harness::curator_classpath()),
         (Some("rm"), 3) => run(async { zk_client(&args[1]).await?.delete(&args[2], None).await }),
         (Some("ephemerals"), 3) => run(async {
-            for (path, owner) in ephemerals(&zk_client(&args[1]).await?, &args[2]).await? {
+            for (path, owner) in zk_harness::ephemerals(&zk_client(&args[1]).await?, &args[2])
+                .await?
+                .1
+            {
                 println!("{path} {owner:#x}");
             }
             Ok(())
@@ -101,36 +104,6 @@ fn proxy(servers: &str) {
 
 async fn zk_client(connect: &str) -> Result<zookeeper_client::Client, zookeeper_client::Error> {
     zookeeper_client::Client::connect(connect).await
-}
-
-/// Every ephemeral node under `root` with its owner session.
-async fn ephemerals(
-    zk: &zookeeper_client::Client,
-    root: &str,
-) -> Result<Vec<(String, i64)>, zookeeper_client::Error> {
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_string()];
-    while let Some(path) = pending.pop() {
-        let children = match zk.list_children(&path).await {
-            Ok(children) => children,
-            Err(zookeeper_client::Error::NoNode) => continue,
-            Err(err) => return Err(err),
-        };
-        for child in children {
-            let child_path = if path == "/" {
-                format!("/{child}")
-            } else {
-                format!("{path}/{child}")
-            };
-            if let Some(stat) = zk.check_stat(&child_path).await? {
-                if stat.ephemeral_owner != 0 {
-                    found.push((child_path.clone(), stat.ephemeral_owner));
-                }
-            }
-            pending.push(child_path);
-        }
-    }
-    Ok(found)
 }
 
 fn run(task: impl std::future::Future<Output = Result<(), zookeeper_client::Error>>) {

@@ -54,7 +54,7 @@ pub async fn orphans(
         .map_err(|err| format!("cannot connect for the orphan scan: {err}"))?;
     let deadline = Instant::now() + session + Duration::from_secs(2);
     loop {
-        let (scanned, found) = scan(&zk, root)
+        let (scanned, found) = zk_harness::ephemerals(&zk, root)
             .await
             .map_err(|err| format!("scan: {err}"))?;
         if found.is_empty() || Instant::now() >= deadline {
@@ -62,33 +62,6 @@ pub async fn orphans(
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-}
-
-async fn scan(
-    zk: &zookeeper_client::Client,
-    root: &str,
-) -> Result<(usize, Vec<(String, i64)>), zookeeper_client::Error> {
-    let mut found = Vec::new();
-    let mut scanned = 0;
-    let mut pending = vec![root.to_string()];
-    while let Some(path) = pending.pop() {
-        let children = match zk.list_children(&path).await {
-            Ok(children) => children,
-            Err(zookeeper_client::Error::NoNode) => continue,
-            Err(err) => return Err(err),
-        };
-        for child in children {
-            let child = format!("{path}/{child}");
-            scanned += 1;
-            if let Some(stat) = zk.check_stat(&child).await? {
-                if stat.ephemeral_owner != 0 {
-                    found.push((child.clone(), stat.ephemeral_owner));
-                }
-            }
-            pending.push(child);
-        }
-    }
-    Ok((scanned, found))
 }
 
 /// Deletes the seed's tree (best effort), so that a shared server stays clean.
