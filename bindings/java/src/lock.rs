@@ -160,6 +160,22 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
     .resolve::<ThrowZkException>()
 }
 
+/// The caller of an acquire gave up after it succeeded (cancel, timeout,
+/// interrupt): the core releases the hold, never keeps it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_lockAbandon<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: i64,
+    owner: i64,
+) {
+    env.with_env(|_env| -> Result<()> {
+        borrow::<Lock>(handle)?.abandon_acquired(Owner(owner as u64));
+        Ok(())
+    })
+    .resolve::<ThrowZkException>()
+}
+
 /// Releases every thread's holds (closing the lock object).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(

@@ -87,6 +87,7 @@ final class Native {
     static native int lockHoldCount(long lock, long owner);
     static native long lockFencingToken(long lock, long owner);
     static native long lockReleaseAll(long lock, CompletableFuture<Object> f);
+    static native void lockAbandon(long lock, long owner);
     static native long lockParticipants(long lock, CompletableFuture<Object> f);
     static native long lockSubscribe(long lock, Object sink);
 

@@ -42,7 +42,10 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
         long owner = owner();
         // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
         return with(h -> Native.start(f -> Native.lockAcquire(h, owner, tryOnly, timeoutNanos, f),
-            token -> with(g -> Native.lockRelease(g, owner, new CompletableFuture<>()))));
+            token -> with(g -> {
+                Native.lockAbandon(g, owner);
+                return null;
+            })));
     }
 
     /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */
