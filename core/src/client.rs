@@ -115,6 +115,18 @@ struct Inner {
     session: RwLock<Option<zk::Client>>,
     state: watch::Sender<ConnectionState>,
     events: broadcast::Sender<ConnectionState>,
+    /// Work that must finish before the session ends (a queue item on its way
+    /// back): `close` waits for it, up to one session timeout.
+    settling: watch::Sender<usize>,
+}
+
+/// Held while work that `close` waits for is in progress.
+pub(crate) struct Settling(Arc<Inner>);
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        self.0.settling.send_modify(|n| *n -= 1);
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -138,6 +150,7 @@ impl Client {
         let identity = options.identity.clone().unwrap_or_else(host_name);
         let (state, _) = watch::channel(ConnectionState::Connected);
         let (events, _) = broadcast::channel(64);
+        let (settling, _) = watch::channel(0);
         let inner = Arc::new(Inner {
             connect_string: connect_string.to_string(),
             options,
@@ -145,6 +158,7 @@ impl Client {
             session: RwLock::new(Some(session)),
             state,
             events,
+            settling,
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -182,6 +196,16 @@ impl Client {
     /// held locks are released and election offers withdrawn; recipes see
     /// `CLOSED` and report it to their listeners. Closing twice is harmless.
     pub async fn close(&self) {
+        if self.is_closed() {
+            return;
+        }
+        // Items on their way back to a queue would be lost with the session.
+        let mut settling = self.inner.settling.subscribe();
+        let _ = tokio::time::timeout(
+            self.session_timeout(),
+            settling.wait_for(|pending| *pending == 0),
+        )
+        .await;
         let session = self.inner.session.write().unwrap().take();
         if session.is_none() {
             return;
@@ -216,6 +240,29 @@ impl Client {
             zk::Acls::creator_all()
         } else {
             zk::Acls::anyone_all()
+        }
+    }
+
+    /// Keeps `close` waiting (up to one session timeout) until it is dropped.
+    pub(crate) fn settling(&self) -> Settling {
+        self.inner.settling.send_modify(|n| *n += 1);
+        Settling(self.inner.clone())
+    }
+
+    /// Runs an idempotent request until it gets an answer, across connection
+    /// losses and new sessions (for requests whose meaning outlives a session).
+    pub(crate) async fn retrying_any_session<T, F, Fut>(&self, mut op: F) -> Result<T>
+    where
+        F: FnMut(zk::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, zk::Error>>,
+    {
+        loop {
+            match self.retrying(None, &mut op).await {
+                Err(err) if err.code() == ErrorCode::SessionExpired => {
+                    self.await_new_session().await?
+                }
+                other => return other,
+            }
         }
     }
 

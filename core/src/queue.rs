@@ -27,7 +27,9 @@
 //!   (the `poll` then fails with `SESSION_EXPIRED`).
 //! - Cancelling a `poll`/`take` never loses an item: a claim, once sent, runs
 //!   to its end, and an item claimed for a caller who is gone is put back
-//!   under its own name (so at its place in line) by `give_back`.
+//!   under its own name (so at its place in line) by `give_back`, across
+//!   connection losses and a new session; `Client::close` waits for items on
+//!   their way back (up to one session timeout).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,12 +38,21 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{with_deadline, Client, MAX_PACKET};
+use crate::client::{with_deadline, Backoff, Client, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::{path, runtime};
 
 const ITEM_PREFIX: &str = "qn-";
+
+/// Names a give-back's receipt; other consumers ignore it as they ignore
+/// any child that is not an item.
+const RECEIPT_PREFIX: &str = "back-";
+
+/// How long a give-back's receipt is kept at most. A consumer cut off for
+/// longer than half of it in the middle of a give-back reports the outcome
+/// unknown rather than trust a receipt that may have been swept.
+const RECEIPT_TTL: Duration = Duration::from_secs(600);
 
 /// How far past its head a consumer may claim after a lost race: the order
 /// bound above is `(CLAIM_WINDOW - 1) * consumers`.
@@ -229,7 +240,9 @@ impl DistributedQueue {
     /// cancelled future, an interrupt): the item goes back, never lost.
     pub fn abandon_taken(&self, item: Item) {
         let queue = self.clone();
+        let settling = self.inner.client.settling();
         runtime::handle().spawn(async move {
+            let _settling = settling;
             if let Err(err) = queue.give_back(&item).await {
                 tracing::error!("cannot put back {} of {}: {err}", item.name, queue.dir());
             }
@@ -390,6 +403,7 @@ impl Inner {
             Err(err) if err.code() == ErrorCode::NoNode => return Ok(VecDeque::new()),
             Err(err) => return Err(err),
         };
+        self.sweep_receipts(&children);
         let mut items: Vec<(i64, String)> = children
             .into_iter()
             .filter_map(|c| item_sequence(&c).map(|s| (s, c)))
@@ -499,28 +513,35 @@ impl Inner {
     }
 
     /// Re-creates a claimed item under its own name and drops our claim
-    /// marker, in one transaction with an ephemeral receipt of its own: after a
-    /// lost reply the receipt tells whether the item went back, so a retry
-    /// never re-creates an item that went back and was consumed meanwhile (a
-    /// duplicate delivery, found by the torture suite). Only a session that
-    /// expires in that very moment leaves it unknown; then the item is not
-    /// re-created (never twice), and the error says so.
+    /// marker, in one transaction with a receipt of its own: after a lost
+    /// reply the receipt tells whether the item went back, so a retry never
+    /// re-creates an item that went back and was consumed meanwhile (a
+    /// duplicate delivery, found by the torture suite). The receipt is
+    /// persistent because the answer must outlive a session that expires in
+    /// that very moment (an item lost, found by the torture suite); it is
+    /// deleted once read, and a receipt left by a process killed in between is
+    /// swept by any consumer after `RECEIPT_TTL`.
     async fn give_back(&self, item: &Item, mut marker: Option<String>) -> Result<()> {
+        let _settling = self.client.settling();
         let path = format!("{}/{}", self.dir, item.name);
+        let written = std::time::SystemTime::now();
         let receipt = format!(
-            "{}/back-{}-{}",
+            "{}/{RECEIPT_PREFIX}{}-{}-{}",
             self.dir,
+            unix_millis(written),
             self.consumer,
             uuid::Uuid::new_v4().simple()
         );
         let persistent = zk::CreateMode::Persistent.with_acls(self.client.acls());
-        let ephemeral = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
+        let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
         loop {
-            let zk = self.client.zk()?;
-            let session = zk.session_id().0;
+            let zk = match self.client.zk() {
+                Ok(zk) => zk,
+                Err(err) => return Err(not_back(item, err)),
+            };
             let mut transaction = zk.new_multi_writer();
             transaction.add_create(&path, &item.data, &persistent)?;
-            transaction.add_create(&receipt, &[], &ephemeral)?;
+            transaction.add_create(&receipt, &[], &persistent)?;
             if let Some(marker) = marker.as_deref() {
                 transaction.add_delete(marker, None)?;
             }
@@ -532,37 +553,96 @@ impl Inner {
                     index: 0,
                     source: zk::Error::NodeExists,
                 }) => return Ok(()),
+                // The marker went with an expired session: give back without it.
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 2,
                     source: zk::Error::NoNode,
                 }) => marker = None,
                 Err(zk::MultiWriteError::RequestFailed { source })
-                    if Error::from(source.clone()).is_connection_loss() =>
+                    if matches!(
+                        Error::from(source.clone()).code(),
+                        ErrorCode::ConnectionLoss | ErrorCode::SessionExpired
+                    ) =>
                 {
-                    self.client
-                        .await_usable(session, None)
-                        .await
-                        .map_err(|err| {
-                            Error::new(
-                                err.code(),
-                                format!("item {} may not have gone back: {err}", item.name),
-                            )
-                        })?;
                     let r = receipt.as_str();
                     let applied = self
                         .client
-                        .retrying(None, |zk| async move { zk.check_stat(r).await })
-                        .await?
+                        .retrying_any_session(|zk| async move { zk.check_stat(r).await })
+                        .await
+                        .map_err(|err| not_back(item, err))?
                         .is_some();
                     if applied {
                         break;
                     }
+                    if written.elapsed().unwrap_or_default() > RECEIPT_TTL / 2 {
+                        // Another consumer may have swept our receipt: unknown.
+                        return Err(not_back(
+                            item,
+                            Error::new(ErrorCode::ConnectionLoss, "cut off too long"),
+                        ));
+                    }
+                    backoff.sleep().await;
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
-        crate::client::delete_confirmed(&self.client, &receipt).await
+        let r = receipt.as_str();
+        self.client
+            .retrying_any_session(|zk| async move {
+                match zk.delete(r, None).await {
+                    Err(zk::Error::NoNode) => Ok(()),
+                    other => other,
+                }
+            })
+            .await
     }
+
+    /// Deletes receipts that outlived `RECEIPT_TTL`: their give-back was
+    /// settled long ago, and the process that wrote them is gone.
+    fn sweep_receipts(&self, children: &[String]) {
+        let now = unix_millis(std::time::SystemTime::now());
+        let stale: Vec<String> = children
+            .iter()
+            .filter(|child| {
+                receipt_written(child)
+                    .is_some_and(|at| now.saturating_sub(at) > RECEIPT_TTL.as_millis() as u64)
+            })
+            .map(|child| format!("{}/{}", self.dir, child))
+            .collect();
+        if stale.is_empty() {
+            return;
+        }
+        let client = self.client.clone();
+        runtime::handle().spawn(async move {
+            for path in stale {
+                if let Ok(zk) = client.zk() {
+                    let _ = zk.delete(&path, None).await;
+                }
+            }
+        });
+    }
+}
+
+fn not_back(item: &Item, err: Error) -> Error {
+    Error::new(
+        err.code(),
+        format!("item {} may not have gone back: {err}", item.name),
+    )
+}
+
+fn unix_millis(at: std::time::SystemTime) -> u64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+/// When a receipt `back-<unix ms>-<consumer>-<uuid>` was written.
+fn receipt_written(name: &str) -> Option<u64> {
+    name.strip_prefix(RECEIPT_PREFIX)?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// A claimed item on its way to the caller; if it is dropped before
@@ -584,7 +664,9 @@ impl Drop for Owed {
         if let Some(item) = self.item.take() {
             let inner = self.inner.clone();
             let marker = self.marker.take();
+            let settling = inner.client.settling();
             runtime::handle().spawn(async move {
+                let _settling = settling;
                 if let Err(err) = inner.give_back(&item, marker).await {
                     tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
                 }

@@ -637,3 +637,67 @@ async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
         "the item came back twice"
     );
 }
+
+/// Found by the 30-minute torture run: a cancelled take's item was on its way
+/// back when the consumer was cut off past its session; the give-back gave
+/// up with the session and the item was lost. It must finish on the next
+/// session, once (the receipt outlives the session).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
+    for applied_before_the_cut in [false, true] {
+        let dir = unique("give-back-expiry");
+        let proxy = FaultProxy::start(server().connect_string());
+        let flaky = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+        let mine = DistributedQueue::new(&flaky, &dir).unwrap();
+        let theirs = DistributedQueue::new(&client().await, &dir).unwrap();
+        mine.offer(b"the-item").await.unwrap();
+        let item = mine.poll_item().await.unwrap().expect("the item");
+        if applied_before_the_cut {
+            proxy.set_drop_replies(true);
+        } else {
+            proxy.set_blackhole(true);
+        }
+        let giving = {
+            let mine = mine.clone();
+            let item = item.clone();
+            tokio::spawn(async move { mine.give_back(&item).await })
+        };
+        let mut delivered = 0;
+        if applied_before_the_cut {
+            let taken = tokio::time::timeout(Duration::from_secs(5), theirs.take())
+                .await
+                .expect("the item went back")
+                .unwrap();
+            assert_eq!(taken, b"the-item");
+            delivered += 1;
+            proxy.set_blackhole(true);
+        }
+        // Cut off past the 2 s session: the server expires it.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        proxy.set_blackhole(false);
+        proxy.set_drop_replies(false);
+        proxy.drop_all();
+        tokio::time::timeout(Duration::from_secs(20), giving)
+            .await
+            .expect("the give-back finishes on the next session")
+            .unwrap()
+            .unwrap();
+        while let Some(data) = theirs.poll().await.unwrap() {
+            assert_eq!(data, b"the-item");
+            delivered += 1;
+        }
+        assert_eq!(
+            delivered, 1,
+            "applied before the cut: {applied_before_the_cut}"
+        );
+        // The other consumer's claim marker stays (its session lives on); no
+        // receipt and no item may.
+        let left: Vec<String> = children(server().connect_string(), &dir)
+            .await
+            .into_iter()
+            .filter(|c| !c.starts_with("claim-"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        flaky.close().await;
+    }
+}
