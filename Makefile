@@ -1,6 +1,12 @@
 # zkrecipes — `make demo` and `make test` are the two commands users need.
 SHELL := /bin/bash
+# rustup's default place, for shells that have not sourced ~/.cargo/env.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
+
+# The build tools live in a project-local virtualenv made by tools/setup.sh.
+TOOLS := $(CURDIR)/target/tools-venv
+MATURIN := $(TOOLS)/bin/maturin
 
 PYTHON ?= python3
 WHEELS := target/wheels
@@ -9,25 +15,36 @@ PY_VENV := target/py-venv
 NPM_OUT := target/npm
 NODE_PROJECT := target/node-project
 
-JAR := java/target/zkrecipes-0.1.0.jar
+# The release version, defined once in Cargo.toml (`make version-check` holds the others to it).
+VERSION := $(shell sed -n 's/^version = "\([^"]*\)".*/\1/p' Cargo.toml | head -1)
+JAR := java/target/zkrecipes-$(VERSION).jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+
+# What the commands below need on this machine (checks only, once installed):
+# see tools/setup.sh for what it installs and where.
+setup:
+	@tools/setup.sh
+setup-test:
+	@tools/setup.sh --test
+setup-dist:
+	@tools/setup.sh --test --dist
 
 # Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
 # Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
-demo: wheel npm-pack jar harness
-	$(PYTHON) demo/run.py --wheel $(CURDIR)/$(WHEELS)/zkrecipes-0.1.0-cp39-abi3-*.whl \
-		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
+demo: setup wheel npm-pack jar harness
+	$(PYTHON) demo/run.py --wheel $(CURDIR)/$(WHEELS)/zkrecipes-$(VERSION)-cp39-abi3-*.whl \
+		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-$(VERSION).tgz --jar $(CURDIR)/$(JAR) \
 		--harness $(CURDIR)/target/debug/zk-harness $(DEMO_ARGS)
 
 # Benchmarks against Apache's recipes, Curator and kazoo on one harness ZooKeeper:
 # writes bench/results.{md,png,json}. `make bench BENCH_ARGS=--quick` for a smoke run.
-bench: wheel npm-pack jar harness
+bench: setup-test wheel npm-pack jar harness
 	$(CARGO) build --quiet --release -p zkrecipes-bench
 	tests/with-zk bash -c '$(PYTHON) bench/run.py --connect "$$ZK_CONNECT" \
-		--wheel $(CURDIR)/$(WHEELS)/zkrecipes-0.1.0-cp39-abi3-*.whl \
-		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-0.1.0.tgz --jar $(CURDIR)/$(JAR) \
+		--wheel $(CURDIR)/$(WHEELS)/zkrecipes-$(VERSION)-cp39-abi3-*.whl \
+		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-$(VERSION).tgz --jar $(CURDIR)/$(JAR) \
 		--apache-cp "$(APACHE_CP)" --curator-cp "$$(target/debug/zk-harness curator-cp)" $(BENCH_ARGS)'
 
 # Every benchmark workload with tiny N, so that `make test` keeps them working.
@@ -38,20 +55,20 @@ bench-smoke:
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke torture-smoke
+test: setup-test version-check lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke torture-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
 test-rust:
 	$(CARGO) test --workspace -- --test-threads=4
 
-harness:
+harness: setup
 	$(CARGO) build --quiet -p zk-harness --bin zk-harness
 
 # The abi3 wheel users install (`pip install target/wheels/zkrecipes-*.whl`).
-wheel:
+wheel: setup
 	rm -f $(WHEELS)/zkrecipes-*.whl
-	cd python && maturin build --release --quiet -o ../$(WHEELS)
+	cd python && $(MATURIN) build --release --quiet -o ../$(WHEELS)
 
 # Python: the installed wheel in a fresh virtualenv, against a harness ZooKeeper.
 test-python: wheel harness
@@ -62,7 +79,7 @@ test-python: wheel harness
 		--import-mode=importlib $(CURDIR)/python/tests
 
 # The npm tarball users install; it carries the Linux x86-64 addon.
-npm-pack:
+npm-pack: setup
 	cd node && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 	mkdir -p $(NPM_OUT) && rm -f $(NPM_OUT)/zkrecipes-*.tgz
 	cd node && npm pack --silent --pack-destination ../$(NPM_OUT)
@@ -78,7 +95,7 @@ test-node: npm-pack harness
 	cd $(NODE_PROJECT) && $(CURDIR)/tests/with-zk node --test --test-concurrency=1 test/
 
 # The JAR users put on their classpath; it carries libzkrecipes_java.so.
-jar:
+jar: setup
 	mvn -q -B -f java/pom.xml package -DskipTests
 
 # Java: JUnit 5 tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
@@ -108,7 +125,18 @@ test-reliability: reliability-workers
 soak: reliability-workers
 	$(RELIABILITY) --profile soak --minutes 30
 
-lint:
+# Release artifacts for Linux x86-64 and aarch64, glibc >= 2.17 and musl, into target/dist/
+# (tools/dist.py says what each is); `make dist-check` proves them (tools/dist_check.py).
+dist: setup-dist
+	$(PYTHON) tools/dist.py
+
+dist-check: dist harness
+	tests/with-zk $(PYTHON) tools/dist_check.py
+
+version-check:
+	$(PYTHON) tools/version_check.py
+
+lint: setup-test
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 

@@ -4,7 +4,7 @@
 // user expects: Promises, EventEmitters, ZkError codes, TypeErrors, disposal.
 
 const { EventEmitter } = require('node:events')
-const native = require('./native.js')
+const native = require('./loader.js').load()
 
 const ERROR_CODES = Object.freeze([
   'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',

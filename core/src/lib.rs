@@ -19,3 +19,8 @@ pub use error::{Error, ErrorCode, Result};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
+
+/// The crate README's example compiles (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -30,7 +30,7 @@ from .events import ConnectionState, ElectionEvent, LockEvent
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 
-__version__ = "0.1.0"
+__version__: str = _native.__version__
 
 # Listeners must not run while the interpreter is being torn down.
 _atexit.register(_native._shutdown)

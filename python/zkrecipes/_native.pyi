@@ -1,6 +1,7 @@
 # Stubs of the private native module (bindings/python). Users import `zkrecipes`.
 from typing import Any, Awaitable, Callable, List, Optional, Tuple
 
+__version__: str
 ERROR_CODES: List[str]
 
 def _shutdown() -> None: ...

@@ -1,7 +1,7 @@
 // One zk-torture worker process in Java: the Java binding's threads, listeners, futures and
 // cancellation under the driver's faults. Started by the driver (`--java-jar`), not by hand:
 //
-//   java -cp zkrecipes-0.1.0.jar tests/torture/JavaWorker.java --name j2 --seed N \
+//   java -cp zkrecipes-<version>.jar tests/torture/JavaWorker.java --name j2 --seed N \
 //        --connect host:port[,host:port][/chroot] --resource 127.0.0.1:port --root /torture/... --session-ms 3000
 //
 // It speaks the resource protocol of src/resource.rs (one request line, one answer, per step) and

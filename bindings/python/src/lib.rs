@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<rwlock::NativeReadWriteLock>()?;

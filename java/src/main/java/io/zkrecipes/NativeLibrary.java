@@ -1,14 +1,16 @@
 package io.zkrecipes;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Locale;
 
 /**
  * Loads {@code libzkrecipes_java}: the path in system property {@code zkrecipes.native.path} if set,
- * else {@code java.library.path}, else the copy carried in the JAR under {@code native/<os>-<arch>/}.
+ * else {@code java.library.path}, else the copy carried in the JAR under {@code native/<os>-<arch>[-musl]/}.
  */
 final class NativeLibrary {
     static final String PATH_PROPERTY = "zkrecipes.native.path";
@@ -31,7 +33,9 @@ final class NativeLibrary {
         String resource = "/native/" + platform() + "/" + System.mapLibraryName(NAME);
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new UnsatisfiedLinkError("zkrecipes has no native library for " + platform() + " (" + resource + ")");
+                throw new UnsatisfiedLinkError("zkrecipes has no native library for " + platform() + " (looked for "
+                    + resource + " in the JAR; prebuilt: linux-x86_64, linux-aarch64, linux-x86_64-musl, linux-aarch64-musl;"
+                    + " elsewhere build it from source and set -D" + PATH_PROPERTY + "=<path>)");
             }
             Path dir = Files.createTempDirectory("zkrecipes-");
             Path file = dir.resolve(System.mapLibraryName(NAME));
@@ -44,12 +48,25 @@ final class NativeLibrary {
         }
     }
 
+    /**
+     * {@code linux-x86_64}, {@code linux-aarch64}, and {@code -musl} after either on a musl libc
+     * (Alpine): the directory under {@code native/} that holds this platform's library.
+     */
     static String platform() {
-        String os = System.getProperty("os.name").toLowerCase().startsWith("linux") ? "linux" : System.getProperty("os.name").toLowerCase();
+        String osName = System.getProperty("os.name").toLowerCase(Locale.ROOT);
+        String os = osName.startsWith("linux") ? "linux" : osName.replace(' ', '_');
         String arch = System.getProperty("os.arch");
         if (arch.equals("amd64") || arch.equals("x86_64")) {
             arch = "x86_64";
+        } else if (arch.equals("aarch64") || arch.equals("arm64")) {
+            arch = "aarch64";
         }
-        return os + "-" + arch;
+        return os + "-" + arch + (os.equals("linux") && isMusl() ? "-musl" : "");
+    }
+
+    /** A musl system has its dynamic loader, {@code ld-musl-<arch>.so.1}, in {@code /lib}. */
+    private static boolean isMusl() {
+        String[] names = new File("/lib").list((dir, name) -> name.startsWith("ld-musl-"));
+        return names != null && names.length > 0;
     }
 }

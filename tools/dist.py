@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""`make dist`: every release artifact into target/dist/.
+
+  python/  an sdist and abi3 wheels: manylinux2014 (glibc >= 2.17) and
+           musllinux_1_2, each for x86_64 and aarch64 (maturin + zig)
+  npm/     the main `zkrecipes` package, whose optionalDependencies name one
+           package per platform (linux-x64-gnu, linux-arm64-gnu,
+           linux-x64-musl, linux-arm64-musl), each carrying its `.node`
+  java/    one JAR carrying native/<platform>/libzkrecipes_java.so for the same
+           four platforms, its sources and javadoc JARs, and its POM
+  rust/    the core crate as `cargo package` makes it
+
+Native code for glibc targets is linked against glibc 2.17 by zig
+(cargo-zigbuild); musl targets link musl dynamically so that Node and the JVM
+can load them. Tools come from target/tools-venv (tools/setup.sh --dist).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = ROOT / "target" / "dist"
+TOOLS = ROOT / "target" / "tools-venv" / "bin"
+
+
+@dataclass(frozen=True)
+class Platform:
+    triple: str  # Rust's target triple
+    node: str  # napi-rs's platform name
+    java: str  # the JAR's native/<dir>
+    wheel_tag: str  # maturin --compatibility
+    node_cpu: str
+    libc: str
+
+    @property
+    def zig_target(self) -> str:
+        # cargo-zigbuild reads the glibc version to link against from the triple.
+        return f"{self.triple}.2.17" if self.libc == "glibc" else self.triple
+
+    @property
+    def rustflags(self) -> str:
+        # Rust links musl statically by default, which rules out the shared
+        # libraries that Node and the JVM load.
+        return "-C target-feature=-crt-static" if self.libc == "musl" else ""
+
+
+PLATFORMS = [
+    Platform("x86_64-unknown-linux-gnu", "linux-x64-gnu", "linux-x86_64", "manylinux2014", "x64", "glibc"),
+    Platform("aarch64-unknown-linux-gnu", "linux-arm64-gnu", "linux-aarch64", "manylinux2014", "arm64", "glibc"),
+    Platform("x86_64-unknown-linux-musl", "linux-x64-musl", "linux-x86_64-musl", "musllinux_1_2", "x64", "musl"),
+    Platform("aarch64-unknown-linux-musl", "linux-arm64-musl", "linux-aarch64-musl", "musllinux_1_2", "arm64", "musl"),
+]
+
+
+def run(cmd: list[str | Path], cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
+    print("dist:", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, check=True)
+
+
+def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    # maturin --zig and cargo-zigbuild find zig (the ziglang wheel) and each
+    # other on PATH.
+    env["PATH"] = f"{TOOLS}:{Path.home() / '.cargo' / 'bin'}:{env['PATH']}"
+    env.update(extra or {})
+    return env
+
+
+def version() -> str:
+    out = subprocess.run(
+        [sys.executable, ROOT / "tools" / "version_check.py", "--print"],
+        check=True, capture_output=True, text=True,
+    )
+    return out.stdout.strip()
+
+
+def native_libraries(platform: Platform) -> Path:
+    """Builds the Node and Java cdylibs for `platform`; returns their directory."""
+    run(
+        [TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet",
+         "-p", "zkrecipes-node", "-p", "zkrecipes-java", "--target", platform.zig_target],
+        env=tool_env({"RUSTFLAGS": platform.rustflags}),
+    )
+    return ROOT / "target" / platform.triple / "release"
+
+
+def python(out: Path) -> None:
+    out.mkdir(parents=True)
+    for platform in PLATFORMS:
+        run(
+            [TOOLS / "maturin", "build", "--release", "--quiet", "--zig",
+             "--target", platform.triple, "--compatibility", platform.wheel_tag, "-o", out],
+            cwd=ROOT / "python",
+            env=tool_env({"RUSTFLAGS": platform.rustflags}),
+        )
+    run([TOOLS / "maturin", "sdist", "-o", out], cwd=ROOT / "python", env=tool_env())
+
+
+def npm(out: Path, built: dict[str, Path], ver: str) -> None:
+    out.mkdir(parents=True)
+    staging = DIST.parent / "dist-staging" / "npm"
+    shutil.rmtree(staging, ignore_errors=True)
+    main = json.loads((ROOT / "node" / "package.json").read_text())
+    for platform in PLATFORMS:
+        name = f"zkrecipes-{platform.node}"
+        binary = f"zkrecipes.{platform.node}.node"
+        pkg = staging / name
+        pkg.mkdir(parents=True)
+        shutil.copy(built[platform.triple] / "libzkrecipes_node.so", pkg / binary)
+        manifest = {
+            "name": name,
+            "version": ver,
+            "description": f"The {platform.node} native addon of zkrecipes (installed by `zkrecipes`)",
+            "main": binary,
+            "files": [binary],
+            "os": ["linux"],
+            "cpu": [platform.node_cpu],
+            "libc": [platform.libc],
+            "engines": main["engines"],
+            "license": main["license"],
+            "repository": main["repository"],
+        }
+        (pkg / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (pkg / "README.md").write_text(
+            f"# {name}\n\nThe `{platform.triple}` addon of [zkrecipes](https://www.npmjs.com/package/zkrecipes); "
+            "install `zkrecipes`, which depends on it on that platform.\n"
+        )
+        run(["npm", "pack", "--silent", "--pack-destination", out], cwd=pkg)
+    # The main package: the JavaScript, and no addon of its own.
+    pkg = staging / "zkrecipes"
+    pkg.mkdir(parents=True)
+    for file in main["files"]:
+        if not file.endswith(".node") and (ROOT / "node" / file).exists():
+            shutil.copy(ROOT / "node" / file, pkg / file)
+    shutil.copy(ROOT / "README.md", pkg / "README.md")
+    main["optionalDependencies"] = {f"zkrecipes-{p.node}": ver for p in PLATFORMS}
+    main.pop("devDependencies", None)
+    main.pop("scripts", None)
+    (pkg / "package.json").write_text(json.dumps(main, indent=2) + "\n")
+    run(["npm", "pack", "--silent", "--pack-destination", out], cwd=pkg)
+
+
+def java(out: Path, built: dict[str, Path], ver: str) -> None:
+    out.mkdir(parents=True)
+    natives = DIST.parent / "dist-staging" / "java-native"
+    shutil.rmtree(natives, ignore_errors=True)
+    for platform in PLATFORMS:
+        (natives / platform.java).mkdir(parents=True)
+        shutil.copy(built[platform.triple] / "libzkrecipes_java.so", natives / platform.java)
+    build_dir = DIST.parent / "dist-staging" / "java-build"
+    run(["mvn", "-q", "-B", "-f", ROOT / "java" / "pom.xml", "-P", "dist", "clean", "package",
+         "-DskipTests", f"-Dnative.from={natives}", f"-Dbuild.dir={build_dir}"])
+    for suffix in ["", "-sources", "-javadoc"]:
+        shutil.copy(build_dir / f"zkrecipes-{ver}{suffix}.jar", out)
+    shutil.copy(ROOT / "java" / "pom.xml", out / f"zkrecipes-{ver}.pom")
+
+
+def rust(out: Path) -> None:
+    out.mkdir(parents=True)
+    run(["cargo", "package", "--quiet", "--allow-dirty", "-p", "zkrecipes"], env=tool_env())
+    ver = version()
+    shutil.copy(ROOT / "target" / "package" / f"zkrecipes-{ver}.crate", out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["python", "npm", "java", "rust"], action="append")
+    args = parser.parse_args()
+    only = set(args.only or ["python", "npm", "java", "rust"])
+    run([sys.executable, ROOT / "tools" / "version_check.py"])
+    ver = version()
+    for part in only:
+        shutil.rmtree(DIST / part, ignore_errors=True)
+    built: dict[str, Path] = {}
+    if only & {"npm", "java"}:
+        for platform in PLATFORMS:
+            built[platform.triple] = native_libraries(platform)
+    if "python" in only:
+        python(DIST / "python")
+    if "npm" in only:
+        npm(DIST / "npm", built, ver)
+    if "java" in only:
+        java(DIST / "java", built, ver)
+    if "rust" in only:
+        rust(DIST / "rust")
+    for path in sorted(DIST.rglob("*")):
+        if path.is_file():
+            print(f"{path.relative_to(ROOT)}  {path.stat().st_size:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""`make dist-check`: proves the artifacts of `make dist` (target/dist/) work
+where users run them. Needs ZK_CONNECT (run under tests/with-zk).
+
+- Every native library (in wheels, npm packages and the JAR) is an ELF of the
+  right machine; glibc builds need no symbol version above GLIBC_2.17; musl
+  builds need no glibc at all, and every symbol they import is exported by
+  musl's libc (Debian's `musl` package of that architecture) or by their host
+  (Node's `napi_*`). `auditwheel show` agrees with each wheel's tag.
+- aarch64 really runs: in an arm64 Debian root made by mmdebstrap, under
+  qemu-user, Debian's arm64 Python imports the aarch64 wheel and Debian's
+  arm64 Node loads the main npm package with its linux-arm64-gnu package, each
+  doing one lock acquire/release and one queue offer/take against ZooKeeper;
+  arm64 Python's ctypes loads the JAR's aarch64 JNI library.
+- musl: no musl Python, Node or JDK is in the registries this project builds
+  from, so the musl builds are checked by the symbol audit above, and the
+  core itself, built for both musl targets, runs the same lock and queue
+  smoke natively (x86_64) and under qemu (aarch64).
+- The sdist builds from source in a fresh venv and passes the Python tests.
+- `npm install` of the main tarball, with the platform tarballs offered as
+  local files, installs exactly the linux-x64-gnu package here and passes the
+  Node tests.
+- The JAR, installed with `mvn install`, serves a fresh Maven project that
+  depends on io.zkrecipes:zkrecipes:<version>.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST = ROOT / "target" / "dist"
+WORK = ROOT / "target" / "dist-check"
+TOOLS = ROOT / "target" / "tools-venv" / "bin"
+SMOKE = ROOT / "tools" / "dist-smoke"
+MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
+DEBIAN_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+GLIBC_MAX = (2, 17)
+
+failures: list[str] = []
+report: list[str] = []
+
+
+def run(cmd: list, cwd: Path = ROOT, env: dict | None = None, capture: bool = False) -> str:
+    print("dist-check:", " ".join(str(c) for c in cmd), flush=True)
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, check=True,
+                          capture_output=capture, text=True)
+    return done.stdout if capture else ""
+
+
+def check(ok: bool, what: str) -> None:
+    print(("ok    " if ok else "FAIL  ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def version() -> str:
+    return run([sys.executable, ROOT / "tools" / "version_check.py", "--print"], capture=True).strip()
+
+
+# --- native libraries ---------------------------------------------------------
+
+def natives() -> list[tuple[str, str, str, Path]]:
+    """(artifact, arch, libc, extracted library) for every native library shipped."""
+    out = WORK / "natives"
+    shutil.rmtree(out, ignore_errors=True)
+    found = []
+    for wheel in sorted((DIST / "python").glob("*.whl")):
+        arch = "aarch64" if "aarch64" in wheel.name else "x86_64"
+        libc = "musl" if "musllinux" in wheel.name else "glibc"
+        with zipfile.ZipFile(wheel) as z:
+            for name in z.namelist():
+                if name.endswith(".so"):
+                    target = out / wheel.stem / Path(name).name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(z.read(name))
+                    found.append((wheel.name, arch, libc, target))
+    for tgz in sorted((DIST / "npm").glob("zkrecipes-linux-*.tgz")):
+        arch = "aarch64" if "arm64" in tgz.name else "x86_64"
+        libc = "musl" if "musl" in tgz.name else "glibc"
+        with tarfile.open(tgz) as t:
+            for member in t.getmembers():
+                if member.name.endswith(".node"):
+                    target = out / tgz.stem / Path(member.name).name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(t.extractfile(member).read())
+                    found.append((tgz.name, arch, libc, target))
+    for jar in sorted((DIST / "java").glob("zkrecipes-*[0-9].jar")):
+        with zipfile.ZipFile(jar) as z:
+            for name in z.namelist():
+                if name.endswith(".so"):
+                    platform = name.split("/")[1]
+                    arch = "aarch64" if "aarch64" in platform else "x86_64"
+                    libc = "musl" if platform.endswith("-musl") else "glibc"
+                    target = out / jar.stem / platform / Path(name).name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(z.read(name))
+                    found.append((f"{jar.name}:{name}", arch, libc, target))
+    return found
+
+
+def musl_exports(arch: str) -> set[str]:
+    """The dynamic symbols of musl's libc.so for `arch`, from Debian's package."""
+    root = debian_root(arch, ["musl"], f"musl-{arch}-root")
+    libc = next(root.glob("usr/lib/*-linux-musl/libc.so"))
+    out = run(["objdump", "-T", libc], capture=True)
+    return {line.split()[-1] for line in out.splitlines() if " DF " in line or " DO " in line}
+
+
+def audit_native(artifact: str, arch: str, libc: str, lib: Path, musl: dict[str, set[str]]) -> None:
+    header = run(["readelf", "-h", lib], capture=True)
+    check(MACHINE[arch] in header, f"{artifact}: ELF machine is {arch}")
+    symbols = run(["objdump", "-T", lib], capture=True)
+    glibc = sorted({tuple(int(p) for p in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)", symbols)})
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", run(["readelf", "-d", lib], capture=True))
+    if libc == "glibc":
+        highest = glibc[-1] if glibc else None
+        check(highest is not None and highest <= GLIBC_MAX,
+              f"{artifact}: highest GLIBC symbol version {fmt(highest)} <= 2.17")
+        report.append(f"{artifact}  {lib.stat().st_size:,} bytes  GLIBC_{fmt(highest)}  needs {', '.join(needed)}")
+    else:
+        check(not glibc and not any(n.startswith("libc.so.6") for n in needed),
+              f"{artifact}: no glibc symbol or library (needs {', '.join(needed)})")
+        undefined = {line.split()[-1] for line in symbols.splitlines() if "*UND*" in line}
+        host = {s for s in undefined if s.startswith(("napi_", "node_api_"))}
+        missing = sorted(s for s in undefined - host - musl[arch] if s)
+        check(not missing, f"{artifact}: every imported symbol is in musl's libc ({len(undefined - host)} symbols"
+              f"{', napi from Node: ' + str(len(host)) if host else ''}){' missing: ' + ', '.join(missing[:8]) if missing else ''}")
+        report.append(f"{artifact}  {lib.stat().st_size:,} bytes  no GLIBC  needs {', '.join(needed)}")
+
+
+def fmt(version: tuple | None) -> str:
+    return ".".join(map(str, version)) if version else "none"
+
+
+def auditwheel() -> None:
+    for wheel in sorted((DIST / "python").glob("*.whl")):
+        shown = run([TOOLS / "auditwheel", "show", wheel], capture=True)
+        tags = re.findall(r'"((?:many|musl)linux_[0-9]+_[0-9]+_[a-z0-9_]+)"', shown)
+        wheel_tags = wheel.stem.split("-")[-1].split(".")
+        check(bool(tags) and tags[0] in wheel_tags,
+              f"{wheel.name}: auditwheel says {tags[0] if tags else '?'}, the wheel is tagged {'.'.join(wheel_tags)}")
+
+
+# --- aarch64 and musl under qemu -------------------------------------------------
+
+def debian_root(arch: str, packages: list[str], name: str) -> Path:
+    """A Debian root of `arch` with `packages` extracted (cached under target/)."""
+    root = WORK / name
+    stamp = root / ".packages"
+    wanted = ",".join(sorted(packages))
+    if not (stamp.exists() and stamp.read_text() == wanted):
+        shutil.rmtree(root, ignore_errors=True)
+        run(["mmdebstrap", "--quiet", "--mode=root", "--variant=extract", f"--arch={DEBIAN_ARCH[arch]}",
+             f"--include={wanted}", "bookworm", root, "http://deb.debian.org/debian"])
+        stamp.write_text(wanted)
+    return root
+
+
+def qemu(root: Path, program: str, args: list, env: dict | None = None) -> str:
+    return run(["qemu-aarch64", "-L", root, root / program.lstrip("/"), *args], env=env, capture=True)
+
+
+def aarch64_runs(connect: str) -> None:
+    root = debian_root("aarch64", ["musl", "nodejs", "python3"], "arm64-root")
+    # Python: the aarch64 manylinux wheel, unpacked as pip would install it.
+    wheel = next((DIST / "python").glob("*manylinux*aarch64*.whl"))
+    site = WORK / "arm64-site"
+    shutil.rmtree(site, ignore_errors=True)
+    zipfile.ZipFile(wheel).extractall(site)
+    out = qemu(root, "/usr/bin/python3", [SMOKE / "smoke.py", connect], env={**os.environ, "PYTHONPATH": str(site)})
+    check("aarch64" in out and "queue ok" in out, f"arm64 Python under qemu ran {wheel.name}: {out.strip()}")
+    # Node: the main package and the arm64 glibc package, as npm lays them out.
+    project = WORK / "arm64-node"
+    shutil.rmtree(project, ignore_errors=True)
+    for tgz in [DIST / "npm" / f"zkrecipes-{version()}.tgz", *(DIST / "npm").glob("zkrecipes-linux-arm64-gnu-*.tgz")]:
+        name = "zkrecipes" if tgz.name.startswith(f"zkrecipes-{version()}") else "zkrecipes-linux-arm64-gnu"
+        target = project / "node_modules" / name
+        target.mkdir(parents=True)
+        run(["tar", "-xzf", tgz, "-C", target, "--strip-components=1"])
+    shutil.copy(SMOKE / "smoke.js", project)
+    out = qemu(root, "/usr/bin/node", [project / "smoke.js", connect])
+    check("arm64" in out and "queue ok" in out, f"arm64 Node under qemu ran the linux-arm64-gnu package: {out.strip()}")
+    # Java: no arm64 JDK is run here; arm64 ctypes loads the JAR's JNI library.
+    jni = next((WORK / "natives").glob("zkrecipes-*/linux-aarch64/libzkrecipes_java.so"))
+    code = f"import ctypes; lib = ctypes.CDLL({str(jni)!r}); print('loaded', lib.JNI_OnLoad is not None)"
+    out = qemu(root, "/usr/bin/python3", ["-c", code])
+    check("loaded True" in out, "arm64 loader loads the JAR's linux-aarch64 JNI library and finds JNI_OnLoad")
+
+
+def musl_core_runs(connect: str) -> None:
+    env = {**os.environ, "PATH": f"{TOOLS}:{os.environ['PATH']}"}
+    for arch in ["x86_64", "aarch64"]:
+        triple = f"{arch}-unknown-linux-musl"
+        run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes",
+             "--example", "dist_smoke", "--target", triple], env=env)
+        binary = ROOT / "target" / triple / "release" / "examples" / "dist_smoke"
+        cmd = [binary, connect] if arch == "x86_64" else ["qemu-aarch64", binary, connect]
+        out = run(cmd, capture=True)
+        check(f"rust {arch}-musl" in out and "queue ok" in out, f"the core built for {triple} ran: {out.strip()}")
+
+
+# --- installing as users do -------------------------------------------------------------
+
+def sdist_builds_and_passes(connect: str) -> None:
+    sdist = next((DIST / "python").glob("*.tar.gz"))
+    venv = WORK / "sdist-venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    run([sys.executable, "-m", "venv", venv])
+    run([venv / "bin/pip", "install", "--quiet", "--disable-pip-version-check", sdist, "pytest"])
+    out = run([venv / "bin/python", "-c", "import zkrecipes, pathlib; print(pathlib.Path(zkrecipes.__file__).parent)"],
+              capture=True).strip()
+    check(str(venv) in out, f"the sdist built from source and installed into {venv.name}")
+    env = {**os.environ, "ZK_CONNECT": connect, "ZK_HARNESS": str(ROOT / "target/debug/zk-harness")}
+    run([venv / "bin/python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+         ROOT / "python" / "tests"], cwd=venv, env=env)
+    check(True, "the Python tests passed against the wheel built from the sdist")
+
+
+def npm_installs_the_right_platform(connect: str) -> None:
+    ver = version()
+    project = WORK / "npm-project"
+    shutil.rmtree(project, ignore_errors=True)
+    project.mkdir(parents=True)
+    npm = DIST / "npm"
+    overrides = {t.name[: -len(f"-{ver}.tgz")]: f"file:{t}" for t in npm.glob("zkrecipes-linux-*.tgz")}
+    manifest = {
+        "name": "dist-check", "version": "1.0.0", "private": True,
+        "dependencies": {"zkrecipes": f"file:{npm / f'zkrecipes-{ver}.tgz'}"},
+        "overrides": overrides,
+    }
+    (project / "package.json").write_text(json.dumps(manifest, indent=2))
+    run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=project)
+    installed = sorted(p.name for p in (project / "node_modules").glob("zkrecipes-*"))
+    check(installed == ["zkrecipes-linux-x64-gnu"], f"npm installed the platform packages {installed} on linux-x64-gnu")
+    shutil.copytree(ROOT / "node" / "test", project / "test")
+    shutil.copy(SMOKE / "smoke.js", project)
+    out = run(["node", "smoke.js", connect], cwd=project, capture=True)
+    check("queue ok" in out, f"node smoke through the installed packages: {out.strip()}")
+    env = {**os.environ, "ZK_CONNECT": connect, "ZK_HARNESS": str(ROOT / "target/debug/zk-harness")}
+    run(["node", "--test", "--test-concurrency=1", "test/"], cwd=project, env=env)
+    check(True, "the Node tests passed against the installed packages")
+
+
+def maven_dependency_works(connect: str) -> None:
+    ver = version()
+    java = DIST / "java"
+    jar = java / f"zkrecipes-{ver}.jar"
+    with zipfile.ZipFile(jar) as z:
+        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith("libzkrecipes_java.so"))
+    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
+    check(carried == expected, f"the JAR carries native/{carried}")
+    run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file",
+         f"-Dfile={jar}", f"-DpomFile={java / f'zkrecipes-{ver}.pom'}",
+         f"-Dsources={java / f'zkrecipes-{ver}-sources.jar'}", f"-Djavadoc={java / f'zkrecipes-{ver}-javadoc.jar'}"])
+    project = WORK / "maven-consumer"
+    shutil.rmtree(project, ignore_errors=True)
+    (project / "src/main/java").mkdir(parents=True)
+    shutil.copy(SMOKE / "Smoke.java", project / "src/main/java")
+    (project / "pom.xml").write_text(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId><artifactId>consumer</artifactId><version>1</version>
+  <properties><maven.compiler.release>17</maven.compiler.release></properties>
+  <dependencies>
+    <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes</artifactId><version>{ver}</version></dependency>
+  </dependencies>
+</project>
+""")
+    run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt"], cwd=project)
+    classpath = f"{project / 'target/classes'}:{(project / 'cp.txt').read_text().strip()}"
+    check(f"zkrecipes-{ver}.jar" in classpath and ".m2" in classpath,
+          "a fresh Maven project resolves io.zkrecipes:zkrecipes from the local repository")
+    out = run(["java", "-cp", classpath, "Smoke", connect], capture=True)
+    check("queue ok" in out, f"java smoke through the Maven dependency: {out.strip()}")
+
+
+def main() -> int:
+    connect = os.environ.get("ZK_CONNECT")
+    if not connect:
+        print("dist-check: run under tests/with-zk (ZK_CONNECT unset)", file=sys.stderr)
+        return 2
+    WORK.mkdir(parents=True, exist_ok=True)
+    musl = {arch: musl_exports(arch) for arch in ["x86_64", "aarch64"]}
+    for artifact, arch, libc, lib in natives():
+        audit_native(artifact, arch, libc, lib, musl)
+    auditwheel()
+    aarch64_runs(connect)
+    musl_core_runs(connect)
+    npm_installs_the_right_platform(connect)
+    maven_dependency_works(connect)
+    sdist_builds_and_passes(connect)
+    print("\nartifacts:")
+    for path in sorted(DIST.rglob("*")):
+        if path.is_file():
+            print(f"  {path.relative_to(DIST)}  {path.stat().st_size:,} bytes")
+    print("native libraries:")
+    for line in report:
+        print("  " + line)
+    if failures:
+        print(f"\ndist-check: {len(failures)} failed:", *failures, sep="\n  ")
+        return 1
+    print("\ndist-check: all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
