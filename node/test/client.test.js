@@ -129,3 +129,21 @@ test('an ACL of another identity is NO_AUTH; credentials stay out of errors', as
     await mallory.close()
   }
 })
+
+test('without an addon for this platform, the error names the platform it looked for', async () => {
+  const { execFileSync } = require('node:child_process')
+  let failure = null
+  try {
+    execFileSync(process.execPath, ['-e', "require('zkrecipes')"], {
+      cwd: __dirname,
+      env: { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: '/nonexistent/zkrecipes.node' },
+      stdio: 'pipe'
+    })
+  } catch (err) {
+    failure = err.stderr.toString()
+  }
+  assert.ok(failure, 'loading must fail')
+  assert.match(failure, /zkrecipes: no native addon for linux-x64-gnu/)
+  assert.match(failure, /zkrecipes-linux-x64-gnu/)
+  assert.match(failure, /ZKRECIPES_NO_ADDON/)
+})
