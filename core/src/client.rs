@@ -145,6 +145,9 @@ impl Client {
     /// `connect_timeout`, `AUTH_FAILED` when the server refuses the credentials.
     pub async fn connect(connect_string: &str, options: ClientOptions) -> Result<Client> {
         validate_options(connect_string, &options)?;
+        if let Some(parent) = runtime::forked_after_start() {
+            return Err(forked(parent));
+        }
         let session = open_session(connect_string.to_string(), options.clone()).await?;
         let watcher = session.state_watcher();
         let identity = options.identity.clone().unwrap_or_else(host_name);
@@ -181,6 +184,36 @@ impl Client {
 
     pub fn session_timeout(&self) -> Duration {
         self.inner.options.session_timeout
+    }
+
+    /// How long after `Suspended` the session can still be taken as alive on
+    /// the server: what holders and leaders wait before giving up locally.
+    ///
+    /// The server expires a session one session timeout after it last heard
+    /// from it, but the client notices a silent connection only some time after
+    /// its last answer (8 ticks of the session crate: 2/5 of the session timeout,
+    /// or the connect timeout when that is shorter). Counting the session
+    /// timeout from the notice, as Curator does, reports a lock for up to 2/5 of
+    /// a session timeout after another client took it (found by an adversarial
+    /// test); so the notice delay comes off, and a tenth more for the one-way
+    /// trip of the last answer and clock drift.
+    pub(crate) fn suspended_grace(&self) -> Duration {
+        let session = self
+            .zk()
+            .map(|zk| zk.session_timeout())
+            .unwrap_or(self.inner.options.session_timeout);
+        let connection = self
+            .inner
+            .options
+            .connect_timeout
+            .min(self.inner.options.session_timeout);
+        let tick = if connection.is_zero() || connection > session * 3 / 5 {
+            session / 20
+        } else {
+            connection / 8
+        };
+        let noticed_after = tick.max(Duration::from_millis(1)) * 8;
+        session.saturating_sub(noticed_after + session / 10)
     }
 
     /// The id of the current session (changes after `Lost` → `Reconnected`).
@@ -227,6 +260,9 @@ impl Client {
 
     /// The current session, or `CLOSED`.
     pub(crate) fn zk(&self) -> Result<zk::Client> {
+        if let Some(parent) = runtime::forked_after_start() {
+            return Err(forked(parent));
+        }
         self.inner
             .session
             .read()
@@ -446,6 +482,17 @@ pub(crate) async fn delete_confirmed(client: &Client, path: &str) -> Result<()> 
     }
 }
 
+fn forked(parent: u32) -> Error {
+    Error::new(
+        ErrorCode::Closed,
+        format!(
+            "zkrecipes was started in process {parent} before it forked this one, and its \
+             threads do not survive a fork: fork before the first Client, or start children \
+             fresh (Python multiprocessing's \"spawn\" or \"forkserver\" method)"
+        ),
+    )
+}
+
 pub(crate) fn expired() -> Error {
     Error::new(ErrorCode::SessionExpired, "the ZooKeeper session expired")
 }
@@ -481,6 +528,25 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
         if auth.scheme.is_empty() {
             return Err(Error::invalid_argument("auth scheme is empty"));
         }
+    }
+    if let Some(identity) = &options.identity {
+        check_node_data("identity", identity)?;
+    }
+    Ok(())
+}
+
+/// The most an identity or an election host name may take: it is written
+/// into every lock and election node, and a request over the server's packet
+/// limit makes the server drop the connection (and a retry, a reconnect storm,
+/// found by an adversarial test) instead of refusing it.
+pub const MAX_NODE_DATA: usize = 16 * 1024;
+
+pub(crate) fn check_node_data(what: &str, data: &str) -> Result<()> {
+    if data.len() > MAX_NODE_DATA {
+        return Err(Error::invalid_argument(format!(
+            "{what} is {} bytes; at most {MAX_NODE_DATA} are allowed",
+            data.len()
+        )));
     }
     Ok(())
 }

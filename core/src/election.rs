@@ -110,6 +110,7 @@ fn live_offers() -> &'static Mutex<HashSet<String>> {
 impl LeaderElectionSupport {
     pub fn new(client: &Client, root: &str, host_name: &str) -> Result<LeaderElectionSupport> {
         path::validate(root)?;
+        crate::client::check_node_data("host name", host_name)?;
         let (leader, _) = watch::channel(false);
         let (events, _) = broadcast::channel(256);
         let inner = Inner {
@@ -433,7 +434,7 @@ async fn run_once(
                 _ = inner.client.closed() => return Err(Error::closed()),
                 state = states.recv() => match state.unwrap_or_else(|_| inner.client.state()) {
                     ConnectionState::Suspended if leading && suspended_until.is_none() => {
-                        suspended_until = Some(Instant::now() + inner.client.session_timeout());
+                        suspended_until = Some(Instant::now() + inner.client.suspended_grace());
                         inner.emit(ElectionEvent::Suspended);
                     }
                     ConnectionState::Connected | ConnectionState::Reconnected => {

@@ -13,7 +13,7 @@ pub mod path;
 mod queue;
 pub mod runtime;
 
-pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_PACKET};
+pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use lock::read_write_lock::ReadWriteLock;

@@ -701,3 +701,62 @@ async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
         flaky.close().await;
     }
 }
+
+/// Found by an adversarial test: a holder cut off by a blackhole reported its
+/// lock for up to 2/5 of a session timeout after another client had taken it,
+/// since it counted the session timeout from the moment it noticed the drop.
+/// By the time the server hands the lock on, the holder has given it up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_off_holder_gives_up_before_another_client_can_acquire() {
+    for session in [Duration::from_secs(3), Duration::from_secs(6)] {
+        let dir = unique("blackholed-holder");
+        let proxy = FaultProxy::start(server().connect_string());
+        let c = client_at(&proxy.connect_string(), session).await;
+        let lock = WriteLock::new(&c, &dir).unwrap();
+        let mine = lock.acquire().await.unwrap();
+        let other = client().await;
+        proxy.set_blackhole(true);
+        let theirs = WriteLock::new(&other, &dir)
+            .unwrap()
+            .acquire_timeout(session * 4)
+            .await
+            .unwrap()
+            .expect("the server expired the cut-off holder");
+        let still_held = lock.is_held();
+        let token = lock.fencing_token();
+        proxy.set_blackhole(false);
+        assert!(
+            !still_held && token.is_none(),
+            "session {session:?}: the cut-off holder still reported the lock (token {token:?}) \
+             when another client acquired it"
+        );
+        theirs.release().await.unwrap();
+        drop(mine);
+        c.close().await;
+        other.close().await;
+    }
+}
+
+/// Found by an adversarial test: an identity or election host name over the
+/// server's packet limit made the server drop the connection on every create,
+/// a reconnect storm. Refused up front instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn oversized_identity_and_host_name_are_refused_up_front() {
+    let huge = "h".repeat(2 * 1024 * 1024);
+    let options = zkrecipes::ClientOptions {
+        identity: Some(huge.clone()),
+        ..options(Duration::from_secs(5))
+    };
+    let err = zkrecipes::Client::connect(server().connect_string(), options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    let c = client().await;
+    let Err(err) = LeaderElectionSupport::new(&c, &unique("huge-host"), &huge) else {
+        panic!("a 2 MiB host name was accepted");
+    };
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    let fits = "h".repeat(zkrecipes::MAX_NODE_DATA);
+    assert!(LeaderElectionSupport::new(&c, &unique("big-host"), &fits).is_ok());
+    c.close().await;
+}

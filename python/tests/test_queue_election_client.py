@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -308,3 +312,56 @@ def test_cancelled_takes_lose_no_item(client, path):
         assert sorted(got) == sorted(f"item-{i}".encode() for i in range(40))
 
     asyncio.run(main())
+
+
+def _child_tries_zookeeper(connect: str, path: str, parent_client, results) -> None:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    outcomes = []
+    for attempt in (
+        lambda: parent_client.queue(path).size(),
+        lambda: zkrecipes.Client(connect, session_timeout=5.0, connect_timeout=5.0),
+    ):
+        try:
+            attempt()
+            outcomes.append("worked")
+        except zkrecipes.ClosedError as err:
+            outcomes.append("fork" if "fork" in str(err) else f"closed: {err}")
+        except Exception as err:  # noqa: BLE001 - reported to the parent
+            outcomes.append(f"failed: {err!r}")
+    results.put((outcomes, time.monotonic() - started))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_after_start_is_told_at_once(zk_connect, client, path):
+    # Adversarial test: a child forked after the parent used zkrecipes hung on
+    # its first new client (the I/O threads do not survive a fork). It cannot
+    # work there (the reactor's epoll is shared with the parent): it must say so.
+    client.queue(path).offer(b"parent")
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    child = ctx.Process(target=_child_tries_zookeeper, args=(zk_connect, path, client, results))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0, "the child hung or crashed"
+    outcomes, took = results.get(timeout=5)
+    assert outcomes == ["fork", "fork"], outcomes
+    assert took < 2.0, f"the child waited {took:.1f} s for its answer"
+    assert client.queue(path).poll() == b"parent", "the parent's client still works"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_before_the_first_client_works(zk_connect, path):
+    script = f"""
+import os, sys, zkrecipes
+pid = os.fork()
+with zkrecipes.Client({zk_connect!r}, session_timeout=5.0) as c:
+    lock = c.write_lock({path!r} + "/" + str(os.getpid()))
+    assert lock.acquire(timeout=5.0)
+    lock.release()
+if pid == 0:
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert done.returncode == 0

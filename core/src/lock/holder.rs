@@ -205,7 +205,7 @@ async fn follow(
     match client.state() {
         ConnectionState::Suspended => {
             emit(LockEvent::Suspended);
-            suspended_until = Some(Instant::now() + client.session_timeout());
+            suspended_until = Some(Instant::now() + client.suspended_grace());
         }
         ConnectionState::Closed => return End::Closed,
         _ => {}
@@ -269,7 +269,7 @@ async fn follow(
                 match state {
                     ConnectionState::Suspended => {
                         if suspended_until.is_none() {
-                            suspended_until = Some(Instant::now() + client.session_timeout());
+                            suspended_until = Some(Instant::now() + client.suspended_grace());
                             emit(LockEvent::Suspended);
                         }
                     }
@@ -292,7 +292,7 @@ async fn follow(
                                 }
                                 Err(_) => {
                                     suspended_until =
-                                        Some(Instant::now() + client.session_timeout());
+                                        Some(Instant::now() + client.suspended_grace());
                                 }
                             }
                         }

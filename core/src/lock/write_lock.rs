@@ -284,7 +284,7 @@ impl Lock {
     /// identity (Node), where every hold of an exclusive lock is the only one
     /// and every reader is alike.
     pub fn unlock_one(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
-        let owner = self.core.holds.lock().unwrap().first().map(|h| h.owner);
+        let owner = self.core.visible(|holds| holds.first().map(|h| h.owner));
         let release = owner.map(|owner| self.core.unlock_as(owner));
         let core = self.core.clone();
         async move {
@@ -307,23 +307,28 @@ impl Lock {
 
     /// For a binding whose caller gave up after `lock_as` succeeded (a
     /// cancelled future, an interrupt): the hold is released, never kept.
+    /// The hold is gone from this object's answers before this returns (the
+    /// caller never sees a hold it gave up); the node's delete goes on in the
+    /// background.
     pub fn abandon_acquired(&self, owner: Owner) {
-        let lock = self.clone();
+        let release = self.unlock_as(owner);
+        let dir = self.dir().to_string();
         runtime::handle().spawn(async move {
-            if let Err(err) = lock.unlock_as(owner).await {
-                tracing::debug!("undoing an abandoned acquire on {}: {err}", lock.dir());
+            if let Err(err) = release.await {
+                tracing::debug!("undoing an abandoned acquire on {dir}: {err}");
             }
         });
     }
 
+    /// A hold that is being released no longer counts, here and below.
     pub fn is_held(&self) -> bool {
-        !self.core.holds.lock().unwrap().is_empty()
+        self.core.visible(|holds| !holds.is_empty())
     }
 
     /// How many owners hold through this object (more than one only on the
     /// read side).
     pub fn holders(&self) -> usize {
-        self.core.holds.lock().unwrap().len()
+        self.core.visible(|holds| holds.len())
     }
 
     pub fn is_held_by(&self, owner: Owner) -> bool {
@@ -338,11 +343,7 @@ impl Lock {
     /// globally increasing across the ensemble, unlike the sequence number.
     pub fn fencing_token(&self) -> Option<i64> {
         self.core
-            .holds
-            .lock()
-            .unwrap()
-            .first()
-            .map(|h| h.fencing_token)
+            .visible(|holds| holds.first().map(|h| h.fencing_token))
     }
 
     /// The fencing token of `owner`'s hold.
@@ -520,9 +521,14 @@ impl LockCore {
         self.sibling.lock().unwrap().upgrade()
     }
 
-    fn hold_of<T>(&self, owner: Owner, read: impl FnOnce(&Hold) -> T) -> Option<T> {
+    /// Reads the holds that are not being released, oldest first.
+    fn visible<T>(&self, read: impl FnOnce(Vec<&Hold>) -> T) -> T {
         let holds = self.holds.lock().unwrap();
-        holds.iter().find(|h| h.owner == owner).map(read)
+        read(holds.iter().filter(|h| !h.is_releasing()).collect())
+    }
+
+    fn hold_of<T>(&self, owner: Owner, read: impl FnOnce(&Hold) -> T) -> Option<T> {
+        self.visible(|holds| holds.into_iter().find(|h| h.owner == owner).map(read))
     }
 
     /// Another hold of an owner that holds: the same token, no request. A hold

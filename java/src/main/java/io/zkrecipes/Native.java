@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -217,6 +218,26 @@ final class Native {
     static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo) {
         CompletableFuture<Object> inner = new CompletableFuture<>();
         CompletableFuture<T> outer = new CompletableFuture<>();
+        // Completed once a result the caller gave up on has been undone (by whichever of the
+        // two paths below gets there first; the other waits for it).
+        CompletableFuture<Void> undone = new CompletableFuture<>();
+        AtomicBoolean undoing = new AtomicBoolean();
+        Consumer<Object> undoOnce = value -> {
+            if (undo == null || value == null) {
+                return;
+            }
+            if (!undoing.compareAndSet(false, true)) {
+                undone.join();
+                return;
+            }
+            try {
+                undo.accept(value);
+            } catch (Throwable t) {
+                LOG.log(Level.WARNING, "zkrecipes could not undo an abandoned operation", t);
+            } finally {
+                undone.complete(null);
+            }
+        };
         long task = call.apply(inner);
         inner.whenCompleteAsync((value, error) -> {
             if (error != null) {
@@ -224,17 +245,22 @@ final class Native {
                 return;
             }
             Object delivered = value instanceof Item item ? item.data() : value;
-            if (!outer.complete((T) delivered) && undo != null && value != null) {
-                try {
-                    undo.accept(value);
-                } catch (Throwable t) {
-                    LOG.log(Level.WARNING, "zkrecipes could not undo an abandoned operation", t);
-                }
+            if (!outer.complete((T) delivered)) {
+                undoOnce.accept(value);
             }
         }, CALLBACKS);
         outer.whenComplete((value, error) -> {
+            if (error == null) {
+                return;
+            }
             if (!inner.isDone()) {
                 cancel(task);
+            }
+            // The cancel returned once the native side completed `inner`. A result it brought
+            // is undone here, in the thread that gave up, before that thread goes on: it never
+            // sees a hold (or an item) it gave up, not even for a moment.
+            if (inner.isDone() && !inner.isCompletedExceptionally()) {
+                undoOnce.accept(inner.join());
             }
         });
         return new Op<>(outer, task);
