@@ -21,9 +21,10 @@ function load () {
   } catch (err) {
     const wanted = platform()
     const hint = PREBUILT.includes(wanted)
-      ? `npm installs it as the optional dependency zkrecipes-${wanted}: reinstall without --omit=optional / --no-optional, ` +
-        'and with the lockfile made on a machine of any platform (npm records every platform package)'
-      : `zkrecipes ships prebuilt addons for ${PREBUILT.join(', ')}; on ${wanted} build from source (README: "Building from source")`
+      ? `npm installs zkrecipes-${wanted} as an optional dependency: reinstall without --omit=optional / --no-optional; ` +
+        `installing from tarballs, install zkrecipes-${wanted}-<version>.tgz beside zkrecipes-<version>.tgz`
+      : `zkrecipes ships prebuilt addons for ${PREBUILT.join(', ')}; on ${wanted} build the addon from source ` +
+        '(README: "Other platforms")'
     const error = new Error(
       `zkrecipes: no native addon for ${wanted} (looked for zkrecipes.${wanted}.node beside the package ` +
         `and for the package zkrecipes-${wanted}). ${hint}.`

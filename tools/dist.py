@@ -160,6 +160,7 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
             "repository": main["repository"],
         }
         (pkg / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        shutil.copy(ROOT / "LICENSE", pkg / "LICENSE")
         (pkg / "README.md").write_text(
             f"# {name}\n\nThe `{platform.triple}` addon of [zkrecipes](https://www.npmjs.com/package/zkrecipes); "
             "install `zkrecipes`, which depends on it on that platform.\n"
@@ -171,7 +172,7 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
     for file in main["files"]:
         if not file.endswith(".node") and (ROOT / "node" / file).exists():
             shutil.copy(ROOT / "node" / file, pkg / file)
-    shutil.copy(ROOT / "README.md", pkg / "README.md")
+    shutil.copy(ROOT / "LICENSE", pkg / "LICENSE")
     main["optionalDependencies"] = {f"zkrecipes-{p.node}": ver for p in PLATFORMS}
     main.pop("devDependencies", None)
     main.pop("scripts", None)
@@ -191,7 +192,42 @@ def java(out: Path, built: dict[str, Path], ver: str) -> None:
          "-DskipTests", f"-Dnative.from={natives}", f"-Dbuild.dir={build_dir}"])
     for suffix in ["", "-sources", "-javadoc"]:
         shutil.copy(build_dir / f"zkrecipes-{ver}{suffix}.jar", out)
-    shutil.copy(ROOT / "java" / "pom.xml", out / f"zkrecipes-{ver}.pom")
+    (out / f"zkrecipes-{ver}.pom").write_text(consumer_pom(ver))
+
+
+def consumer_pom(ver: str) -> str:
+    """The POM users resolve: coordinates and metadata, none of the build
+    (the native build and the test dependency stay in java/pom.xml)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0"
+         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>io.zkrecipes</groupId>
+  <artifactId>zkrecipes</artifactId>
+  <version>{ver}</version>
+  <packaging>jar</packaging>
+  <name>zkrecipes</name>
+  <description>ZooKeeper locks, read/write locks, queues and leader election with fencing tokens: one Rust core shared with Python and Node.js. Carries its native library for Linux x86-64 and aarch64 (glibc and musl). No runtime dependencies.</description>
+  <url>https://github.com/zkrecipes/zkrecipes</url>
+  <licenses>
+    <license>
+      <name>Apache-2.0</name>
+      <url>https://www.apache.org/licenses/LICENSE-2.0.txt</url>
+    </license>
+  </licenses>
+  <developers>
+    <developer>
+      <name>The zkrecipes developers</name>
+      <url>https://github.com/zkrecipes/zkrecipes</url>
+    </developer>
+  </developers>
+  <scm>
+    <url>https://github.com/zkrecipes/zkrecipes</url>
+    <connection>scm:git:https://github.com/zkrecipes/zkrecipes.git</connection>
+  </scm>
+</project>
+"""
 
 
 def rust(out: Path) -> None:

@@ -243,7 +243,7 @@ def npm_installs_the_right_platform(connect: str) -> None:
         "overrides": overrides,
     }
     (project / "package.json").write_text(json.dumps(manifest, indent=2))
-    run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=project)
+    run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"], cwd=project)
     installed = sorted(p.name for p in (project / "node_modules").glob("zkrecipes-*"))
     check(installed == ["zkrecipes-linux-x64-gnu"], f"npm installed the platform packages {installed} on linux-x64-gnu")
     shutil.copytree(ROOT / "node" / "test", project / "test")
@@ -290,6 +290,25 @@ def maven_dependency_works(connect: str) -> None:
     check("queue ok" in out, f"java smoke through the Maven dependency: {out.strip()}")
 
 
+def licenses_ship() -> None:
+    """Every artifact carries the license text, not only its name."""
+    for wheel in [*(DIST / "python").glob("*.whl")]:
+        names = zipfile.ZipFile(wheel).namelist()
+        check(any(n.endswith("/LICENSE") for n in names), f"{wheel.name} carries LICENSE")
+    sdist = next((DIST / "python").glob("*.tar.gz"))
+    with tarfile.open(sdist) as t:
+        check(any(n.endswith("/LICENSE") for n in t.getnames()), f"{sdist.name} carries LICENSE")
+    for tgz in (DIST / "npm").glob("*.tgz"):
+        with tarfile.open(tgz) as t:
+            check("package/LICENSE" in t.getnames(), f"{tgz.name} carries LICENSE")
+    for jar in (DIST / "java").glob("zkrecipes-*[0-9].jar"):
+        names = zipfile.ZipFile(jar).namelist()
+        check("META-INF/LICENSE" in names, f"{jar.name} carries META-INF/LICENSE")
+    pom = next((DIST / "java").glob("*.pom")).read_text()
+    check("<dependencies>" not in pom and "<build>" not in pom and "<developers>" in pom,
+          "the published POM has no build and no dependencies, and names its developers")
+
+
 def main() -> int:
     connect = os.environ.get("ZK_CONNECT")
     if not connect:
@@ -300,6 +319,7 @@ def main() -> int:
     for artifact, arch, libc, lib in natives():
         audit_native(artifact, arch, libc, lib, musl)
     auditwheel()
+    licenses_ship()
     aarch64_runs(connect)
     musl_core_runs(connect)
     npm_installs_the_right_platform(connect)

@@ -1,6 +1,5 @@
 package io.zkrecipes;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -21,7 +20,15 @@ final class NativeLibrary {
     static void load() {
         String override = System.getProperty(PATH_PROPERTY);
         if (override != null && !override.isEmpty()) {
-            System.load(Path.of(override).toAbsolutePath().toString());
+            Path path = Path.of(override).toAbsolutePath();
+            try {
+                System.load(path.toString());
+            } catch (UnsatisfiedLinkError e) {
+                UnsatisfiedLinkError named = new UnsatisfiedLinkError("zkrecipes cannot load " + path + ", named by -D"
+                    + PATH_PROPERTY + ": " + e.getMessage());
+                named.initCause(e);
+                throw named;
+            }
             return;
         }
         try {
@@ -40,8 +47,9 @@ final class NativeLibrary {
             Path dir = Files.createTempDirectory("zkrecipes-");
             Path file = dir.resolve(System.mapLibraryName(NAME));
             Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            file.toFile().deleteOnExit();
+            // Deleted at exit in reverse order of registration: the directory after its file.
             dir.toFile().deleteOnExit();
+            file.toFile().deleteOnExit();
             System.load(file.toString());
         } catch (IOException e) {
             throw new UnsatisfiedLinkError("cannot extract " + resource + ": " + e);
@@ -64,9 +72,20 @@ final class NativeLibrary {
         return os + "-" + arch + (os.equals("linux") && isMusl() ? "-musl" : "");
     }
 
-    /** A musl system has its dynamic loader, {@code ld-musl-<arch>.so.1}, in {@code /lib}. */
+    /**
+     * Whether this JVM runs on musl (Alpine): its own memory map names musl's loader. Looking for
+     * musl's files on disk is not enough: Debian's {@code musl} package installs them beside glibc.
+     */
     private static boolean isMusl() {
-        String[] names = new File("/lib").list((dir, name) -> name.startsWith("ld-musl-"));
-        return names != null && names.length > 0;
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
+                if (line.contains("/ld-musl-") || line.contains("/libc.musl-")) {
+                    return true;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc: assume glibc
+        }
+        return false;
     }
 }

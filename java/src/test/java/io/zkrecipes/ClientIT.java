@@ -77,6 +77,36 @@ class ClientIT {
         e.close();
     }
 
+    /** New-user review: every JVM run left an empty /tmp/zkrecipes-<n>/ behind. */
+    @Test
+    void aJvmRunLeavesNothingInItsTempDirectory() throws Exception {
+        java.nio.file.Path tmp = java.nio.file.Files.createTempDirectory("zkrecipes-tmpdir-test");
+        java.nio.file.Path program = tmp.resolveSibling(tmp.getFileName() + "-Load.java");
+        java.nio.file.Files.writeString(program, """
+            public class Load {
+                public static void main(String[] args) {
+                    try {
+                        io.zkrecipes.Client.connect("127.0.0.1:1",
+                            new io.zkrecipes.ClientOptions().connectTimeout(java.time.Duration.ofMillis(200)));
+                    } catch (io.zkrecipes.ZkException e) {
+                        System.out.println(e.getCode());
+                    }
+                }
+            }
+            """);
+        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+            "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), program.toString())
+            .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).trim();
+        assertEquals(0, p.waitFor());
+        assertTrue(out.endsWith("CONNECTION_LOSS"), out);
+        try (var left = java.nio.file.Files.list(tmp)) {
+            assertEquals(java.util.List.of(), left.toList(), "left in the JVM's temp directory");
+        }
+        java.nio.file.Files.delete(program);
+        java.nio.file.Files.delete(tmp);
+    }
+
     @Test
     void nativeLibraryComesFromTheJar() {
         assertNull(System.getProperty(NativeLibrary.PATH_PROPERTY));
