@@ -102,6 +102,8 @@ export declare class ReadWriteLock {
   constructor(client: Client, dir: string)
   readonly readLock: Lock
   readonly writeLock: Lock
+  /** Releases every hold of both sides. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 export type Payload = Buffer | Uint8Array | string
@@ -120,6 +122,9 @@ export declare class DistributedQueue {
   /** null if timeoutMs passed without an item. */
   take(options?: WaitOptions): Promise<Buffer | null>
   size(): Promise<number>
+  /** Deletes this consumer's claim marker; the queue stays usable. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 export type ElectionEventName =

@@ -83,7 +83,11 @@ function deliver (emitter, name, args) {
 // unobserved recipe object holds no subscription and can be collected.
 function nativeEvents (emitter, source, dispatch) {
   let subscription = null
-  const watched = () => emitter.eventNames().some((n) => n !== 'error' && emitter.listenerCount(n) > 0)
+  // The user's listeners only: this function's own 'newListener' and
+  // 'removeListener' listeners kept every observed object subscribed (and
+  // alive) for good.
+  const own = new Set(['error', 'newListener', 'removeListener'])
+  const watched = () => emitter.eventNames().some((n) => !own.has(n) && emitter.listenerCount(n) > 0)
   emitter.on('newListener', (name) => {
     if (name !== 'error' && name !== 'newListener' && name !== 'removeListener' && subscription === null) {
       subscription = source.subscribe((name, detail) => dispatch(name, detail))
@@ -207,6 +211,12 @@ class ReadWriteLock {
     this.readLock = new Lock(rw.readLock())
     this.writeLock = new Lock(rw.writeLock())
   }
+
+  /** Releases every hold of both sides (the write side first: a downgraded hold ends last). */
+  async [asyncDispose] () {
+    await this.writeLock[asyncDispose]()
+    await this.readLock[asyncDispose]()
+  }
 }
 
 function payload (data) {
@@ -238,6 +248,10 @@ class DistributedQueue {
   }
 
   async size () { return call(() => this._native.size()) }
+
+  /** Deletes this consumer's claim marker; the queue stays usable. */
+  async close () { await call(() => this._native.close()) }
+  async [asyncDispose] () { await this.close() }
 }
 
 class LeaderElectionSupport extends EventEmitter {

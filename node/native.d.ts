@@ -50,6 +50,7 @@ export declare class NativeQueue {
   remove(): Promise<Buffer>
   /** `null` when `timeoutMs` passed without an item. */
   take(timeoutMs?: number | undefined | null): Promise<Buffer | null>
+  close(): Promise<void>
   size(): Promise<number>
 }
 

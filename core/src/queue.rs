@@ -360,6 +360,18 @@ impl DistributedQueue {
         }
     }
 
+    /// Deletes this consumer's claim marker (each consumer keeps the one of
+    /// its last take until its next take, for the exactly-once check after a
+    /// connection loss): a queue object that is done leaves nothing behind.
+    /// The object stays usable.
+    pub async fn close(&self) -> Result<()> {
+        let marker = self.inner.cache.lock().await.last_marker.take();
+        match marker {
+            Some(marker) => crate::client::delete_confirmed(&self.inner.client, &marker).await,
+            None => Ok(()),
+        }
+    }
+
     /// Number of items (one listing).
     pub async fn size(&self) -> Result<usize> {
         Ok(self.inner.list().await?.len())

@@ -179,3 +179,53 @@ test('two Node processes contending: no overlap, tokens strictly increase', asyn
     assert.ok(all[i].start >= all[i - 1].end, 'critical sections overlap')
   }
 })
+
+test('recipe objects that had listeners are collected once dropped', () => {
+  // Issue 16: the wrapper's own newListener/removeListener listeners counted as
+  // "watched", so an object that ever had a listener stayed subscribed and alive.
+  const script = `
+    const zk = require('zkrecipes')
+    ;(async () => {
+      const c = await zk.Client.connect(${JSON.stringify(connectString)})
+      let collected = 0
+      const registry = new FinalizationRegistry(() => { collected++ })
+      const f = () => {}
+      for (let i = 0; i < 2000; i++) {
+        const lock = c.writeLock('/gc-test/lock-' + i)
+        lock.on('acquired', f)
+        lock.off('acquired', f)
+        registry.register(lock, i)
+      }
+      for (let round = 0; round < 20 && collected < 1990; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        global.gc()
+      }
+      console.log(collected)
+      await c.close()
+    })()
+  `
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { cwd: __dirname }).toString().trim()
+  assert.ok(Number(out) >= 1990, `only ${out} of 2000 dropped locks were collected`)
+})
+
+test('ReadWriteLock and DistributedQueue dispose: holds released, claim marker deleted', () => withClients(1, async (c) => {
+  const rw = c.readWriteLock(unique('rw-dispose'))
+  await rw.writeLock.acquire()
+  await rw[Symbol.asyncDispose]()
+  assert.equal(rw.writeLock.isHeld, false)
+  await rw.readLock.acquire()
+  await rw.readLock.acquire()
+  assert.equal(rw.readLock.holdCount, 2)
+  await rw[Symbol.asyncDispose]()
+  assert.equal(rw.readLock.isHeld, false)
+
+  const dir = unique('queue-dispose')
+  const queue = c.queue(dir)
+  await queue.offer('x')
+  assert.equal((await queue.poll()).toString(), 'x')
+  const ephemerals = () => execFileSync(process.env.ZK_HARNESS, ['ephemerals', connectString, dir]).toString().trim()
+  assert.match(ephemerals(), /claim-/, 'a consumer keeps the claim marker of its last take')
+  await queue[Symbol.asyncDispose]()
+  assert.equal(ephemerals(), '', 'the claim marker is gone after dispose')
+  assert.equal(await queue.poll(), null, 'the queue stays usable')
+}))

@@ -74,6 +74,12 @@ impl NativeQueue {
     }
 
     #[napi]
+    pub async fn close(&self) -> napi::Result<()> {
+        let queue = self.inner.clone();
+        run(async move { queue.close().await }).await
+    }
+
+    #[napi]
     pub async fn size(&self) -> napi::Result<u32> {
         let queue = self.inner.clone();
         Ok(run(async move { queue.size().await }).await? as u32)
