@@ -392,3 +392,39 @@ def test_cancelled_acquire_async_never_leaves_a_hold(client, path):
 
     asyncio.run(main())
     assert lock.participants() == []
+
+
+def test_an_exception_in_the_block_is_never_replaced_by_the_release(make_client, path):
+    # Issue 16: when the release on the way out failed too (here: the client was
+    # closed inside the block), the user saw only that and lost their own error.
+    c = make_client()
+    lock = c.write_lock(path)
+    with pytest.raises(ValueError, match="the block's own error") as raised:
+        with pytest.warns(RuntimeWarning, match="releasing .* failed too"):
+            with lock:
+                c.close()
+                raise ValueError("the block's own error")
+    if sys.version_info >= (3, 11):
+        assert any("failed too" in note for note in raised.value.__notes__)
+
+
+async def _async_block_fails(c, lock) -> None:  # type: ignore[no-untyped-def]
+    async with lock:
+        c.close()
+        raise KeyError("async block")
+
+
+def test_an_exception_in_an_async_block_is_never_replaced_by_the_release(make_client, path):
+    c = make_client()
+    lock = c.write_lock(path)
+    with pytest.raises(KeyError, match="async block"):
+        with pytest.warns(RuntimeWarning, match="failed too"):
+            asyncio.run(_async_block_fails(c, lock))
+
+
+def test_a_failed_release_after_a_clean_block_still_raises(make_client, path):
+    c = make_client()
+    lock = c.write_lock(path)
+    with pytest.raises(zkrecipes.ClosedError):
+        with lock:
+            c.close()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Type
 
 from . import _native
+from .errors import ZkError
 from ._listeners import Listeners
 from .events import LockEvent
 
@@ -112,7 +114,13 @@ class _Lock:
     def __exit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
-        self.release()
+        if exc is None:
+            self.release()
+            return
+        try:
+            self.release()
+        except ZkError as err:
+            _release_failed_too(self, exc, err)
 
     async def __aenter__(self) -> "_Lock":
         await self.acquire_async()
@@ -121,11 +129,27 @@ class _Lock:
     async def __aexit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
-        await self.release_async()
+        if exc is None:
+            await self.release_async()
+            return
+        try:
+            await self.release_async()
+        except ZkError as err:
+            _release_failed_too(self, exc, err)
 
     def __repr__(self) -> str:
         state = f"held, token {self.fencing_token}" if self.is_held else "not held"
         return f"<{type(self).__name__} {self.dir} {state}>"
+
+
+def _release_failed_too(lock: "_Lock", body: BaseException, err: ZkError) -> None:
+    """The block raised and the release failed too (the lock was lost meanwhile, the client
+    closed): the block's own exception goes on, never replaced; the release's failure is
+    told beside it (a note on the exception and a RuntimeWarning)."""
+    message = f"zkrecipes: releasing {lock.dir} on the way out failed too: {err!r}"
+    if hasattr(body, "add_note"):
+        body.add_note(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 def _timeout(timeout: Optional[float], blocking: bool = True) -> Optional[float]:
