@@ -482,6 +482,52 @@ pub(crate) async fn delete_confirmed(client: &Client, path: &str) -> Result<()> 
     }
 }
 
+/// Creates the connect string's chroot (`host:2181/myapp`) if it is missing,
+/// as Curator does with its namespace: a chroot that does not exist made every
+/// recipe fail with `NO_NODE` (the README's first example, on a fresh server).
+/// Its ancestors and itself are open to everybody, like any shared ancestor.
+async fn ensure_chroot(session: &zk::Client) -> Result<()> {
+    let root = session.path().to_string();
+    if root == "/" {
+        return Ok(());
+    }
+    let Ok(base) = session.clone().chroot("/") else {
+        return Ok(());
+    };
+    let failed = |err: zk::Error| {
+        let err = Error::from(err);
+        Error::new(
+            err.code(),
+            format!("cannot create the chroot {root} of the connect string: {err}"),
+        )
+    };
+    if base.check_stat(&root).await.map_err(failed)?.is_some() {
+        return Ok(());
+    }
+    let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let mut at = 0;
+    loop {
+        at = root[at + 1..]
+            .find('/')
+            .map_or(root.len(), |next| at + 1 + next);
+        match base.create(&root[..at], &[], &open).await {
+            Ok(_) | Err(zk::Error::NodeExists) => {}
+            Err(err) => return Err(failed(err)),
+        }
+        if at == root.len() {
+            return Ok(());
+        }
+    }
+}
+
+/// The length the chroot adds to every path on the wire.
+pub(crate) fn chroot_len(session: &zk::Client) -> usize {
+    match session.path() {
+        "/" => 0,
+        root => root.len(),
+    }
+}
+
 fn forked(parent: u32) -> Error {
     Error::new(
         ErrorCode::Closed,
@@ -564,7 +610,10 @@ async fn open_session(connect_string: String, options: ClientOptions) -> Result<
         match tokio::time::timeout(options.connect_timeout, connector.connect(&connect_string))
             .await
         {
-            Ok(Ok(session)) => Ok(session),
+            Ok(Ok(session)) => {
+                ensure_chroot(&session).await?;
+                Ok(session)
+            }
             Ok(Err(zk::Error::AuthFailed)) => Err(Error::new(
                 ErrorCode::AuthFailed,
                 "the server refused the credentials",

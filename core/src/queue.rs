@@ -124,7 +124,14 @@ impl DistributedQueue {
 
     /// The largest payload `offer` accepts on this queue.
     pub fn max_payload(&self) -> usize {
-        MAX_PACKET - CREATE_OVERHEAD - self.inner.dir.len()
+        // The chroot is part of every path on the wire (found through a
+        // 700-character chroot: the server dropped the connection instead).
+        let chroot = self
+            .inner
+            .client
+            .zk()
+            .map_or(0, |zk| crate::client::chroot_len(&zk));
+        MAX_PACKET - CREATE_OVERHEAD - self.inner.dir.len() - chroot
     }
 
     /// Appends `data`; returns the item's node path.

@@ -192,3 +192,43 @@ async fn another_identity_cannot_delete_a_protected_lock_node() {
     );
     guard.release().await.unwrap();
 }
+
+/// Issue 16: a chroot that did not exist made every recipe fail with NO_NODE.
+/// It is created on connect (as Curator's namespace), and the queue's payload
+/// limit counts its length.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_chroot_is_created_and_counted_in_the_payload_limit() {
+    let chroot = format!("{}/{}", unique("chroot"), "x".repeat(700));
+    let connect = format!("{}{chroot}", server().connect_string());
+    let c = zkrecipes::Client::connect(&connect, options(Duration::from_secs(10)))
+        .await
+        .unwrap();
+    let lock = zkrecipes::WriteLock::new(&c, "/locks/first").unwrap();
+    let guard = lock
+        .acquire()
+        .await
+        .expect("a recipe works in a fresh chroot");
+    assert!(raw()
+        .await
+        .check_stat(&format!("{chroot}/locks/first"))
+        .await
+        .unwrap()
+        .is_some());
+    guard.release().await.unwrap();
+
+    let queue = zkrecipes::DistributedQueue::new(&c, "/q").unwrap();
+    let plain = zkrecipes::DistributedQueue::new(&client().await, "/q").unwrap();
+    assert_eq!(plain.max_payload() - queue.max_payload(), chroot.len());
+    let biggest = vec![7u8; queue.max_payload()];
+    queue
+        .offer(&biggest)
+        .await
+        .expect("an item of max_payload fits");
+    assert_eq!(queue.poll().await.unwrap(), Some(biggest));
+    let err = queue
+        .offer(&vec![7u8; queue.max_payload() + 1])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    c.close().await;
+}
