@@ -467,14 +467,16 @@ async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
         "{requests} requests in 2 s after a failed start"
     );
 
-    // A missing chroot: start fails; once the chroot appears nothing leads
-    // on its own, since the member is stopped.
+    // A chroot deleted by an operator after connect (connect creates a
+    // missing one): start fails; once the chroot is back nothing leads on its
+    // own, since the member is stopped.
     let chroot = unique("missing-chroot");
     let rooted = client_at(
         &format!("{}{chroot}", server().connect_string()),
         Duration::from_secs(10),
     )
     .await;
+    raw.delete(&chroot, None).await.unwrap();
     let member = LeaderElectionSupport::new(&rooted, "/election", "late").unwrap();
     assert!(member.start().await.is_err());
     raw.mkdir(&chroot, &open).await.unwrap();
