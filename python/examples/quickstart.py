@@ -27,8 +27,9 @@ def blocking(connect: str) -> None:
         print("took", job, "- left:", len(jobs))
 
         seen: List[ElectionEvent] = []
-        with client.leader_election("/examples/election", "worker-1") as election:
-            election.add_listener(seen.append)
+        election = client.leader_election("/examples/election", "worker-1")
+        election.add_listener(seen.append)  # before starting: sees every event
+        with election:
             if election.await_leadership(timeout=5.0):
                 print("leading; leader is", election.leader_host_name())
 
