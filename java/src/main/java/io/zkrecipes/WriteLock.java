@@ -18,8 +18,19 @@ public class WriteLock extends ZkLock {
         super(Objects.requireNonNull(client, "client"), client.withHandle(h -> Native.lockNew(h, Objects.requireNonNull(dir, "dir"))), dir);
     }
 
+    /**
+     * With a listener, as Apache's {@code WriteLock(zk, dir, acl)} is ported: a {@code null}
+     * listener means none (Apache's third argument, an ACL list, is often {@code null}).
+     */
     public WriteLock(Client client, String dir, LockListener listener) {
         this(client, dir);
-        addListener(listener);
+        if (listener != null) {
+            addListener(listener);
+        }
+    }
+
+    /** Apache's name for {@link #isHeldByCurrentThread()}. */
+    public boolean isOwner() {
+        return isHeldByCurrentThread();
     }
 }

@@ -258,4 +258,17 @@ class LockIT {
             waiter.unlockAsync().get(5, TimeUnit.SECONDS);
         }
     }
+
+    /** Issue 16: Apache's {@code new WriteLock(zk, dir, null)}, ported, threw NullPointerException. */
+    @Test
+    void aNullListenerMeansNoneAndIsOwnerIsApachesName() throws Exception {
+        try (Client c = Zk.client()) {
+            WriteLock lock = new WriteLock(c, Zk.path("null-listener"), null);
+            assertFalse(lock.isOwner());
+            lock.lock();
+            assertTrue(lock.isOwner());
+            lock.unlock();
+            assertFalse(lock.isOwner());
+        }
+    }
 }
