@@ -24,7 +24,7 @@ async fn readers_share_and_a_writer_waits_for_them() {
         "writer excluded by readers"
     );
     let writer = w.write_lock().clone();
-    let task = tokio::spawn(async move { writer.acquire().await.map(|g| g.fencing_token()) });
+    let task = tokio::spawn(async move { writer.acquire().await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!task.is_finished(), "writer must wait for both readers");
     g1.release().await.unwrap();
@@ -34,13 +34,16 @@ async fn readers_share_and_a_writer_waits_for_them() {
         "writer must wait for the second reader"
     );
     g2.release().await.unwrap();
-    let token = tokio::time::timeout(Duration::from_secs(5), task)
+    let guard = tokio::time::timeout(Duration::from_secs(5), task)
         .await
         .unwrap()
         .unwrap()
         .unwrap();
-    assert!(token > 0);
+    assert!(guard.fencing_token() > 0);
     assert!(w.write_lock().is_held());
+    guard.release().await.unwrap();
+    // A hold on its way out is no longer reported.
+    assert!(!w.write_lock().is_held());
 }
 
 #[tokio::test(flavor = "multi_thread")]
