@@ -372,22 +372,7 @@ impl Client {
     pub(crate) async fn ensure_path(&self, path: &str, deadline: Option<Instant>) -> Result<()> {
         let acls = self.acls();
         self.retrying(deadline, |zk| async move {
-            let mut at = 0;
-            while let Some(next) = path[at + 1..].find('/') {
-                at += next + 1;
-                let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-                match zk.create(&path[..at], &[], &options).await {
-                    Ok(_) | Err(zk::Error::NodeExists) => {}
-                    Err(err) => return Err(err),
-                }
-            }
-            match zk
-                .create(path, &[], &zk::CreateMode::Persistent.with_acls(acls))
-                .await
-            {
-                Ok(_) | Err(zk::Error::NodeExists) => Ok(()),
-                Err(err) => Err(err),
-            }
+            create_path(&zk, path, zk::CreateMode::Persistent.with_acls(acls)).await
         })
         .await
     }
@@ -505,18 +490,29 @@ async fn ensure_chroot(session: &zk::Client) -> Result<()> {
         return Ok(());
     }
     let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    create_path(&base, &root, open).await.map_err(failed)
+}
+
+/// Creates `path` with `options` and its missing ancestors open to everybody:
+/// an ancestor is shared by other applications, which must still be able to
+/// create their own directories under it.
+async fn create_path(
+    zk: &zk::Client,
+    path: &str,
+    options: zk::CreateOptions<'_>,
+) -> std::result::Result<(), zk::Error> {
+    let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     let mut at = 0;
-    loop {
-        at = root[at + 1..]
-            .find('/')
-            .map_or(root.len(), |next| at + 1 + next);
-        match base.create(&root[..at], &[], &open).await {
+    while let Some(next) = path[at + 1..].find('/') {
+        at += next + 1;
+        match zk.create(&path[..at], &[], &open).await {
             Ok(_) | Err(zk::Error::NodeExists) => {}
-            Err(err) => return Err(failed(err)),
+            Err(err) => return Err(err),
         }
-        if at == root.len() {
-            return Ok(());
-        }
+    }
+    match zk.create(path, &[], &options).await {
+        Ok(_) | Err(zk::Error::NodeExists) => Ok(()),
+        Err(err) => Err(err),
     }
 }
 
@@ -611,8 +607,15 @@ async fn open_session(connect_string: String, options: ClientOptions) -> Result<
             .await
         {
             Ok(Ok(session)) => {
-                ensure_chroot(&session).await?;
-                Ok(session)
+                // Within the connect timeout too: a server that stops answering
+                // right after the handshake must not hang `connect`.
+                match tokio::time::timeout(options.connect_timeout, ensure_chroot(&session)).await {
+                    Ok(created) => created.map(|()| session),
+                    Err(_) => Err(Error::new(
+                        ErrorCode::ConnectionLoss,
+                        format!("no answer while checking the chroot of {connect_string}"),
+                    )),
+                }
             }
             Ok(Err(zk::Error::AuthFailed)) => Err(Error::new(
                 ErrorCode::AuthFailed,
