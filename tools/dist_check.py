@@ -35,10 +35,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DIST = ROOT / "target" / "dist"
+from dist import DIST, ROOT, TOOLS, version  # tools/dist.py: where `make dist` puts what
+
 WORK = ROOT / "target" / "dist-check"
-TOOLS = ROOT / "target" / "tools-venv" / "bin"
 SMOKE = ROOT / "tools" / "dist-smoke"
 MACHINE = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
 DEBIAN_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
@@ -59,10 +58,6 @@ def check(ok: bool, what: str) -> None:
     print(("ok    " if ok else "FAIL  ") + what, flush=True)
     if not ok:
         failures.append(what)
-
-
-def version() -> str:
-    return run([sys.executable, ROOT / "tools" / "version_check.py", "--print"], capture=True).strip()
 
 
 # --- native libraries ---------------------------------------------------------
