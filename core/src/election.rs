@@ -98,6 +98,10 @@ struct Run {
     driver: Option<AbortHandle>,
     /// Path of our offer node while it exists.
     offer: Option<String>,
+    /// Bumped by every start and stop: a driver (or its detached create)
+    /// from before may still be running after its abort, and must neither
+    /// register an offer nor clear the current driver.
+    generation: u64,
 }
 
 /// Offers that members of this process hold, so that the orphan sweep after a
@@ -142,7 +146,8 @@ impl LeaderElectionSupport {
                 return Ok(());
             }
             self.inner.emit(ElectionEvent::Start);
-            let driver = runtime::handle().spawn(drive(self.inner.clone(), first));
+            run.generation += 1;
+            let driver = runtime::handle().spawn(drive(self.inner.clone(), run.generation, first));
             run.driver = Some(driver.abort_handle());
         }
         determined.await.unwrap_or(Ok(()))
@@ -152,10 +157,11 @@ impl LeaderElectionSupport {
     pub async fn stop(&self) -> Result<()> {
         let (driver, offer) = {
             let mut run = self.inner.run.lock().unwrap();
-            match run.driver.take() {
-                Some(driver) => (driver, run.offer.take()),
-                None => return Ok(()),
-            }
+            let Some(driver) = run.driver.take() else {
+                return Ok(());
+            };
+            run.generation += 1;
+            (driver, run.offer.take())
         };
         self.inner.emit(ElectionEvent::StopStart);
         driver.abort();
@@ -225,6 +231,15 @@ impl Inner {
         let _ = self.events.send(event);
     }
 
+    /// The member is stopped by its driver giving up, unless a `stop` (and
+    /// maybe a new `start`) came first.
+    fn end_driver(&self, generation: u64) {
+        let mut run = self.run.lock().unwrap();
+        if run.generation == generation {
+            run.driver = None;
+        }
+    }
+
     /// Our offers' names in order (foreign children ignored).
     async fn offers(&self) -> Result<Vec<String>> {
         let root = self.root.as_str();
@@ -249,8 +264,38 @@ impl Inner {
         Ok(offers.into_iter().map(|(_, name)| name).collect())
     }
 
-    async fn make_offer(&self) -> Result<(String, i64)> {
+    /// Creates our offer in a task of its own that a `stop` never cancels:
+    /// an aborted create may still be applied by the server, and an offer
+    /// nobody knows of would lead the line for the rest of the session. The
+    /// task registers the offer only if no stop came since `generation`;
+    /// otherwise it withdraws the offer itself.
+    async fn make_offer(self: &Arc<Self>, generation: u64) -> Result<(String, i64)> {
         self.emit(ElectionEvent::OfferStart);
+        let inner = self.clone();
+        let created = runtime::handle().spawn(async move {
+            let (offer, session) = inner.create_offer().await?;
+            let current = {
+                let mut run = inner.run.lock().unwrap();
+                let current = run.generation == generation;
+                if current {
+                    live_offers().lock().unwrap().insert(offer.clone());
+                    run.offer = Some(offer.clone());
+                }
+                current
+            };
+            if current {
+                Ok((offer, session))
+            } else {
+                let _ = delete_confirmed(&inner.client, &offer).await;
+                Err(Error::closed())
+            }
+        });
+        let created = created.await.map_err(|_| Error::closed())??;
+        self.emit(ElectionEvent::OfferComplete);
+        Ok(created)
+    }
+
+    async fn create_offer(&self) -> Result<(String, i64)> {
         let prefix = format!("{}/{}", self.root, OFFER_PREFIX);
         let options = zk::CreateMode::EphemeralSequential.with_acls(self.client.acls());
         loop {
@@ -261,13 +306,7 @@ impl Inner {
                 .await;
             drop(zk);
             match created {
-                Ok((_, sequence)) => {
-                    let offer = format!("{prefix}{sequence}");
-                    live_offers().lock().unwrap().insert(offer.clone());
-                    self.run.lock().unwrap().offer = Some(offer.clone());
-                    self.emit(ElectionEvent::OfferComplete);
-                    return Ok((offer, session));
-                }
+                Ok((_, sequence)) => return Ok((format!("{prefix}{sequence}"), session)),
                 Err(zk::Error::NoNode) => self.client.ensure_path(&self.root, None).await?,
                 Err(zk::Error::ConnectionLoss) => {
                     self.client.await_usable(session, None).await?;
@@ -363,17 +402,26 @@ enum Step {
 /// The member's life: offer, determine, wait, and after losing the session
 /// offer again on the next one. Ends by `stop` (abort), client close, or a
 /// first attempt that failed (then `start` returns the error).
-async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
+async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result<()>>) {
     let mut first = Some(first);
     let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
     loop {
         let mut determined = false;
-        let reason = match run_once(&inner, &mut first, &mut determined).await {
+        let reason = match run_once(&inner, generation, &mut first, &mut determined).await {
             Ok(()) => continue,
             Err(err) => err,
         };
+        // A stopped driver can run on until its next await: `stop` has
+        // already withdrawn its offer and said so, and a newer driver may own
+        // the state now.
+        let offer = {
+            let mut run = inner.run.lock().unwrap();
+            if run.generation != generation {
+                return;
+            }
+            run.offer.take()
+        };
         inner.leader.send_replace(false);
-        let offer = inner.run.lock().unwrap().offer.take();
         if let Some(offer) = &offer {
             live_offers().lock().unwrap().remove(offer);
         }
@@ -384,7 +432,7 @@ async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
             if let Some(offer) = offer {
                 let _ = delete_confirmed(&inner.client, &offer).await;
             }
-            inner.run.lock().unwrap().driver = None;
+            inner.end_driver(generation);
             let _ = first.send(Err(reason));
             return;
         }
@@ -394,7 +442,7 @@ async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
             backoff.sleep().await;
         }
         if closed || inner.client.await_new_session().await.is_err() {
-            inner.run.lock().unwrap().driver = None;
+            inner.end_driver(generation);
             return;
         }
     }
@@ -402,12 +450,13 @@ async fn drive(inner: Arc<Inner>, first: oneshot::Sender<Result<()>>) {
 
 /// Offers once and follows the election until the offer is lost (error).
 async fn run_once(
-    inner: &Inner,
+    inner: &Arc<Inner>,
+    generation: u64,
     first: &mut Option<oneshot::Sender<Result<()>>>,
     determined: &mut bool,
 ) -> Result<()> {
     let mut states = inner.client.subscribe();
-    let (offer, session) = inner.make_offer().await?;
+    let (offer, session) = inner.make_offer(generation).await?;
     loop {
         let step = inner.determine(&offer, session).await?;
         *determined = true;

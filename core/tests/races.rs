@@ -762,3 +762,32 @@ async fn oversized_identity_and_host_name_are_refused_up_front() {
     assert!(LeaderElectionSupport::new(&c, &unique("big-host"), &fits).is_ok());
     c.close().await;
 }
+
+/// Found by the torture suite (seed 2, election-failover): a member stopped
+/// while its offer's create was in flight left that offer behind, owned by a
+/// live session. It led the line forever once the members before it left, so
+/// no member was elected again. Cancelled starts and stops at every moment
+/// must leave the election directory empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_during_the_offer_leaves_no_orphan_offer() {
+    let root = unique("stop-during-offer");
+    let c = client().await;
+    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    member.start().await.unwrap();
+    member.stop().await.unwrap();
+    let mut rng = fastrand::Rng::with_seed(7);
+    for round in 0..300 {
+        let wait = Duration::from_micros(rng.u64(0..3_000));
+        let _ = tokio::time::timeout(wait, member.start()).await;
+        member.stop().await.unwrap();
+        let left = children(server().connect_string(), &root).await;
+        assert!(
+            left.is_empty(),
+            "round {round} (stop after {wait:?}): {left:?} left behind"
+        );
+    }
+    // The member still works after all that.
+    member.start().await.unwrap();
+    assert!(member.is_leader());
+    member.stop().await.unwrap();
+}
