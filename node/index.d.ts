@@ -11,10 +11,11 @@ export declare const ERROR_CODES: readonly ErrorCode[]
 /** Every error of zkrecipes; `code` is the same in Python, Java and Rust. */
 export declare class ZkError extends Error {
   readonly code: ErrorCode
-  constructor(code: ErrorCode, message: string)
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown })
 }
 
 export type ConnectionState = 'CONNECTED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST' | 'CLOSED'
+export declare const CONNECTION_STATES: readonly ConnectionState[]
 
 export interface ConnectOptions {
   /** Default 10000. */
@@ -63,6 +64,14 @@ export declare class Client extends EventEmitter {
 
 /** 'suspended': the connection dropped while held (stop using the resource); then 'reconnected' or 'lost'. */
 export type LockEventName = 'acquired' | 'released' | 'suspended' | 'reconnected' | 'lost'
+export type LockEventType = Uppercase<LockEventName>
+export declare const LOCK_EVENTS: readonly LockEventType[]
+
+/** What every lock listener receives. */
+export type LockEvent =
+  | { readonly type: 'ACQUIRED'; readonly fencingToken: bigint }
+  | { readonly type: 'RELEASED' | 'SUSPENDED' | 'RECONNECTED' }
+  | { readonly type: 'LOST'; readonly reason: ZkError }
 
 /**
  * A fair lock, or one side of a ReadWriteLock. JavaScript has no caller identity, so there is no
@@ -85,11 +94,13 @@ export declare class Lock extends EventEmitter {
   participants(): Promise<Participant[]>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'acquired' | 'released' | 'suspended' | 'reconnected', listener: () => void): this
-  on(event: 'lost', listener: (reason: ZkError) => void): this
+  on(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  on(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  on(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
   on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'acquired' | 'released' | 'suspended' | 'reconnected', listener: () => void): this
-  once(event: 'lost', listener: (reason: ZkError) => void): this
+  once(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  once(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  once(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
   once(event: 'error', listener: (error: unknown) => void): this
   off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
 }
@@ -131,6 +142,13 @@ export type ElectionEventName =
   | 'START' | 'OFFER_START' | 'OFFER_COMPLETE' | 'DETERMINE_START' | 'DETERMINE_COMPLETE'
   | 'ELECTED_START' | 'ELECTED_COMPLETE' | 'READY_START' | 'READY_COMPLETE' | 'FAILED'
   | 'STOP_START' | 'STOP_COMPLETE' | 'SUSPENDED' | 'RECONNECTED'
+export declare const ELECTION_EVENTS: readonly ElectionEventName[]
+
+/** What every election listener receives; `reason` comes with FAILED. */
+export interface ElectionEvent {
+  readonly type: ElectionEventName
+  readonly reason?: ZkError
+}
 
 export declare class LeaderElectionSupport extends EventEmitter {
   constructor(client: Client, root: string, hostName?: string)
@@ -141,10 +159,8 @@ export declare class LeaderElectionSupport extends EventEmitter {
   awaitLeadership(options?: WaitOptions): Promise<boolean>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'event', listener: (name: ElectionEventName, reason?: ZkError) => void): this
-  on(event: Lowercase<ElectionEventName>, listener: (reason?: ZkError) => void): this
+  on(event: 'event' | Lowercase<ElectionEventName>, listener: (event: ElectionEvent) => void): this
   on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'event', listener: (name: ElectionEventName, reason?: ZkError) => void): this
-  once(event: Lowercase<ElectionEventName>, listener: (reason?: ZkError) => void): this
+  once(event: 'event' | Lowercase<ElectionEventName>, listener: (event: ElectionEvent) => void): this
   off(event: 'event' | Lowercase<ElectionEventName> | 'error', listener: (...args: any[]) => void): this
 }

@@ -6,28 +6,36 @@
 const { EventEmitter } = require('node:events')
 const native = require('./loader.js').load()
 
-const ERROR_CODES = Object.freeze([
-  'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',
-  'NODE_EXISTS', 'NOT_EMPTY', 'BAD_VERSION', 'NO_AUTH', 'AUTH_FAILED', 'NO_SUCH_ELEMENT', 'NOT_OWNER',
-  'WOULD_DEADLOCK', 'CLOSED', 'INTERRUPTED', 'INTERNAL',
-])
+// The core's own lists: this file names no code or event of its own.
+const NAMES = native.names()
+const ERROR_CODES = Object.freeze(NAMES.errorCodes)
 
 const asyncDispose = Symbol.asyncDispose || Symbol.for('nodejs.asyncDispose')
 
 class ZkError extends Error {
-  constructor (code, message) {
-    super(message)
+  constructor (code, message, options) {
+    super(message, options)
     this.name = 'ZkError'
     this.code = code
   }
 }
 
-// The addon reports core errors as "<CODE>: <message>".
+// napi-rs builds an async function's rejection itself, with a fixed `code`:
+// the addon puts the core's code in front of the message ("<CODE>: <message>").
+// The addon's error stays reachable as `cause`.
 function fromNative (err) {
   if (err instanceof ZkError || !(err instanceof Error)) return err
   const match = /^([A-Z_]+): ([\s\S]*)$/.exec(err.message)
-  if (match && ERROR_CODES.includes(match[1])) return new ZkError(match[1], match[2])
+  if (match && ERROR_CODES.includes(match[1])) return new ZkError(match[1], match[2], { cause: err })
   return err
+}
+
+// What every lock and election listener receives: the core's event details.
+function eventOf (type, fencingToken, reasonCode, reasonMessage) {
+  const event = { type }
+  if (fencingToken !== null && fencingToken !== undefined) event.fencingToken = fencingToken
+  if (reasonCode !== null && reasonCode !== undefined) event.reason = new ZkError(reasonCode, reasonMessage)
+  return Object.freeze(event)
 }
 
 async function call (fn) {
@@ -90,7 +98,7 @@ function nativeEvents (emitter, source, dispatch) {
   const watched = () => emitter.eventNames().some((n) => !own.has(n) && emitter.listenerCount(n) > 0)
   emitter.on('newListener', (name) => {
     if (name !== 'error' && name !== 'newListener' && name !== 'removeListener' && subscription === null) {
-      subscription = source.subscribe((name, detail) => dispatch(name, detail))
+      subscription = source.subscribe((...details) => dispatch(eventOf(...details)))
     }
   })
   emitter.on('removeListener', () => {
@@ -134,7 +142,7 @@ class Client extends EventEmitter {
     this._native = handle
     // An open client keeps the process alive, like a socket; unref() lets it exit.
     this._keepAlive = setInterval(() => {}, 0x7fffffff)
-    nativeEvents(this, handle, (state) => deliver(this, 'state', [state]))
+    nativeEvents(this, handle, (event) => deliver(this, 'state', [event.type]))
   }
 
   get state () { return this._native.state() }
@@ -166,7 +174,7 @@ class Lock extends EventEmitter {
   constructor (handle) {
     super()
     this._native = handle
-    nativeEvents(this, handle, (name, detail) => deliver(this, name, detail === null ? [] : [fromNative(new Error(detail))]))
+    nativeEvents(this, handle, (event) => deliver(this, event.type.toLowerCase(), [event]))
   }
 
   /** Resolves true once held, false if timeoutMs passed (nothing left behind). */
@@ -262,10 +270,9 @@ class LeaderElectionSupport extends EventEmitter {
     if (hostName === undefined) hostName = client.identity
     requireString('hostName', hostName)
     this._native = now(() => new native.NativeElection(handle, root, hostName))
-    nativeEvents(this, this._native, (name, detail) => {
-      const reason = detail === null ? [] : [fromNative(new Error(detail))]
-      deliver(this, 'event', [name, ...reason])
-      deliver(this, name.toLowerCase(), reason)
+    nativeEvents(this, this._native, (event) => {
+      deliver(this, 'event', [event])
+      deliver(this, event.type.toLowerCase(), [event])
     })
   }
 
@@ -291,4 +298,7 @@ module.exports = {
   LeaderElectionSupport,
   ZkError,
   ERROR_CODES,
+  LOCK_EVENTS: Object.freeze(NAMES.lockEvents),
+  ELECTION_EVENTS: Object.freeze(NAMES.electionEvents),
+  CONNECTION_STATES: Object.freeze(NAMES.connectionStates),
 }

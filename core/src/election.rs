@@ -11,7 +11,8 @@
 //! - Unlike Apache's recipe, a leader is told when it stops being one: its
 //!   node vanished or its session expired → `FAILED` with the reason; the
 //!   member then offers itself again as soon as the client has a new session,
-//!   unless stopped. A leader whose connection drops is told `SUSPENDED`
+//!   unless stopped. Closing the client stops a started member:
+//!   `STOP_START, STOP_COMPLETE`, not `FAILED`. A leader whose connection drops is told `SUSPENDED`
 //!   (then `RECONNECTED`, or `FAILED` once disconnected past the session
 //!   timeout, when the server may have elected somebody else).
 //! - `start` that fails (no such chroot, `NO_AUTH`, a root that cannot have
@@ -424,6 +425,15 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
         inner.leader.send_replace(false);
         if let Some(offer) = &offer {
             live_offers().lock().unwrap().remove(offer);
+        }
+        if inner.client.is_closed() && first.is_none() {
+            // Closing the client is a deliberate shutdown, not a failure: the
+            // member stops as if `stop` had been called (the session's end
+            // took the offer with it).
+            inner.end_driver(generation);
+            inner.emit(ElectionEvent::StopStart);
+            inner.emit(ElectionEvent::StopComplete);
+            return;
         }
         let closed = reason.code() == ErrorCode::Closed;
         inner.emit(ElectionEvent::Failed(reason.clone()));

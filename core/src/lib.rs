@@ -8,6 +8,7 @@
 mod client;
 mod election;
 mod error;
+mod event;
 mod lock;
 pub mod path;
 mod queue;
@@ -16,6 +17,7 @@ pub mod runtime;
 pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
+pub use event::{Event, EventDetails};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};

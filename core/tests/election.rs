@@ -5,7 +5,7 @@ use std::time::Duration;
 use common::*;
 use tokio::sync::broadcast;
 use zk_harness::FaultProxy;
-use zkrecipes::{ElectionEvent, LeaderElectionSupport};
+use zkrecipes::{ElectionEvent, ErrorCode, LeaderElectionSupport};
 
 async fn next_names(
     events: &mut broadcast::Receiver<ElectionEvent>,
@@ -180,4 +180,34 @@ async fn foreign_children_do_not_disturb_an_election() {
         Some("solo")
     );
     member.stop().await.unwrap();
+}
+
+/// Closing the client is a deliberate shutdown: a started member reports
+/// `STOP_START, STOP_COMPLETE` (as a `stop` would), never `FAILED(CLOSED)`.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_the_client_stops_a_started_member_without_a_failure() {
+    let root = unique("close-stops");
+    let c = client().await;
+    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    let mut events = member.subscribe();
+    member.start().await.unwrap();
+    assert!(member.is_leader());
+    c.close().await;
+    let mut names = Vec::new();
+    while let Ok(Ok(event)) = tokio::time::timeout(Duration::from_secs(2), events.recv()).await {
+        names.push(event.name());
+        if event.name() == "STOP_COMPLETE" {
+            break;
+        }
+    }
+    assert_eq!(
+        names[names.len() - 2..],
+        ["STOP_START", "STOP_COMPLETE"],
+        "{names:?}"
+    );
+    assert!(!names.contains(&"FAILED"), "{names:?}");
+    assert!(!member.is_leader());
+    // Stopped for good: stop answers at once, start reports the closed client.
+    member.stop().await.unwrap();
+    assert_eq!(member.start().await.unwrap_err().code(), ErrorCode::Closed);
 }

@@ -1,12 +1,13 @@
 // Type-checked in `make test` with `tsc --strict --noEmit`.
-import { Client, ZkError, type ElectionEventName } from 'zkrecipes'
+import { Client, ZkError, type ElectionEvent } from 'zkrecipes'
 
 async function main(connect: string): Promise<void> {
   const client = await Client.connect(connect, { sessionTimeoutMs: 10_000, identity: 'worker-1' })
   client.on('state', (state) => console.log('connection', state))
 
   const lock = client.writeLock('/examples/lock')
-  lock.on('lost', (reason: ZkError) => console.error('lost the lock:', reason.code))
+  lock.on('acquired', (event) => console.log('fencing token', event.fencingToken))
+  lock.on('lost', (event) => console.error('lost the lock:', event.reason.code))
   if (await lock.acquire({ timeoutMs: 5_000 })) {
     const token: bigint | null = lock.fencingToken
     console.log('holding with fencing token', token)
@@ -24,7 +25,7 @@ async function main(connect: string): Promise<void> {
   }
 
   const election = client.leaderElection('/examples/election', 'worker-1')
-  election.on('event', (name: ElectionEventName) => console.log('election', name))
+  election.on('event', (event: ElectionEvent) => console.log('election', event.type))
   election.on('elected_complete', () => console.log('leading'))
   await election.start()
   await election.awaitLeadership({ timeoutMs: 5_000 })

@@ -102,16 +102,39 @@ test('events acquired / released in order; a throwing listener becomes an error 
   await eventually('recipe goes on', () => seen.length === 4)
 }))
 
+test('codes and event names are the core\'s; a rejection keeps the addon error as cause', async () => {
+  assert.deepEqual([...zk.ERROR_CODES], [
+    'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',
+    'NODE_EXISTS', 'NOT_EMPTY', 'BAD_VERSION', 'NO_AUTH', 'AUTH_FAILED', 'NO_SUCH_ELEMENT', 'NOT_OWNER',
+    'WOULD_DEADLOCK', 'CLOSED', 'INTERRUPTED', 'INTERNAL',
+  ])
+  assert.deepEqual([...zk.LOCK_EVENTS], ['ACQUIRED', 'RELEASED', 'SUSPENDED', 'RECONNECTED', 'LOST'])
+  assert.equal(zk.ELECTION_EVENTS.length, 14)
+  assert.deepEqual([...zk.CONNECTION_STATES], ['CONNECTED', 'SUSPENDED', 'RECONNECTED', 'LOST', 'CLOSED'])
+  await withClients(1, async (c) => {
+    const err = await c.writeLock('/no/such').release().catch((e) => e)
+    assert.ok(err instanceof zk.ZkError)
+    assert.equal(err.code, 'NOT_OWNER')
+    assert.ok(err.cause instanceof Error, 'the addon error is the cause')
+    assert.ok(!err.message.startsWith('NOT_OWNER'), err.message)
+  })
+})
+
 test('lost when an operator deletes the lock node', () => withClients(1, async (c) => {
   const dir = unique('lost')
   const lock = c.writeLock(dir)
   const lost = new Promise((resolve) => lock.once('lost', resolve))
+  const acquired = new Promise((resolve) => lock.once('acquired', resolve))
   await lock.acquire()
+  const token = lock.fencingToken
   const [holder] = await lock.participants()
+  assert.deepEqual(await acquired, { type: 'ACQUIRED', fencingToken: token }, 'ACQUIRED carries the fencing token')
   execFileSync(process.env.ZK_HARNESS, ['rm', connectString, `${dir}/${holder.node}`])
-  const reason = await lost
-  assert.ok(reason instanceof zk.ZkError)
-  assert.equal(reason.code, 'NO_NODE')
+  const event = await lost
+  assert.equal(event.type, 'LOST')
+  assert.ok(event.reason instanceof zk.ZkError)
+  assert.equal(event.reason.code, 'NO_NODE')
+  assert.ok(event.reason.message.includes(holder.node), event.reason.message)
   assert.equal(lock.isHeld, false)
 }))
 

@@ -61,7 +61,7 @@ test('election: event order, one leader, hand-over on stop', () => withClients(3
   const members = clients.map((c, i) => new zk.LeaderElectionSupport(c, root, `host-${i}`))
   const events = members.map((m) => {
     const seen = []
-    m.on('event', (name) => seen.push(name))
+    m.on('event', (event) => seen.push(event.type))
     return seen
   })
   const elected = []

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import zkrecipes
-from zkrecipes import ConnectionState, ElectionEvent
+from zkrecipes import ConnectionState, ElectionEvent, LockEvent
 
 
 def test_queue_every_method_fifo(client, path):
@@ -109,7 +109,7 @@ def wait_for(events, n, timeout=10.0):
     deadline = time.monotonic() + timeout
     while len(events) < n and time.monotonic() < deadline:
         time.sleep(0.01)
-    return [e.value for e in events]
+    return [e.kind.value for e in events]
 
 
 def test_election_three_members_event_order_and_hand_over(make_client, path):
@@ -134,9 +134,9 @@ def test_election_three_members_event_order_and_hand_over(make_client, path):
     with members[2]:
         assert members[2].await_leadership(timeout=5)
     deadline = time.monotonic() + 5
-    while ElectionEvent.STOP_COMPLETE not in events[2] and time.monotonic() < deadline:
+    while ElectionEvent.STOP_COMPLETE not in [e.kind for e in events[2]] and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert events[2][-2:] == [ElectionEvent.STOP_START, ElectionEvent.STOP_COMPLETE]
+    assert [e.kind for e in events[2][-2:]] == [ElectionEvent.STOP_START, ElectionEvent.STOP_COMPLETE]
 
 
 def test_election_async(zk_connect, path):
@@ -222,6 +222,67 @@ def test_use_after_close_raises_closed(zk_connect, path):
     for call in (lock.acquire, lambda: q.offer(b"x"), q.poll, election.start, lambda: client.session_id):
         with pytest.raises(zkrecipes.ClosedError):
             call()
+
+
+def test_enums_list_exactly_the_core_names():
+    from zkrecipes import _native
+    from zkrecipes.errors import _BY_CODE
+
+    assert [e.value for e in LockEvent] == _native.LOCK_EVENTS
+    assert [e.value for e in ElectionEvent] == _native.ELECTION_EVENTS
+    assert [s.value for s in ConnectionState] == _native.CONNECTION_STATES
+    assert sorted(_BY_CODE) == sorted(_native.ERROR_CODES)
+
+
+def test_the_native_stubs_match_the_native_module():
+    """``_native.pyi`` lists exactly the module's classes, functions and methods."""
+    import ast
+    from pathlib import Path
+
+    from zkrecipes import _native
+
+    stub = ast.parse((Path(zkrecipes.__file__).parent / "_native.pyi").read_text())
+    stubbed = {}
+    for node in stub.body:
+        if isinstance(node, ast.ClassDef):
+            stubbed[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            stubbed[node.name] = None
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            stubbed[node.target.id] = None
+    public = {name for name in dir(_native) if not name.startswith("__")}
+    assert set(stubbed) == public
+    for name, methods in stubbed.items():
+        if methods is None:
+            continue
+        native = {m for m in vars(getattr(_native, name)) if not m.startswith("__")} | (
+            {"__init__"} if "__init__" in methods else set()
+        )
+        assert methods == native, name
+
+
+def test_lock_events_carry_the_fencing_token_and_the_loss_reason(client, path, zk_connect):
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    lock = client.write_lock(path)
+    seen = []
+    lock.add_listener(seen.append)
+    lock.acquire()
+    token = lock.fencing_token
+    node = lock.participants()[0].node
+    harness = os.environ.get("ZK_HARNESS", str(repo / "target" / "debug" / "zk-harness"))
+    # An operator deletes the lock node.
+    subprocess.run([harness, "rm", zk_connect, f"{path}/{node}"], check=True)
+    deadline = time.monotonic() + 5
+    while len(seen) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    acquired, lost = seen[:2]
+    assert acquired.kind is LockEvent.ACQUIRED and acquired.fencing_token == token and token is not None
+    assert lost.kind is LockEvent.LOST and isinstance(lost.reason, zkrecipes.ZkError)
+    assert node in str(lost.reason)
+    assert str(acquired) == f"ACQUIRED (fencing token {token})"
+    assert not lock.is_held()
 
 
 def test_every_error_code_has_a_class():

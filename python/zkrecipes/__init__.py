@@ -26,7 +26,7 @@ from .errors import (
     ZkInterruptedError,
     ZkTimeoutError,
 )
-from .events import ConnectionState, ElectionEvent, LockEvent
+from .events import ConnectionState, ElectionEvent, Event, LockEvent
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 
@@ -44,6 +44,7 @@ __all__ = [
     "ConnectionState",
     "DistributedQueue",
     "ElectionEvent",
+    "Event",
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",

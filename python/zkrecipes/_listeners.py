@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Dict, Generic, Optional, Type, TypeVar
+from typing import Any, Callable, Dict, Generic, Optional, TypeVar
 
 E = TypeVar("E")
+
+# What the native module calls: (event name, fencing token, ZkError reason).
+NativeCallback = Callable[[str, Optional[int], Any], None]
 
 
 class Listeners(Generic[E]):
     """Registered callables of one recipe object, each with its native subscription."""
 
-    def __init__(self, subscribe: Callable[[Callable[[str, Optional[str]], None]], Any], kind: Type[E]) -> None:
+    def __init__(self, subscribe: Callable[[NativeCallback], Any], make: Callable[[str, Optional[int], Any], E]) -> None:
         self._subscribe = subscribe
-        self._kind = kind
+        self._make = make
         self._subscriptions: Dict[Callable[[E], Any], Any] = {}
         self._lock = threading.Lock()
 
@@ -23,10 +26,10 @@ class Listeners(Generic[E]):
             raise TypeError(f"listener must be callable, got {type(fn).__name__}")
         if loop is not None and not isinstance(loop, asyncio.AbstractEventLoop):
             raise TypeError("loop must be an asyncio event loop")
-        kind = self._kind
+        make = self._make
 
-        def deliver(name: str, _detail: Optional[str]) -> None:
-            event = kind(name)  # type: ignore[call-arg]
+        def deliver(name: str, fencing_token: Optional[int], reason: Any) -> None:
+            event = make(name, fencing_token, reason)
             if loop is None:
                 fn(event)
             else:

@@ -3,11 +3,15 @@ from typing import Any, Awaitable, Callable, List, Optional, Tuple
 
 __version__: str
 ERROR_CODES: List[str]
+LOCK_EVENTS: List[str]
+ELECTION_EVENTS: List[str]
+CONNECTION_STATES: List[str]
 
 def _shutdown() -> None: ...
 def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Callable[[], None]] = ...) -> None: ...
 
-_Callback = Callable[[str, Optional[str]], None]
+# (event name, fencing token of an ACQUIRED, ZkError of a LOST or FAILED)
+_Callback = Callable[[str, Optional[int], Optional[BaseException]], None]
 
 class Subscription:
     def cancel(self) -> None: ...

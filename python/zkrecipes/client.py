@@ -8,7 +8,10 @@ from typing import Any, Callable, Optional, Tuple, Type
 
 from . import _native
 from ._listeners import Listeners
-from .events import ConnectionState
+from .election import LeaderElectionSupport
+from .events import ConnectionState, connection_state
+from .lock import ReadWriteLock, WriteLock
+from .queue import DistributedQueue
 
 
 class Client:
@@ -53,7 +56,7 @@ class Client:
 
     def _attach(self, native: _native.NativeClient) -> None:
         self._native = native
-        self._listeners: Listeners[ConnectionState] = Listeners(native.subscribe, ConnectionState)
+        self._listeners: Listeners[ConnectionState] = Listeners(native.subscribe, connection_state)
 
     @property
     def state(self) -> ConnectionState:
@@ -114,7 +117,3 @@ class Client:
     def __repr__(self) -> str:
         return f"<zkrecipes.Client {self.state.value}>"
 
-
-from .election import LeaderElectionSupport  # noqa: E402
-from .lock import ReadWriteLock, WriteLock  # noqa: E402
-from .queue import DistributedQueue  # noqa: E402

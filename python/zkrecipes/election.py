@@ -7,9 +7,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Type
 
 from . import _native
+from ._args import _client, _timeout
 from ._listeners import Listeners
-from .events import ElectionEvent
-from .lock import _client, _timeout
+from .events import ElectionEvent, Event, election_event
 
 if TYPE_CHECKING:
     from .client import Client
@@ -25,7 +25,7 @@ class LeaderElectionSupport:
     def __init__(self, client: "Client", root: str, host_name: Optional[str] = None) -> None:
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, host_name or native_client.identity())
-        self._listeners: Listeners[ElectionEvent] = Listeners(self._native.subscribe, ElectionEvent)
+        self._listeners: Listeners[Event[ElectionEvent]] = Listeners(self._native.subscribe, election_event)
 
     def start(self) -> None:
         """Offers this member; returns once it knows whether it leads."""
@@ -58,12 +58,12 @@ class LeaderElectionSupport:
         return await self._native.await_leadership_async(_timeout(timeout))
 
     def add_listener(
-        self, fn: Callable[[ElectionEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
+        self, fn: Callable[[Event[ElectionEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
     ) -> None:
         """``fn(event)`` for each of Apache's 12 election events, in Apache's order."""
         self._listeners.add(fn, loop)
 
-    def remove_listener(self, fn: Callable[[ElectionEvent], Any]) -> None:
+    def remove_listener(self, fn: Callable[[Event[ElectionEvent]], Any]) -> None:
         self._listeners.remove(fn)
 
     def __enter__(self) -> "LeaderElectionSupport":

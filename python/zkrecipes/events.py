@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Generic, Optional, TypeVar
+
+from .errors import ZkError
 
 
 class ConnectionState(str, enum.Enum):
@@ -38,3 +42,39 @@ class ElectionEvent(str, enum.Enum):
     STOP_COMPLETE = "STOP_COMPLETE"
     SUSPENDED = "SUSPENDED"
     RECONNECTED = "RECONNECTED"
+
+
+K = TypeVar("K", LockEvent, ElectionEvent)
+
+
+@dataclass(frozen=True)
+class Event(Generic[K]):
+    """What a lock or election listener receives.
+
+    ``kind`` is the event (``LockEvent.ACQUIRED``); ``fencing_token`` comes
+    with ``ACQUIRED``; ``reason`` (a ``ZkError``) with ``LOST`` and ``FAILED``.
+    """
+
+    kind: K
+    fencing_token: Optional[int] = None
+    reason: Optional[ZkError] = None
+
+    def __str__(self) -> str:
+        if self.fencing_token is not None:
+            return f"{self.kind.value} (fencing token {self.fencing_token})"
+        if self.reason is not None:
+            return f"{self.kind.value} ({self.reason})"
+        return self.kind.value
+
+
+# How the native module's (name, fencing token, reason) become what a listener gets.
+def connection_state(name: str, _fencing_token: Optional[int], _reason: Optional[ZkError]) -> ConnectionState:
+    return ConnectionState(name)
+
+
+def lock_event(name: str, fencing_token: Optional[int], reason: Optional[ZkError]) -> Event[LockEvent]:
+    return Event(LockEvent(name), fencing_token, reason)
+
+
+def election_event(name: str, fencing_token: Optional[int], reason: Optional[ZkError]) -> Event[ElectionEvent]:
+    return Event(ElectionEvent(name), fencing_token, reason)

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Typ
 
 from . import _native
 from .errors import ZkError
+from ._args import _client, _timeout
 from ._listeners import Listeners
-from .events import LockEvent
+from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
     from .client import Client
@@ -38,7 +39,7 @@ class _Lock:
 
     def __init__(self, native: _native.NativeLock) -> None:
         self._native = native
-        self._listeners: Listeners[LockEvent] = Listeners(native.subscribe, LockEvent)
+        self._listeners: Listeners[Event[LockEvent]] = Listeners(native.subscribe, lock_event)
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -96,7 +97,7 @@ class _Lock:
     async def participants_async(self) -> List[Participant]:
         return [Participant(*row) for row in await self._native.participants_async()]
 
-    def add_listener(self, fn: Callable[[LockEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+    def add_listener(self, fn: Callable[[Event[LockEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         """``fn(event)`` for ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
         stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
 
@@ -104,7 +105,7 @@ class _Lock:
         """
         self._listeners.add(fn, loop)
 
-    def remove_listener(self, fn: Callable[[LockEvent], Any]) -> None:
+    def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
         self._listeners.remove(fn)
 
     def __enter__(self) -> "_Lock":
@@ -152,22 +153,6 @@ def _release_failed_too(lock: "_Lock", body: BaseException, err: ZkError) -> Non
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def _timeout(timeout: Optional[float], blocking: bool = True) -> Optional[float]:
-    """Seconds as the native module takes them: ``None`` (or ``-1``, as ``threading``) waits forever.
-
-    A timeout with ``blocking=False`` is refused with ``ValueError``, as ``threading.Lock`` does.
-    """
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-    if timeout == -1:
-        return None
-    if not blocking:
-        raise ValueError("can't specify a timeout for a non-blocking call")
-    return float(timeout)
-
-
 class WriteLock(_Lock):
     """An exclusive, fair lock on directory ``dir``, interoperable with Apache's ``WriteLock``,
     Curator's ``InterProcessMutex`` and kazoo's ``Lock``."""
@@ -201,11 +186,3 @@ class ReadWriteLock:
 
     def write_lock(self) -> WriteSide:
         return self._write
-
-
-def _client(client: Any) -> _native.NativeClient:
-    from .client import Client
-
-    if not isinstance(client, Client):
-        raise TypeError(f"client must be a zkrecipes.Client, got {type(client).__name__}")
-    return client._native

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
-from .lock import _client, _timeout
+from ._args import _client, _timeout
 
 if TYPE_CHECKING:
     from .client import Client

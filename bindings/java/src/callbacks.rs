@@ -8,6 +8,7 @@ use jni::objects::{JClass, JObject};
 use jni::refs::Global;
 use jni::vm::JavaVM;
 use jni::{jni_sig, jni_str, Env, JValue};
+use zkrecipes::EventDetails;
 
 /// `io.zkrecipes.Native`, captured on a Java thread so that the library's
 /// class loader is used (a native thread's FindClass sees only the system one).
@@ -20,6 +21,10 @@ pub fn init(env: &mut Env<'_>, class: &JClass<'_>) -> jni::errors::Result<()> {
     Ok(())
 }
 
+pub fn native_class() -> Option<&'static JClass<'static>> {
+    NATIVE.get().map(|class| class.as_ref())
+}
+
 /// What a finished operation hands to Java (`Native.complete` decodes `kind`).
 pub enum Value {
     Null,
@@ -29,8 +34,8 @@ pub enum Value {
     Text(String),
     /// A queue item: its node name (to give it back) and its payload.
     Item(String, Vec<u8>),
-    /// `"<CODE>: <message>"`, thrown in Java as `ZkException`.
-    Error(String),
+    /// Thrown in Java as `ZkException(code, message)`.
+    Error(zkrecipes::Error),
 }
 
 pub fn complete(future: &Global<JObject<'static>>, value: Value) {
@@ -42,7 +47,7 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
             Value::Bytes(b) => (3, 0, Some(b), None),
             Value::Text(t) => (4, 0, None, Some(t)),
             Value::Item(name, data) => (5, 0, Some(data), Some(name)),
-            Value::Error(e) => (-1, 0, None, Some(e)),
+            Value::Error(e) => (-1, code_index(&e), None, Some(e.message().to_string())),
         };
         let bytes: JObject = match bytes {
             Some(b) => env.byte_array_from_slice(&b)?.into(),
@@ -68,25 +73,42 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
     });
 }
 
-pub fn event(sink: &Global<JObject<'static>>, name: &str, detail: Option<&str>) {
+/// An event's details; `Native.event` builds the Java event from them (a
+/// token or code below zero means none).
+pub fn event(sink: &Global<JObject<'static>>, details: EventDetails) {
     deliver(|env, class| {
-        let name: JObject = env.new_string(name)?.into();
-        let detail: JObject = match detail {
-            Some(d) => env.new_string(d)?.into(),
+        let name: JObject = env.new_string(details.name)?.into();
+        let (code, message) = match &details.reason {
+            Some(reason) => (code_index(reason), Some(reason.message())),
+            None => (-1, None),
+        };
+        let message: JObject = match message {
+            Some(m) => env.new_string(m)?.into(),
             None => JObject::null(),
         };
         env.call_static_method(
             class,
             jni_str!("event"),
-            jni_sig!("(Ljava/lang/Object;Ljava/lang/String;Ljava/lang/String;)V"),
+            jni_sig!("(Ljava/lang/Object;Ljava/lang/String;JJLjava/lang/String;)V"),
             &[
                 JValue::Object(sink.as_ref()),
                 JValue::Object(&name),
-                JValue::Object(&detail),
+                JValue::Long(details.fencing_token.unwrap_or(-1)),
+                JValue::Long(code),
+                JValue::Object(&message),
             ],
         )?;
         Ok(())
     });
+}
+
+/// The code's position in the core's list, which `ZkException.Code` repeats
+/// in the same order (a test in the JAR's suite compares them).
+pub fn code_index(err: &zkrecipes::Error) -> i64 {
+    zkrecipes::ErrorCode::ALL
+        .iter()
+        .position(|c| *c == err.code())
+        .unwrap_or(zkrecipes::ErrorCode::ALL.len() - 1) as i64
 }
 
 /// Runs `call` on this (runtime) thread attached for the scope of the call

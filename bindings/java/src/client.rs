@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use jni::objects::{JClass, JObject, JString};
 use jni::{Env, EnvUnowned};
-use zkrecipes::{Auth, Client, ClientOptions, ConnectionState};
+use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
@@ -158,11 +158,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<Client>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(crate::listener::forward(
-            events,
-            sink,
-            |state: &ConnectionState| (state.as_str().to_string(), None),
-        ))
+        Ok(crate::listener::forward(events, sink))
     })
     .resolve::<ThrowZkException>()
 }

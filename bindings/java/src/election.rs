@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use jni::objects::{JClass, JObject, JString};
 use jni::EnvUnowned;
-use zkrecipes::{Client, ElectionEvent, LeaderElectionSupport};
+use zkrecipes::{Client, LeaderElectionSupport};
 
 use crate::callbacks::Value;
 use crate::client::string;
@@ -105,13 +105,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<LeaderElectionSupport>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(listener::forward(events, sink, |event: &ElectionEvent| {
-            let detail = match event {
-                ElectionEvent::Failed(reason) => Some(reason.to_string()),
-                _ => None,
-            };
-            (event.name().to_string(), detail)
-        }))
+        Ok(listener::forward(events, sink))
     })
     .resolve::<ThrowZkException>()
 }

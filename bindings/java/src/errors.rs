@@ -1,9 +1,11 @@
-//! Errors thrown into Java: always `io.zkrecipes.ZkException("<CODE>: <message>")`.
+//! Errors thrown into Java: always `io.zkrecipes.ZkException(code, message)`,
+//! built by `Native.error` from the code's position and the message.
 
 use std::fmt;
 
 use jni::errors::ErrorPolicy;
-use jni::{jni_str, Env};
+use jni::objects::{JObject, JThrowable};
+use jni::{jni_sig, jni_str, Env, JValue};
 
 #[derive(Debug)]
 pub enum BindingError {
@@ -45,14 +47,33 @@ pub fn closed_handle() -> BindingError {
 #[derive(Debug, Default)]
 pub struct ThrowZkException;
 
-fn throw(env: &mut Env<'_>, message: String) {
+fn throw(env: &mut Env<'_>, err: zkrecipes::Error) {
     if env.exception_check() {
         return; // a Java exception is already on its way
     }
-    let _ = env.throw_new(
-        jni_str!("io/zkrecipes/ZkException"),
-        jni::strings::JNIString::from(message),
-    );
+    let made = crate::callbacks::native_class().ok_or(jni::errors::Error::NullPtr("Native"));
+    let thrown = made.and_then(|class| {
+        let message: JObject = env.new_string(err.message())?.into();
+        let exception = env
+            .call_static_method(
+                class,
+                jni_str!("error"),
+                jni_sig!("(JLjava/lang/String;)Lio/zkrecipes/ZkException;"),
+                &[
+                    JValue::Long(crate::callbacks::code_index(&err)),
+                    JValue::Object(&message),
+                ],
+            )?
+            .l()?;
+        let exception = JThrowable::cast_local(env, exception)?;
+        env.throw(exception)
+    });
+    if thrown.is_err() && !env.exception_check() {
+        let _ = env.throw_new(
+            jni_str!("io/zkrecipes/ZkException"),
+            jni::strings::JNIString::from(err.to_string()),
+        );
+    }
 }
 
 impl<T: Default> ErrorPolicy<T, BindingError> for ThrowZkException {
@@ -63,7 +84,13 @@ impl<T: Default> ErrorPolicy<T, BindingError> for ThrowZkException {
         _cap: &mut Self::Captures<'unowned_env_local, 'native_method>,
         err: BindingError,
     ) -> jni::errors::Result<T> {
-        throw(env, err.to_string());
+        let err = match err {
+            BindingError::Zk(err) => err,
+            BindingError::Jni(err) => {
+                zkrecipes::Error::new(zkrecipes::ErrorCode::Internal, format!("JNI: {err}"))
+            }
+        };
+        throw(env, err);
         Ok(T::default())
     }
 
@@ -77,7 +104,13 @@ impl<T: Default> ErrorPolicy<T, BindingError> for ThrowZkException {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
-        throw(env, format!("INTERNAL: Rust panic: {what}"));
+        throw(
+            env,
+            zkrecipes::Error::new(
+                zkrecipes::ErrorCode::Internal,
+                format!("Rust panic: {what}"),
+            ),
+        );
         Ok(T::default())
     }
 }

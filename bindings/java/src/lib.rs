@@ -12,5 +12,6 @@ mod errors;
 mod handles;
 mod listener;
 mod lock;
+mod names;
 mod queue;
 mod tasks;

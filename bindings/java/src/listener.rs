@@ -6,20 +6,17 @@ use jni::refs::Global;
 use jni::EnvUnowned;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
+use zkrecipes::Event;
 
 use crate::callbacks;
 use crate::errors::{Result, ThrowZkException};
 use crate::handles::{free, into_handle};
 
 /// Returns the subscription's handle (`subscriptionCancel` ends it).
-pub fn forward<E>(
+pub fn forward<E: Event>(
     mut events: broadcast::Receiver<E>,
     sink: Global<JObject<'static>>,
-    describe: fn(&E) -> (String, Option<String>),
-) -> i64
-where
-    E: Clone + Send + 'static,
-{
+) -> i64 {
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
             let event = match events.recv().await {
@@ -27,8 +24,7 @@ where
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            let (name, detail) = describe(&event);
-            callbacks::event(&sink, &name, detail.as_deref());
+            callbacks::event(&sink, event.details());
         }
     });
     into_handle(task.abort_handle())

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use jni::objects::{JClass, JObject, JString};
 use jni::EnvUnowned;
-use zkrecipes::{Client, Lock, LockEvent, Owner, ReadWriteLock, Wait};
+use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
 
 use crate::callbacks::Value;
 use crate::client::string;
@@ -242,9 +242,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
     env.with_env(|env| -> Result<i64> {
         let events = borrow::<Lock>(handle)?.subscribe();
         let sink = env.new_global_ref(&sink)?;
-        Ok(listener::forward(events, sink, |event: &LockEvent| {
-            (event.name().into(), event.reason())
-        }))
+        Ok(listener::forward(events, sink))
     })
     .resolve::<ThrowZkException>()
 }

@@ -51,12 +51,15 @@ where
         let _abort = AbortOnDrop(operation.abort_handle());
         let value = match operation.await {
             Ok(Ok(result)) => convert(result),
-            Ok(Err(err)) => Value::Error(err.to_string()),
-            Err(join) if join.is_panic() => Value::Error(format!(
-                "INTERNAL: zkrecipes panicked: {}",
-                panic_message(join.into_panic())
+            Ok(Err(err)) => Value::Error(err),
+            Err(join) if join.is_panic() => Value::Error(zkrecipes::Error::new(
+                zkrecipes::ErrorCode::Internal,
+                format!("zkrecipes panicked: {}", panic_message(join.into_panic())),
             )),
-            Err(_) => Value::Error("INTERRUPTED: the operation was cancelled".into()),
+            Err(_) => Value::Error(zkrecipes::Error::new(
+                zkrecipes::ErrorCode::Interrupted,
+                "the operation was cancelled",
+            )),
         };
         complete(&future, value);
         tasks().lock().unwrap().remove(&id);

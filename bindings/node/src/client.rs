@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Auth, Client, ClientOptions, ConnectionState};
+use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::errors::{invalid_argument, run, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
@@ -92,10 +92,6 @@ impl NativeClient {
 
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
-        forward(
-            self.inner.subscribe(),
-            callback,
-            |state: &ConnectionState| (state.as_str().to_string(), None),
-        )
+        forward(self.inner.subscribe(), callback)
     }
 }

@@ -1,5 +1,5 @@
 use napi_derive::napi;
-use zkrecipes::{ElectionEvent, LeaderElectionSupport, Wait};
+use zkrecipes::{LeaderElectionSupport, Wait};
 
 use crate::client::NativeClient;
 use crate::errors::{run, wait_ms, IntoJs};
@@ -54,12 +54,6 @@ impl NativeElection {
 
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
-        forward(self.inner.subscribe(), callback, |event: &ElectionEvent| {
-            let detail = match event {
-                ElectionEvent::Failed(reason) => Some(reason.to_string()),
-                _ => None,
-            };
-            (event.name().to_string(), detail)
-        })
+        forward(self.inner.subscribe(), callback)
     }
 }

@@ -23,3 +23,27 @@ fn init() {
         napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
     }
 }
+
+/// The core's names, which `index.js` uses instead of lists of its own.
+#[napi_derive::napi(object)]
+pub struct Names {
+    pub error_codes: Vec<String>,
+    pub lock_events: Vec<String>,
+    pub election_events: Vec<String>,
+    pub connection_states: Vec<String>,
+}
+
+#[napi_derive::napi]
+pub fn names() -> Names {
+    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
+    Names {
+        error_codes: ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect(),
+        lock_events: owned(LockEvent::names()),
+        election_events: owned(ElectionEvent::names()),
+        connection_states: owned(ConnectionState::names()),
+    }
+}
+
+fn owned(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}

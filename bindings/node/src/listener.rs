@@ -1,4 +1,5 @@
-//! Core events to a JavaScript callback `(name, detail)`.
+//! Core events to a JavaScript callback
+//! `(name, fencingToken, reasonCode, reasonMessage)`.
 //!
 //! The threadsafe function is weak: events never keep the process alive (an
 //! open client does, through `index.js`). A callback that throws is caught
@@ -9,9 +10,10 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
+use zkrecipes::Event;
 
-/// `(name, detail)`, spread as two JavaScript arguments.
-type EventArgs = FnArgs<(String, Option<String>)>;
+/// The core's event details, spread as four JavaScript arguments.
+type EventArgs = FnArgs<(String, Option<BigInt>, Option<String>, Option<String>)>;
 
 pub type EventCallback = ThreadsafeFunction<EventArgs, (), EventArgs, Status, false, true>;
 
@@ -28,14 +30,10 @@ impl NativeSubscription {
     }
 }
 
-pub fn forward<E>(
+pub fn forward<E: Event>(
     mut events: broadcast::Receiver<E>,
     callback: EventCallback,
-    describe: fn(&E) -> (String, Option<String>),
-) -> NativeSubscription
-where
-    E: Clone + Send + 'static,
-{
+) -> NativeSubscription {
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
             let event = match events.recv().await {
@@ -44,7 +42,17 @@ where
                 Err(broadcast::error::RecvError::Closed) => return,
             };
             // In order, one at a time; a throwing listener is the wrapper's business.
-            let _ = callback.call_async_catch(describe(&event).into()).await;
+            let details = event.details();
+            let (code, message) = match details.reason {
+                Some(reason) => (
+                    Some(reason.code().as_str().to_string()),
+                    Some(reason.message().to_string()),
+                ),
+                None => (None, None),
+            };
+            let token = details.fencing_token.map(BigInt::from);
+            let args = (details.name.to_string(), token, code, message);
+            let _ = callback.call_async_catch(args.into()).await;
         }
     });
     NativeSubscription {

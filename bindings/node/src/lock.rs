@@ -1,6 +1,6 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Lock, LockEvent, Owner, Wait};
+use zkrecipes::{Lock, Owner, Wait};
 
 use crate::client::NativeClient;
 use crate::errors::{run, wait_ms, IntoJs};
@@ -91,8 +91,6 @@ impl NativeLock {
 
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
-        forward(self.inner.subscribe(), callback, |event: &LockEvent| {
-            (event.name().to_ascii_lowercase(), event.reason())
-        })
+        forward(self.inner.subscribe(), callback)
     }
 }

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use zkrecipes::{Auth, Client, ClientOptions, ConnectionState, Error};
+use zkrecipes::{Auth, Client, ClientOptions, Error};
 
 use crate::blocking::{awaitable, wait};
 use crate::errors::IntoPyResult;
@@ -103,10 +103,6 @@ impl NativeClient {
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(
-            self.inner.subscribe(),
-            callback,
-            |state: &ConnectionState| (state.as_str().to_string(), None),
-        )
+        forward(self.inner.subscribe(), callback)
     }
 }

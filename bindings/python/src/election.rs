@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use zkrecipes::{ElectionEvent, LeaderElectionSupport, Wait};
+use zkrecipes::{LeaderElectionSupport, Wait};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
@@ -83,12 +83,6 @@ impl NativeElection {
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(self.inner.subscribe(), callback, |event: &ElectionEvent| {
-            let detail = match event {
-                ElectionEvent::Failed(reason) => Some(reason.to_string()),
-                _ => None,
-            };
-            (event.name().to_string(), detail)
-        })
+        forward(self.inner.subscribe(), callback)
     }
 }

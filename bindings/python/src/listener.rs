@@ -11,6 +11,9 @@ use std::sync::{Mutex, OnceLock};
 use pyo3::prelude::*;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
+use zkrecipes::Event;
+
+use crate::errors::to_py;
 
 pub type Delivery = Box<dyn FnOnce() + Send>;
 
@@ -65,15 +68,9 @@ impl Subscription {
     }
 }
 
-/// Calls `callback(name, detail)` for every event of `events`.
-pub fn forward<E>(
-    mut events: broadcast::Receiver<E>,
-    callback: Py<PyAny>,
-    describe: fn(&E) -> (String, Option<String>),
-) -> Subscription
-where
-    E: Clone + Send + 'static,
-{
+/// Calls `callback(name, fencing_token, reason)` for every event of `events`
+/// (`reason` is the `ZkError` of a `LOST` or `FAILED`, else `None`).
+pub fn forward<E: Event>(mut events: broadcast::Receiver<E>, callback: Py<PyAny>) -> Subscription {
     let callback = std::sync::Arc::new(callback);
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
@@ -82,11 +79,13 @@ where
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            let (name, detail) = describe(&event);
+            let details = event.details();
             let callback = callback.clone();
             deliver(Box::new(move || {
                 Python::attach(|py| {
-                    if let Err(err) = callback.call1(py, (name, detail)) {
+                    let reason = details.reason.map(|r| to_py(r).into_value(py));
+                    let args = (details.name, details.fencing_token, reason);
+                    if let Err(err) = callback.call1(py, args) {
                         err.write_unraisable(py, Some(callback.bind(py)));
                     }
                 })

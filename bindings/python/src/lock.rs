@@ -1,5 +1,5 @@
 use pyo3::prelude::*;
-use zkrecipes::{Lock, LockEvent, Owner, Wait};
+use zkrecipes::{Lock, Owner, Wait};
 
 use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
 use crate::client::NativeClient;
@@ -116,8 +116,6 @@ impl NativeLock {
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(self.inner.subscribe(), callback, |event: &LockEvent| {
-            (event.name().into(), event.reason())
-        })
+        forward(self.inner.subscribe(), callback)
     }
 }

@@ -2,26 +2,29 @@ package io.zkrecipes;
 
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One ZooKeeper session shared by any number of recipes; after the session expires it opens a
  * new one by itself. {@link #close()} ends the session: held locks are released and election
  * offers withdrawn.
  */
-public final class Client extends NativeObject implements Native.EventSink {
-    private final CopyOnWriteArrayList<ConnectionStateListener> listeners = new CopyOnWriteArrayList<>();
+public final class Client extends NativeObject {
     /**
-     * The one thread that runs this client's listeners (connection states, lock and election
-     * events), in order. Never a native runtime thread, so a listener may call any blocking method
-     * of the library; a daemon, so it never keeps the JVM alive.
+     * The connection state listeners, run on the client's own listener thread (never a native
+     * runtime thread, so a listener may call any blocking method). The sink knows the client only
+     * weakly: an unreachable client with listeners is still cleaned.
      */
-    private final java.util.concurrent.ExecutorService listenerThread =
-        Native.listenerThread();
-    private long subscription;
+    private final EventSink<ConnectionStateListener> events;
 
     private Client(long handle) {
         super(handle, Native::clientFree);
+        java.lang.ref.WeakReference<Client> self = new java.lang.ref.WeakReference<>(this);
+        this.events = events("connection state", (l, name, token, reason) -> {
+            Client client = self.get();
+            if (client != null) {
+                l.stateChanged(client, ConnectionState.valueOf(name));
+            }
+        });
     }
 
     /** Connects to {@code connectString} ("h1:2181,h2:2181/chroot"); CONNECTION_LOSS if nobody answers in time. */
@@ -67,33 +70,11 @@ public final class Client extends NativeObject implements Native.EventSink {
 
     public void addConnectionStateListener(ConnectionStateListener listener) {
         Objects.requireNonNull(listener, "listener");
-        synchronized (listeners) {
-            listeners.addIfAbsent(listener);
-            if (subscription == 0) {
-                subscription = with(h -> Native.clientSubscribe(h, this));
-            }
-        }
+        events.add(listener, () -> with(h -> Native.clientSubscribe(h, events)));
     }
 
     public void removeConnectionStateListener(ConnectionStateListener listener) {
-        listeners.remove(listener);
-    }
-
-    @Override
-    public java.util.concurrent.Executor listenerExecutor() {
-        return listenerThread;
-    }
-
-    @Override
-    public void onNativeEvent(String name, String detail) {
-        ConnectionState state = ConnectionState.valueOf(name);
-        for (ConnectionStateListener l : listeners) {
-            try {
-                l.stateChanged(this, state);
-            } catch (Throwable t) {
-                Native.LOG.log(System.Logger.Level.WARNING, "connection state listener failed", t);
-            }
-        }
+        events.remove(listener);
     }
 
     /** Runs {@code call} with the native client handle (for the recipes' constructors). */
@@ -110,19 +91,8 @@ public final class Client extends NativeObject implements Native.EventSink {
         CompletableFuture<Object> done = new CompletableFuture<>();
         long task = with(h -> Native.clientClose(h, done));
         Native.join(new Native.Op<>(done, task));
-        synchronized (listeners) {
-            if (subscription != 0) {
-                // Give the CLOSED event a moment to reach the listeners.
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                Native.subscriptionCancel(subscription);
-                subscription = 0;
-            }
-        }
-        listenerThread.shutdown();
+        // CLOSED reaches the listeners before the subscription ends.
+        events.cancel(true);
         super.close();
     }
 

@@ -4,4 +4,9 @@ package io.zkrecipes;
 @FunctionalInterface
 public interface LeaderElectionAware {
     void onElectionEvent(LeaderElectionSupport.EventType eventType);
+
+    /** The event with its details (the reason of a {@code FAILED}); by default calls the method above. */
+    default void onElectionEvent(ElectionEvent event) {
+        onElectionEvent(event.type());
+    }
 }

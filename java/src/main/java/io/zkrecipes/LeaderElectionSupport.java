@@ -2,7 +2,6 @@ package io.zkrecipes;
 
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -11,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * created if missing, and a leader that loses its session is told ({@code FAILED}) and offers
  * itself again once the client has a new session, unless stopped.
  */
-public final class LeaderElectionSupport extends NativeObject implements Native.EventSink {
+public final class LeaderElectionSupport extends NativeObject {
     /** Apache's event names. */
     public enum EventType {
         START, OFFER_START, OFFER_COMPLETE, DETERMINE_START, DETERMINE_COMPLETE, ELECTED_START,
@@ -25,8 +24,7 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
     private final Client client;
     private final String rootNodeName;
     private final String hostName;
-    private final CopyOnWriteArrayList<LeaderElectionAware> listeners = new CopyOnWriteArrayList<>();
-    private long subscription;
+    private final EventSink<LeaderElectionAware> events;
 
     public LeaderElectionSupport(Client client, String rootNodeName, String hostName) {
         super(Objects.requireNonNull(client, "client").withHandle(h -> Native.electionNew(h,
@@ -35,6 +33,8 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
         this.client = client;
         this.rootNodeName = rootNodeName;
         this.hostName = hostName;
+        this.events = events("election", (l, name, token, reason) ->
+            l.onElectionEvent(new ElectionEvent(EventType.valueOf(name), reason)));
     }
 
     private <T> Native.Op<T> call(int op) {
@@ -74,48 +74,15 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
         return Native.joinInterruptibly(with(h -> Native.<Boolean>start(f -> Native.electionAwaitLeadership(h, nanos, f))));
     }
 
+    /** A {@code null} listener (Apache's constructors allow one) is ignored. */
     public void addListener(LeaderElectionAware listener) {
-        Objects.requireNonNull(listener, "listener");
-        synchronized (listeners) {
-            listeners.addIfAbsent(listener);
-            if (subscription == 0) {
-                subscription = with(h -> Native.electionSubscribe(h, this));
-            }
+        if (listener != null) {
+            events.add(listener, () -> with(h -> Native.electionSubscribe(h, events)));
         }
     }
 
     public void removeListener(LeaderElectionAware listener) {
-        listeners.remove(listener);
-    }
-
-    /**
-     * This object's own listener thread (a daemon, made on first use): a listener of another
-     * object that blocks (a blocking call waits for the connection to come back) must not hold
-     * back this object's SUSPENDED or LOST.
-     */
-    private java.util.concurrent.ExecutorService listenerThread;
-
-    @Override
-    public synchronized java.util.concurrent.Executor listenerExecutor() {
-        if (listenerThread == null) {
-            listenerThread = Native.listenerThread();
-        }
-        return listenerThread;
-    }
-
-    @Override
-    public void onNativeEvent(String name, String detail) {
-        EventType type = EventType.valueOf(name);
-        if (type == EventType.FAILED) {
-            Native.LOG.log(System.Logger.Level.WARNING, "election " + rootNodeName + " failed: " + detail);
-        }
-        for (LeaderElectionAware l : listeners) {
-            try {
-                l.onElectionEvent(type);
-            } catch (Throwable t) {
-                Native.LOG.log(System.Logger.Level.WARNING, "election listener failed on " + name, t);
-            }
-        }
+        events.remove(listener);
     }
 
     public String getRootNodeName() {
@@ -137,18 +104,7 @@ public final class LeaderElectionSupport extends NativeObject implements Native.
                 stop();
             }
         } finally {
-            synchronized (listeners) {
-                if (subscription != 0) {
-                    // Let STOP_COMPLETE reach the listeners before the subscription ends.
-                    try {
-                        Thread.sleep(20);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    Native.subscriptionCancel(subscription);
-                    subscription = 0;
-                }
-            }
+            events.cancel(true);
             super.close();
         }
     }

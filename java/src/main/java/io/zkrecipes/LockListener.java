@@ -20,4 +20,18 @@ public interface LockListener {
 
     /** The lock node vanished while held (session expired, deleted by an operator): no longer held. */
     default void lockLost(ZkException cause) {}
+
+    /**
+     * Every event with its details (the fencing token of an {@code ACQUIRED}, the reason of a
+     * {@code LOST}); by default calls the method named after the event. Override it to see the details.
+     */
+    default void onEvent(LockEvent event) {
+        switch (event.type()) {
+            case ACQUIRED -> lockAcquired();
+            case RELEASED -> lockReleased();
+            case SUSPENDED -> lockSuspended();
+            case RECONNECTED -> lockReconnected();
+            case LOST -> lockLost(event.reason());
+        }
+    }
 }

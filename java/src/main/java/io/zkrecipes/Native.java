@@ -25,12 +25,6 @@ final class Native {
     private Native() {}
 
     /** Receives recipe events from the native library. */
-    interface EventSink {
-        void onNativeEvent(String name, String detail);
-
-        /** Where this sink's listeners run: its own listener thread, in event order. */
-        Executor listenerExecutor();
-    }
 
     /**
      * Where futures are completed and their dependent stages run: never on the native runtime's
@@ -117,26 +111,34 @@ final class Native {
             case 3 -> f.complete(bytes);
             case 4 -> f.complete(text);
             case 5 -> f.complete(new Item(text, bytes));
-            default -> f.completeExceptionally(ZkException.fromNative(text));
+            default -> f.completeExceptionally(error(number, text));
         }
     }
 
-    /** Called by the native library for every recipe event; the listeners run on the object's listener thread. */
+    /**
+     * Called by the native library for every recipe event; the listeners run on the sink's
+     * listener thread. A token or code below zero means none.
+     */
     @SuppressWarnings("unused")
-    private static void event(Object sink, String name, String detail) {
-        EventSink target = (EventSink) sink;
+    private static void event(Object sink, String name, long fencingToken, long code, String message) {
+        EventSink<?> target = (EventSink<?>) sink;
+        ZkException reason = code < 0 ? null : error(code, message);
         try {
-            target.listenerExecutor().execute(() -> {
-                try {
-                    target.onNativeEvent(name, detail);
-                } catch (Throwable t) {
-                    LOG.log(Level.WARNING, "zkrecipes listener failed on " + name, t);
-                }
-            });
+            target.executor().execute(() -> target.deliver(name, fencingToken, reason));
         } catch (Throwable t) {
             LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
         }
     }
+
+    /** Called by the native library to build what it throws: the code is its position in the core's list. */
+    static ZkException error(long code, String message) {
+        ZkException.Code[] codes = ZkException.Code.values();
+        ZkException.Code c = code >= 0 && code < codes.length ? codes[(int) code] : ZkException.Code.INTERNAL;
+        return new ZkException(c, message);
+    }
+
+    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states. */
+    static native String[] names(int list);
 
     /** A started native operation: its future and the id that cancels it. */
     record Op<T>(CompletableFuture<T> future, long task) {}
@@ -183,8 +185,9 @@ final class Native {
     static RuntimeException rethrow(ExecutionException e) {
         Throwable cause = e.getCause();
         if (cause instanceof ZkException zk) {
-            // A fresh exception, so that the stack trace shows the caller's thread.
-            return new ZkException(zk.getCode(), zk.getDetail());
+            // A fresh exception, so that the stack trace shows the caller's thread; the
+            // one the operation failed with is its cause.
+            return new ZkException(zk.getCode(), zk.getDetail(), zk);
         }
         if (cause instanceof RuntimeException re) {
             return re;

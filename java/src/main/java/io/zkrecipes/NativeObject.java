@@ -21,6 +21,8 @@ abstract class NativeObject implements AutoCloseable {
     private static final class Handle implements Runnable {
         private volatile long raw;
         private final LongConsumer free;
+        /** Run first when cleaned: ends the native event subscription, if any. */
+        private volatile Runnable before;
 
         Handle(long raw, LongConsumer free) {
             this.raw = raw;
@@ -32,6 +34,10 @@ abstract class NativeObject implements AutoCloseable {
             long r = raw;
             raw = 0;
             if (r != 0) {
+                Runnable b = before;
+                if (b != null) {
+                    b.run();
+                }
                 free.accept(r);
             }
         }
@@ -40,6 +46,13 @@ abstract class NativeObject implements AutoCloseable {
     NativeObject(long raw, LongConsumer free) {
         this.handle = new Handle(raw, free);
         this.cleanable = CLEANER.register(this, handle);
+    }
+
+    /** The object's events: the native side holds the sink, the Cleaner ends its subscription. */
+    final <L> EventSink<L> events(String what, EventSink.Dispatch<L> dispatch) {
+        EventSink<L> sink = new EventSink<>(what, dispatch);
+        handle.before = () -> sink.cancel(false);
+        return sink;
     }
 
     /** Runs {@code call} with the live handle; CLOSED once closed. */

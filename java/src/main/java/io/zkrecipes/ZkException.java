@@ -15,14 +15,14 @@ public class ZkException extends RuntimeException {
     private final String detail;
 
     public ZkException(Code code, String message) {
-        super(code + ": " + message);
-        this.code = code;
-        this.detail = message;
+        this(code, message, null);
     }
 
-    /** Thrown by the native library as {@code "<CODE>: <message>"}. */
-    ZkException(String encoded) {
-        this(codeOf(encoded), messageOf(encoded));
+    /** {@code cause}: e.g. the exception the native library completed an operation with, on its own thread. */
+    public ZkException(Code code, String message, Throwable cause) {
+        super(code + ": " + message, cause);
+        this.code = code;
+        this.detail = message;
     }
 
     public Code getCode() {
@@ -32,37 +32,5 @@ public class ZkException extends RuntimeException {
     /** The message without the code prefix. */
     public String getDetail() {
         return detail;
-    }
-
-    static ZkException fromNative(String encoded) {
-        return new ZkException(encoded);
-    }
-
-    private static Code codeOf(String encoded) {
-        int colon = encoded == null ? -1 : encoded.indexOf(": ");
-        if (colon > 0) {
-            try {
-                return Code.valueOf(encoded.substring(0, colon));
-            } catch (IllegalArgumentException notACode) {
-                // fall through
-            }
-        }
-        return Code.INTERNAL;
-    }
-
-    private static String messageOf(String encoded) {
-        if (encoded == null) {
-            return "";
-        }
-        int colon = encoded.indexOf(": ");
-        if (colon > 0) {
-            try {
-                Code.valueOf(encoded.substring(0, colon));
-                return encoded.substring(colon + 2);
-            } catch (IllegalArgumentException notACode) {
-                // the whole text is the message
-            }
-        }
-        return encoded;
     }
 }

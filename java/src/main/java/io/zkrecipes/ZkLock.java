@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -22,11 +21,11 @@ import java.util.concurrent.locks.Lock;
  * attempt; a lock obtained after that is released, never kept.
  * {@link #close()} releases every thread's holds and frees the native lock.
  */
-public class ZkLock extends NativeObject implements Lock, Native.EventSink {
+public class ZkLock extends NativeObject implements Lock {
     private final Client client;
     private final String dir;
-    private final CopyOnWriteArrayList<LockListener> listeners = new CopyOnWriteArrayList<>();
-    private long subscription;
+    private final EventSink<LockListener> events =
+        events("lock", (l, name, token, reason) -> l.onEvent(LockEvent.of(name, token, reason)));
 
     ZkLock(Client client, long handle, String dir) {
         super(handle, Native::lockFree);
@@ -159,48 +158,11 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
 
     public void addListener(LockListener listener) {
         Objects.requireNonNull(listener, "listener");
-        synchronized (listeners) {
-            listeners.addIfAbsent(listener);
-            if (subscription == 0) {
-                subscription = with(h -> Native.lockSubscribe(h, this));
-            }
-        }
+        events.add(listener, () -> with(h -> Native.lockSubscribe(h, events)));
     }
 
     public void removeListener(LockListener listener) {
-        listeners.remove(listener);
-    }
-
-    /**
-     * This object's own listener thread (a daemon, made on first use): a listener of another
-     * object that blocks (a blocking call waits for the connection to come back) must not hold
-     * back this object's SUSPENDED or LOST.
-     */
-    private java.util.concurrent.ExecutorService listenerThread;
-
-    @Override
-    public synchronized java.util.concurrent.Executor listenerExecutor() {
-        if (listenerThread == null) {
-            listenerThread = Native.listenerThread();
-        }
-        return listenerThread;
-    }
-
-    @Override
-    public void onNativeEvent(String name, String detail) {
-        for (LockListener l : listeners) {
-            try {
-                switch (name) {
-                    case "ACQUIRED" -> l.lockAcquired();
-                    case "RELEASED" -> l.lockReleased();
-                    case "SUSPENDED" -> l.lockSuspended();
-                    case "RECONNECTED" -> l.lockReconnected();
-                    default -> l.lockLost(ZkException.fromNative(detail));
-                }
-            } catch (Throwable t) {
-                Native.LOG.log(System.Logger.Level.WARNING, "lock listener failed on " + name, t);
-            }
-        }
+        events.remove(listener);
     }
 
     /** Releases every thread's holds (none is left stranded on the server) and frees the native lock. */
@@ -214,12 +176,7 @@ public class ZkLock extends NativeObject implements Lock, Native.EventSink {
                 Native.join(with(h -> Native.<Void>start(f -> Native.lockReleaseAll(h, f))));
             }
         } finally {
-            synchronized (listeners) {
-                if (subscription != 0) {
-                    Native.subscriptionCancel(subscription);
-                    subscription = 0;
-                }
-            }
+            events.cancel(true);
             super.close();
         }
     }

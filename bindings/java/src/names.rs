@@ -1,0 +1,39 @@
+//! The core's lists of error codes, event names and states, so that the
+//! JAR's tests can check its enums against them.
+
+use jni::objects::{JClass, JObjectArray, JString};
+use jni::{jni_str, EnvUnowned};
+use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
+
+use crate::errors::{Result, ThrowZkException};
+
+fn list(which: i32) -> Vec<&'static str> {
+    match which {
+        0 => ErrorCode::ALL.iter().map(|c| c.as_str()).collect(),
+        1 => LockEvent::names().to_vec(),
+        2 => ElectionEvent::names().to_vec(),
+        _ => ConnectionState::names().to_vec(),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_names<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    which: i32,
+) -> JObjectArray<'l> {
+    env.with_env(|env| -> Result<JObjectArray<'l>> {
+        let names = list(which);
+        let array = env.new_object_array(
+            names.len() as i32,
+            jni_str!("java/lang/String"),
+            JString::null(),
+        )?;
+        for (i, name) in names.iter().enumerate() {
+            let name = env.new_string(name)?;
+            array.set_element(env, i, &name)?;
+        }
+        Ok(array)
+    })
+    .resolve::<ThrowZkException>()
+}

@@ -1,0 +1,84 @@
+package io.zkrecipes;
+
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.function.LongSupplier;
+
+/**
+ * A native object's listeners and the native subscription that feeds them. The native side holds
+ * this sink, never the public object, so that an unreachable object with listeners is still
+ * cleaned; its Cleaner ends the subscription ({@link #cancel()}).
+ */
+final class EventSink<L> {
+    /** Calls one listener for one event; never references the public object strongly. */
+    interface Dispatch<L> {
+        void deliver(L listener, String name, long fencingToken, ZkException reason);
+    }
+
+    private final CopyOnWriteArrayList<L> listeners = new CopyOnWriteArrayList<>();
+    private final Dispatch<L> dispatch;
+    private final String what;
+    /**
+     * Where the listeners run, in event order: the object's own daemon thread, made on first use,
+     * so that a listener of another object that blocks cannot hold back this object's events.
+     */
+    private ExecutorService thread;
+    private long subscription;
+
+    EventSink(String what, Dispatch<L> dispatch) {
+        this.what = what;
+        this.dispatch = dispatch;
+    }
+
+    /** Adds {@code listener}; subscribes (the native side gets this sink) on the first one. */
+    synchronized void add(L listener, LongSupplier subscribe) {
+        listeners.addIfAbsent(listener);
+        if (subscription == 0) {
+            subscription = subscribe.getAsLong();
+        }
+    }
+
+    void remove(L listener) {
+        listeners.remove(listener);
+    }
+
+    synchronized Executor executor() {
+        if (thread == null) {
+            thread = Native.listenerThread();
+        }
+        return thread;
+    }
+
+    /** Called on {@link #executor()} by {@link Native}: every listener, each failure logged. */
+    void deliver(String name, long fencingToken, ZkException reason) {
+        for (L l : listeners) {
+            try {
+                dispatch.deliver(l, name, fencingToken, reason);
+            } catch (Throwable t) {
+                Native.LOG.log(System.Logger.Level.WARNING, what + " listener failed on " + name, t);
+            }
+        }
+    }
+
+    /**
+     * Ends the subscription. {@code settle} lets events already on their way (CLOSED,
+     * STOP_COMPLETE) reach the listeners first.
+     */
+    synchronized void cancel(boolean settle) {
+        if (subscription != 0) {
+            if (settle) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            Native.subscriptionCancel(subscription);
+            subscription = 0;
+        }
+        if (thread != null) {
+            thread.shutdown();
+        }
+    }
+}
