@@ -10,13 +10,13 @@ import sys
 from typing import List, Optional
 
 import zkrecipes
-from zkrecipes import ElectionEvent, LockEvent
+from zkrecipes import ElectionEvent, Event, LockEvent
 
 
 def blocking(connect: str) -> None:
     with zkrecipes.Client(connect, session_timeout=10.0) as client:
         lock = client.write_lock("/examples/lock")
-        lock.add_listener(lambda event: print("lock:", event.value))
+        lock.add_listener(lambda event: print("lock:", event))  # "ACQUIRED (fencing token 12)", "RELEASED"
         with lock:
             token: Optional[int] = lock.fencing_token
             print("holding the lock with fencing token", token)
@@ -26,7 +26,7 @@ def blocking(connect: str) -> None:
         job: Optional[bytes] = jobs.take(timeout=5.0)
         print("took", job, "- left:", len(jobs))
 
-        seen: List[ElectionEvent] = []
+        seen: List[Event[ElectionEvent]] = []
         election = client.leader_election("/examples/election", "worker-1")
         election.add_listener(seen.append)  # before starting: sees every event
         with election:
@@ -37,7 +37,7 @@ def blocking(connect: str) -> None:
 async def with_asyncio(connect: str) -> None:
     async with await zkrecipes.Client.connect_async(connect) as client:
         lock = client.write_lock("/examples/lock")
-        events: List[LockEvent] = []
+        events: List[Event[LockEvent]] = []
         lock.add_listener(events.append, loop=asyncio.get_running_loop())
         async with lock:
             print("async holder, token", lock.fencing_token)

@@ -13,6 +13,10 @@ def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Callable[[], None
 # (event name, fencing token of an ACQUIRED, ZkError of a LOST or FAILED)
 _Callback = Callable[[str, Optional[int], Optional[BaseException]], None]
 
+class Undo:
+    """Gives back what an abandoned operation obtained (releases the lock, returns the item)."""
+    def __call__(self) -> None: ...
+
 class Subscription:
     def cancel(self) -> None: ...
 

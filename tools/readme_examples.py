@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Runs every code example of README.md and python/README.md against the installed artifacts,
+so that the docs cannot drift from the library.
+
+Each example runs as written, with three changes only: the connect string points at the test
+server ($ZK_CONNECT, keeping the example's chroot), placeholders the prose leaves to the reader
+(`storage`, `data`, `pauseWrites`, `on_event`) get a stub, and top-level `await` in Python gets an
+`asyncio.run` around it. Node examples run as an ES module, as CommonJS and through
+`tsc --strict`; Java compiles against the JAR on a plain classpath; Rust against the core crate.
+
+usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", REPO / "python" / "README.md"]
+# "zk1:2181,zk2:2181,zk3:2181/myapp" -> "<test server>/myapp"
+HOSTS = re.compile(r"zk1:2181(?:,zk\d:2181)*")
+
+
+def blocks(path: Path) -> list[tuple[str, int, str]]:
+    """(language, line, code) of every fenced block with a language tag."""
+    found = []
+    lines = path.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^```(\w+)\s*$", lines[i])
+        if m:
+            start = i + 1
+            j = start
+            while not lines[j].startswith("```"):
+                j += 1
+            found.append((m.group(1), start + 1, "\n".join(lines[start:j]) + "\n"))
+            i = j
+        i += 1
+    return found
+
+
+def run(what: str, cmd: list[str], cwd: Path) -> None:
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        sys.stderr.write(f"--- {what} failed: {' '.join(cmd)}\n{done.stdout}{done.stderr}\n")
+        raise SystemExit(1)
+    print(f"ok  {what}")
+
+
+def python(code: str, where: str, venv_python: str, tmp: Path) -> None:
+    prelude = textwrap.dedent(
+        """\
+        import asyncio
+
+
+        class _Storage:
+            def write(self, data, fencing_token=None):
+                assert fencing_token is not None, "the example writes with a fencing token"
+
+
+        storage, data = _Storage(), b"payload"
+
+
+        def on_event(event):
+            pass
+
+
+        """
+    )
+    if re.search(r"^(async with|await) ", code, re.M):
+        code = "async def _main():\n" + textwrap.indent(code, "    ") + "\n\nasyncio.run(_main())\n"
+    script = tmp / "example.py"
+    script.write_text(prelude + code)
+    run(f"python  {where}", [venv_python, str(script)], tmp)
+
+
+def node(code: str, where: str, project: Path) -> None:
+    stubs_js = (
+        "const storage = { async write (data, token) { if (token === null) throw new Error('no token') } }\n"
+        "const data = Buffer.from('payload')\n"
+        "function pauseWrites () {}\n"
+    )
+    (project / "readme-example.mjs").write_text(stubs_js + code)
+    run(f"node ESM  {where}", ["node", "readme-example.mjs"], project)
+
+    # CommonJS: the same statements inside an async function, `require` instead of `import`.
+    body = re.sub(
+        r"^import \{([^}]*)\} from 'zkrecipes'$",
+        lambda m: "const {" + m.group(1) + "} = require('zkrecipes')",
+        code,
+        flags=re.M,
+    )
+    requires = "\n".join(line for line in body.splitlines() if line.startswith("const {") and "require(" in line)
+    rest = "\n".join(line for line in body.splitlines() if not (line.startswith("const {") and "require(" in line))
+    cjs = (
+        "'use strict'\n" + requires + "\n" + stubs_js
+        + "async function main () {\n" + rest + "\n}\nmain().catch((err) => { console.error(err); process.exit(1) })\n"
+    )
+    (project / "readme-example.cjs").write_text(cjs)
+    run(f"node CommonJS  {where}", ["node", "readme-example.cjs"], project)
+
+    stubs_ts = (
+        "declare const storage: { write(data: Buffer, token: bigint | null): Promise<void> }\n"
+        "declare const data: Buffer\n"
+        "declare function pauseWrites(): void\n"
+    )
+    (project / "readme-example.mts").write_text(stubs_ts + code + "\nexport {}\n")
+    tsc = [
+        "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
+        "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
+        "readme-example.mts",
+    ]
+    run(f"tsc --strict  {where}", tsc, project)
+
+
+def java(code: str, where: str, jar: Path, tmp: Path) -> None:
+    imports = [line for line in code.splitlines() if line.startswith("import ")]
+    body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
+    source = (
+        "\n".join(imports)
+        + "\n\npublic class ReadmeExample {\n"
+        + "    static final class Storage { void write(byte[] data, long token) {} }\n"
+        + "    static final Storage storage = new Storage();\n"
+        + "    static final byte[] data = \"payload\".getBytes();\n\n"
+        + "    public static void main(String[] args) throws Exception {\n"
+        + textwrap.indent(body, "        ")
+        + "\n    }\n}\n"
+    )
+    (tmp / "ReadmeExample.java").write_text(source)
+    run(f"javac  {where}", ["javac", "-d", str(tmp), "-cp", str(jar), "ReadmeExample.java"], tmp)
+    run(f"java  {where}", ["java", "-cp", f"{jar}{os.pathsep}{tmp}", "ReadmeExample"], tmp)
+
+
+def rust(code: str, where: str, tmp: Path) -> None:
+    crate = tmp / "readme-example"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [package]
+            name = "readme-example"
+            version = "0.0.0"
+            edition = "2021"
+            publish = false
+
+            [dependencies]
+            zkrecipes = {{ path = "{REPO / 'core'}" }}
+            tokio = {{ version = "1", features = ["macros", "rt-multi-thread"] }}
+
+            [workspace]
+            """
+        )
+    )
+    main = (
+        "use std::time::Duration;\n"
+        "use zkrecipes::*;\n\n"
+        "struct Storage;\n"
+        "impl Storage { fn write(&self, _data: &[u8], _token: i64) {} }\n"
+        "static storage: Storage = Storage;\n"
+        "static data: &[u8] = b\"payload\";\n\n"
+        "#[allow(unused_variables, unused_mut)]\n"
+        "#[tokio::main]\nasync fn main() -> Result<()> {\n"
+        + textwrap.indent(code, "    ")
+        + "    Ok(())\n}\n"
+    )
+    (crate / "src" / "main.rs").write_text(main)
+    env_target = str(REPO / "target")
+    cmd = ["cargo", "run", "--quiet", "--offline", "--manifest-path", str(crate / "Cargo.toml"), "--target-dir", env_target]
+    run(f"rust  {where}", cmd, crate)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--node-project", required=True, type=Path)
+    parser.add_argument("--jar", required=True, type=Path)
+    args = parser.parse_args()
+    connect = os.environ["ZK_CONNECT"]
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="zkrecipes-readme-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        for doc in DOCS:
+            for language, line, code in blocks(doc):
+                if language not in ("python", "js", "java", "rust"):
+                    continue
+                code = HOSTS.sub(connect, code)
+                where = f"{doc.relative_to(REPO)}:{line}"
+                if language == "python":
+                    python(code, where, args.python, tmp)
+                elif language == "js":
+                    node(code, where, args.node_project.resolve())
+                elif language == "java":
+                    java(code, where, args.jar.resolve(), tmp)
+                else:
+                    rust(code, where, tmp)
+                counts[language] = counts.get(language, 0) + 1
+    if not counts.get("python") or not counts.get("js") or not counts.get("java") or not counts.get("rust"):
+        raise SystemExit(f"expected examples in every language, found {counts}")
+    print(f"README examples run: {counts}")
+
+
+if __name__ == "__main__":
+    main()
