@@ -20,7 +20,7 @@ VERSION := $(shell sed -n 's/^version = "\([^"]*\)".*/\1/p' Cargo.toml | head -1
 JAR := java/target/zkrecipes-$(VERSION).jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # What the commands below need on this machine (checks only, once installed):
 # see tools/setup.sh for what it installs and where.
@@ -55,7 +55,7 @@ bench-smoke:
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: setup-test version-check lint test-rust test-python test-node test-java test-cross test-reliability bench-smoke torture-smoke
+test: setup-test version-check lint test-rust test-python test-node test-java test-readme test-cross test-reliability bench-smoke torture-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -93,6 +93,14 @@ test-node: npm-pack harness
 	cd $(NODE_PROJECT) && npx tsc --strict --noEmit --target es2022 --module nodenext --moduleResolution nodenext \
 		--lib es2022,esnext.disposable --types node example.ts
 	cd $(NODE_PROJECT) && $(CURDIR)/tests/with-zk node --test --test-concurrency=1 test/
+
+# Every example of README.md, python/README.md and node/README.md, run as written against the
+# installed wheel, npm package and JAR (and the core crate), so the docs cannot drift.
+test-readme: harness
+	test -x $(PY_VENV)/bin/python -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
+	test -f $(JAR) || $(MAKE) jar
+	tests/with-zk $(PYTHON) tools/readme_examples.py --python $(CURDIR)/$(PY_VENV)/bin/python \
+		--node-project $(NODE_PROJECT) --jar $(JAR)
 
 # The JAR users put on their classpath; it carries libzkrecipes_java.so.
 jar: setup

@@ -74,6 +74,16 @@ export interface ConnectOptions {
   identity?: string
 }
 
+export declare function names(): Names
+
+/** The core's names, which `index.js` uses instead of lists of its own. */
+export interface Names {
+  errorCodes: Array<string>
+  lockEvents: Array<string>
+  electionEvents: Array<string>
+  connectionStates: Array<string>
+}
+
 export interface Participant {
   node: string
   identity: string

@@ -842,3 +842,4 @@ module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeReadWriteLock = nativeBinding.NativeReadWriteLock
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.connect = nativeBinding.connect
+module.exports.names = nativeBinding.names

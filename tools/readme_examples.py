@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every code example of README.md and python/README.md against the installed artifacts,
+"""Runs every code example of README.md, python/README.md and node/README.md against the installed artifacts,
 so that the docs cannot drift from the library.
 
 Each example runs as written, with three changes only: the connect string points at the test
@@ -23,9 +23,9 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", REPO / "python" / "README.md"]
+DOCS = [REPO / "README.md", REPO / "python" / "README.md", REPO / "node" / "README.md"]
 # "zk1:2181,zk2:2181,zk3:2181/myapp" -> "<test server>/myapp"
-HOSTS = re.compile(r"zk1:2181(?:,zk\d:2181)*")
+HOSTS = re.compile(r"zk1:2181(?:,zk\d:2181)*|127\.0\.0\.1:2181")
 
 
 def blocks(path: Path) -> list[tuple[str, int, str]]:
@@ -75,7 +75,9 @@ def python(code: str, where: str, venv_python: str, tmp: Path) -> None:
         """
     )
     if re.search(r"^(async with|await) ", code, re.M):
-        code = "async def _main():\n" + textwrap.indent(code, "    ") + "\n\nasyncio.run(_main())\n"
+        imports = "".join(line + "\n" for line in code.splitlines() if line.startswith("import "))
+        body = "".join(line + "\n" for line in code.splitlines() if not line.startswith("import "))
+        code = imports + "\n\nasync def _main():\n" + textwrap.indent(body, "    ") + "\n\nasyncio.run(_main())\n"
     script = tmp / "example.py"
     script.write_text(prelude + code)
     run(f"python  {where}", [venv_python, str(script)], tmp)
@@ -87,6 +89,29 @@ def node(code: str, where: str, project: Path) -> None:
         "const data = Buffer.from('payload')\n"
         "function pauseWrites () {}\n"
     )
+    stubs_ts = (
+        "declare const storage: { write(data: Buffer, token: bigint | null): Promise<void> }\n"
+        "declare const data: Buffer\n"
+        "declare function pauseWrites(): void\n"
+    )
+    tsc = [
+        "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
+        "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
+    ]
+    if re.search(r"^const \{[^}]*\} = require\('zkrecipes'\)", code, re.M):
+        # Written as CommonJS: run it so, and type-check it as a CommonJS TypeScript module.
+        (project / "readme-example.cjs").write_text(stubs_js + code)
+        run(f"node CommonJS  {where}", ["node", "readme-example.cjs"], project)
+        typed = re.sub(
+            r"^const (\{[^}]*\}) = require\('zkrecipes'\)",
+            lambda m: "import zkrecipes = require('zkrecipes')\nconst " + m.group(1) + " = zkrecipes",
+            code,
+            flags=re.M,
+        )
+        (project / "readme-example.cts").write_text(stubs_ts + typed)
+        run(f"tsc --strict  {where}", tsc + ["readme-example.cts"], project)
+        return
+
     (project / "readme-example.mjs").write_text(stubs_js + code)
     run(f"node ESM  {where}", ["node", "readme-example.mjs"], project)
 
@@ -106,18 +131,8 @@ def node(code: str, where: str, project: Path) -> None:
     (project / "readme-example.cjs").write_text(cjs)
     run(f"node CommonJS  {where}", ["node", "readme-example.cjs"], project)
 
-    stubs_ts = (
-        "declare const storage: { write(data: Buffer, token: bigint | null): Promise<void> }\n"
-        "declare const data: Buffer\n"
-        "declare function pauseWrites(): void\n"
-    )
     (project / "readme-example.mts").write_text(stubs_ts + code + "\nexport {}\n")
-    tsc = [
-        "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
-        "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
-        "readme-example.mts",
-    ]
-    run(f"tsc --strict  {where}", tsc, project)
+    run(f"tsc --strict  {where}", tsc + ["readme-example.mts"], project)
 
 
 def java(code: str, where: str, jar: Path, tmp: Path) -> None:
