@@ -217,6 +217,21 @@ impl Client {
     }
 
     /// The id of the current session (changes after `Lost` → `Reconnected`).
+    /// `"<kind> <path>"`, plus the chroot the path is under (error messages).
+    pub(crate) fn describe(&self, kind: &str, path: &str) -> String {
+        let chroot = self
+            .inner
+            .session
+            .read()
+            .unwrap()
+            .as_ref()
+            .map(|s| s.path().to_string());
+        match chroot.as_deref() {
+            None | Some("/") => format!("{kind} {path}"),
+            Some(root) => format!("{kind} {path} (chroot {root})"),
+        }
+    }
+
     pub fn session_id(&self) -> Result<i64> {
         Ok(self.zk()?.session_id().0)
     }

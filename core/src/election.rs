@@ -151,7 +151,8 @@ impl LeaderElectionSupport {
             let driver = runtime::handle().spawn(drive(self.inner.clone(), run.generation, first));
             run.driver = Some(driver.abort_handle());
         }
-        determined.await.unwrap_or(Ok(()))
+        let started = determined.await.unwrap_or(Ok(()));
+        started.map_err(|err| self.inner.about(err))
     }
 
     /// Withdraws the offer (confirmed delete); a leader hands over.
@@ -176,7 +177,7 @@ impl LeaderElectionSupport {
             }
         }
         self.inner.emit(ElectionEvent::StopComplete);
-        result
+        result.map_err(|err| self.inner.about(err))
     }
 
     pub fn is_leader(&self) -> bool {
@@ -202,6 +203,11 @@ impl LeaderElectionSupport {
 
     /// The host name in the current leader's node, `None` with no members.
     pub async fn leader_host_name(&self) -> Result<Option<String>> {
+        let named = self.leader_host_name_unscoped().await;
+        named.map_err(|err| self.inner.about(err))
+    }
+
+    async fn leader_host_name_unscoped(&self) -> Result<Option<String>> {
         loop {
             let offers = self.inner.offers().await?;
             let Some(first) = offers.first() else {
@@ -230,6 +236,11 @@ impl LeaderElectionSupport {
 impl Inner {
     fn emit(&self, event: ElectionEvent) {
         let _ = self.events.send(event);
+    }
+
+    /// The error with the election's root (and chroot) in its message.
+    fn about(&self, err: Error) -> Error {
+        err.about(&self.client.describe("election", &self.root))
     }
 
     /// The member is stopped by its driver giving up, unless a `stop` (and
@@ -435,6 +446,7 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
             inner.emit(ElectionEvent::StopComplete);
             return;
         }
+        let reason = inner.about(reason);
         let closed = reason.code() == ErrorCode::Closed;
         inner.emit(ElectionEvent::Failed(reason.clone()));
         if let Some(first) = first.take() {

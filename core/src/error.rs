@@ -113,6 +113,21 @@ impl Error {
         Error::new(ErrorCode::InvalidArgument, message)
     }
 
+    /// Names the node an error is about (`"lock /locks/a (chroot /app)"`), for
+    /// the codes that are about a node and whose message does not say which:
+    /// every error a user can hit names the thing.
+    pub(crate) fn about(self, what: &str) -> Self {
+        use ErrorCode::*;
+        let about_a_node = matches!(
+            self.code,
+            NoNode | NodeExists | NotEmpty | BadVersion | NoAuth
+        );
+        if !about_a_node || self.message.contains(what) {
+            return self;
+        }
+        Error::new(self.code, format!("{what}: {}", self.message))
+    }
+
     /// Errors after which a retry on the same session may succeed.
     pub(crate) fn is_connection_loss(&self) -> bool {
         self.code == ErrorCode::ConnectionLoss

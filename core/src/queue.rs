@@ -136,6 +136,11 @@ impl DistributedQueue {
 
     /// Appends `data`; returns the item's node path.
     pub async fn offer(&self, data: &[u8]) -> Result<String> {
+        let scoped = self.offer_unscoped(data).await;
+        scoped.map_err(|err| self.about(err))
+    }
+
+    async fn offer_unscoped(&self, data: &[u8]) -> Result<String> {
         if data.len() > self.max_payload() {
             return Err(Error::invalid_argument(format!(
                 "payload of {} bytes exceeds the queue limit of {} bytes",
@@ -159,6 +164,11 @@ impl DistributedQueue {
 
     /// The head item, or `None` when the queue is empty.
     pub async fn peek(&self) -> Result<Option<Vec<u8>>> {
+        let scoped = self.peek_unscoped().await;
+        scoped.map_err(|err| self.about(err))
+    }
+
+    async fn peek_unscoped(&self) -> Result<Option<Vec<u8>>> {
         let mut cache = self.inner.cache.lock().await;
         loop {
             let Some(head) = self.inner.head(&mut cache).await? else {
@@ -193,6 +203,11 @@ impl DistributedQueue {
 
     /// `poll` with the item's name, which `give_back` takes.
     pub async fn poll_item(&self) -> Result<Option<Item>> {
+        let scoped = self.poll_item_unscoped().await;
+        scoped.map_err(|err| self.about(err))
+    }
+
+    async fn poll_item_unscoped(&self) -> Result<Option<Item>> {
         let mut cache = self.inner.cache.lock().await;
         loop {
             let Some(name) = self.inner.next_claim(&mut cache).await? else {
@@ -293,6 +308,11 @@ impl DistributedQueue {
     }
 
     async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
+        let scoped = self.take_until_unscoped(deadline).await;
+        scoped.map_err(|err| self.about(err))
+    }
+
+    async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
         loop {
             if let Some(item) = self.poll_bounded(deadline).await? {
                 return Ok(Some(item));
@@ -381,7 +401,13 @@ impl DistributedQueue {
 
     /// Number of items (one listing).
     pub async fn size(&self) -> Result<usize> {
-        Ok(self.inner.list().await?.len())
+        let listed = self.inner.list().await;
+        Ok(listed.map_err(|err| self.about(err))?.len())
+    }
+
+    /// The error with the queue's path (and chroot) in its message.
+    fn about(&self, err: Error) -> Error {
+        err.about(&self.inner.client.describe("queue", &self.inner.dir))
     }
 }
 

@@ -478,7 +478,19 @@ async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
     .await;
     raw.delete(&chroot, None).await.unwrap();
     let member = LeaderElectionSupport::new(&rooted, "/election", "late").unwrap();
-    assert!(member.start().await.is_err());
+    let err = member.start().await.unwrap_err();
+    let named = format!("election /election (chroot {chroot})");
+    assert!(err.message().contains(&named), "{err}");
+    // Every recipe names what it was working on.
+    let lock = WriteLock::new(&rooted, "/locks/a").unwrap();
+    let err = lock.try_acquire().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoNode);
+    let named = format!("lock /locks/a (chroot {chroot})");
+    assert!(err.message().contains(&named), "{err}");
+    let queue = DistributedQueue::new(&rooted, "/jobs").unwrap();
+    let err = queue.offer(b"x").await.unwrap_err();
+    let named = format!("queue /jobs (chroot {chroot})");
+    assert!(err.message().contains(&named), "{err}");
     raw.mkdir(&chroot, &open).await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(!member.is_leader());

@@ -428,3 +428,21 @@ def test_a_failed_release_after_a_clean_block_still_raises(make_client, path):
     with pytest.raises(zkrecipes.ClosedError):
         with lock:
             c.close()
+
+
+def test_errors_from_the_native_module_chain_to_the_exception_being_handled(client, path):
+    """As a ``raise`` in Python would: the ``ValueError`` stays visible as ``__context__``."""
+    lock = client.write_lock(path)
+    try:
+        try:
+            raise ValueError("the caller's own error")
+        except ValueError:
+            lock.release()
+    except zkrecipes.NotOwnerError as err:
+        assert isinstance(err.__context__, ValueError)
+    else:
+        raise AssertionError("release without a hold must raise NotOwnerError")
+    # Outside an except block there is nothing to chain to.
+    with pytest.raises(zkrecipes.NotOwnerError) as raised:
+        lock.release()
+    assert raised.value.__context__ is None

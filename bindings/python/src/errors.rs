@@ -9,7 +9,20 @@ pub fn to_py(err: zkrecipes::Error) -> PyErr {
             .and_then(|module| module.getattr("_from_native"))
             .and_then(|from_native| from_native.call1((err.code().as_str(), err.message())));
         match made {
-            Ok(exception) => PyErr::from_value(exception),
+            Ok(exception) => {
+                // Raised from native code, the exception would not be chained to the one
+                // being handled (as a `raise` in Python is): set `__context__` as Python would.
+                if let Ok(handled) = py
+                    .import("sys")
+                    .and_then(|sys| sys.call_method0("exc_info"))
+                    .and_then(|info| info.get_item(1))
+                {
+                    if !handled.is_none() && !handled.is(&exception) {
+                        let _ = exception.setattr("__context__", handled);
+                    }
+                }
+                PyErr::from_value(exception)
+            }
             Err(import_failed) => import_failed,
         }
     })

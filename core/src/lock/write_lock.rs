@@ -224,6 +224,11 @@ impl Lock {
     /// (never `TIMEOUT`). The form the bindings use (they release with
     /// `unlock_as`). Dropping the future withdraws the attempt's node.
     pub async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
+        let about = |err: Error| err.about(&self.core.client.describe("lock", &self.core.dir));
+        self.lock_as_unscoped(owner, wait).await.map_err(about)
+    }
+
+    async fn lock_as_unscoped(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
         let core = &self.core;
         core.client.zk()?;
         loop {
@@ -365,7 +370,8 @@ impl Lock {
 
     /// Every contender in lock order with its identity; the first holds the lock.
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        self.core.participants().await
+        let about = |err: Error| err.about(&self.core.client.describe("lock", &self.core.dir));
+        self.core.participants().await.map_err(about)
     }
 }
 
