@@ -19,6 +19,10 @@ export declare class NativeClient {
 
 export declare class NativeElection {
   constructor(client: NativeClient, root: string, hostName: string)
+  /**
+   * Takes effect when called (not when the Promise is first polled), so
+   * that `start()` then `stop()` without awaiting stop the member.
+   */
   start(): Promise<void>
   stop(): Promise<void>
   isLeader(): boolean

@@ -217,6 +217,14 @@ impl Client {
     }
 
     /// The id of the current session (changes after `Lost` → `Reconnected`).
+    /// A recipe made on a closed client fails at once, in every language.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::closed());
+        }
+        Ok(())
+    }
+
     /// `"<kind> <path>"`, plus the chroot the path is under (error messages).
     pub(crate) fn describe(&self, kind: &str, path: &str) -> String {
         let chroot = self

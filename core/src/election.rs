@@ -22,6 +22,7 @@
 //! - The root is created if missing; foreign children are ignored.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -99,6 +100,8 @@ struct Run {
     driver: Option<AbortHandle>,
     /// Path of our offer node while it exists.
     offer: Option<String>,
+    /// Set while an offer is being created: `stop` waits for it.
+    creating: Option<watch::Receiver<bool>>,
     /// Bumped by every start and stop: a driver (or its detached create)
     /// from before may still be running after its abort, and must neither
     /// register an offer nor clear the current driver.
@@ -116,6 +119,7 @@ impl LeaderElectionSupport {
     pub fn new(client: &Client, root: &str, host_name: &str) -> Result<LeaderElectionSupport> {
         path::validate(root)?;
         crate::client::check_node_data("host name", host_name)?;
+        client.check_open()?;
         let (leader, _) = watch::channel(false);
         let (events, _) = broadcast::channel(256);
         let inner = Inner {
@@ -136,48 +140,71 @@ impl LeaderElectionSupport {
         self.inner.events.subscribe()
     }
 
-    /// Offers this member and returns once it knows whether it leads
-    /// (or the first attempt failed). Starting a started member does nothing.
-    pub async fn start(&self) -> Result<()> {
-        self.inner.client.zk()?;
-        let (first, determined) = oneshot::channel();
-        {
-            let mut run = self.inner.run.lock().unwrap();
+    /// Offers this member and resolves once it knows whether it leads (or
+    /// the first attempt failed). Starting a started member does nothing.
+    ///
+    /// The start takes effect when called, not when first polled: `start()`
+    /// then `stop()` stop the member even if the bindings run the two
+    /// futures in another order.
+    pub fn start(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let inner = self.inner.clone();
+        let registered = inner.client.zk().map(|_| {
+            let mut run = inner.run.lock().unwrap();
             if run.driver.is_some() {
-                return Ok(());
+                return None;
             }
-            self.inner.emit(ElectionEvent::Start);
+            let (first, determined) = oneshot::channel();
+            inner.emit(ElectionEvent::Start);
             run.generation += 1;
-            let driver = runtime::handle().spawn(drive(self.inner.clone(), run.generation, first));
+            let driver = runtime::handle().spawn(drive(inner.clone(), run.generation, first));
             run.driver = Some(driver.abort_handle());
-        }
-        let started = determined.await.unwrap_or(Ok(()));
-        started.map_err(|err| self.inner.about(err))
-    }
-
-    /// Withdraws the offer (confirmed delete); a leader hands over.
-    pub async fn stop(&self) -> Result<()> {
-        let (driver, offer) = {
-            let mut run = self.inner.run.lock().unwrap();
-            let Some(driver) = run.driver.take() else {
+            Some(determined)
+        });
+        async move {
+            let Some(determined) = registered.map_err(|err| inner.about(err))? else {
                 return Ok(());
             };
-            run.generation += 1;
-            (driver, run.offer.take())
-        };
-        self.inner.emit(ElectionEvent::StopStart);
-        driver.abort();
-        self.inner.leader.send_replace(false);
-        let mut result = Ok(());
-        if let Some(offer) = offer {
-            result = delete_confirmed(&self.inner.client, &offer).await;
-            live_offers().lock().unwrap().remove(&offer);
-            if let Err(err) = &result {
-                self.inner.emit(ElectionEvent::Failed(err.clone()));
-            }
+            let started = determined.await.unwrap_or(Ok(()));
+            started.map_err(|err| inner.about(err))
         }
-        self.inner.emit(ElectionEvent::StopComplete);
-        result.map_err(|err| self.inner.about(err))
+    }
+
+    /// Withdraws the offer (confirmed delete); a leader hands over. Like
+    /// `start`, it takes effect when called; it resolves once no offer of
+    /// this member is left on the server, one still being created included.
+    pub fn stop(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let inner = self.inner.clone();
+        let taken = {
+            let mut run = inner.run.lock().unwrap();
+            run.driver.take().map(|driver| {
+                run.generation += 1;
+                (driver, run.offer.take(), run.creating.take())
+            })
+        };
+        if let Some((driver, _, _)) = &taken {
+            inner.emit(ElectionEvent::StopStart);
+            driver.abort();
+            inner.leader.send_replace(false);
+        }
+        async move {
+            let Some((_, offer, creating)) = taken else {
+                return Ok(());
+            };
+            if let Some(mut creating) = creating {
+                // A create in flight withdraws its own offer (it sees the stop).
+                let _ = creating.wait_for(|done| *done).await;
+            }
+            let mut result = Ok(());
+            if let Some(offer) = offer {
+                result = delete_confirmed(&inner.client, &offer).await;
+                live_offers().lock().unwrap().remove(&offer);
+                if let Err(err) = &result {
+                    inner.emit(ElectionEvent::Failed(err.clone()));
+                }
+            }
+            inner.emit(ElectionEvent::StopComplete);
+            result.map_err(|err| inner.about(err))
+        }
     }
 
     pub fn is_leader(&self) -> bool {
@@ -284,27 +311,44 @@ impl Inner {
     async fn make_offer(self: &Arc<Self>, generation: u64) -> Result<(String, i64)> {
         self.emit(ElectionEvent::OfferStart);
         let inner = self.clone();
-        let created = runtime::handle().spawn(async move {
-            let (offer, session) = inner.create_offer().await?;
-            let current = {
-                let mut run = inner.run.lock().unwrap();
-                let current = run.generation == generation;
-                if current {
-                    live_offers().lock().unwrap().insert(offer.clone());
-                    run.offer = Some(offer.clone());
-                }
-                current
-            };
-            if current {
-                Ok((offer, session))
-            } else {
-                let _ = delete_confirmed(&inner.client, &offer).await;
-                Err(Error::closed())
+        let (done, creating) = watch::channel(false);
+        let created = {
+            let mut run = self.run.lock().unwrap();
+            if run.generation != generation {
+                return Err(Error::closed());
             }
-        });
+            run.creating = Some(creating);
+            runtime::handle().spawn(async move {
+                let result = inner.register_offer(generation).await;
+                let _ = done.send(true);
+                result
+            })
+        };
         let created = created.await.map_err(|_| Error::closed())??;
         self.emit(ElectionEvent::OfferComplete);
         Ok(created)
+    }
+
+    /// Creates the offer and registers it as ours, unless a stop came since
+    /// `generation`: then it withdraws the offer itself.
+    async fn register_offer(&self, generation: u64) -> Result<(String, i64)> {
+        let (offer, session) = self.create_offer().await?;
+        let current = {
+            let mut run = self.run.lock().unwrap();
+            let current = run.generation == generation;
+            if current {
+                run.creating = None;
+                live_offers().lock().unwrap().insert(offer.clone());
+                run.offer = Some(offer.clone());
+            }
+            current
+        };
+        if current {
+            Ok((offer, session))
+        } else {
+            let _ = delete_confirmed(&self.client, &offer).await;
+            Err(Error::closed())
+        }
     }
 
     async fn create_offer(&self) -> Result<(String, i64)> {

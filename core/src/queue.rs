@@ -107,6 +107,7 @@ impl DistributedQueue {
     /// A queue in directory `dir` (created on first offer).
     pub fn new(client: &Client, dir: &str) -> Result<DistributedQueue> {
         path::validate(dir)?;
+        client.check_open()?;
         let inner = Inner {
             client: client.clone(),
             dir: dir.to_string(),

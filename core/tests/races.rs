@@ -346,6 +346,25 @@ async fn release_after_close_answers_closed() {
     c.close().await;
     let err = lock.unlock_as(Owner(1)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Closed);
+    // A recipe made on a closed client fails at once (Java did, Python and
+    // Node failed only at the first call).
+    let closed = |r: zkrecipes::Result<()>| r.unwrap_err().code();
+    assert_eq!(
+        closed(WriteLock::new(&c, &dir).map(drop)),
+        ErrorCode::Closed
+    );
+    assert_eq!(
+        closed(zkrecipes::ReadWriteLock::new(&c, &dir).map(drop)),
+        ErrorCode::Closed
+    );
+    assert_eq!(
+        closed(DistributedQueue::new(&c, &dir).map(drop)),
+        ErrorCode::Closed
+    );
+    assert_eq!(
+        closed(LeaderElectionSupport::new(&c, &dir, "m").map(drop)),
+        ErrorCode::Closed
+    );
 }
 
 /// Defect 9: names that span the sequence wrap, made by hand on a real
@@ -802,4 +821,28 @@ async fn a_stop_during_the_offer_leaves_no_orphan_offer() {
     member.start().await.unwrap();
     assert!(member.is_leader());
     member.stop().await.unwrap();
+}
+
+/// Found by the adversarial review (Node: `start()` not awaited, then
+/// `stop()`): the bindings ran the two futures in either order, and a stop
+/// that ran first left a member that then started and led for good. A start
+/// and a stop now take effect when called, whatever order their futures run in.
+#[tokio::test(flavor = "multi_thread")]
+async fn start_then_stop_take_effect_in_call_order() {
+    let root = unique("call-order");
+    let c = client().await;
+    let watcher = LeaderElectionSupport::new(&c, &root, "watcher").unwrap();
+    for round in 0..50 {
+        let member = LeaderElectionSupport::new(&c, &root, &format!("m{round}")).unwrap();
+        let started = member.start();
+        let stopped = member.stop();
+        stopped.await.unwrap();
+        let _ = started.await;
+        assert!(!member.is_leader(), "round {round}");
+        assert_eq!(
+            watcher.leader_host_name().await.unwrap(),
+            None,
+            "round {round}"
+        );
+    }
 }

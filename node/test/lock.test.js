@@ -117,7 +117,16 @@ test('codes and event names are the core\'s; a rejection keeps the addon error a
     assert.equal(err.code, 'NOT_OWNER')
     assert.ok(err.cause instanceof Error, 'the addon error is the cause')
     assert.ok(!err.message.startsWith('NOT_OWNER'), err.message)
+    // A millisecond option is answered in milliseconds.
+    const negative = await c.writeLock(unique('negative')).acquire({ timeoutMs: -1 }).catch((e) => e)
+    assert.equal(negative.code, 'INVALID_ARGUMENT')
+    assert.ok(negative.message.includes('-1 ms'), negative.message)
   })
+  // A recipe made on a closed client fails at once, as in Java.
+  const closed = await zk.Client.connect(connectString)
+  await closed.close()
+  assert.throws(() => closed.writeLock('/x'), (e) => e.code === 'CLOSED')
+  assert.throws(() => closed.queue('/x'), (e) => e.code === 'CLOSED')
 })
 
 test('lost when an operator deletes the lock node', () => withClients(1, async (c) => {

@@ -84,3 +84,17 @@ test('election: event order, one leader, hand-over on stop', () => withClients(3
   await members[1].stop()
   await members[2][Symbol.asyncDispose]()
 }))
+
+test('start() not awaited, then stop(): the member is stopped and leaves nothing', () => withClients(1, async (c) => {
+  // Adversarial review: the stop could run before the start and the member then led for good.
+  const root = unique('start-stop')
+  const watcher = c.leaderElection(root, 'watcher')
+  for (let round = 0; round < 50; round++) {
+    const m = c.leaderElection(root, `m${round}`)
+    const started = m.start()
+    await m.stop()
+    await started
+    assert.equal(m.isLeader(), false, `round ${round}`)
+    assert.equal(await watcher.leaderHostName(), null, `round ${round}`)
+  }
+}))

@@ -446,3 +446,11 @@ def test_errors_from_the_native_module_chain_to_the_exception_being_handled(clie
     with pytest.raises(zkrecipes.NotOwnerError) as raised:
         lock.release()
     assert raised.value.__context__ is None
+
+
+def test_a_recipe_made_on_a_closed_client_fails_at_once(zk_connect):
+    client = zkrecipes.Client(zk_connect)
+    client.close()
+    for make in (client.write_lock, client.read_write_lock, client.queue, client.leader_election):
+        with pytest.raises(zkrecipes.ClosedError):
+            make("/x")

@@ -427,3 +427,25 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
     done = subprocess.run([sys.executable, "-c", script], timeout=60)
     assert done.returncode == 0
+
+
+def test_a_cancelled_start_then_stop_leaves_no_offer(zk_connect, path):
+    """Adversarial review: ``stop_async`` returned while the cancelled start's offer was still there."""
+
+    async def main() -> None:
+        client = await zkrecipes.Client.connect_async(zk_connect)
+        watcher = client.leader_election(path, "watcher")
+        try:
+            for round in range(100):
+                member = client.leader_election(path, f"m{round}")
+                try:
+                    await asyncio.wait_for(member.start_async(), 0.001)
+                except asyncio.TimeoutError:
+                    pass
+                await member.stop_async()
+                assert await watcher.leader_host_name_async() is None, f"round {round}"
+                assert not member.is_leader()
+        finally:
+            await client.close_async()
+
+    asyncio.run(main())

@@ -45,12 +45,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionCall<'l>(
         let election = borrow::<LeaderElectionSupport>(handle)?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { election.start().await }, |()| {
-                Value::Null
-            }),
-            1 => tasks::spawn(future, async move { election.stop().await }, |()| {
-                Value::Null
-            }),
+            // Called here, on the caller's thread: a start then a stop take
+            // effect in that order.
+            0 => tasks::spawn(future, election.start(), |()| Value::Null),
+            1 => tasks::spawn(future, election.stop(), |()| Value::Null),
             _ => tasks::spawn(
                 future,
                 async move { election.leader_host_name().await },

@@ -1,5 +1,5 @@
-//! The core's lists of error codes, event names and states, so that the
-//! JAR's tests can check its enums against them.
+//! What the library is: its version, and the core's lists of error codes,
+//! event names and states (the JAR's tests check its enums against them).
 
 use jni::objects::{JClass, JObjectArray, JString};
 use jni::{jni_str, EnvUnowned};
@@ -36,4 +36,15 @@ pub extern "system" fn Java_io_zkrecipes_Native_names<'l>(
         Ok(array)
     })
     .resolve::<ThrowZkException>()
+}
+
+/// The library's version, which `NativeLibrary` holds to the JAR's: a stale
+/// library found on `java.library.path` fails at load, naming its file.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_zkrecipes_Native_version<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    env.with_env(|env| -> Result<JString<'l>> { Ok(env.new_string(env!("CARGO_PKG_VERSION"))?) })
+        .resolve::<ThrowZkException>()
 }

@@ -1,3 +1,5 @@
+use napi::bindgen_prelude::PromiseRaw;
+use napi::Env;
 use napi_derive::napi;
 use zkrecipes::{LeaderElectionSupport, Wait};
 
@@ -19,16 +21,16 @@ impl NativeElection {
         })
     }
 
-    #[napi]
-    pub async fn start(&self) -> napi::Result<()> {
-        let election = self.inner.clone();
-        run(async move { election.start().await }).await
+    /// Takes effect when called (not when the Promise is first polled), so
+    /// that `start()` then `stop()` without awaiting stop the member.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn start<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        env.spawn_future(run(self.inner.start()))
     }
 
-    #[napi]
-    pub async fn stop(&self) -> napi::Result<()> {
-        let election = self.inner.clone();
-        run(async move { election.stop().await }).await
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        env.spawn_future(run(self.inner.stop()))
     }
 
     #[napi]

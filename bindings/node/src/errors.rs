@@ -43,5 +43,5 @@ impl<T> IntoJs<T> for zkrecipes::Result<T> {
 
 /// Milliseconds from JavaScript (`undefined` = forever) as the core's `Wait`.
 pub fn wait_ms(timeout_ms: Option<f64>) -> napi::Result<zkrecipes::Wait> {
-    zkrecipes::Wait::from_secs(timeout_ms.map(|ms| ms / 1000.0)).into_js()
+    zkrecipes::Wait::from_millis(timeout_ms).into_js()
 }

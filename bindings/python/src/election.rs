@@ -31,23 +31,19 @@ impl NativeElection {
     }
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let election = self.inner.clone();
-        wait(py, async move { election.start().await })
+        wait(py, self.inner.start())
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let election = self.inner.clone();
-        awaitable(py, async move { election.start().await })
+        awaitable(py, self.inner.start())
     }
 
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        let election = self.inner.clone();
-        wait(py, async move { election.stop().await })
+        wait(py, self.inner.stop())
     }
 
     fn stop_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let election = self.inner.clone();
-        awaitable(py, async move { election.stop().await })
+        awaitable(py, self.inner.stop())
     }
 
     fn is_leader(&self) -> bool {

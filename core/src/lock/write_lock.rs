@@ -154,6 +154,7 @@ impl Lock {
 
     pub(crate) fn with_side(client: &Client, dir: &str, side: Side) -> Result<Lock> {
         path::validate(dir)?;
+        client.check_open()?;
         let (events, _) = broadcast::channel(64);
         let core = LockCore {
             client: client.clone(),
@@ -398,13 +399,22 @@ pub enum Wait {
 impl Wait {
     /// From a binding's optional seconds: `None` = forever; refuses NaN and negatives.
     pub fn from_secs(timeout: Option<f64>) -> Result<Wait> {
+        Wait::from_units(timeout, 1.0, "s")
+    }
+
+    /// `from_secs` for milliseconds (Node.js `timeoutMs`); errors speak ms.
+    pub fn from_millis(timeout: Option<f64>) -> Result<Wait> {
+        Wait::from_units(timeout, 1000.0, "ms")
+    }
+
+    fn from_units(timeout: Option<f64>, per_second: f64, unit: &str) -> Result<Wait> {
         match timeout {
             None => Ok(Wait::Forever),
-            Some(s) if s.is_nan() || s < 0.0 => Err(Error::invalid_argument(format!(
-                "timeout must be >= 0, got {s}"
+            Some(t) if t.is_nan() || t < 0.0 => Err(Error::invalid_argument(format!(
+                "timeout must be >= 0 {unit}, got {t} {unit}"
             ))),
-            Some(s) if s > 1e9 => Ok(Wait::Forever),
-            Some(s) => Ok(Wait::For(Duration::from_secs_f64(s))),
+            Some(t) if t / per_second > 1e9 => Ok(Wait::Forever),
+            Some(t) => Ok(Wait::For(Duration::from_secs_f64(t / per_second))),
         }
     }
 

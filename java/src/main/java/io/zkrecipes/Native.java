@@ -18,7 +18,7 @@ final class Native {
     static final System.Logger LOG = System.getLogger("io.zkrecipes");
 
     static {
-        NativeLibrary.load();
+        NativeLibrary.checkVersion(NativeLibrary.load());
         init();
     }
 
@@ -59,6 +59,8 @@ final class Native {
     record Item(String name, byte[] data) {}
 
     private static native void init();
+    /** The native library's version: must be the JAR's. */
+    static native String version();
     static native void cancel(long task);
 
     static native long clientConnect(String connect, long sessionMs, long connectMs, String authScheme,

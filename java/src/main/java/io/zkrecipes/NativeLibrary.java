@@ -1,59 +1,219 @@
 package io.zkrecipes;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
 import java.util.Locale;
+import java.util.Properties;
 
 /**
  * Loads {@code libzkrecipes_java}: the path in system property {@code zkrecipes.native.path} if set,
- * else {@code java.library.path}, else the copy carried in the JAR under {@code native/<os>-<arch>[-musl]/}.
+ * else {@code java.library.path}, else the copy carried in the JAR under
+ * {@code native/<os>-<arch>[-musl]/}, extracted once per content hash into a cache directory
+ * ({@code zkrecipes.native.cache}, default {@code <java.io.tmpdir>/zkrecipes-<user>}) that later
+ * runs reuse. Whatever was loaded must be this JAR's version, or loading fails saying which file.
  */
 final class NativeLibrary {
     static final String PATH_PROPERTY = "zkrecipes.native.path";
+    static final String CACHE_PROPERTY = "zkrecipes.native.cache";
     private static final String NAME = "zkrecipes_java";
+    /** Extracted libraries of other versions unused for this long are deleted. */
+    private static final Duration STALE = Duration.ofDays(30);
 
     private NativeLibrary() {}
 
-    static void load() {
+    /** Loads the library and returns where it came from (for error messages). */
+    static String load() {
         String override = System.getProperty(PATH_PROPERTY);
         if (override != null && !override.isEmpty()) {
             Path path = Path.of(override).toAbsolutePath();
             try {
                 System.load(path.toString());
             } catch (UnsatisfiedLinkError e) {
-                UnsatisfiedLinkError named = new UnsatisfiedLinkError("zkrecipes cannot load " + path + ", named by -D"
-                    + PATH_PROPERTY + ": " + e.getMessage());
-                named.initCause(e);
-                throw named;
+                throw linkError("zkrecipes cannot load " + path + ", named by -D" + PATH_PROPERTY + ": "
+                    + e.getMessage(), e);
             }
-            return;
+            return path + " (named by -D" + PATH_PROPERTY + ")";
         }
         try {
             System.loadLibrary(NAME);
-            return;
+            return onLibraryPath() + " (found on java.library.path)";
         } catch (UnsatisfiedLinkError notOnLibraryPath) {
             // use the JAR's copy
         }
+        Path file = extract();
+        System.load(file.toString());
+        return file + " (extracted from the JAR)";
+    }
+
+    /** Fails unless the loaded library is the one built with this JAR. */
+    static void checkVersion(String loadedFrom) {
+        String expected = jarVersion();
+        String actual;
+        try {
+            actual = Native.version();
+        } catch (UnsatisfiedLinkError tooOld) {
+            actual = "older than 0.1.0";
+        }
+        if (!actual.equals(expected)) {
+            throw new UnsatisfiedLinkError("zkrecipes " + expected + " loaded a native library of version " + actual
+                + " from " + loadedFrom + ": remove it, or point -D" + PATH_PROPERTY
+                + " at the library of version " + expected + " (the JAR carries one for Linux)");
+        }
+    }
+
+    static String jarVersion() {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream("zkrecipes.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static String onLibraryPath() {
+        for (String dir : System.getProperty("java.library.path", "").split(File.pathSeparator)) {
+            Path candidate = Path.of(dir.isEmpty() ? "." : dir, System.mapLibraryName(NAME));
+            if (Files.isRegularFile(candidate)) {
+                return candidate.toAbsolutePath().toString();
+            }
+        }
+        return System.mapLibraryName(NAME);
+    }
+
+    /**
+     * The JAR's library as a file named by its content hash: written once (to a temporary name,
+     * then moved into place, so that concurrent JVMs never see half a file), reused by later runs,
+     * and checked against the hash before every load. The cache directory is the user's own
+     * ({@code rwx------}); one owned by somebody else is refused.
+     */
+    private static Path extract() {
         String resource = "/native/" + platform() + "/" + System.mapLibraryName(NAME);
+        byte[] library;
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new UnsatisfiedLinkError("zkrecipes has no native library for " + platform() + " (looked for "
                     + resource + " in the JAR; prebuilt: linux-x86_64, linux-aarch64, linux-x86_64-musl, linux-aarch64-musl;"
                     + " elsewhere build it from source and set -D" + PATH_PROPERTY + "=<path>)");
             }
-            Path dir = Files.createTempDirectory("zkrecipes-");
-            Path file = dir.resolve(System.mapLibraryName(NAME));
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            // Deleted at exit in reverse order of registration: the directory after its file.
-            dir.toFile().deleteOnExit();
-            file.toFile().deleteOnExit();
-            System.load(file.toString());
+            library = in.readAllBytes();
         } catch (IOException e) {
-            throw new UnsatisfiedLinkError("cannot extract " + resource + ": " + e);
+            throw linkError("zkrecipes cannot read " + resource + " from its JAR: " + e, e);
         }
+        String hash = sha256(library);
+        Path cache = cacheDirectory();
+        Path dir = cache.resolve(hash.substring(0, 16));
+        Path file = dir.resolve(System.mapLibraryName(NAME));
+        try {
+            ownDirectory(cache);
+            ownDirectory(dir);
+            if (!Files.isRegularFile(file) || !sha256(Files.readAllBytes(file)).equals(hash)) {
+                Path partial = Files.createTempFile(dir, "partial-", ".so");
+                try {
+                    Files.write(partial, library);
+                    move(partial, file);
+                } finally {
+                    Files.deleteIfExists(partial);
+                }
+            }
+            Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
+        } catch (IOException | SecurityException | UnsupportedOperationException e) {
+            throw linkError("zkrecipes cannot extract its native library into " + dir + " (" + e
+                + "): make it writable, choose another directory with -D" + CACHE_PROPERTY
+                + "=<dir>, or extract native" + resource.substring("/native".length()) + " from the JAR yourself"
+                + " and set -D" + PATH_PROPERTY + "=<file>", e);
+        }
+        removeStale(cache, dir);
+        return file;
+    }
+
+    private static Path cacheDirectory() {
+        String configured = System.getProperty(CACHE_PROPERTY);
+        if (configured != null && !configured.isEmpty()) {
+            return Path.of(configured).toAbsolutePath();
+        }
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        return Path.of(System.getProperty("java.io.tmpdir"), "zkrecipes-" + user).toAbsolutePath();
+    }
+
+    /** Creates {@code dir} for this user only, or checks that an existing one is this user's. */
+    private static void ownDirectory(Path dir) throws IOException {
+        try {
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException exists) {
+            if (!Files.isDirectory(dir)) {
+                throw new IOException(dir + " exists and is not a directory");
+            }
+        } catch (UnsupportedOperationException noPosix) {
+            Files.createDirectories(dir);
+            return;
+        }
+        String me = System.getProperty("user.name");
+        String owner = Files.getOwner(dir).getName();
+        if (me != null && !owner.equals(me)) {
+            throw new IOException(dir + " belongs to " + owner + ", not to " + me);
+        }
+    }
+
+    private static void move(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /**
+     * Deletes other versions' libraries not loaded for {@link #STALE}. A process that still has
+     * one loaded keeps its mapping: deleting a loaded library is safe on Linux.
+     */
+    private static void removeStale(Path cache, Path current) {
+        Instant cutoff = Instant.now().minus(STALE);
+        try (var dirs = Files.list(cache)) {
+            for (Path dir : (Iterable<Path>) dirs::iterator) {
+                if (dir.equals(current) || !Files.isDirectory(dir)
+                    || Files.getLastModifiedTime(dir).toInstant().isAfter(cutoff)) {
+                    continue;
+                }
+                try (var files = Files.list(dir)) {
+                    for (Path f : (Iterable<Path>) files::iterator) {
+                        Files.deleteIfExists(f);
+                    }
+                }
+                Files.deleteIfExists(dir);
+            }
+        } catch (IOException | RuntimeException e) {
+            Native.LOG.log(System.Logger.Level.DEBUG, "zkrecipes could not clean " + cache, e);
+        }
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static UnsatisfiedLinkError linkError(String message, Throwable cause) {
+        UnsatisfiedLinkError error = new UnsatisfiedLinkError(message);
+        error.initCause(cause);
+        return error;
     }
 
     /**

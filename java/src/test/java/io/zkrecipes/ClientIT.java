@@ -77,11 +77,9 @@ class ClientIT {
         e.close();
     }
 
-    /** New-user review: every JVM run left an empty /tmp/zkrecipes-<n>/ behind. */
-    @Test
-    void aJvmRunLeavesNothingInItsTempDirectory() throws Exception {
-        java.nio.file.Path tmp = java.nio.file.Files.createTempDirectory("zkrecipes-tmpdir-test");
-        java.nio.file.Path program = tmp.resolveSibling(tmp.getFileName() + "-Load.java");
+    /** Runs a small program in a fresh JVM on this classpath; returns its exit code and output. */
+    private static String[] runJvm(java.nio.file.Path dir, String... properties) throws Exception {
+        java.nio.file.Path program = dir.resolve("Load.java");
         java.nio.file.Files.writeString(program, """
             public class Load {
                 public static void main(String[] args) {
@@ -94,17 +92,69 @@ class ClientIT {
                 }
             }
             """);
-        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
-            "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), program.toString())
-            .redirectErrorStream(true).start();
+        java.util.List<String> command = new java.util.ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(java.util.List.of(properties));
+        command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), program.toString()));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes()).trim();
-        assertEquals(0, p.waitFor());
-        assertTrue(out.endsWith("CONNECTION_LOSS"), out);
-        try (var left = java.nio.file.Files.list(tmp)) {
-            assertEquals(java.util.List.of(), left.toList(), "left in the JVM's temp directory");
+        return new String[] {String.valueOf(p.waitFor()), out};
+    }
+
+    /**
+     * New-user review: every JVM run left a /tmp/zkrecipes-<n>/ (a killed one the 3 MB library).
+     * Now the library is extracted once per content hash into a per-user cache that later runs
+     * reuse, a damaged copy is replaced, and an unusable cache says what to do.
+     */
+    @Test
+    void theNativeLibraryIsExtractedOnceIntoAReusedCache() throws Exception {
+        java.nio.file.Path tmp = java.nio.file.Files.createTempDirectory("zkrecipes-cache-test");
+        String[] first = runJvm(tmp, "-Djava.io.tmpdir=" + tmp);
+        assertEquals("0", first[0], first[1]);
+        assertTrue(first[1].endsWith("CONNECTION_LOSS"), first[1]);
+        java.nio.file.Path cache = tmp.resolve("zkrecipes-" + System.getProperty("user.name"));
+        java.util.List<java.nio.file.Path> libraries;
+        try (var found = java.nio.file.Files.walk(cache)) {
+            libraries = found.filter(f -> f.getFileName().toString().equals("libzkrecipes_java.so")).toList();
         }
-        java.nio.file.Files.delete(program);
-        java.nio.file.Files.delete(tmp);
+        assertEquals(1, libraries.size(), String.valueOf(libraries));
+        java.nio.file.Path library = libraries.get(0);
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+            java.nio.file.Files.getPosixFilePermissions(cache)));
+        java.nio.file.attribute.FileTime written = java.nio.file.Files.getLastModifiedTime(library);
+
+        String[] second = runJvm(tmp, "-Djava.io.tmpdir=" + tmp);
+        assertEquals("0", second[0], second[1]);
+        assertEquals(written, java.nio.file.Files.getLastModifiedTime(library), "reused, not written again");
+        try (var found = java.nio.file.Files.list(library.getParent())) {
+            assertEquals(1, found.count(), "no partial files left");
+        }
+
+        java.nio.file.Files.write(library, new byte[] {1, 2, 3});
+        String[] repaired = runJvm(tmp, "-Djava.io.tmpdir=" + tmp);
+        assertEquals("0", repaired[0], repaired[1]);
+        assertTrue(java.nio.file.Files.size(library) > 1_000_000, "a damaged copy is replaced");
+
+        // A cache that cannot be made (its parent is a file: fails for root too).
+        java.nio.file.Path notADirectory = java.nio.file.Files.writeString(tmp.resolve("a-file"), "x");
+        String[] refused = runJvm(tmp, "-Dzkrecipes.native.cache=" + notADirectory.resolve("cache"));
+        assertTrue(!refused[0].equals("0"), refused[1]);
+        assertTrue(refused[1].contains("-Dzkrecipes.native.path") && refused[1].contains("-Dzkrecipes.native.cache")
+            && refused[1].contains(notADirectory.toString()), refused[1]);
+    }
+
+    /** A stale library on java.library.path used to win silently and fail later in Native.init(). */
+    @Test
+    void aForeignLibraryOnTheLibraryPathFailsNamingItsFile() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("zkrecipes-stale-test");
+        java.nio.file.Path foreign = java.nio.file.Path.of("/lib/x86_64-linux-gnu/libz.so.1");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.exists(foreign), "needs a shared library to stand in");
+        java.nio.file.Path stale = dir.resolve("libzkrecipes_java.so");
+        java.nio.file.Files.copy(foreign, stale);
+        String[] run = runJvm(dir, "-Djava.library.path=" + dir, "-Djava.io.tmpdir=" + dir);
+        assertTrue(!run[0].equals("0"), run[1]);
+        assertTrue(run[1].contains(stale.toString()) && run[1].contains("java.library.path")
+            && run[1].contains("version"), run[1]);
     }
 
     @Test
