@@ -20,14 +20,11 @@ class ZkError extends Error {
   }
 }
 
-// napi-rs builds an async function's rejection itself, with a fixed `code`:
-// the addon puts the core's code in front of the message ("<CODE>: <message>").
-// The addon's error stays reachable as `cause`.
+// The addon throws and rejects with Errors that carry the core's `code`; they
+// become ZkErrors with the addon's Error as `cause`.
 function fromNative (err) {
-  if (err instanceof ZkError || !(err instanceof Error)) return err
-  const match = /^([A-Z_]+): ([\s\S]*)$/.exec(err.message)
-  if (match && ERROR_CODES.includes(match[1])) return new ZkError(match[1], match[2], { cause: err })
-  return err
+  if (err instanceof ZkError || !(err instanceof Error) || !ERROR_CODES.includes(err.code)) return err
+  return new ZkError(err.code, err.message, { cause: err })
 }
 
 // What every lock and election listener receives: the core's event details.

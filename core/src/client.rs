@@ -69,6 +69,22 @@ impl Default for ClientOptions {
     }
 }
 
+impl ClientOptions {
+    /// A timeout setting as a binding receives it, in `unit` (`"s"` or
+    /// `"ms"`): a number in (0, 1 day], checked here for every language.
+    pub fn timeout_setting(name: &str, value: f64, unit: &str) -> Result<Duration> {
+        let per_second = if unit == "ms" { 1000.0 } else { 1.0 };
+        let seconds = value / per_second;
+        if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+            return Err(Error::invalid_argument(format!(
+                "{name} must be in (0, {}] {unit}, got {value}",
+                86_400.0 * per_second
+            )));
+        }
+        Ok(Duration::from_secs_f64(seconds))
+    }
+}
+
 /// Curator's vocabulary. `Suspended`: disconnected, the session may live on.
 /// `Lost`: the session expired, every ephemeral node of it is gone; the client
 /// then opens a new session by itself and reports `Reconnected`.

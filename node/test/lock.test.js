@@ -116,6 +116,8 @@ test('codes and event names are the core\'s; a rejection keeps the addon error a
     assert.ok(err instanceof zk.ZkError)
     assert.equal(err.code, 'NOT_OWNER')
     assert.ok(err.cause instanceof Error, 'the addon error is the cause')
+    assert.equal(err.cause.code, 'NOT_OWNER', 'the addon passes the code as a property, nothing is parsed')
+    assert.equal(err.cause.message, err.message)
     assert.ok(!err.message.startsWith('NOT_OWNER'), err.message)
     // A millisecond option is answered in milliseconds.
     const negative = await c.writeLock(unique('negative')).acquire({ timeoutMs: -1 }).catch((e) => e)

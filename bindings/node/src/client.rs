@@ -4,7 +4,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use zkrecipes::{Auth, Client, ClientOptions};
 
-use crate::errors::{invalid_argument, run, IntoJs};
+use crate::errors::{promise, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
 
 #[napi(object)]
@@ -16,16 +16,10 @@ pub struct ConnectOptions {
     pub identity: Option<String>,
 }
 
-fn millis(name: &str, value: Option<f64>, default: Duration) -> napi::Result<Duration> {
-    match value {
-        None => Ok(default),
-        Some(ms) if ms.is_finite() && ms > 0.0 && ms <= 86_400_000.0 => {
-            Ok(Duration::from_secs_f64(ms / 1000.0))
-        }
-        Some(ms) => Err(invalid_argument(format!(
-            "{name} must be in (0, 86400000] ms, got {ms}"
-        ))),
-    }
+fn millis(name: &str, value: Option<f64>, default: Duration) -> zkrecipes::Result<Duration> {
+    value.map_or(Ok(default), |ms| {
+        ClientOptions::timeout_setting(name, ms, "ms")
+    })
 }
 
 #[napi]
@@ -33,23 +27,26 @@ pub struct NativeClient {
     pub(crate) inner: Client,
 }
 
-#[napi]
-pub async fn connect(
+#[napi(ts_return_type = "Promise<NativeClient>")]
+pub fn connect<'env>(
+    env: &'env Env,
     connect_string: String,
     options: ConnectOptions,
-) -> napi::Result<NativeClient> {
+) -> napi::Result<PromiseRaw<'env, NativeClient>> {
     let defaults = ClientOptions::default();
     let options = ClientOptions {
         session_timeout: millis(
             "sessionTimeoutMs",
             options.session_timeout_ms,
             defaults.session_timeout,
-        )?,
+        )
+        .into_js(env)?,
         connect_timeout: millis(
             "connectTimeoutMs",
             options.connect_timeout_ms,
             defaults.connect_timeout,
-        )?,
+        )
+        .into_js(env)?,
         auth: match (options.auth_scheme, options.auth_credentials) {
             (Some(scheme), Some(credentials)) => Some(Auth {
                 scheme,
@@ -59,8 +56,8 @@ pub async fn connect(
         },
         identity: options.identity,
     };
-    let inner = run(async move { Client::connect(&connect_string, options).await }).await?;
-    Ok(NativeClient { inner })
+    let connecting = async move { Client::connect(&connect_string, options).await };
+    promise(env, connecting, |inner| NativeClient { inner })
 }
 
 #[napi]
@@ -71,8 +68,8 @@ impl NativeClient {
     }
 
     #[napi]
-    pub fn session_id(&self) -> napi::Result<BigInt> {
-        Ok(BigInt::from(self.inner.session_id().into_js()?))
+    pub fn session_id(&self, env: &Env) -> napi::Result<BigInt> {
+        Ok(BigInt::from(self.inner.session_id().into_js(env)?))
     }
 
     #[napi]
@@ -80,14 +77,14 @@ impl NativeClient {
         self.inner.identity().to_string()
     }
 
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.inner.clone();
-        run(async move {
+        let closing = async move {
             client.close().await;
             Ok(())
-        })
-        .await
+        };
+        promise(env, closing, |()| ())
     }
 
     #[napi]

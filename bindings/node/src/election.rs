@@ -4,7 +4,7 @@ use napi_derive::napi;
 use zkrecipes::{LeaderElectionSupport, Wait};
 
 use crate::client::NativeClient;
-use crate::errors::{run, wait_ms, IntoJs};
+use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
 
 #[napi]
@@ -15,9 +15,14 @@ pub struct NativeElection {
 #[napi]
 impl NativeElection {
     #[napi(constructor)]
-    pub fn new(client: &NativeClient, root: String, host_name: String) -> napi::Result<Self> {
+    pub fn new(
+        env: &Env,
+        client: &NativeClient,
+        root: String,
+        host_name: String,
+    ) -> napi::Result<Self> {
         Ok(NativeElection {
-            inner: LeaderElectionSupport::new(&client.inner, &root, &host_name).into_js()?,
+            inner: LeaderElectionSupport::new(&client.inner, &root, &host_name).into_js(env)?,
         })
     }
 
@@ -25,12 +30,12 @@ impl NativeElection {
     /// that `start()` then `stop()` without awaiting stop the member.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn start<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        env.spawn_future(run(self.inner.start()))
+        promise(env, self.inner.start(), |()| ())
     }
 
     #[napi(ts_return_type = "Promise<void>")]
     pub fn stop<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        env.spawn_future(run(self.inner.stop()))
+        promise(env, self.inner.stop(), |()| ())
     }
 
     #[napi]
@@ -38,20 +43,35 @@ impl NativeElection {
         self.inner.is_leader()
     }
 
-    #[napi]
-    pub async fn leader_host_name(&self) -> napi::Result<Option<String>> {
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn leader_host_name<'env>(
+        &self,
+        env: &'env Env,
+    ) -> napi::Result<PromiseRaw<'env, Option<String>>> {
         let election = self.inner.clone();
-        run(async move { election.leader_host_name().await }).await
+        promise(
+            env,
+            async move { election.leader_host_name().await },
+            |name| name,
+        )
     }
 
-    #[napi]
-    pub async fn await_leadership(&self, timeout_ms: Option<f64>) -> napi::Result<bool> {
-        let limit = match wait_ms(timeout_ms)? {
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn await_leadership<'env>(
+        &self,
+        env: &'env Env,
+        timeout_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let limit = match wait_ms(env, timeout_ms)? {
             Wait::For(d) => Some(d),
             _ => None,
         };
         let election = self.inner.clone();
-        run(async move { election.await_leadership(limit).await }).await
+        promise(
+            env,
+            async move { election.await_leadership(limit).await },
+            |led| led,
+        )
     }
 
     #[napi]

@@ -3,7 +3,7 @@ use napi_derive::napi;
 use zkrecipes::{Lock, Owner, Wait};
 
 use crate::client::NativeClient;
-use crate::errors::{run, wait_ms, IntoJs};
+use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
 
 // JavaScript has no caller identity (one thread, any number of async
@@ -25,34 +25,33 @@ pub struct NativeLock {
 #[napi]
 impl NativeLock {
     #[napi(constructor)]
-    pub fn new(client: &NativeClient, dir: String) -> napi::Result<Self> {
+    pub fn new(env: &Env, client: &NativeClient, dir: String) -> napi::Result<Self> {
         Ok(NativeLock {
-            inner: Lock::new(&client.inner, &dir).into_js()?,
+            inner: Lock::new(&client.inner, &dir).into_js(env)?,
         })
     }
 
     /// The fencing token, or `null` if not obtained.
-    #[napi]
-    pub async fn lock(
+    #[napi(ts_return_type = "Promise<bigint | null>")]
+    pub fn lock<'env>(
         &self,
+        env: &'env Env,
         blocking: bool,
         timeout_ms: Option<f64>,
-    ) -> napi::Result<Option<BigInt>> {
+    ) -> napi::Result<PromiseRaw<'env, Option<BigInt>>> {
         let how = if blocking {
-            wait_ms(timeout_ms)?
+            wait_ms(env, timeout_ms)?
         } else {
             Wait::No
         };
         let lock = self.inner.clone();
-        Ok(run(async move { lock.lock_as(Owner::unique(), how).await })
-            .await?
-            .map(BigInt::from))
+        let locking = async move { lock.lock_as(Owner::unique(), how).await };
+        promise(env, locking, |token| token.map(BigInt::from))
     }
 
-    #[napi]
-    pub async fn unlock(&self) -> napi::Result<()> {
-        let lock = self.inner.clone();
-        run(lock.unlock_one()).await
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        promise(env, self.inner.unlock_one(), |()| ())
     }
 
     #[napi]
@@ -75,18 +74,22 @@ impl NativeLock {
         self.inner.dir().to_string()
     }
 
-    #[napi]
-    pub async fn participants(&self) -> napi::Result<Vec<Participant>> {
+    #[napi(ts_return_type = "Promise<Array<Participant>>")]
+    pub fn participants<'env>(
+        &self,
+        env: &'env Env,
+    ) -> napi::Result<PromiseRaw<'env, Vec<Participant>>> {
         let lock = self.inner.clone();
-        let list = run(async move { lock.participants().await }).await?;
-        Ok(list
-            .into_iter()
-            .map(|p| Participant {
-                node: p.node,
-                identity: p.identity,
-                is_reader: p.is_reader,
-            })
-            .collect())
+        let listing = async move { lock.participants().await };
+        promise(env, listing, |list| {
+            list.into_iter()
+                .map(|p| Participant {
+                    node: p.node,
+                    identity: p.identity,
+                    is_reader: p.is_reader,
+                })
+                .collect()
+        })
     }
 
     #[napi]

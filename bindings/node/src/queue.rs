@@ -3,19 +3,27 @@ use napi_derive::napi;
 use zkrecipes::{DistributedQueue, Wait};
 
 use crate::client::NativeClient;
-use crate::errors::{run, wait_ms, IntoJs};
+use crate::errors::{promise, wait_ms, IntoJs};
 
 #[napi]
 pub struct NativeQueue {
     inner: DistributedQueue,
 }
 
+fn bytes(data: Vec<u8>) -> Buffer {
+    data.into()
+}
+
+fn maybe_bytes(data: Option<Vec<u8>>) -> Option<Buffer> {
+    data.map(Buffer::from)
+}
+
 #[napi]
 impl NativeQueue {
     #[napi(constructor)]
-    pub fn new(client: &NativeClient, dir: String) -> napi::Result<Self> {
+    pub fn new(env: &Env, client: &NativeClient, dir: String) -> napi::Result<Self> {
         Ok(NativeQueue {
-            inner: DistributedQueue::new(&client.inner, &dir).into_js()?,
+            inner: DistributedQueue::new(&client.inner, &dir).into_js(env)?,
         })
     }
 
@@ -24,64 +32,67 @@ impl NativeQueue {
         self.inner.max_payload() as u32
     }
 
-    #[napi]
-    pub async fn offer(&self, data: Buffer) -> napi::Result<String> {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn offer<'env>(
+        &self,
+        env: &'env Env,
+        data: Buffer,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
         let (queue, data) = (self.inner.clone(), data.to_vec());
-        run(async move { queue.offer(&data).await }).await
+        promise(env, async move { queue.offer(&data).await }, |path| path)
     }
 
-    #[napi]
-    pub async fn peek(&self) -> napi::Result<Option<Buffer>> {
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn peek<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
         let queue = self.inner.clone();
-        Ok(run(async move { queue.peek().await })
-            .await?
-            .map(Buffer::from))
+        promise(env, async move { queue.peek().await }, maybe_bytes)
     }
 
-    #[napi]
-    pub async fn poll(&self) -> napi::Result<Option<Buffer>> {
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn poll<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
         let queue = self.inner.clone();
-        Ok(run(async move { queue.poll().await })
-            .await?
-            .map(Buffer::from))
+        promise(env, async move { queue.poll().await }, maybe_bytes)
     }
 
-    #[napi]
-    pub async fn element(&self) -> napi::Result<Buffer> {
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn element<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let queue = self.inner.clone();
-        Ok(run(async move { queue.element().await }).await?.into())
+        promise(env, async move { queue.element().await }, bytes)
     }
 
-    #[napi]
-    pub async fn remove(&self) -> napi::Result<Buffer> {
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn remove<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
         let queue = self.inner.clone();
-        Ok(run(async move { queue.remove().await }).await?.into())
+        promise(env, async move { queue.remove().await }, bytes)
     }
 
     /// `null` when `timeoutMs` passed without an item.
-    #[napi]
-    pub async fn take(&self, timeout_ms: Option<f64>) -> napi::Result<Option<Buffer>> {
-        let how = wait_ms(timeout_ms)?;
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn take<'env>(
+        &self,
+        env: &'env Env,
+        timeout_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
+        let how = wait_ms(env, timeout_ms)?;
         let queue = self.inner.clone();
-        let item = run(async move {
+        let taking = async move {
             match how {
                 Wait::For(timeout) => queue.take_timeout(timeout).await,
                 _ => queue.take().await.map(Some),
             }
-        })
-        .await?;
-        Ok(item.map(Buffer::from))
+        };
+        promise(env, taking, maybe_bytes)
     }
 
-    #[napi]
-    pub async fn close(&self) -> napi::Result<()> {
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let queue = self.inner.clone();
-        run(async move { queue.close().await }).await
+        promise(env, async move { queue.close().await }, |()| ())
     }
 
-    #[napi]
-    pub async fn size(&self) -> napi::Result<u32> {
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn size<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u32>> {
         let queue = self.inner.clone();
-        Ok(run(async move { queue.size().await }).await? as u32)
+        promise(env, async move { queue.size().await }, |n| n as u32)
     }
 }

@@ -1,3 +1,4 @@
+use napi::Env;
 use napi_derive::napi;
 use zkrecipes::ReadWriteLock;
 
@@ -13,9 +14,9 @@ pub struct NativeReadWriteLock {
 #[napi]
 impl NativeReadWriteLock {
     #[napi(constructor)]
-    pub fn new(client: &NativeClient, dir: String) -> napi::Result<Self> {
+    pub fn new(env: &Env, client: &NativeClient, dir: String) -> napi::Result<Self> {
         Ok(NativeReadWriteLock {
-            inner: ReadWriteLock::new(&client.inner, &dir).into_js()?,
+            inner: ReadWriteLock::new(&client.inner, &dir).into_js(env)?,
         })
     }
 

@@ -1,7 +1,5 @@
-use std::time::Duration;
-
 use pyo3::prelude::*;
-use zkrecipes::{Auth, Client, ClientOptions, Error};
+use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::blocking::{awaitable, wait};
 use crate::errors::IntoPyResult;
@@ -12,16 +10,6 @@ pub struct NativeClient {
     pub inner: Client,
 }
 
-fn seconds(name: &str, value: f64) -> zkrecipes::Result<Duration> {
-    if !value.is_finite() || value <= 0.0 || value > 86_400.0 {
-        return Err(Error::new(
-            zkrecipes::ErrorCode::InvalidArgument,
-            format!("{name} must be a number of seconds in (0, 86400], got {value}"),
-        ));
-    }
-    Ok(Duration::from_secs_f64(value))
-}
-
 fn options(
     session_timeout: f64,
     connect_timeout: f64,
@@ -29,8 +17,8 @@ fn options(
     identity: Option<String>,
 ) -> zkrecipes::Result<ClientOptions> {
     Ok(ClientOptions {
-        session_timeout: seconds("session_timeout", session_timeout)?,
-        connect_timeout: seconds("connect_timeout", connect_timeout)?,
+        session_timeout: ClientOptions::timeout_setting("session_timeout", session_timeout, "s")?,
+        connect_timeout: ClientOptions::timeout_setting("connect_timeout", connect_timeout, "s")?,
         auth: auth.map(|(scheme, credentials)| Auth {
             scheme,
             credentials: credentials.into_bytes(),
