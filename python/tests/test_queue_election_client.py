@@ -449,3 +449,38 @@ def test_a_cancelled_start_then_stop_leaves_no_offer(zk_connect, path):
             await client.close_async()
 
     asyncio.run(main())
+
+
+def test_every_public_member_has_a_docstring_and_a_signature():
+    """``help(zkrecipes.X)`` documents every public member, with a readable signature."""
+    import dataclasses
+    import enum
+    import inspect
+
+    special = {"__init__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__len__"}
+    missing, unsigned = [], []
+    for name in zkrecipes.__all__:
+        obj = getattr(zkrecipes, name)
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if not inspect.isclass(obj) or issubclass(obj, (BaseException, enum.Enum)):
+            continue
+        for cls in obj.__mro__:
+            if not cls.__module__.startswith("zkrecipes"):
+                continue
+            for member, value in vars(cls).items():
+                if member.startswith("_") and member not in special:
+                    continue
+                if member == "__init__" and dataclasses.is_dataclass(cls):
+                    continue
+                function = value.fget if isinstance(value, property) else value
+                if not callable(function):
+                    continue
+                if not (function.__doc__ or "").strip():
+                    missing.append(f"{cls.__name__}.{member}")
+                try:
+                    inspect.signature(function)
+                except (TypeError, ValueError):
+                    unsigned.append(f"{cls.__name__}.{member}")
+    assert missing == [], f"no docstring: {missing}"
+    assert unsigned == [], f"no signature: {unsigned}"

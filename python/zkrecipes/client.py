@@ -34,6 +34,7 @@ class Client:
         auth: Optional[Tuple[str, str]] = None,
         identity: Optional[str] = None,
     ) -> None:
+        """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
         native = _native.NativeClient.connect(connect_string, session_timeout, connect_timeout, auth, identity)
         self._attach(native)
 
@@ -47,6 +48,7 @@ class Client:
         auth: Optional[Tuple[str, str]] = None,
         identity: Optional[str] = None,
     ) -> "Client":
+        """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
         native = await _native.NativeClient.connect_async(
             connect_string, session_timeout, connect_timeout, auth, identity
         )
@@ -60,10 +62,12 @@ class Client:
 
     @property
     def state(self) -> ConnectionState:
+        """The current ``ConnectionState`` (``CONNECTED``, ``SUSPENDED``, ``RECONNECTED``, ``LOST``, ``CLOSED``)."""
         return ConnectionState(self._native.state())
 
     @property
     def session_id(self) -> int:
+        """The current session's id; ``ClosedError`` once closed."""
         return self._native.session_id()
 
     @property
@@ -78,40 +82,51 @@ class Client:
         self._listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[ConnectionState], Any]) -> None:
+        """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
     def write_lock(self, dir: str) -> "WriteLock":
+        """A ``WriteLock`` on ``dir`` (Apache's and Curator's lock nodes)."""
         return WriteLock(self, dir)
 
     def read_write_lock(self, dir: str) -> "ReadWriteLock":
+        """A ``ReadWriteLock`` on ``dir`` (Curator's read/write lock nodes)."""
         return ReadWriteLock(self, dir)
 
     def queue(self, dir: str) -> "DistributedQueue":
+        """A ``DistributedQueue`` on ``dir`` (Apache's queue nodes)."""
         return DistributedQueue(self, dir)
 
     def leader_election(self, root: str, host_name: Optional[str] = None) -> "LeaderElectionSupport":
+        """A ``LeaderElectionSupport`` member under ``root``; ``host_name`` defaults to the client's identity."""
         return LeaderElectionSupport(self, root, host_name)
 
     def close(self) -> None:
+        """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""
         self._native.close()
 
     async def close_async(self) -> None:
+        """``close`` without blocking the event loop."""
         await self._native.close_async()
 
     def __enter__(self) -> "Client":
+        """The client itself; leaving the block closes it."""
         return self
 
     def __exit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Closes the client."""
         self.close()
 
     async def __aenter__(self) -> "Client":
+        """The client itself; leaving the block closes it."""
         return self
 
     async def __aexit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Closes the client without blocking the event loop."""
         await self.close_async()
 
     def __repr__(self) -> str:

@@ -23,6 +23,7 @@ class LeaderElectionSupport:
     """
 
     def __init__(self, client: "Client", root: str, host_name: Optional[str] = None) -> None:
+        """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, host_name or native_client.identity())
         self._listeners: Listeners[Event[ElectionEvent]] = Listeners(self._native.subscribe, election_event)
@@ -36,18 +37,23 @@ class LeaderElectionSupport:
         self._native.stop()
 
     async def start_async(self) -> None:
+        """``start`` without blocking the event loop."""
         await self._native.start_async()
 
     async def stop_async(self) -> None:
+        """``stop`` without blocking the event loop."""
         await self._native.stop_async()
 
     def is_leader(self) -> bool:
+        """Whether this member leads now."""
         return self._native.is_leader()
 
     def leader_host_name(self) -> Optional[str]:
+        """The host name of the current leader, or ``None`` when nobody offers."""
         return self._native.leader_host_name()
 
     async def leader_host_name_async(self) -> Optional[str]:
+        """``leader_host_name`` without blocking the event loop."""
         return await self._native.leader_host_name_async()
 
     def await_leadership(self, timeout: Optional[float] = None) -> bool:
@@ -55,6 +61,7 @@ class LeaderElectionSupport:
         return self._native.await_leadership(_timeout(timeout))
 
     async def await_leadership_async(self, timeout: Optional[float] = None) -> bool:
+        """``await_leadership`` without blocking the event loop."""
         return await self._native.await_leadership_async(_timeout(timeout))
 
     def add_listener(
@@ -64,13 +71,16 @@ class LeaderElectionSupport:
         self._listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[Event[ElectionEvent]], Any]) -> None:
+        """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
     def __enter__(self) -> "LeaderElectionSupport":
+        """Starts the member; leaving the block stops it."""
         self.start()
         return self
 
     def __exit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Stops the member (never replacing an exception raised in the block)."""
         self.stop()

@@ -20,50 +20,62 @@ class ZkError(Exception):
 
 
 class InvalidPathError(ZkError, ValueError):
+    """A path that ZooKeeper would refuse (not absolute, empty segment, trailing slash, reserved)."""
     code = "INVALID_PATH"
 
 
 class InvalidArgumentError(ZkError, ValueError):
+    """A bad argument value: a negative timeout, an oversized item or identity."""
     code = "INVALID_ARGUMENT"
 
 
 class ConnectionLossError(ZkError, ConnectionError):
+    """No answer from the server: the operation may or may not have been applied."""
     code = "CONNECTION_LOSS"
 
 
 class SessionExpiredError(ZkError):
+    """The session ended; its ephemeral nodes (locks, offers) are gone."""
     code = "SESSION_EXPIRED"
 
 
 class ZkTimeoutError(ZkError, TimeoutError):
+    """A wait ran out of time where an answer was required."""
     code = "TIMEOUT"
 
 
 class NoNodeError(ZkError):
+    """A node the operation needed does not exist; the message names it."""
     code = "NO_NODE"
 
 
 class NodeExistsError(ZkError):
+    """A node the operation had to create already exists."""
     code = "NODE_EXISTS"
 
 
 class NotEmptyError(ZkError):
+    """A node to delete still has children."""
     code = "NOT_EMPTY"
 
 
 class BadVersionError(ZkError):
+    """A node changed between read and write."""
     code = "BAD_VERSION"
 
 
 class NoAuthError(ZkError, PermissionError):
+    """The client's identity may not access the node (another identity's ACL)."""
     code = "NO_AUTH"
 
 
 class AuthFailedError(ZkError, PermissionError):
+    """The server refused the client's credentials."""
     code = "AUTH_FAILED"
 
 
 class NoSuchElementError(ZkError, LookupError):
+    """``element()`` or ``remove()`` on an empty queue."""
     code = "NO_SUCH_ELEMENT"
 
 
@@ -74,18 +86,22 @@ class NotOwnerError(ZkError, RuntimeError):
 
 
 class WouldDeadlockError(ZkError, RuntimeError):
+    """A read holder asked for the write lock: waiting would never end."""
     code = "WOULD_DEADLOCK"
 
 
 class ClosedError(ZkError):
+    """The client (or this object) is closed."""
     code = "CLOSED"
 
 
 class ZkInterruptedError(ZkError):
+    """The operation was cancelled."""
     code = "INTERRUPTED"
 
 
 class InternalError(ZkError):
+    """A bug in zkrecipes: please report it with the message."""
     code = "INTERNAL"
 
 

@@ -10,6 +10,7 @@ from .errors import ZkError
 
 
 class ConnectionState(str, enum.Enum):
+    """A client's connection state (Curator's vocabulary)."""
     CONNECTED = "CONNECTED"
     SUSPENDED = "SUSPENDED"
     RECONNECTED = "RECONNECTED"
@@ -18,6 +19,7 @@ class ConnectionState(str, enum.Enum):
 
 
 class LockEvent(str, enum.Enum):
+    """The kinds of lock events (``Event.kind`` of a lock listener's event)."""
     ACQUIRED = "ACQUIRED"
     RELEASED = "RELEASED"
     SUSPENDED = "SUSPENDED"

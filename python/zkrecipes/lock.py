@@ -38,6 +38,7 @@ class _Lock:
     """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``."""
 
     def __init__(self, native: _native.NativeLock) -> None:
+        """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
         self._native = native
         self._listeners: Listeners[Event[LockEvent]] = Listeners(native.subscribe, lock_event)
 
@@ -63,6 +64,7 @@ class _Lock:
         return (await self._native.lock_async(_task_owner(), blocking, _timeout(timeout, blocking))) is not None
 
     async def release_async(self) -> None:
+        """``release`` for a hold taken with ``acquire_async`` (per asyncio task)."""
         await self._native.unlock_async(_task_owner())
 
     @property
@@ -80,14 +82,17 @@ class _Lock:
         return self._native.is_held()
 
     def is_held_by_current_thread(self) -> bool:
+        """Whether the current thread holds the lock."""
         return self._native.is_held_by(_thread_owner())
 
     @property
     def hold_count(self) -> int:
+        """How many holds the current thread has (locks are reentrant per thread)."""
         return self._native.hold_count(_thread_owner())
 
     @property
     def dir(self) -> str:
+        """The lock directory."""
         return self._native.dir()
 
     def participants(self) -> List[Participant]:
@@ -95,6 +100,7 @@ class _Lock:
         return [Participant(*row) for row in self._native.participants()]
 
     async def participants_async(self) -> List[Participant]:
+        """``participants`` without blocking the event loop."""
         return [Participant(*row) for row in await self._native.participants_async()]
 
     def add_listener(self, fn: Callable[[Event[LockEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
@@ -106,15 +112,18 @@ class _Lock:
         self._listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
+        """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
     def __enter__(self) -> "_Lock":
+        """``acquire()``; leaving the block releases."""
         self.acquire()
         return self
 
     def __exit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Releases; a failing release never replaces an exception raised in the block."""
         if exc is None:
             self.release()
             return
@@ -124,12 +133,14 @@ class _Lock:
             _release_failed_too(self, exc, err)
 
     async def __aenter__(self) -> "_Lock":
+        """``acquire_async()``; leaving the block releases."""
         await self.acquire_async()
         return self
 
     async def __aexit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Releases; a failing release never replaces an exception raised in the block."""
         if exc is None:
             await self.release_async()
             return
@@ -158,6 +169,7 @@ class WriteLock(_Lock):
     Curator's ``InterProcessMutex`` and kazoo's ``Lock``."""
 
     def __init__(self, client: "Client", dir: str) -> None:
+        """An exclusive lock on ``dir`` of ``client``."""
         super().__init__(_native.NativeLock(_client(client), dir))
 
 
@@ -177,12 +189,15 @@ class ReadWriteLock:
     """
 
     def __init__(self, client: "Client", dir: str) -> None:
+        """A read/write lock on ``dir`` of ``client``."""
         native = _native.NativeReadWriteLock(_client(client), dir)
         self._read = ReadLock(native.read_lock())
         self._write = WriteSide(native.write_lock())
 
     def read_lock(self) -> ReadLock:
+        """The shared side."""
         return self._read
 
     def write_lock(self) -> WriteSide:
+        """The exclusive side."""
         return self._write

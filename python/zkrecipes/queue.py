@@ -29,10 +29,12 @@ class DistributedQueue:
     """
 
     def __init__(self, client: "Client", dir: str) -> None:
+        """A queue on ``dir`` of ``client``; the directory is created on first use."""
         self._native = _native.NativeQueue(_client(client), dir)
 
     @property
     def max_payload(self) -> int:
+        """The largest item, in bytes, that ``offer`` accepts (what the server allows, minus the path)."""
         return self._native.max_payload()
 
     def offer(self, data: Payload) -> str:
@@ -40,9 +42,11 @@ class DistributedQueue:
         return self._native.offer(_bytes(data))
 
     def peek(self) -> Optional[bytes]:
+        """The head item, or ``None`` when the queue is empty; nothing is removed."""
         return self._native.peek()
 
     def poll(self) -> Optional[bytes]:
+        """Removes and returns the head item, or ``None`` when the queue is empty."""
         return self._native.poll()
 
     def element(self) -> bytes:
@@ -58,28 +62,37 @@ class DistributedQueue:
         return self._native.take(_timeout(timeout))
 
     def size(self) -> int:
+        """The number of items."""
         return self._native.size()
 
     def __len__(self) -> int:
+        """The number of items (``size()``)."""
         return self.size()
 
     async def offer_async(self, data: Payload) -> str:
+        """``offer`` without blocking the event loop."""
         return await self._native.offer_async(_bytes(data))
 
     async def peek_async(self) -> Optional[bytes]:
+        """``peek`` without blocking the event loop."""
         return await self._native.peek_async()
 
     async def poll_async(self) -> Optional[bytes]:
+        """``poll`` without blocking the event loop."""
         return await self._native.poll_async()
 
     async def element_async(self) -> bytes:
+        """``element`` without blocking the event loop."""
         return await self._native.element_async()
 
     async def remove_async(self) -> bytes:
+        """``remove`` without blocking the event loop."""
         return await self._native.remove_async()
 
     async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """``take`` without blocking the event loop; cancelling it gives a taken item back."""
         return await self._native.take_async(_timeout(timeout))
 
     async def size_async(self) -> int:
+        """``size`` without blocking the event loop."""
         return await self._native.size_async()
