@@ -96,7 +96,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientState<'l>(
     handle: i64,
 ) -> JString<'l> {
     env.with_env(|env| -> Result<JString<'l>> {
-        let client = borrow::<Client>(handle)?;
+        let client = unsafe { borrow::<Client>(handle) }?;
         Ok(env.new_string(client.state().as_str())?)
     })
     .resolve::<ThrowZkException>()
@@ -108,7 +108,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientSessionId<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> i64 {
-    env.with_env(|_env| -> Result<i64> { Ok(borrow::<Client>(handle)?.session_id()?) })
+    env.with_env(|_env| -> Result<i64> { Ok(unsafe { borrow::<Client>(handle) }?.session_id()?) })
         .resolve::<ThrowZkException>()
 }
 
@@ -119,7 +119,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientIdentity<'l>(
     handle: i64,
 ) -> JString<'l> {
     env.with_env(|env| -> Result<JString<'l>> {
-        Ok(env.new_string(borrow::<Client>(handle)?.identity())?)
+        Ok(env.new_string(unsafe { borrow::<Client>(handle) }?.identity())?)
     })
     .resolve::<ThrowZkException>()
 }
@@ -132,7 +132,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let client = borrow::<Client>(handle)?.clone();
+        let client = unsafe { borrow::<Client>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -156,7 +156,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(
     sink: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let events = borrow::<Client>(handle)?.subscribe();
+        let events = unsafe { borrow::<Client>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(crate::listener::forward(events, sink))
     })

@@ -22,7 +22,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionNew<'l>(
         let root = string(env, &root)?;
         let host_name = string(env, &host_name)?;
         Ok(into_handle(LeaderElectionSupport::new(
-            borrow::<Client>(client)?,
+            unsafe { borrow::<Client>(client) }?,
             &root,
             &host_name,
         )?))
@@ -42,7 +42,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionCall<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let election = borrow::<LeaderElectionSupport>(handle)?.clone();
+        let election = unsafe { borrow::<LeaderElectionSupport>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
             // Called here, on the caller's thread: a start then a stop take
@@ -66,7 +66,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionIsLeader<'l>(
     handle: i64,
 ) -> bool {
     env.with_env(|_env| -> Result<bool> {
-        Ok(borrow::<LeaderElectionSupport>(handle)?.is_leader())
+        Ok(unsafe { borrow::<LeaderElectionSupport>(handle) }?.is_leader())
     })
     .resolve::<ThrowZkException>()
 }
@@ -81,7 +81,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionAwaitLeadership<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let election = borrow::<LeaderElectionSupport>(handle)?.clone();
+        let election = unsafe { borrow::<LeaderElectionSupport>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         let limit = (timeout_nanos >= 0).then(|| Duration::from_nanos(timeout_nanos as u64));
         Ok(tasks::spawn(
@@ -101,7 +101,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_electionSubscribe<'l>(
     sink: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let events = borrow::<LeaderElectionSupport>(handle)?.subscribe();
+        let events = unsafe { borrow::<LeaderElectionSupport>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(listener::forward(events, sink))
     })

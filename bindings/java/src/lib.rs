@@ -4,6 +4,9 @@
 //! around a plain function. Operations that wait run on the core's runtime and
 //! complete a `CompletableFuture` (Java builds the blocking, interruptible and
 //! async forms from it); a Rust panic becomes `ZkException(INTERNAL)`.
+//!
+//! Every `unsafe { borrow(handle) }` relies on one guarantee of the Java side
+//! (`NativeObject`): a handle is live for the whole call (see `handles`).
 
 mod callbacks;
 mod client;

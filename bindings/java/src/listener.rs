@@ -37,10 +37,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(
     handle: i64,
 ) {
     env.with_env(|_env| -> Result<()> {
-        if let Ok(task) = crate::handles::borrow::<AbortHandle>(handle) {
+        if let Ok(task) = unsafe { crate::handles::borrow::<AbortHandle>(handle) } {
             task.abort();
         }
-        free::<AbortHandle>(handle);
+        // SAFETY: Java cancels a subscription once.
+        unsafe { free::<AbortHandle>(handle) };
         Ok(())
     })
     .resolve::<ThrowZkException>()

@@ -28,7 +28,10 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockNew<'l>(
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
         let dir = string(env, &dir)?;
-        Ok(into_handle(Lock::new(borrow::<Client>(client)?, &dir)?))
+        Ok(into_handle(Lock::new(
+            unsafe { borrow::<Client>(client) }?,
+            &dir,
+        )?))
     })
     .resolve::<ThrowZkException>()
 }
@@ -44,7 +47,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockNew<'l>(
     env.with_env(|env| -> Result<i64> {
         let dir = string(env, &dir)?;
         Ok(into_handle(ReadWriteLock::new(
-            borrow::<Client>(client)?,
+            unsafe { borrow::<Client>(client) }?,
             &dir,
         )?))
     })
@@ -59,7 +62,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_rwLockSide<'l>(
     write: bool,
 ) -> i64 {
     env.with_env(|_env| -> Result<i64> {
-        let rw = borrow::<ReadWriteLock>(handle)?;
+        let rw = unsafe { borrow::<ReadWriteLock>(handle) }?;
         Ok(into_handle(if write {
             rw.write_lock().clone()
         } else {
@@ -85,7 +88,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockAcquire<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let lock = borrow::<Lock>(handle)?.clone();
+        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         let how = wait(try_only, timeout_nanos);
         Ok(tasks::spawn(
@@ -109,7 +112,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let lock = borrow::<Lock>(handle)?.clone();
+        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -127,7 +130,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockIsHeld<'l>(
     _class: JClass<'l>,
     handle: i64,
 ) -> bool {
-    env.with_env(|_env| -> Result<bool> { Ok(borrow::<Lock>(handle)?.is_held()) })
+    env.with_env(|_env| -> Result<bool> { Ok(unsafe { borrow::<Lock>(handle) }?.is_held()) })
         .resolve::<ThrowZkException>()
 }
 
@@ -139,7 +142,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockHoldCount<'l>(
     owner: i64,
 ) -> i32 {
     env.with_env(|_env| -> Result<i32> {
-        Ok(borrow::<Lock>(handle)?.hold_count(Owner(owner as u64)) as i32)
+        Ok(unsafe { borrow::<Lock>(handle) }?.hold_count(Owner(owner as u64)) as i32)
     })
     .resolve::<ThrowZkException>()
 }
@@ -153,7 +156,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
     owner: i64,
 ) -> i64 {
     env.with_env(|_env| -> Result<i64> {
-        Ok(borrow::<Lock>(handle)?
+        Ok(unsafe { borrow::<Lock>(handle) }?
             .fencing_token_of(Owner(owner as u64))
             .unwrap_or(-1))
     })
@@ -170,7 +173,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockAbandon<'l>(
     owner: i64,
 ) {
     env.with_env(|_env| -> Result<()> {
-        borrow::<Lock>(handle)?.abandon_acquired(Owner(owner as u64));
+        unsafe { borrow::<Lock>(handle) }?.abandon_acquired(Owner(owner as u64));
         Ok(())
     })
     .resolve::<ThrowZkException>()
@@ -185,7 +188,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let lock = borrow::<Lock>(handle)?.clone();
+        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -208,7 +211,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockParticipants<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let lock = borrow::<Lock>(handle)?.clone();
+        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -240,7 +243,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
     sink: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let events = borrow::<Lock>(handle)?.subscribe();
+        let events = unsafe { borrow::<Lock>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(listener::forward(events, sink))
     })

@@ -30,7 +30,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
     env.with_env(|env| -> Result<i64> {
         let dir = string(env, &dir)?;
         Ok(into_handle(DistributedQueue::new(
-            borrow::<Client>(client)?,
+            unsafe { borrow::<Client>(client) }?,
             &dir,
         )?))
     })
@@ -46,7 +46,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(
     handle: i64,
 ) -> i32 {
     env.with_env(|_env| -> Result<i32> {
-        Ok(borrow::<DistributedQueue>(handle)?.max_payload() as i32)
+        Ok(unsafe { borrow::<DistributedQueue>(handle) }?.max_payload() as i32)
     })
     .resolve::<ThrowZkException>()
 }
@@ -60,7 +60,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueOffer<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -82,7 +82,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
             0 => tasks::spawn(future, async move { queue.peek().await }, item),
@@ -119,7 +119,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -144,7 +144,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueGiveBack<'l>(
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
-        let queue = borrow::<DistributedQueue>(handle)?.clone();
+        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let item = zkrecipes::Item {
             name: string(env, &name)?,
             data: env.convert_byte_array(&data)?,
