@@ -6,6 +6,7 @@ use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
+use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::tasks;
 
@@ -26,26 +27,15 @@ pub fn string(env: &Env<'_>, value: &JString<'_>) -> Result<String> {
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_init<'l>(
-    mut env: EnvUnowned<'l>,
-    class: JClass<'l>,
-) {
-    env.with_env(|env| -> Result<()> { Ok(callbacks::init(env, &class)?) })
-        .resolve::<ThrowZkException>()
+export! {
+    fn Java_io_zkrecipes_Native_init<'l>(env, class; ) -> () { Ok(callbacks::init(env, &class)?) }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_cancel<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    task: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
+export! {
+    fn Java_io_zkrecipes_Native_cancel<'l>(_env; task: i64) -> () {
         tasks::cancel(task);
         Ok(())
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -89,49 +79,25 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
     .resolve::<ThrowZkException>()
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientState<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) -> JString<'l> {
-    env.with_env(|env| -> Result<JString<'l>> {
+export! {
+    fn Java_io_zkrecipes_Native_clientState<'l>(env; handle: i64) -> JString<'l> {
         let client = unsafe { borrow::<Client>(handle) }?;
         Ok(env.new_string(client.state().as_str())?)
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientSessionId<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) -> i64 {
-    env.with_env(|_env| -> Result<i64> { Ok(unsafe { borrow::<Client>(handle) }?.session_id()?) })
-        .resolve::<ThrowZkException>()
+export! {
+    fn Java_io_zkrecipes_Native_clientSessionId<'l>(_env; handle: i64) -> i64 { Ok(unsafe { borrow::<Client>(handle) }?.session_id()?) }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientIdentity<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) -> JString<'l> {
-    env.with_env(|env| -> Result<JString<'l>> {
+export! {
+    fn Java_io_zkrecipes_Native_clientIdentity<'l>(env; handle: i64) -> JString<'l> {
         Ok(env.new_string(unsafe { borrow::<Client>(handle) }?.identity())?)
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_clientClose<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
         let client = unsafe { borrow::<Client>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -142,23 +108,15 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientClose<'l>(
             },
             |()| Value::Null,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
 export_free!(Java_io_zkrecipes_Native_clientFree, Client);
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_clientSubscribe<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    sink: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_clientSubscribe<'l>(env; handle: i64, sink: JObject<'l>) -> i64 {
         let events = unsafe { borrow::<Client>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(crate::listener::forward(events, sink))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }

@@ -1,7 +1,7 @@
 //! `libzkrecipes_java`: the native half of the `io.zkrecipes` JAR.
 //!
-//! Every export is a one-line shim `env.with_env(|env| ...).resolve::<ThrowZkException>()`
-//! around a plain function. Operations that wait run on the core's runtime and
+//! Every export is written with `export!` (one place for `with_env` and for
+//! turning errors and panics into `ZkException`). Operations that wait run on the core's runtime and
 //! complete a `CompletableFuture` (Java builds the blocking, interruptible and
 //! async forms from it); a Rust panic becomes `ZkException(INTERNAL)`.
 //!
@@ -12,6 +12,7 @@ mod callbacks;
 mod client;
 mod election;
 mod errors;
+mod export;
 mod handles;
 mod listener;
 mod lock;

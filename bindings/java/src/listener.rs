@@ -1,15 +1,14 @@
 //! Core events to a Java recipe object, delivered on a library thread; the
 //! Java side catches and logs whatever a listener throws.
 
-use jni::objects::{JClass, JObject};
+use jni::objects::JObject;
 use jni::refs::Global;
-use jni::EnvUnowned;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 use zkrecipes::Event;
 
 use crate::callbacks;
-use crate::errors::{Result, ThrowZkException};
+use crate::export::export;
 use crate::handles::{free, into_handle};
 
 /// Returns the subscription's handle (`subscriptionCancel` ends it).
@@ -30,19 +29,13 @@ pub fn forward<E: Event>(
     into_handle(task.abort_handle())
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
+export! {
+    fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(_env; handle: i64) -> () {
         if let Ok(task) = unsafe { crate::handles::borrow::<AbortHandle>(handle) } {
             task.abort();
         }
         // SAFETY: Java cancels a subscription once.
         unsafe { free::<AbortHandle>(handle) };
         Ok(())
-    })
-    .resolve::<ThrowZkException>()
+    }
 }

@@ -1,12 +1,11 @@
 use std::time::Duration;
 
-use jni::objects::{JClass, JObject, JString};
-use jni::EnvUnowned;
+use jni::objects::{JObject, JString};
 use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
 
 use crate::callbacks::Value;
 use crate::client::string;
-use crate::errors::{Result, ThrowZkException};
+use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::{listener, tasks};
 
@@ -19,75 +18,45 @@ fn wait(try_only: bool, timeout_nanos: i64) -> Wait {
     }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockNew<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    client: i64,
-    dir: JString<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_lockNew<'l>(env; client: i64, dir: JString<'l>) -> i64 {
         let dir = string(env, &dir)?;
         Ok(into_handle(Lock::new(
             unsafe { borrow::<Client>(client) }?,
             &dir,
         )?))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// A read/write lock; its sides are taken with `rwLockSide`.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_rwLockNew<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    client: i64,
-    dir: JString<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// A read/write lock; its sides are taken with `rwLockSide`.
+    fn Java_io_zkrecipes_Native_rwLockNew<'l>(env; client: i64, dir: JString<'l>) -> i64 {
         let dir = string(env, &dir)?;
         Ok(into_handle(ReadWriteLock::new(
             unsafe { borrow::<Client>(client) }?,
             &dir,
         )?))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_rwLockSide<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    write: bool,
-) -> i64 {
-    env.with_env(|_env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_rwLockSide<'l>(_env; handle: i64, write: bool) -> i64 {
         let rw = unsafe { borrow::<ReadWriteLock>(handle) }?;
         Ok(into_handle(if write {
             rw.write_lock().clone()
         } else {
             rw.read_lock().clone()
         }))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
 export_free!(Java_io_zkrecipes_Native_rwLockFree, ReadWriteLock);
 
 export_free!(Java_io_zkrecipes_Native_lockFree, Lock);
 
-/// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockAcquire<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    owner: i64,
-    try_only: bool,
-    timeout_nanos: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
+    fn Java_io_zkrecipes_Native_lockAcquire<'l>(env; handle: i64, owner: i64, try_only: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         let how = wait(try_only, timeout_nanos);
@@ -99,19 +68,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockAcquire<'l>(
                 None => Value::Null,
             },
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    owner: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_lockRelease<'l>(env; handle: i64, owner: i64, future: JObject<'l>) -> i64 {
         let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -120,74 +81,40 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockRelease<'l>(
             lock.unlock_as(Owner(owner as u64)),
             |()| Value::Null,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockIsHeld<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) -> bool {
-    env.with_env(|_env| -> Result<bool> { Ok(unsafe { borrow::<Lock>(handle) }?.is_held()) })
-        .resolve::<ThrowZkException>()
+export! {
+    fn Java_io_zkrecipes_Native_lockIsHeld<'l>(_env; handle: i64) -> bool { Ok(unsafe { borrow::<Lock>(handle) }?.is_held()) }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockHoldCount<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    owner: i64,
-) -> i32 {
-    env.with_env(|_env| -> Result<i32> {
+export! {
+    fn Java_io_zkrecipes_Native_lockHoldCount<'l>(_env; handle: i64, owner: i64) -> i32 {
         Ok(unsafe { borrow::<Lock>(handle) }?.hold_count(Owner(owner as u64)) as i32)
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// The fencing token of `owner`'s hold, -1 if it holds none.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockFencingToken<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    owner: i64,
-) -> i64 {
-    env.with_env(|_env| -> Result<i64> {
+export! {
+    /// The fencing token of `owner`'s hold, -1 if it holds none.
+    fn Java_io_zkrecipes_Native_lockFencingToken<'l>(_env; handle: i64, owner: i64) -> i64 {
         Ok(unsafe { borrow::<Lock>(handle) }?
             .fencing_token_of(Owner(owner as u64))
             .unwrap_or(-1))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// The caller of an acquire gave up after it succeeded (cancel, timeout,
-/// interrupt): the core releases the hold, never keeps it.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockAbandon<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    owner: i64,
-) {
-    env.with_env(|_env| -> Result<()> {
+export! {
+    /// The caller of an acquire gave up after it succeeded (cancel, timeout,
+    /// interrupt): the core releases the hold, never keeps it.
+    fn Java_io_zkrecipes_Native_lockAbandon<'l>(_env; handle: i64, owner: i64) -> () {
         unsafe { borrow::<Lock>(handle) }?.abandon_acquired(Owner(owner as u64));
         Ok(())
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// Releases every thread's holds (closing the lock object).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// Releases every thread's holds (closing the lock object).
+    fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
         let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -198,19 +125,12 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(
             },
             |()| Value::Null,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// Completes `future` with `node \t identity \t R|W` lines, holder first.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockParticipants<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// Completes `future` with `node \t identity \t R|W` lines, holder first.
+    fn Java_io_zkrecipes_Native_lockParticipants<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
         let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -231,21 +151,13 @@ pub extern "system" fn Java_io_zkrecipes_Native_lockParticipants<'l>(
                 Value::Text(lines.join("\n"))
             },
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_lockSubscribe<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    sink: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_lockSubscribe<'l>(env; handle: i64, sink: JObject<'l>) -> i64 {
         let events = unsafe { borrow::<Lock>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(listener::forward(events, sink))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }

@@ -1,11 +1,11 @@
 //! What the library is: its version, and the core's lists of error codes,
 //! event names and states (the JAR's tests check its enums against them).
 
-use jni::objects::{JClass, JObjectArray, JString};
-use jni::{jni_str, EnvUnowned};
+use jni::jni_str;
+use jni::objects::{JObjectArray, JString};
 use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
 
-use crate::errors::{Result, ThrowZkException};
+use crate::export::export;
 
 fn list(which: i32) -> Vec<&'static str> {
     match which {
@@ -16,13 +16,8 @@ fn list(which: i32) -> Vec<&'static str> {
     }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_names<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    which: i32,
-) -> JObjectArray<'l> {
-    env.with_env(|env| -> Result<JObjectArray<'l>> {
+export! {
+    fn Java_io_zkrecipes_Native_names<'l>(env; which: i32) -> JObjectArray<'l> {
         let names = list(which);
         let array = env.new_object_array(
             names.len() as i32,
@@ -34,17 +29,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_names<'l>(
             array.set_element(env, i, &name)?;
         }
         Ok(array)
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// The library's version, which `NativeLibrary` holds to the JAR's: a stale
-/// library found on `java.library.path` fails at load, naming its file.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_version<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-) -> JString<'l> {
-    env.with_env(|env| -> Result<JString<'l>> { Ok(env.new_string(env!("CARGO_PKG_VERSION"))?) })
-        .resolve::<ThrowZkException>()
+export! {
+    /// The library's version, which `NativeLibrary` holds to the JAR's: a stale
+    /// library found on `java.library.path` fails at load, naming its file.
+    fn Java_io_zkrecipes_Native_version<'l>(env; ) -> JString<'l> { Ok(env.new_string(env!("CARGO_PKG_VERSION"))?) }
 }

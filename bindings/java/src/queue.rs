@@ -1,12 +1,11 @@
 use std::time::Duration;
 
-use jni::objects::{JByteArray, JClass, JObject, JString};
-use jni::EnvUnowned;
+use jni::objects::{JByteArray, JObject, JString};
 use zkrecipes::{Client, DistributedQueue};
 
 use crate::callbacks::Value;
 use crate::client::string;
-use crate::errors::{Result, ThrowZkException};
+use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::tasks;
 
@@ -20,46 +19,26 @@ fn taken(found: Option<zkrecipes::Item>) -> Value {
     found.map_or(Value::Null, |i| Value::Item(i.name, i.data))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueNew<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    client: i64,
-    dir: JString<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_queueNew<'l>(env; client: i64, dir: JString<'l>) -> i64 {
         let dir = string(env, &dir)?;
         Ok(into_handle(DistributedQueue::new(
             unsafe { borrow::<Client>(client) }?,
             &dir,
         )?))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
 export_free!(Java_io_zkrecipes_Native_queueFree, DistributedQueue);
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-) -> i32 {
-    env.with_env(|_env| -> Result<i32> {
+export! {
+    fn Java_io_zkrecipes_Native_queueMaxPayload<'l>(_env; handle: i64) -> i32 {
         Ok(unsafe { borrow::<DistributedQueue>(handle) }?.max_payload() as i32)
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueOffer<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    data: JByteArray<'l>,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    fn Java_io_zkrecipes_Native_queueOffer<'l>(env; handle: i64, data: JByteArray<'l>, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
         let future = env.new_global_ref(&future)?;
@@ -68,20 +47,12 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueOffer<'l>(
             async move { queue.offer(&data).await },
             Value::Text,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// `op`: 0 peek, 1 poll, 2 element, 3 remove, 4 size.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    op: i32,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// `op`: 0 peek, 1 poll, 2 element, 3 remove, 4 size.
+    fn Java_io_zkrecipes_Native_queueHead<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
@@ -105,20 +76,12 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueHead<'l>(
                 Value::Long(n as i64)
             }),
         })
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// `timeout_nanos` negative = wait forever. Completes with the item or `null`.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    timeout_nanos: i64,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// `timeout_nanos` negative = wait forever. Completes with the item or `null`.
+    fn Java_io_zkrecipes_Native_queueTake<'l>(env; handle: i64, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
@@ -129,21 +92,12 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueTake<'l>(
             },
             taken,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
 
-/// Puts back an item whose Java caller gave up after it was taken.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_zkrecipes_Native_queueGiveBack<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: i64,
-    name: JString<'l>,
-    data: JByteArray<'l>,
-    future: JObject<'l>,
-) -> i64 {
-    env.with_env(|env| -> Result<i64> {
+export! {
+    /// Puts back an item whose Java caller gave up after it was taken.
+    fn Java_io_zkrecipes_Native_queueGiveBack<'l>(env; handle: i64, name: JString<'l>, data: JByteArray<'l>, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let item = zkrecipes::Item {
             name: string(env, &name)?,
@@ -155,6 +109,5 @@ pub extern "system" fn Java_io_zkrecipes_Native_queueGiveBack<'l>(
             async move { queue.give_back(&item).await },
             |()| Value::Null,
         ))
-    })
-    .resolve::<ThrowZkException>()
+    }
 }
