@@ -19,12 +19,20 @@ pub struct EventDetails {
 }
 
 /// Implemented by every event type a recipe or client emits.
-pub trait Event: Clone + Send + 'static {
+pub trait Event: Clone + Send + Sized + 'static {
     fn details(&self) -> EventDetails;
+
+    /// One event of each kind, in declaration order.
+    fn every_kind() -> Vec<Self>;
 
     /// Every name this type can have, in declaration order: bindings test
     /// that their own enums list exactly these.
-    fn names() -> &'static [&'static str];
+    fn names() -> Vec<&'static str> {
+        Self::every_kind()
+            .iter()
+            .map(|e| e.details().name)
+            .collect()
+    }
 }
 
 fn plain(name: &'static str) -> EventDetails {
@@ -46,8 +54,16 @@ impl Event for LockEvent {
         details
     }
 
-    fn names() -> &'static [&'static str] {
-        &["ACQUIRED", "RELEASED", "SUSPENDED", "RECONNECTED", "LOST"]
+    fn every_kind() -> Vec<Self> {
+        use LockEvent::*;
+        let reason = Error::closed();
+        vec![
+            Acquired { fencing_token: 0 },
+            Released,
+            Suspended,
+            Reconnected,
+            Lost { reason },
+        ]
     }
 }
 
@@ -60,60 +76,9 @@ impl Event for ElectionEvent {
         details
     }
 
-    fn names() -> &'static [&'static str] {
-        &[
-            "START",
-            "OFFER_START",
-            "OFFER_COMPLETE",
-            "DETERMINE_START",
-            "DETERMINE_COMPLETE",
-            "ELECTED_START",
-            "ELECTED_COMPLETE",
-            "READY_START",
-            "READY_COMPLETE",
-            "FAILED",
-            "STOP_START",
-            "STOP_COMPLETE",
-            "SUSPENDED",
-            "RECONNECTED",
-        ]
-    }
-}
-
-impl Event for ConnectionState {
-    fn details(&self) -> EventDetails {
-        plain(self.as_str())
-    }
-
-    fn names() -> &'static [&'static str] {
-        &["CONNECTED", "SUSPENDED", "RECONNECTED", "LOST", "CLOSED"]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::ErrorCode;
-
-    #[test]
-    fn every_event_is_named_in_its_list() {
-        let reason = Error::new(ErrorCode::SessionExpired, "gone");
-        let locks = [
-            LockEvent::Acquired { fencing_token: 3 },
-            LockEvent::Released,
-            LockEvent::Suspended,
-            LockEvent::Reconnected,
-            LockEvent::Lost {
-                reason: reason.clone(),
-            },
-        ];
-        let names: Vec<_> = locks.iter().map(|e| e.details().name).collect();
-        assert_eq!(names, LockEvent::names());
-        assert_eq!(locks[0].details().fencing_token, Some(3));
-        assert_eq!(locks[4].details().reason, Some(reason.clone()));
-
+    fn every_kind() -> Vec<Self> {
         use ElectionEvent::*;
-        let elections = [
+        vec![
             Start,
             OfferStart,
             OfferComplete,
@@ -123,25 +88,57 @@ mod tests {
             ElectedComplete,
             ReadyStart,
             ReadyComplete,
-            Failed(reason.clone()),
+            Failed(Error::closed()),
             StopStart,
             StopComplete,
             Suspended,
             Reconnected,
-        ];
-        let names: Vec<_> = elections.iter().map(|e| e.details().name).collect();
-        assert_eq!(names, ElectionEvent::names());
-        assert_eq!(elections[9].details().reason, Some(reason));
+        ]
+    }
+}
 
-        use ConnectionState as S;
-        let states = [
-            S::Connected,
-            S::Suspended,
-            S::Reconnected,
-            S::Lost,
-            S::Closed,
-        ];
-        let names: Vec<_> = states.iter().map(|e| e.details().name).collect();
-        assert_eq!(names, ConnectionState::names());
+impl Event for ConnectionState {
+    fn details(&self) -> EventDetails {
+        plain(self.as_str())
+    }
+
+    fn every_kind() -> Vec<Self> {
+        use ConnectionState::*;
+        vec![Connected, Suspended, Reconnected, Lost, Closed]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn distinct(names: Vec<&str>) -> bool {
+        let set: std::collections::HashSet<_> = names.iter().collect();
+        set.len() == names.len()
+    }
+
+    #[test]
+    fn every_kind_has_its_own_name_and_its_details() {
+        assert!(distinct(LockEvent::names()) && LockEvent::names().len() == 5);
+        assert!(distinct(ElectionEvent::names()) && ElectionEvent::names().len() == 14);
+        assert!(distinct(ConnectionState::names()) && ConnectionState::names().len() == 5);
+        assert_eq!(LockEvent::names()[0], "ACQUIRED");
+        assert_eq!(ElectionEvent::names()[9], "FAILED");
+
+        let acquired = LockEvent::Acquired { fencing_token: 3 }.details();
+        assert_eq!((acquired.fencing_token, acquired.reason), (Some(3), None));
+        let reason = Error::new(ErrorCode::SessionExpired, "gone");
+        let lost = LockEvent::Lost {
+            reason: reason.clone(),
+        }
+        .details();
+        assert_eq!(
+            (lost.fencing_token, lost.reason),
+            (None, Some(reason.clone()))
+        );
+        let failed = ElectionEvent::Failed(reason.clone()).details();
+        assert_eq!(failed.reason, Some(reason));
+        assert_eq!(ElectionEvent::Start.details(), plain("START"));
     }
 }

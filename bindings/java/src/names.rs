@@ -10,9 +10,9 @@ use crate::export::export;
 fn list(which: i32) -> Vec<&'static str> {
     match which {
         0 => ErrorCode::ALL.iter().map(|c| c.as_str()).collect(),
-        1 => LockEvent::names().to_vec(),
-        2 => ElectionEvent::names().to_vec(),
-        _ => ConnectionState::names().to_vec(),
+        1 => LockEvent::names(),
+        2 => ElectionEvent::names(),
+        _ => ConnectionState::names(),
     }
 }
 

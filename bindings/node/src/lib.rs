@@ -38,9 +38,9 @@ pub fn names() -> Names {
     use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
     Names {
         error_codes: ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect(),
-        lock_events: owned(LockEvent::names()),
-        election_events: owned(ElectionEvent::names()),
-        connection_states: owned(ConnectionState::names()),
+        lock_events: owned(&LockEvent::names()),
+        election_events: owned(&ElectionEvent::names()),
+        connection_states: owned(&ConnectionState::names()),
     }
 }
 

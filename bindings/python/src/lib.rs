@@ -36,8 +36,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The names the core gives events and states: the package's enums are
     // tested against these.
     use zkrecipes::{ConnectionState, ElectionEvent, Event, LockEvent};
-    m.add("LOCK_EVENTS", LockEvent::names().to_vec())?;
-    m.add("ELECTION_EVENTS", ElectionEvent::names().to_vec())?;
-    m.add("CONNECTION_STATES", ConnectionState::names().to_vec())?;
+    m.add("LOCK_EVENTS", LockEvent::names())?;
+    m.add("ELECTION_EVENTS", ElectionEvent::names())?;
+    m.add("CONNECTION_STATES", ConnectionState::names())?;
     Ok(())
 }
