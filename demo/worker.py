@@ -34,8 +34,8 @@ election = client.leader_election(f"{root}/election", name)
 leading = threading.Event()
 
 
-def on_election(event: zkrecipes.ElectionEvent) -> None:
-    if event is zkrecipes.ElectionEvent.ELECTED_COMPLETE:
+def on_election(event: zkrecipes.Event[zkrecipes.ElectionEvent]) -> None:
+    if event.kind is zkrecipes.ElectionEvent.ELECTED_COMPLETE:
         ledger.ask(f"LEADER {name}")
         leading.set()
 

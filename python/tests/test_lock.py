@@ -454,3 +454,17 @@ def test_a_recipe_made_on_a_closed_client_fails_at_once(zk_connect):
     for make in (client.write_lock, client.read_write_lock, client.queue, client.leader_election):
         with pytest.raises(zkrecipes.ClosedError):
             make("/x")
+
+
+def test_event_names_print_as_in_every_language():
+    assert str(zkrecipes.LockEvent.ACQUIRED) == "ACQUIRED"
+    assert f"{zkrecipes.ConnectionState.CONNECTED}" == "CONNECTED"
+    assert str(zkrecipes.Event(zkrecipes.ElectionEvent.START)) == "START"
+
+
+def test_an_event_equals_its_kind():
+    acquired = zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 5)
+    assert acquired == zkrecipes.LockEvent.ACQUIRED and acquired != zkrecipes.LockEvent.LOST
+    assert acquired in {zkrecipes.LockEvent.ACQUIRED}
+    assert acquired == zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 5)
+    assert acquired != zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 6)

@@ -484,3 +484,24 @@ def test_every_public_member_has_a_docstring_and_a_signature():
                     unsigned.append(f"{cls.__name__}.{member}")
     assert missing == [], f"no docstring: {missing}"
     assert unsigned == [], f"no signature: {unsigned}"
+
+
+def test_the_documented_event_order_holds(client, path):
+    """README "Event order": a call returns before its own events are delivered; each
+    object's events arrive in Apache's order; a state read in a listener is at least as
+    new as the event."""
+    member = client.leader_election(path, "only")
+    seen = []
+    member.add_listener(lambda e: seen.append((e.kind, member.is_leader())))
+    member.start()
+    assert member.is_leader(), "start() returns with is_leader() already answered"
+    deadline = time.monotonic() + 5
+    while len(seen) < 7 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [k.value for k, _ in seen] == LEADER
+    assert dict(seen)[ElectionEvent.ELECTED_COMPLETE] is True
+    member.stop()
+    while len(seen) < 9 and time.monotonic() < deadline + 5:
+        time.sleep(0.01)
+    assert [k.value for k, _ in seen[7:]] == ["STOP_START", "STOP_COMPLETE"]
+    assert seen[-1] == (ElectionEvent.STOP_COMPLETE, False)

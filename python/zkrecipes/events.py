@@ -9,7 +9,14 @@ from typing import Generic, Optional, TypeVar
 from .errors import ZkError
 
 
-class ConnectionState(str, enum.Enum):
+class _Named(str, enum.Enum):
+    """Prints as its name (``ACQUIRED``), the same in every language."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class ConnectionState(_Named):
     """A client's connection state (Curator's vocabulary)."""
     CONNECTED = "CONNECTED"
     SUSPENDED = "SUSPENDED"
@@ -18,7 +25,7 @@ class ConnectionState(str, enum.Enum):
     CLOSED = "CLOSED"
 
 
-class LockEvent(str, enum.Enum):
+class LockEvent(_Named):
     """The kinds of lock events (``Event.kind`` of a lock listener's event)."""
     ACQUIRED = "ACQUIRED"
     RELEASED = "RELEASED"
@@ -27,7 +34,7 @@ class LockEvent(str, enum.Enum):
     LOST = "LOST"
 
 
-class ElectionEvent(str, enum.Enum):
+class ElectionEvent(_Named):
     """Apache ``LeaderElectionSupport.EventType`` names, emitted in Apache's order."""
 
     START = "START"
@@ -49,17 +56,30 @@ class ElectionEvent(str, enum.Enum):
 K = TypeVar("K", LockEvent, ElectionEvent)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Event(Generic[K]):
     """What a lock or election listener receives.
 
     ``kind`` is the event (``LockEvent.ACQUIRED``); ``fencing_token`` comes
     with ``ACQUIRED``; ``reason`` (a ``ZkError``) with ``LOST`` and ``FAILED``.
+    An event equals its kind: ``event == LockEvent.LOST`` (but ``event is``
+    compares the object: use ``event.kind is LockEvent.LOST``).
     """
 
     kind: K
     fencing_token: Optional[int] = None
     reason: Optional[ZkError] = None
+
+    def __eq__(self, other: object) -> bool:
+        # An event equals its kind (``event == LockEvent.LOST``), and another event like it.
+        if isinstance(other, enum.Enum):
+            return self.kind is other
+        if isinstance(other, Event):
+            return (self.kind, self.fencing_token, self.reason) == (other.kind, other.fencing_token, other.reason)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.kind)
 
     def __str__(self) -> str:
         if self.fencing_token is not None:

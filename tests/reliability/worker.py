@@ -30,7 +30,7 @@ client = zkrecipes.Client(connect, session_timeout=float(session_s), connect_tim
 
 if role == "lock":
     lock = client.write_lock(f"{root}/lock")
-    lock.add_listener(lambda e: ask(f"LOST {name}") if e is zkrecipes.LockEvent.LOST else None)
+    lock.add_listener(lambda e: ask(f"LOST {name}") if e.kind is zkrecipes.LockEvent.LOST else None)
     done = 0
     while done < int(count) and ask("STOP?") == "NO":
         try:
@@ -72,10 +72,10 @@ elif role == "consume":
 elif role == "elect":
     election = client.leader_election(f"{root}/election", name)
 
-    def on_event(e: zkrecipes.ElectionEvent) -> None:
-        if e is zkrecipes.ElectionEvent.ELECTED_COMPLETE:
+    def on_event(e: zkrecipes.Event[zkrecipes.ElectionEvent]) -> None:
+        if e.kind is zkrecipes.ElectionEvent.ELECTED_COMPLETE:
             ask(f"ELECTED {name}")
-        elif e in (zkrecipes.ElectionEvent.FAILED, zkrecipes.ElectionEvent.STOP_START):
+        elif e.kind in (zkrecipes.ElectionEvent.FAILED, zkrecipes.ElectionEvent.STOP_START):
             ask(f"UNELECTED {name}")
 
     election.add_listener(on_event)

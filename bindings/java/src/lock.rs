@@ -104,6 +104,16 @@ export! {
 }
 
 export! {
+    /// The path of `owner`'s lock node, `null` if it holds none.
+    fn Java_io_zkrecipes_Native_lockNodePath<'l>(env; handle: i64, owner: i64) -> JString<'l> {
+        match unsafe { borrow::<Lock>(handle) }?.node_path_of(Owner(owner as u64)) {
+            Some(path) => Ok(env.new_string(path)?),
+            None => Ok(JString::null()),
+        }
+    }
+}
+
+export! {
     /// The caller of an acquire gave up after it succeeded (cancel, timeout,
     /// interrupt): the core releases the hold, never keeps it.
     fn Java_io_zkrecipes_Native_lockAbandon<'l>(_env; handle: i64, owner: i64) -> () {

@@ -357,6 +357,12 @@ impl Lock {
         self.core.hold_of(owner, |h| h.fencing_token)
     }
 
+    /// Path of `owner`'s lock node while it holds the lock.
+    pub fn node_path_of(&self, owner: Owner) -> Option<String> {
+        let node = self.core.hold_of(owner, |h| h.node.clone())?;
+        Some(format!("{}/{}", self.core.dir, node))
+    }
+
     /// Path of our lock node while held (the oldest hold's).
     pub fn node_path(&self) -> Option<String> {
         let holds = self.core.holds.lock().unwrap();

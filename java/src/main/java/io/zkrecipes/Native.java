@@ -83,6 +83,7 @@ final class Native {
     static native boolean lockIsHeld(long lock);
     static native int lockHoldCount(long lock, long owner);
     static native long lockFencingToken(long lock, long owner);
+    static native String lockNodePath(long lock, long owner);
     static native long lockReleaseAll(long lock, CompletableFuture<Object> f);
     static native void lockAbandon(long lock, long owner);
     static native long lockParticipants(long lock, CompletableFuture<Object> f);

@@ -29,6 +29,32 @@ public class WriteLock extends ZkLock {
         }
     }
 
+    /**
+     * Apache's {@code WriteLock(zk, dir, acl, callback)}, ported: zkrecipes sets the ACL of its
+     * nodes itself (open, or granting only the identity of {@link ClientOptions#auth}), so the
+     * list is accepted for source compatibility only and must be {@code null}, empty or Apache's
+     * {@code OPEN_ACL_UNSAFE}.
+     */
+    public WriteLock(Client client, String dir, java.util.List<?> acl, LockListener listener) {
+        this(client, dir, listener);
+        if (acl != null && !acl.isEmpty() && !isOpenAcl(acl)) {
+            close();
+            throw new ZkException(ZkException.Code.INVALID_ARGUMENT, "zkrecipes sets the ACL of " + dir
+                + " from the client's auth; pass null, an empty list or OPEN_ACL_UNSAFE, got " + acl);
+        }
+    }
+
+    /** {@code [31,s{'world,'anyone}]}: Apache's {@code ZooDefs.Ids.OPEN_ACL_UNSAFE}, known by its text. */
+    private static boolean isOpenAcl(java.util.List<?> acl) {
+        return acl.size() == 1 && String.valueOf(acl.get(0)).replaceAll("\\s", "").matches(".*31.*world.*anyone.*");
+    }
+
+    /** Apache's {@code getId()}: the path of the calling thread's lock node, {@code null} if it holds none. */
+    public String getId() {
+        long owner = owner();
+        return with(h -> Native.lockNodePath(h, owner));
+    }
+
     /** Apache's name for {@link #isHeldByCurrentThread()}. */
     public boolean isOwner() {
         return isHeldByCurrentThread();

@@ -29,6 +29,11 @@ public class ZkException extends RuntimeException {
         return code;
     }
 
+    /** Apache's name ({@code KeeperException.code()}) for {@link #getCode()}. */
+    public Code code() {
+        return code;
+    }
+
     /** The message without the code prefix. */
     public String getDetail() {
         return detail;

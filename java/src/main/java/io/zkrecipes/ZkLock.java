@@ -33,7 +33,7 @@ public class ZkLock extends NativeObject implements Lock {
         this.dir = dir;
     }
 
-    private static long owner() {
+    static long owner() {
         return Thread.currentThread().getId();
     }
 

@@ -271,4 +271,49 @@ class LockIT {
             assertFalse(lock.isOwner());
         }
     }
+
+    /**
+     * A program written against Apache's {@code WriteLock}, {@code LockListener} and
+     * {@code DistributedQueue}, ported with only the changes README "Migrating" lists: imports,
+     * a {@code Client} for the {@code ZooKeeper}, {@code ZkException} for {@code KeeperException}.
+     */
+    @Test
+    void anApacheProgramPortedWithTheListedChanges() throws Exception {
+        // Apache's ZooDefs.Ids.OPEN_ACL_UNSAFE, as its ACL prints itself (no ZooKeeper jar here).
+        List<Object> openAclUnsafe = List.of(new Object() {
+            @Override public String toString() { return "31,s{'world,'anyone}\n"; }
+        });
+        String dir = Zk.path("ported");
+        try (Client zk = Zk.client()) {
+            CountDownLatch acquired = new CountDownLatch(1);
+            WriteLock lock = new WriteLock(zk, dir, openAclUnsafe, new LockListener() {
+                @Override public void lockAcquired() { acquired.countDown(); }
+                @Override public void lockReleased() {}
+            });
+            assertEquals(dir, lock.getDir());
+            assertNull(lock.getId());
+            lock.lock();
+            assertTrue(lock.isOwner());
+            assertTrue(lock.getId().startsWith(dir + "/"), lock.getId());
+            assertTrue(acquired.await(5, TimeUnit.SECONDS));
+            lock.unlock();
+            assertFalse(lock.isOwner());
+            assertNull(lock.getId());
+
+            DistributedQueue queue = new DistributedQueue(zk, dir + "-queue");
+            assertThrows(java.util.NoSuchElementException.class, queue::element);
+            assertTrue(queue.offer("job".getBytes()));
+            assertArrayEquals("job".getBytes(), queue.take());
+            assertNull(queue.poll());
+            try {
+                new WriteLock(zk, "no-slash");
+            } catch (ZkException e) {
+                assertEquals(ZkException.Code.INVALID_PATH, e.code());
+            }
+            ZkException refused = assertThrows(ZkException.class,
+                () -> new WriteLock(zk, dir, List.of("an ACL granting somebody"), null));
+            assertEquals(ZkException.Code.INVALID_ARGUMENT, refused.getCode());
+            lock.close();
+        }
+    }
 }
