@@ -6,7 +6,7 @@ Each example runs as written, with three changes only: the connect string points
 server ($ZK_CONNECT, keeping the example's chroot), placeholders the prose leaves to the reader
 (`storage`, `data`, `pauseWrites`, `on_event`) get a stub, and top-level `await` in Python gets an
 `asyncio.run` around it. Node examples run as an ES module, as CommonJS and through
-`tsc --strict`; Java compiles against the JAR on a plain classpath; Rust against the core crate.
+`tsc --strict`; Java compiles in a Maven project depending on the JAR; Rust against the core crate.
 
 usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR
 """
@@ -136,6 +136,8 @@ def node(code: str, where: str, project: Path) -> None:
 
 
 def java(code: str, where: str, jar: Path, tmp: Path) -> None:
+    """Compiled in a fresh Maven project that depends on io.zkrecipes:zkrecipes (the JAR,
+    installed into the local repository), then run on the classpath Maven resolved."""
     imports = [line for line in code.splitlines() if line.startswith("import ")]
     body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
     source = (
@@ -148,9 +150,34 @@ def java(code: str, where: str, jar: Path, tmp: Path) -> None:
         + textwrap.indent(body, "        ")
         + "\n    }\n}\n"
     )
-    (tmp / "ReadmeExample.java").write_text(source)
-    run(f"javac  {where}", ["javac", "-d", str(tmp), "-cp", str(jar), "ReadmeExample.java"], tmp)
-    run(f"java  {where}", ["java", "-cp", f"{jar}{os.pathsep}{tmp}", "ReadmeExample"], tmp)
+    version = re.search(r'^version = "([^"]+)"', (REPO / "Cargo.toml").read_text(), re.M).group(1)
+    run(
+        f"mvn install-file  {where}",
+        ["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}",
+         "-DgroupId=io.zkrecipes", "-DartifactId=zkrecipes", f"-Dversion={version}", "-Dpackaging=jar",
+         "-DgeneratePom=true"],
+        tmp,
+    )
+    project = tmp / "maven-consumer"
+    (project / "src" / "main" / "java").mkdir(parents=True, exist_ok=True)
+    (project / "src" / "main" / "java" / "ReadmeExample.java").write_text(source)
+    (project / "pom.xml").write_text(textwrap.dedent(f"""\
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>example</groupId><artifactId>readme-example</artifactId><version>1</version>
+          <properties><maven.compiler.release>17</maven.compiler.release></properties>
+          <dependencies>
+            <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes</artifactId><version>{version}</version></dependency>
+          </dependencies>
+          <build><plugins><plugin>
+            <groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.14.1</version>
+          </plugin></plugins></build>
+        </project>
+        """))
+    run(f"mvn compile (a Maven dependency)  {where}",
+        ["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt"], project)
+    classpath = f"{project / 'target' / 'classes'}{os.pathsep}{(project / 'cp.txt').read_text().strip()}"
+    run(f"java  {where}", ["java", "-cp", classpath, "ReadmeExample"], project)
 
 
 def rust(code: str, where: str, tmp: Path) -> None:
