@@ -86,7 +86,16 @@ function deliver (emitter, name, args) {
 
 // Subscribes to the native events only while somebody listens, so that an
 // unobserved recipe object holds no subscription and can be collected.
-function nativeEvents (emitter, source, dispatch) {
+// The event names each emitter offers; listening for another one is a TypeError
+// (a typo would otherwise wait forever in silence).
+const lower = (names) => names.map((n) => n.toLowerCase())
+const EVENT_NAMES = {
+  Client: new Set(['state']),
+  Lock: new Set(lower(NAMES.lockEvents)),
+  LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
+}
+
+function nativeEvents (emitter, source, dispatch, kind) {
   let subscription = null
   // The user's listeners only: this function's own 'newListener' and
   // 'removeListener' listeners kept every observed object subscribed (and
@@ -94,6 +103,9 @@ function nativeEvents (emitter, source, dispatch) {
   const own = new Set(['error', 'newListener', 'removeListener'])
   const watched = () => emitter.eventNames().some((n) => !own.has(n) && emitter.listenerCount(n) > 0)
   emitter.on('newListener', (name) => {
+    if (typeof name === 'string' && !own.has(name) && !EVENT_NAMES[kind].has(name)) {
+      throw new TypeError(`${kind} has no event '${name}'; it emits ${[...EVENT_NAMES[kind]].map((n) => `'${n}'`).join(', ')} and 'error'`)
+    }
     if (name !== 'error' && name !== 'newListener' && name !== 'removeListener' && subscription === null) {
       subscription = source.subscribe((...details) => dispatch(eventOf(...details)))
     }
@@ -139,7 +151,7 @@ class Client extends EventEmitter {
     this._native = handle
     // An open client keeps the process alive, like a socket; unref() lets it exit.
     this._keepAlive = setInterval(() => {}, 0x7fffffff)
-    nativeEvents(this, handle, (event) => deliver(this, 'state', [event.type]))
+    nativeEvents(this, handle, (event) => deliver(this, 'state', [event.type]), 'Client')
   }
 
   get state () { return this._native.state() }
@@ -171,7 +183,7 @@ class Lock extends EventEmitter {
   constructor (handle) {
     super()
     this._native = handle
-    nativeEvents(this, handle, (event) => deliver(this, event.type.toLowerCase(), [event]))
+    nativeEvents(this, handle, (event) => deliver(this, event.type.toLowerCase(), [event]), 'Lock')
   }
 
   /** Resolves true once held, false if timeoutMs passed (nothing left behind). */
@@ -270,7 +282,7 @@ class LeaderElectionSupport extends EventEmitter {
     nativeEvents(this, this._native, (event) => {
       deliver(this, 'event', [event])
       deliver(this, event.type.toLowerCase(), [event])
-    })
+    }, 'LeaderElectionSupport')
   }
 
   async start () { await call(() => this._native.start()) }

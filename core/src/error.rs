@@ -169,6 +169,12 @@ impl From<zookeeper_client::Error> for Error {
             | Zk::QuotaExceeded => ErrorCode::InvalidArgument,
             _ => ErrorCode::Internal,
         };
-        Error::new(code, err.to_string())
+        let message = match &err {
+            Zk::NoNode => "no such node".to_string(),
+            Zk::NodeExists => "the node exists already".to_string(),
+            Zk::NotEmpty => "the node has children".to_string(),
+            other => other.to_string(),
+        };
+        Error::new(code, message)
     }
 }

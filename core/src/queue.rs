@@ -281,12 +281,12 @@ impl DistributedQueue {
 
     /// Like `peek`, but an empty queue is `NO_SUCH_ELEMENT`.
     pub async fn element(&self) -> Result<Vec<u8>> {
-        self.peek().await?.ok_or_else(empty)
+        self.peek().await?.ok_or_else(|| self.about(empty()))
     }
 
     /// Like `poll`, but an empty queue is `NO_SUCH_ELEMENT`.
     pub async fn remove(&self) -> Result<Vec<u8>> {
-        self.poll().await?.ok_or_else(empty)
+        self.poll().await?.ok_or_else(|| self.about(empty()))
     }
 
     /// Waits for an item as long as it takes.
@@ -727,5 +727,5 @@ fn item_sequence(name: &str) -> Option<i64> {
 }
 
 fn empty() -> Error {
-    Error::new(ErrorCode::NoSuchElement, "the queue is empty")
+    Error::new(ErrorCode::NoSuchElement, "empty")
 }

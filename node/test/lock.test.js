@@ -124,6 +124,13 @@ test('codes and event names are the core\'s; a rejection keeps the addon error a
     assert.equal(negative.code, 'INVALID_ARGUMENT')
     assert.ok(negative.message.includes('-1 ms'), negative.message)
   })
+  // A misspelt event name is a TypeError, not a listener that never runs.
+  await withClients(1, async (c) => {
+    assert.throws(() => c.writeLock(unique('typo')).on('aquired', () => {}), TypeError)
+    assert.throws(() => c.leaderElection(unique('typo')).on('elected', () => {}), TypeError)
+    assert.throws(() => c.on('State', () => {}), TypeError)
+    c.writeLock(unique('ok')).on('acquired', () => {}).on('error', () => {})
+  })
   // A recipe made on a closed client fails at once, as in Java.
   const closed = await zk.Client.connect(connectString)
   await closed.close()

@@ -465,6 +465,6 @@ def test_event_names_print_as_in_every_language():
 def test_an_event_equals_its_kind():
     acquired = zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 5)
     assert acquired == zkrecipes.LockEvent.ACQUIRED and acquired != zkrecipes.LockEvent.LOST
-    assert acquired in {zkrecipes.LockEvent.ACQUIRED}
+    assert acquired in {zkrecipes.LockEvent.ACQUIRED} and acquired == "ACQUIRED"
     assert acquired == zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 5)
     assert acquired != zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 6)

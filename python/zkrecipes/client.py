@@ -47,7 +47,7 @@ class Client:
         connect_timeout: float = 10.0,
         auth: Optional[Tuple[str, str]] = None,
         identity: Optional[str] = None,
-    ) -> "Client":
+    ) -> Client:
         """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
         native = await _native.NativeClient.connect_async(
             connect_string, session_timeout, connect_timeout, auth, identity
@@ -85,19 +85,19 @@ class Client:
         """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
-    def write_lock(self, dir: str) -> "WriteLock":
+    def write_lock(self, dir: str) -> WriteLock:
         """A ``WriteLock`` on ``dir`` (Apache's and Curator's lock nodes)."""
         return WriteLock(self, dir)
 
-    def read_write_lock(self, dir: str) -> "ReadWriteLock":
+    def read_write_lock(self, dir: str) -> ReadWriteLock:
         """A ``ReadWriteLock`` on ``dir`` (Curator's read/write lock nodes)."""
         return ReadWriteLock(self, dir)
 
-    def queue(self, dir: str) -> "DistributedQueue":
+    def queue(self, dir: str) -> DistributedQueue:
         """A ``DistributedQueue`` on ``dir`` (Apache's queue nodes)."""
         return DistributedQueue(self, dir)
 
-    def leader_election(self, root: str, host_name: Optional[str] = None) -> "LeaderElectionSupport":
+    def leader_election(self, root: str, host_name: Optional[str] = None) -> LeaderElectionSupport:
         """A ``LeaderElectionSupport`` member under ``root``; ``host_name`` defaults to the client's identity."""
         return LeaderElectionSupport(self, root, host_name)
 
@@ -109,7 +109,7 @@ class Client:
         """``close`` without blocking the event loop."""
         await self._native.close_async()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         """The client itself; leaving the block closes it."""
         return self
 
@@ -119,7 +119,7 @@ class Client:
         """Closes the client."""
         self.close()
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         """The client itself; leaving the block closes it."""
         return self
 

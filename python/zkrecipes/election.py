@@ -22,7 +22,7 @@ class LeaderElectionSupport:
     again once the client has a new session, unless stopped.
     """
 
-    def __init__(self, client: "Client", root: str, host_name: Optional[str] = None) -> None:
+    def __init__(self, client: Client, root: str, host_name: Optional[str] = None) -> None:
         """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, host_name or native_client.identity())
@@ -74,7 +74,7 @@ class LeaderElectionSupport:
         """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
-    def __enter__(self) -> "LeaderElectionSupport":
+    def __enter__(self) -> LeaderElectionSupport:
         """Starts the member; leaving the block stops it."""
         self.start()
         return self

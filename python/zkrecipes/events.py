@@ -62,8 +62,8 @@ class Event(Generic[K]):
 
     ``kind`` is the event (``LockEvent.ACQUIRED``); ``fencing_token`` comes
     with ``ACQUIRED``; ``reason`` (a ``ZkError``) with ``LOST`` and ``FAILED``.
-    An event equals its kind: ``event == LockEvent.LOST`` (but ``event is``
-    compares the object: use ``event.kind is LockEvent.LOST``).
+    An event equals its kind and its name: ``event == LockEvent.LOST``,
+    ``event == "LOST"`` (``is`` compares objects: ``event.kind is LockEvent.LOST``).
     """
 
     kind: K
@@ -72,8 +72,9 @@ class Event(Generic[K]):
 
     def __eq__(self, other: object) -> bool:
         # An event equals its kind (``event == LockEvent.LOST``), and another event like it.
-        if isinstance(other, enum.Enum):
-            return self.kind is other
+        if isinstance(other, str):
+            # A kind (an enum of str) or its name: ``event == "ACQUIRED"``.
+            return bool(self.kind == other)
         if isinstance(other, Event):
             return (self.kind, self.fencing_token, self.reason) == (other.kind, other.fencing_token, other.reason)
         return NotImplemented

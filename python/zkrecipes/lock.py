@@ -115,7 +115,7 @@ class _Lock:
         """Stops calling ``fn``; unknown listeners are ignored."""
         self._listeners.remove(fn)
 
-    def __enter__(self) -> "_Lock":
+    def __enter__(self) -> _Lock:
         """``acquire()``; leaving the block releases."""
         self.acquire()
         return self
@@ -132,7 +132,7 @@ class _Lock:
         except ZkError as err:
             _release_failed_too(self, exc, err)
 
-    async def __aenter__(self) -> "_Lock":
+    async def __aenter__(self) -> _Lock:
         """``acquire_async()``; leaving the block releases."""
         await self.acquire_async()
         return self
@@ -154,7 +154,7 @@ class _Lock:
         return f"<{type(self).__name__} {self.dir} {state}>"
 
 
-def _release_failed_too(lock: "_Lock", body: BaseException, err: ZkError) -> None:
+def _release_failed_too(lock: _Lock, body: BaseException, err: ZkError) -> None:
     """The block raised and the release failed too (the lock was lost meanwhile, the client
     closed): the block's own exception goes on, never replaced; the release's failure is
     told beside it (a note on the exception and a RuntimeWarning)."""
@@ -168,7 +168,7 @@ class WriteLock(_Lock):
     """An exclusive, fair lock on directory ``dir``, interoperable with Apache's ``WriteLock``,
     Curator's ``InterProcessMutex`` and kazoo's ``Lock``."""
 
-    def __init__(self, client: "Client", dir: str) -> None:
+    def __init__(self, client: Client, dir: str) -> None:
         """An exclusive lock on ``dir`` of ``client``."""
         super().__init__(_native.NativeLock(_client(client), dir))
 
@@ -188,7 +188,7 @@ class ReadWriteLock:
     write lock gets ``WouldDeadlockError`` at once.
     """
 
-    def __init__(self, client: "Client", dir: str) -> None:
+    def __init__(self, client: Client, dir: str) -> None:
         """A read/write lock on ``dir`` of ``client``."""
         native = _native.NativeReadWriteLock(_client(client), dir)
         self._read = ReadLock(native.read_lock())

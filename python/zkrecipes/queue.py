@@ -28,7 +28,7 @@ class DistributedQueue:
     Payloads larger than ``max_payload`` raise ``InvalidArgumentError`` before anything is sent.
     """
 
-    def __init__(self, client: "Client", dir: str) -> None:
+    def __init__(self, client: Client, dir: str) -> None:
         """A queue on ``dir`` of ``client``; the directory is created on first use."""
         self._native = _native.NativeQueue(_client(client), dir)
 
@@ -58,7 +58,7 @@ class DistributedQueue:
         return self._native.remove()
 
     def take(self, timeout: Optional[float] = None) -> Optional[bytes]:
-        """Waits for an item (``None`` if ``timeout`` seconds pass first)."""
+        """Waits for an item: ``None`` if ``timeout`` seconds pass first (``None`` or ``-1``: wait as long as it takes)."""
         return self._native.take(_timeout(timeout))
 
     def size(self) -> int:

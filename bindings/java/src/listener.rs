@@ -1,9 +1,12 @@
 //! Core events to a Java recipe object, delivered on a library thread; the
 //! Java side catches and logs whatever a listener throws.
 
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
 use jni::objects::JObject;
 use jni::refs::Global;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
 use zkrecipes::Event;
 
@@ -11,31 +14,62 @@ use crate::callbacks;
 use crate::export::export;
 use crate::handles::{free, into_handle};
 
+/// A forwarding task: `finish` has it hand over what is already emitted,
+/// then end (`ended` says so); `task` aborts it at once.
+struct Subscription {
+    task: AbortHandle,
+    finish: Mutex<Option<oneshot::Sender<()>>>,
+    ended: mpsc::Receiver<()>,
+}
+
 /// Returns the subscription's handle (`subscriptionCancel` ends it).
 pub fn forward<E: Event>(
     mut events: broadcast::Receiver<E>,
     sink: Global<JObject<'static>>,
 ) -> i64 {
+    let (finish, mut finishing) = oneshot::channel::<()>();
+    let (ended_tx, ended) = mpsc::channel();
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => return,
+            let received = tokio::select! {
+                biased;
+                received = events.recv() => received,
+                _ = &mut finishing => break,
             };
+            match received {
+                Ok(event) => callbacks::event(&sink, event.details()),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            }
+        }
+        // What was emitted before the finish still reaches the listeners.
+        while let Ok(event) = events.try_recv() {
             callbacks::event(&sink, event.details());
         }
+        let _ = ended_tx.send(());
     });
-    into_handle(task.abort_handle())
+    into_handle(Subscription {
+        task: task.abort_handle(),
+        finish: Mutex::new(Some(finish)),
+        ended,
+    })
 }
 
 export! {
-    fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(_env; handle: i64) -> () {
-        if let Ok(task) = unsafe { crate::handles::borrow::<AbortHandle>(handle) } {
-            task.abort();
+    /// `drain`: deliver the events already emitted first (a `close`, whose
+    /// `STOP_COMPLETE` or `CLOSED` must still be told); else stop at once.
+    fn Java_io_zkrecipes_Native_subscriptionCancel<'l>(_env; handle: i64, drain: bool) -> () {
+        // SAFETY: Java cancels a subscription once, and not concurrently.
+        if let Ok(subscription) = unsafe { crate::handles::borrow::<Subscription>(handle) } {
+            let finish = subscription.finish.lock().unwrap().take();
+            let drained = drain && finish.is_some_and(|finish| finish.send(()).is_ok());
+            if drained {
+                let _ = subscription.ended.recv_timeout(Duration::from_secs(5));
+            }
+            subscription.task.abort();
         }
-        // SAFETY: Java cancels a subscription once.
-        unsafe { free::<AbortHandle>(handle) };
+        // SAFETY: as above; the handle is not used again.
+        unsafe { free::<Subscription>(handle) };
         Ok(())
     }
 }

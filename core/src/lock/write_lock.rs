@@ -299,7 +299,8 @@ impl Lock {
                 None => {
                     core.client.zk()?;
                     let ended = core.ended.lock().unwrap().pop();
-                    Err(ended.map_or_else(not_owner, |(_, reason)| reason))
+                    let err = ended.map_or_else(not_owner, |(_, reason)| reason);
+                    Err(err.about(&core.client.describe("lock", &core.dir)))
                 }
             }
         }
@@ -447,7 +448,7 @@ fn far_future() -> Instant {
 }
 
 fn not_owner() -> Error {
-    Error::new(ErrorCode::NotOwner, "the lock is not held by this owner")
+    Error::new(ErrorCode::NotOwner, "not held by this owner")
 }
 
 /// A held lock. `release()` returns once the node is gone; dropping the guard
@@ -770,7 +771,10 @@ impl LockCore {
                     drop(holds);
                     let answer = match self.client.zk() {
                         Err(closed) => Err(closed),
-                        Ok(_) => Err(self.take_ended(owner).unwrap_or_else(not_owner)),
+                        Ok(_) => {
+                            let err = self.take_ended(owner).unwrap_or_else(not_owner);
+                            Err(err.about(&self.client.describe("lock", &self.dir)))
+                        }
                     };
                     return Started::Done(answer);
                 }

@@ -154,6 +154,7 @@ impl Drop for Jvm {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
+    remove_dirs_of_dead_processes(tag);
     let dir = std::env::temp_dir().join(format!(
         "zkrecipes-{tag}-{}-{}",
         std::process::id(),
@@ -161,6 +162,29 @@ fn temp_dir(tag: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// A server kept in a test binary's `static` is never dropped, so its data
+/// directory outlives the process: the next server removes those whose
+/// process (`zkrecipes-<tag>-<pid>-<port>`) is gone.
+fn remove_dirs_of_dead_processes(tag: &str) {
+    let prefix = format!("zkrecipes-{tag}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn wait_until_serving(port: u16, timeout: Duration, log: &Path) {

@@ -19,6 +19,17 @@ public final class DistributedQueue extends NativeObject {
         this.dir = dir;
     }
 
+    /** Apache's {@code DistributedQueue(zk, dir, acl)}, ported: see {@link WriteLock#WriteLock(Client, String, java.util.List, LockListener)} for the ACL. */
+    public DistributedQueue(Client client, String dir, java.util.List<?> acl) {
+        this(client, dir);
+        try {
+            ApacheAcl.check(acl, dir);
+        } catch (ZkException e) {
+            close();
+            throw e;
+        }
+    }
+
     /** The largest payload {@code offer} accepts; bigger ones fail with INVALID_ARGUMENT, nothing sent. */
     public int getMaxPayload() {
         return with(Native::queueMaxPayload);

@@ -16,6 +16,9 @@ final class EventSink<L> {
         void deliver(L listener, String name, long fencingToken, ZkException reason);
     }
 
+    /** Set on a listener thread while it runs listeners: a close there must not wait for itself. */
+    private static final ThreadLocal<Boolean> IN_LISTENER = ThreadLocal.withInitial(() -> false);
+
     private final CopyOnWriteArrayList<L> listeners = new CopyOnWriteArrayList<>();
     private final Dispatch<L> dispatch;
     private final String what;
@@ -52,6 +55,7 @@ final class EventSink<L> {
 
     /** Called on {@link #executor()} by {@link Native}: every listener, each failure logged. */
     void deliver(String name, long fencingToken, ZkException reason) {
+        IN_LISTENER.set(true);
         for (L l : listeners) {
             try {
                 dispatch.deliver(l, name, fencingToken, reason);
@@ -62,23 +66,35 @@ final class EventSink<L> {
     }
 
     /**
-     * Ends the subscription. {@code settle} lets events already on their way (CLOSED,
-     * STOP_COMPLETE) reach the listeners first.
+     * Ends the subscription. {@code drain}: the events already emitted (a close's
+     * {@code STOP_COMPLETE} or {@code CLOSED}) still reach the listeners first; the listener
+     * thread ends once it has run them, before this returns (unless called by a listener).
+     * Without it (the Cleaner) it ends at once.
      */
-    synchronized void cancel(boolean settle) {
-        if (subscription != 0) {
-            if (settle) {
+    void cancel(boolean drain) {
+        long ending;
+        synchronized (this) {
+            ending = subscription;
+            subscription = 0;
+        }
+        // Not under this object's lock: the events being drained need executor().
+        if (ending != 0) {
+            Native.subscriptionCancel(ending, drain);
+        }
+        ExecutorService ended;
+        synchronized (this) {
+            ended = thread;
+        }
+        if (ended != null) {
+            ended.shutdown();
+            // The drained events have run when close() returns, unless close() runs in a listener.
+            if (drain && !IN_LISTENER.get()) {
                 try {
-                    Thread.sleep(20);
+                    ended.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
-            Native.subscriptionCancel(subscription);
-            subscription = 0;
-        }
-        if (thread != null) {
-            thread.shutdown();
         }
     }
 }

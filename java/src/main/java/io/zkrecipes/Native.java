@@ -71,7 +71,7 @@ final class Native {
     static native long clientClose(long client, CompletableFuture<Object> f);
     static native void clientFree(long client);
     static native long clientSubscribe(long client, Object sink);
-    static native void subscriptionCancel(long subscription);
+    static native void subscriptionCancel(long subscription, boolean drain);
 
     static native long lockNew(long client, String dir);
     static native long rwLockNew(long client, String dir);

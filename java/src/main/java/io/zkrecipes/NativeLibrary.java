@@ -29,8 +29,11 @@ final class NativeLibrary {
     static final String PATH_PROPERTY = "zkrecipes.native.path";
     static final String CACHE_PROPERTY = "zkrecipes.native.cache";
     private static final String NAME = "zkrecipes_java";
-    /** Extracted libraries of other versions unused for this long are deleted. */
-    private static final Duration STALE = Duration.ofDays(30);
+    /**
+     * Extracted libraries of other builds unused for this long are deleted (a JVM needs its file
+     * only while it starts: a loaded library stays mapped after its file is gone).
+     */
+    private static final Duration STALE = Duration.ofDays(1);
 
     private NativeLibrary() {}
 
@@ -47,11 +50,16 @@ final class NativeLibrary {
             }
             return path + " (named by -D" + PATH_PROPERTY + ")";
         }
-        try {
-            System.loadLibrary(NAME);
-            return onLibraryPath() + " (found on java.library.path)";
-        } catch (UnsatisfiedLinkError notOnLibraryPath) {
-            // use the JAR's copy
+        String onPath = onLibraryPath();
+        if (onPath != null) {
+            try {
+                System.loadLibrary(NAME);
+            } catch (UnsatisfiedLinkError e) {
+                // A file that is there but does not load must not be skipped silently.
+                throw linkError("zkrecipes cannot load " + onPath + ", found on java.library.path: " + e.getMessage()
+                    + " (remove it, or point -D" + PATH_PROPERTY + " at the right library)", e);
+            }
+            return onPath + " (found on java.library.path)";
         }
         Path file = extract();
         System.load(file.toString());
@@ -63,14 +71,14 @@ final class NativeLibrary {
         String expected = jarVersion();
         String actual;
         try {
-            actual = Native.version();
-        } catch (UnsatisfiedLinkError tooOld) {
-            actual = "older than 0.1.0";
+            actual = "version " + Native.version();
+        } catch (UnsatisfiedLinkError noVersion) {
+            actual = "no zkrecipes version (another library, or a zkrecipes older than 0.1.0)";
         }
-        if (!actual.equals(expected)) {
-            throw new UnsatisfiedLinkError("zkrecipes " + expected + " loaded a native library of version " + actual
-                + " from " + loadedFrom + ": remove it, or point -D" + PATH_PROPERTY
-                + " at the library of version " + expected + " (the JAR carries one for Linux)");
+        if (!actual.equals("version " + expected)) {
+            throw new UnsatisfiedLinkError("zkrecipes " + expected + " loaded " + loadedFrom + ", which has " + actual
+                + ": remove it, or point -D" + PATH_PROPERTY + " at the library of version " + expected
+                + " (the JAR carries one for Linux)");
         }
     }
 
@@ -86,6 +94,7 @@ final class NativeLibrary {
         }
     }
 
+    /** The library's file on {@code java.library.path}, {@code null} if there is none. */
     private static String onLibraryPath() {
         for (String dir : System.getProperty("java.library.path", "").split(File.pathSeparator)) {
             Path candidate = Path.of(dir.isEmpty() ? "." : dir, System.mapLibraryName(NAME));
@@ -93,7 +102,7 @@ final class NativeLibrary {
                 return candidate.toAbsolutePath().toString();
             }
         }
-        return System.mapLibraryName(NAME);
+        return null;
     }
 
     /**
@@ -134,7 +143,7 @@ final class NativeLibrary {
             Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
         } catch (IOException | SecurityException | UnsupportedOperationException e) {
             throw linkError("zkrecipes cannot extract its native library into " + dir + " (" + e
-                + "): make it writable, choose another directory with -D" + CACHE_PROPERTY
+                + "): choose a writable directory with -D" + CACHE_PROPERTY
                 + "=<dir>, or extract native" + resource.substring("/native".length()) + " from the JAR yourself"
                 + " and set -D" + PATH_PROPERTY + "=<file>", e);
         }

@@ -61,7 +61,8 @@ abstract class NativeObject implements AutoCloseable {
         try {
             long raw = handle.raw;
             if (raw == 0) {
-                throw new ZkException(ZkException.Code.CLOSED, getClass().getSimpleName() + " is closed");
+                throw new ZkException(ZkException.Code.CLOSED, this instanceof Client
+                    ? "the client is closed" : "this " + getClass().getSimpleName() + " is closed");
             }
             return call.apply(raw);
         } finally {

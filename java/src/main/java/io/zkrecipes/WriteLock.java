@@ -37,16 +37,12 @@ public class WriteLock extends ZkLock {
      */
     public WriteLock(Client client, String dir, java.util.List<?> acl, LockListener listener) {
         this(client, dir, listener);
-        if (acl != null && !acl.isEmpty() && !isOpenAcl(acl)) {
+        try {
+            ApacheAcl.check(acl, dir);
+        } catch (ZkException e) {
             close();
-            throw new ZkException(ZkException.Code.INVALID_ARGUMENT, "zkrecipes sets the ACL of " + dir
-                + " from the client's auth; pass null, an empty list or OPEN_ACL_UNSAFE, got " + acl);
+            throw e;
         }
-    }
-
-    /** {@code [31,s{'world,'anyone}]}: Apache's {@code ZooDefs.Ids.OPEN_ACL_UNSAFE}, known by its text. */
-    private static boolean isOpenAcl(java.util.List<?> acl) {
-        return acl.size() == 1 && String.valueOf(acl.get(0)).replaceAll("\\s", "").matches(".*31.*world.*anyone.*");
     }
 
     /** Apache's {@code getId()}: the path of the calling thread's lock node, {@code null} if it holds none. */

@@ -77,6 +77,14 @@ class ClientIT {
         e.close();
     }
 
+    private static void deleteTree(java.nio.file.Path root) throws java.io.IOException {
+        try (var paths = java.nio.file.Files.walk(root)) {
+            for (java.nio.file.Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.deleteIfExists(p);
+            }
+        }
+    }
+
     /** Runs a small program in a fresh JVM on this classpath; returns its exit code and output. */
     private static String[] runJvm(java.nio.file.Path dir, String... properties) throws Exception {
         java.nio.file.Path program = dir.resolve("Load.java");
@@ -141,6 +149,7 @@ class ClientIT {
         assertTrue(!refused[0].equals("0"), refused[1]);
         assertTrue(refused[1].contains("-Dzkrecipes.native.path") && refused[1].contains("-Dzkrecipes.native.cache")
             && refused[1].contains(notADirectory.toString()), refused[1]);
+        deleteTree(tmp);
     }
 
     /** A stale library on java.library.path used to win silently and fail later in Native.init(). */
@@ -155,6 +164,11 @@ class ClientIT {
         assertTrue(!run[0].equals("0"), run[1]);
         assertTrue(run[1].contains(stale.toString()) && run[1].contains("java.library.path")
             && run[1].contains("version"), run[1]);
+        // A file that is there but is no library at all is not skipped silently either.
+        java.nio.file.Files.writeString(stale, "garbage");
+        String[] broken = runJvm(dir, "-Djava.library.path=" + dir, "-Djava.io.tmpdir=" + dir);
+        assertTrue(!broken[0].equals("0") && broken[1].contains(stale.toString()), broken[1]);
+        deleteTree(dir);
     }
 
     @Test

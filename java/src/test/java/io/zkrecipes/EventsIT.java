@@ -123,4 +123,36 @@ class EventsIT {
             }
         }
     }
+
+    /**
+     * Adversarial review: close() shut the listener thread down while STOP_COMPLETE was still on
+     * its way (38 of 200 lost, with a RejectedExecutionException logged).
+     */
+    @Test
+    void closeDeliversEveryEventAlreadyEmitted() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger stopped = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger released = new java.util.concurrent.atomic.AtomicInteger();
+        int rounds = 100;
+        try (Client c = Zk.client()) {
+            for (int i = 0; i < rounds; i++) {
+                try (LeaderElectionSupport member = new LeaderElectionSupport(c, Zk.path("close-drain"), "m")) {
+                    member.addListener(type -> {
+                        if (type == LeaderElectionSupport.EventType.STOP_COMPLETE) {
+                            stopped.incrementAndGet();
+                        }
+                    });
+                    member.start();
+                }
+                try (WriteLock lock = new WriteLock(c, Zk.path("close-drain-lock"), new LockListener() {
+                    @Override public void lockAcquired() {}
+                    @Override public void lockReleased() { released.incrementAndGet(); }
+                })) {
+                    lock.lock();
+                    lock.unlock();
+                }
+            }
+        }
+        assertEquals(rounds, stopped.get(), "STOP_COMPLETE delivered before close() returned");
+        assertEquals(rounds, released.get(), "lockReleased delivered before close() returned");
+    }
 }
