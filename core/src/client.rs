@@ -5,6 +5,7 @@
 //! an operation and never opens a new session; both are done here, once.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -134,6 +135,8 @@ struct Inner {
     /// Work that must finish before the session ends (a queue item on its way
     /// back): `close` waits for it, up to one session timeout.
     settling: watch::Sender<usize>,
+    /// The server refused a container node (older than 3.5.3).
+    no_containers: AtomicBool,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -178,6 +181,7 @@ impl Client {
             state,
             events,
             settling,
+            no_containers: AtomicBool::new(false),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -414,6 +418,36 @@ impl Client {
             create_path(&zk, path, zk::CreateMode::Persistent.with_acls(acls)).await
         })
         .await
+    }
+
+    /// Creates a recipe directory (lock, read/write lock, election root) as a
+    /// container node, which the server deletes once its last child is gone,
+    /// as Curator does: per-entity lock names (`/locks/order-<id>`) do not
+    /// pile up for ever. A server without containers (before 3.5.3) gets a
+    /// persistent node instead. A recipe whose directory vanished under it
+    /// gets `NO_NODE` on its create and calls this again.
+    pub(crate) async fn ensure_container(
+        &self,
+        path: &str,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let acls = self.acls();
+        if self.inner.no_containers.load(Ordering::Relaxed) {
+            return self.ensure_path(path, deadline).await;
+        }
+        let created = self
+            .retrying(deadline, |zk| async move {
+                match create_path(&zk, path, zk::CreateMode::Container.with_acls(acls)).await {
+                    Err(zk::Error::Unimplemented) => Ok(false),
+                    done => done.map(|()| true),
+                }
+            })
+            .await?;
+        if !created {
+            self.inner.no_containers.store(true, Ordering::Relaxed);
+            return self.ensure_path(path, deadline).await;
+        }
+        Ok(())
     }
 
     /// Waits until the client has a usable session other than `old` (the

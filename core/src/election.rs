@@ -363,7 +363,7 @@ impl Inner {
             drop(zk);
             match created {
                 Ok((_, sequence)) => return Ok((format!("{prefix}{sequence}"), session)),
-                Err(zk::Error::NoNode) => self.client.ensure_path(&self.root, None).await?,
+                Err(zk::Error::NoNode) => self.client.ensure_container(&self.root, None).await?,
                 Err(zk::Error::ConnectionLoss) => {
                     self.client.await_usable(session, None).await?;
                     self.sweep_orphans(session).await?;

@@ -846,3 +846,45 @@ async fn start_then_stop_take_effect_in_call_order() {
         );
     }
 }
+
+/// Issue 17: every distinct lock name left an empty persistent directory for
+/// good. Recipe directories are container nodes now: the server removes one
+/// once its last contender has left (the test server checks every 500 ms).
+#[tokio::test(flavor = "multi_thread")]
+async fn recipe_directories_disappear_after_the_last_contender_leaves() {
+    let c = client().await;
+    let lock_dir = unique("container-lock");
+    let rw_dir = unique("container-rw");
+    let election_root = unique("container-election");
+    let lock = WriteLock::new(&c, &lock_dir).unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    let rw = zkrecipes::ReadWriteLock::new(&c, &rw_dir).unwrap();
+    rw.read_lock()
+        .acquire()
+        .await
+        .unwrap()
+        .release()
+        .await
+        .unwrap();
+    let member = LeaderElectionSupport::new(&c, &election_root, "m").unwrap();
+    member.start().await.unwrap();
+    member.stop().await.unwrap();
+    let raw = raw().await;
+    for dir in [&lock_dir, &rw_dir, &election_root] {
+        let gone = async {
+            while raw.check_stat(dir).await.unwrap().is_some() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), gone)
+            .await
+            .unwrap_or_else(|_| panic!("{dir} still there 10 s after its last contender left"));
+    }
+    // The recipes go on: a directory removed under them is made again.
+    let guard = lock.acquire().await.unwrap();
+    assert!(raw.check_stat(&lock_dir).await.unwrap().is_some());
+    guard.release().await.unwrap();
+    member.start().await.unwrap();
+    assert!(member.is_leader());
+    member.stop().await.unwrap();
+}

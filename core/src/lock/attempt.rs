@@ -183,7 +183,7 @@ impl Attempt {
                     });
                 }
                 Err(err) if err.code() == ErrorCode::NoNode => {
-                    client.ensure_path(dir, None).await?;
+                    client.ensure_container(dir, None).await?;
                 }
                 Err(err) if err.is_connection_loss() => {
                     client.await_usable(session, None).await?;

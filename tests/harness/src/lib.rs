@@ -112,7 +112,7 @@ struct Jvm {
 impl Jvm {
     fn spawn(main_class: &str, config: &Path, log: &Path) -> Jvm {
         let script = format!(
-            "java -Xmx256m -Dzookeeper.admin.enableServer=false -cp '{cp}' {main_class} '{cfg}' >'{log}' 2>&1 & j=$!; \
+            "java -Xmx256m -Dzookeeper.admin.enableServer=false -Dznode.container.checkIntervalMs=500 -cp '{cp}' {main_class} '{cfg}' >'{log}' 2>&1 & j=$!; \
              echo $j; read _; kill -9 $j 2>/dev/null; wait $j 2>/dev/null",
             cp = classpath(),
             cfg = config.display(),
