@@ -19,6 +19,17 @@ fn ready() {
     std::io::stdin().lock().read_line(&mut line).unwrap();
 }
 
+/// Resident memory of this process in bytes (Linux).
+fn rss() -> i64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: i64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
 fn summary(samples: &mut [Duration]) -> String {
     samples.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -243,6 +254,50 @@ async fn main() -> zkrecipes::Result<()> {
                 started.elapsed().as_secs_f64(),
                 summary(&mut samples)
             );
+        }
+        // 8a. Scale: n lock objects made (none acquired), then dropped.
+        "objects" => {
+            let client = connect(zk).await;
+            ready();
+            let started = Instant::now();
+            let before = rss();
+            let locks: Vec<WriteLock> = (0..n)
+                .map(|i| WriteLock::new(&client, &format!("{root}/objects/l-{i}")))
+                .collect::<zkrecipes::Result<_>>()?;
+            let peak = rss();
+            drop(locks);
+            let after = rss();
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},\"bytes_per_object\":{:.0},\"retained_mb\":{:.1}}}",
+                started.elapsed().as_secs_f64(),
+                (peak - before) as f64 / n as f64,
+                (after - before) as f64 / 1e6
+            );
+            client.close().await;
+        }
+        // 8b. Scale: n distinct locks held at once by one client.
+        "held" => {
+            let client = connect(zk).await;
+            let locks: Vec<WriteLock> = (0..n)
+                .map(|i| WriteLock::new(&client, &format!("{root}/held/l-{i}")))
+                .collect::<zkrecipes::Result<_>>()?;
+            ready();
+            let started = Instant::now();
+            let before = rss();
+            let mut guards = Vec::with_capacity(n);
+            for lock in &locks {
+                guards.push(lock.acquire().await?);
+            }
+            let held = rss();
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},\"bytes_per_held_lock\":{:.0}}}",
+                started.elapsed().as_secs_f64(),
+                (held - before) as f64 / n as f64
+            );
+            for guard in guards {
+                guard.release().await?;
+            }
+            client.close().await;
         }
         other => panic!("unknown workload {other}"),
     }

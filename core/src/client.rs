@@ -13,6 +13,7 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
+use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
@@ -131,7 +132,7 @@ struct Inner {
     /// never keep it across a wait, so that dropping it here ends the session.
     session: RwLock<Option<zk::Client>>,
     state: watch::Sender<ConnectionState>,
-    events: broadcast::Sender<ConnectionState>,
+    events: Emitter<ConnectionState>,
     /// Work that must finish before the session ends (a queue item on its way
     /// back): `close` waits for it, up to one session timeout.
     settling: watch::Sender<usize>,
@@ -171,7 +172,7 @@ impl Client {
         let watcher = session.state_watcher();
         let identity = options.identity.clone().unwrap_or_else(host_name);
         let (state, _) = watch::channel(ConnectionState::Connected);
-        let (events, _) = broadcast::channel(64);
+        let events = Emitter::new(64);
         let (settling, _) = watch::channel(0);
         let inner = Arc::new(Inner {
             connect_string: connect_string.to_string(),
@@ -487,7 +488,7 @@ impl Client {
 impl Inner {
     fn publish(&self, state: ConnectionState) {
         self.state.send_replace(state);
-        let _ = self.events.send(state);
+        self.events.emit(state);
     }
 }
 

@@ -32,6 +32,7 @@ use tokio::time::Instant;
 use zookeeper_client as zk;
 
 use crate::client::{delete_confirmed, expired, with_deadline, Backoff, Client, ConnectionState};
+use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::{path, runtime};
@@ -92,7 +93,7 @@ struct Inner {
     host_name: String,
     run: Mutex<Run>,
     leader: watch::Sender<bool>,
-    events: broadcast::Sender<ElectionEvent>,
+    events: Emitter<ElectionEvent>,
 }
 
 #[derive(Default)]
@@ -121,7 +122,7 @@ impl LeaderElectionSupport {
         crate::client::check_node_data("host name", host_name)?;
         client.check_open()?;
         let (leader, _) = watch::channel(false);
-        let (events, _) = broadcast::channel(256);
+        let events = Emitter::new(256);
         let inner = Inner {
             client: client.clone(),
             root: root.to_string(),
@@ -262,7 +263,7 @@ impl LeaderElectionSupport {
 
 impl Inner {
     fn emit(&self, event: ElectionEvent) {
-        let _ = self.events.send(event);
+        self.events.emit(event);
     }
 
     /// The error with the election's root (and chroot) in its message.

@@ -7,6 +7,7 @@
 
 mod client;
 mod election;
+mod emitter;
 mod error;
 mod event;
 mod lock;

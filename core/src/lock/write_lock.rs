@@ -34,6 +34,7 @@ use super::attempt::{Attempt, Created};
 use super::contenders::{self, Contender, Kind};
 use super::holder::{release_node, Hold, Released};
 use crate::client::{expired, Client};
+use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::{path, runtime};
 
@@ -142,7 +143,7 @@ pub(crate) struct LockCore {
     ended: Mutex<Vec<(Owner, Error)>>,
     /// Bumped whenever a hold ends, for a release waiting on a lost hold.
     ended_count: watch::Sender<u64>,
-    events: broadcast::Sender<LockEvent>,
+    events: Emitter<LockEvent>,
 }
 
 impl Lock {
@@ -155,7 +156,7 @@ impl Lock {
     pub(crate) fn with_side(client: &Client, dir: &str, side: Side) -> Result<Lock> {
         path::validate(dir)?;
         client.check_open()?;
-        let (events, _) = broadcast::channel(64);
+        let events = Emitter::new(64);
         let core = LockCore {
             client: client.clone(),
             dir: dir.to_string(),
@@ -537,7 +538,7 @@ impl LockCore {
     }
 
     pub(super) fn emit(&self, event: LockEvent) {
-        let _ = self.events.send(event);
+        self.events.emit(event);
     }
 
     fn sibling(&self) -> Option<Arc<LockCore>> {
