@@ -46,7 +46,7 @@ class Runner:
         self.contestants = {
             "zkrecipes-rust": [str(ROOT / "target" / "release" / "zkrecipes-bench")],
             "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
-            "zkrecipes-node": ["node", str(work / "node" / "zkrecipes_node.js")],
+            "zkrecipes-node": ["node", "--expose-gc", str(work / "node" / "zkrecipes_node.js")],
             "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
             "apache": ["java", "-cp", f"{work / 'java-apache'}:{env.apache_cp}", "ApacheJava"],
             "curator": ["java", "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
@@ -172,6 +172,14 @@ def main() -> int:
     for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
         r.run(c, "election", 20 if not args.quick else 5)
 
+    print("\n8. scale: lock objects made and dropped, locks held at once", flush=True)
+    objects = 20000 if args.quick else 100000
+    held = 300 if args.quick else 2000
+    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]:
+        r.run(c, "objects", objects)
+    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo"]:
+        r.run(c, "held", held)
+
     (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
     # matplotlib lives in the bench virtualenv, not necessarily beside this interpreter.
@@ -262,6 +270,20 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
+    lines += ["", "## 8. Scale: memory per lock", "",
+              "Resident memory (RSS) of the contestant's process, measured inside it. *Per idle object*: growth per "
+              "lock object made (no acquire); *retained*: what stays after dropping them all and collecting "
+              "garbage. *Per held lock*: growth per lock acquired and held at once by one client.", "",
+              "| contestant | objects | bytes per idle object | retained after drop + GC (MB) |", "|---|---|---|---|"]
+    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]:
+        x = find(results, c, "objects")
+        if x:
+            lines.append(f"| {c} | {x['ops']} | {x['bytes_per_object']:.0f} | {x['retained_mb']:.1f} |")
+    lines += ["", "| contestant | locks held | bytes per held lock | requests per acquisition |", "|---|---|---|---|"]
+    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo"]:
+        x = find(results, c, "held")
+        if x:
+            lines.append(f"| {c} | {x['ops']} | {x['bytes_per_held_lock']:.0f} | {x['requests_per_op']:.2f} |")
     (OUT / "results.md").write_text("\n".join(lines) + "\n")
 
 

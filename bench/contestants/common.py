@@ -1,6 +1,7 @@
 """Shared by the Python contestants: the READY/GO barrier and the JSON result line."""
 
 import json
+import os
 import sys
 import time
 
@@ -28,3 +29,9 @@ def timed(n: int, op) -> None:
         op()
         samples.append(time.perf_counter() - t)
     result(n, time.perf_counter() - started, samples)
+
+
+def rss() -> int:
+    """Resident memory of this process in bytes (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

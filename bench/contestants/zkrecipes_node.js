@@ -1,28 +1,57 @@
 'use strict'
-// zkrecipes from Node.js: uncontended acquire + release (binding overhead vs Rust).
+// zkrecipes from Node.js: uncontended acquire + release (binding overhead vs Rust),
+// and lock objects made and dropped (run with --expose-gc).
 const readline = require('node:readline')
 const zk = require('zkrecipes')
 
-async function main () {
-  const [workload, connect, count] = process.argv.slice(2)
-  if (workload !== 'cycle') throw new Error(`unknown workload ${workload}`)
-  const n = Number(count || 2000)
-  const client = await zk.Client.connect(connect)
-  const lock = client.writeLock(`/bench/node-${process.pid}/cycle`)
-  for (let i = 0; i < 50; i++) { await lock.acquire(); await lock.release() }
+async function go () {
   console.log('READY')
   await new Promise((resolve) => readline.createInterface({ input: process.stdin }).once('line', resolve))
-  const samples = []
-  const started = process.hrtime.bigint()
-  for (let i = 0; i < n; i++) {
-    const t = process.hrtime.bigint()
-    await lock.acquire()
-    await lock.release()
-    samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+}
+
+function collect () {
+  for (let i = 0; i < 3; i++) global.gc()
+}
+
+async function main () {
+  const [workload, connect, count] = process.argv.slice(2)
+  const n = Number(count || 2000)
+  const client = await zk.Client.connect(connect)
+  const root = `/bench/node-${process.pid}`
+  if (workload === 'objects') {
+    await go()
+    const started = process.hrtime.bigint()
+    collect()
+    const before = process.memoryUsage().rss
+    let locks = []
+    for (let i = 0; i < n; i++) locks.push(client.writeLock(`${root}/objects/l-${i}`))
+    const peak = process.memoryUsage().rss
+    locks = null
+    collect()
+    // Native memory is freed by finalizers that run after the collection.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    collect()
+    const after = process.memoryUsage().rss
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    console.log(JSON.stringify({ ops: n, seconds, bytes_per_object: (peak - before) / n, retained_mb: (after - before) / 1e6 }))
+  } else if (workload === 'cycle') {
+    const lock = client.writeLock(`${root}/cycle`)
+    for (let i = 0; i < 50; i++) { await lock.acquire(); await lock.release() }
+    await go()
+    const samples = []
+    const started = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) {
+      const t = process.hrtime.bigint()
+      await lock.acquire()
+      await lock.release()
+      samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    samples.sort((a, b) => a - b)
+    console.log(JSON.stringify({ ops: n, seconds, median_ms: samples[n >> 1], p99_ms: samples[Math.min(n - 1, Math.floor(n * 0.99))] }))
+  } else {
+    throw new Error(`unknown workload ${workload}`)
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  samples.sort((a, b) => a - b)
-  console.log(JSON.stringify({ ops: n, seconds, median_ms: samples[n >> 1], p99_ms: samples[Math.min(n - 1, Math.floor(n * 0.99))] }))
   await client.close()
   process.exit(0)
 }
