@@ -179,6 +179,8 @@ def main() -> int:
         r.run(c, "objects", objects)
     for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo"]:
         r.run(c, "held", held)
+    for w in ([50, 200] if args.quick else [200, 1000]):
+        r.run("zkrecipes-rust", "herd", w)
 
     (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
@@ -284,6 +286,9 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "held")
         if x:
             lines.append(f"| {c} | {x['ops']} | {x['bytes_per_held_lock']:.0f} | {x['requests_per_op']:.2f} |")
+    lines += ["", "| W waiters on one lock (10 clients, Rust) | bytes per waiter | requests per hand-off |", "|---|---|---|"]
+    for x in [x for x in results if x["contestant"] == "zkrecipes-rust" and x["workload"] == "herd"]:
+        lines.append(f"| {x['ops']} | {x['bytes_per_waiter']:.0f} | {x['requests_per_op']:.2f} |")
     (OUT / "results.md").write_text("\n".join(lines) + "\n")
 
 

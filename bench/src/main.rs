@@ -299,6 +299,53 @@ async fn main() -> zkrecipes::Result<()> {
             }
             client.close().await;
         }
+        // 8c. Scale: n waiters queued on one lock (over 10 clients), then the
+        // chain of hand-offs. Memory per waiter while they wait.
+        "herd" => {
+            let dir = format!("{root}/herd");
+            let mut clients = Vec::new();
+            for _ in 0..10 {
+                clients.push(connect(zk).await);
+            }
+            let holder = WriteLock::new(&clients[0], &dir)?.acquire().await?;
+            let before = rss();
+            let (queued_tx, mut queued) = tokio::sync::mpsc::unbounded_channel();
+            let waiters: Vec<_> = (0..n)
+                .map(|i| {
+                    let lock = WriteLock::new(&clients[i % 10], &dir).unwrap();
+                    let queued = queued_tx.clone();
+                    tokio::spawn(async move {
+                        let acquiring = lock.acquire();
+                        tokio::pin!(acquiring);
+                        // Queued once its node exists: give the create a moment.
+                        let guard = tokio::select! {
+                            g = &mut acquiring => g,
+                            _ = tokio::time::sleep(Duration::from_millis(200)) => {
+                                let _ = queued.send(());
+                                acquiring.await
+                            }
+                        };
+                        guard.unwrap().release().await.unwrap();
+                    })
+                })
+                .collect();
+            for _ in 0..n {
+                queued.recv().await;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let waiting = rss();
+            ready();
+            let started = Instant::now();
+            holder.release().await?;
+            for w in waiters {
+                w.await.unwrap();
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},\"bytes_per_waiter\":{:.0}}}",
+                started.elapsed().as_secs_f64(),
+                (waiting - before) as f64 / n as f64
+            );
+        }
         other => panic!("unknown workload {other}"),
     }
     Ok(())

@@ -110,6 +110,8 @@ impl Attempt {
             // A waiter must not keep the child watch: it would wake on every join.
             created.children_watch = None;
             let blocker = blocker.name.clone();
+            // Nor the listing: W waiters each keeping W names grew as W².
+            drop(contenders);
             core.wait_for_change(&blocker).await?;
         }
     }
