@@ -11,6 +11,7 @@ mod emitter;
 mod error;
 mod event;
 mod lock;
+mod memory;
 pub mod path;
 mod queue;
 pub mod runtime;

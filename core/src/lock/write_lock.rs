@@ -521,6 +521,7 @@ impl Drop for LockCore {
             let session = hold.session;
             runtime::handle().spawn(async move { release_node(&client, &path, session).await });
         }
+        crate::memory::object_dropped();
     }
 }
 
