@@ -1,13 +1,12 @@
 """kazoo's recipes (Lock, ReadLock/WriteLock, Queue, Election) on the same workloads."""
 
-import gc
 import os
 import sys
 import threading
 import time
 
 from kazoo.client import KazooClient
-from common import ready, result, rss, timed
+from common import held, objects, ready, result, timed
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -22,31 +21,11 @@ def client() -> KazooClient:
 
 if workload == "objects":
     c = client()
-    ready()
-    started = time.perf_counter()
-    gc.collect()
-    before = rss()
-    locks = [c.Lock(f"{root}/objects/l-{i}") for i in range(n)]
-    peak = rss()
-    del locks
-    gc.collect()
-    after = rss()
-    result(n, time.perf_counter() - started, bytes_per_object=(peak - before) / n,
-           retained_mb=(after - before) / 1e6)
+    objects(n, lambda i: c.Lock(f"{root}/objects/l-{i}"))
     c.stop()
 elif workload == "held":
     c = client()
-    locks = [c.Lock(f"{root}/held/l-{i}") for i in range(n)]
-    ready()
-    started = time.perf_counter()
-    gc.collect()
-    before = rss()
-    for lock in locks:
-        lock.acquire()
-    held = rss()
-    result(n, time.perf_counter() - started, bytes_per_held_lock=(held - before) / n)
-    for lock in locks:
-        lock.release()
+    held([c.Lock(f"{root}/held/l-{i}") for i in range(n)])
     c.stop()
 elif workload == "cycle":
     zk = client()
