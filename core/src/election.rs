@@ -172,7 +172,8 @@ impl LeaderElectionSupport {
 
     /// Withdraws the offer (confirmed delete); a leader hands over. Like
     /// `start`, it takes effect when called; it resolves once no offer of
-    /// this member is left on the server, one still being created included.
+    /// this member is left on the server, one still being created included
+    /// (waiting at most a session timeout for that one while disconnected).
     pub fn stop(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let inner = self.inner.clone();
         let taken = {
@@ -193,7 +194,11 @@ impl LeaderElectionSupport {
             };
             if let Some(mut creating) = creating {
                 // A create in flight withdraws its own offer (it sees the stop).
-                let _ = creating.wait_for(|done| *done).await;
+                // Cut off from the server, that waits for the connection: a
+                // stop waits at most a session timeout for it, and the create
+                // still withdraws its offer whenever it completes.
+                let created = creating.wait_for(|done| *done);
+                let _ = tokio::time::timeout(inner.client.session_timeout(), created).await;
             }
             let mut result = Ok(());
             if let Some(offer) = offer {

@@ -888,3 +888,35 @@ async fn recipe_directories_disappear_after_the_last_contender_leaves() {
     assert!(member.is_leader());
     member.stop().await.unwrap();
 }
+
+/// A stop waits for an offer still being created, but not for ever: cut off
+/// from the server, it answers within a session timeout, and once the
+/// connection is back nothing of the member is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_cut_off_from_the_server_answers_within_a_session_timeout() {
+    let root = unique("stop-cut-off");
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(4)).await;
+    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    member.start().await.unwrap();
+    member.stop().await.unwrap();
+    proxy.set_blackhole(true);
+    let started = member.start();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let t = Instant::now();
+    let _ = member.stop().await;
+    assert!(
+        t.elapsed() < Duration::from_secs(6),
+        "stop took {:?}",
+        t.elapsed()
+    );
+    drop(started);
+    proxy.set_blackhole(false);
+    eventually(
+        "nothing of the member left",
+        Duration::from_secs(20),
+        || async { children(server().connect_string(), &root).await.is_empty() },
+    )
+    .await;
+    assert!(!member.is_leader());
+}

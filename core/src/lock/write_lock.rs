@@ -226,8 +226,8 @@ impl Lock {
     /// (never `TIMEOUT`). The form the bindings use (they release with
     /// `unlock_as`). Dropping the future withdraws the attempt's node.
     pub async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
-        let about = |err: Error| err.about(&self.core.client.describe("lock", &self.core.dir));
-        self.lock_as_unscoped(owner, wait).await.map_err(about)
+        let locked = self.lock_as_unscoped(owner, wait).await;
+        locked.map_err(|err| self.core.about(err))
     }
 
     async fn lock_as_unscoped(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
@@ -301,7 +301,7 @@ impl Lock {
                     core.client.zk()?;
                     let ended = core.ended.lock().unwrap().pop();
                     let err = ended.map_or_else(not_owner, |(_, reason)| reason);
-                    Err(err.about(&core.client.describe("lock", &core.dir)))
+                    Err(core.about(err))
                 }
             }
         }
@@ -379,8 +379,8 @@ impl Lock {
 
     /// Every contender in lock order with its identity; the first holds the lock.
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        let about = |err: Error| err.about(&self.core.client.describe("lock", &self.core.dir));
-        self.core.participants().await.map_err(about)
+        let listed = self.core.participants().await;
+        listed.map_err(|err| self.core.about(err))
     }
 }
 
@@ -526,6 +526,11 @@ impl Drop for LockCore {
 }
 
 impl LockCore {
+    /// The error with the lock's directory (and chroot) in its message.
+    fn about(&self, err: Error) -> Error {
+        err.about(&self.client.describe("lock", &self.dir))
+    }
+
     pub(super) fn client(&self) -> &Client {
         &self.client
     }
@@ -775,7 +780,7 @@ impl LockCore {
                         Err(closed) => Err(closed),
                         Ok(_) => {
                             let err = self.take_ended(owner).unwrap_or_else(not_owner);
-                            Err(err.about(&self.client.describe("lock", &self.dir)))
+                            Err(self.about(err))
                         }
                     };
                     return Started::Done(answer);
