@@ -132,6 +132,7 @@ export declare class DistributedQueue {
   remove(): Promise<Buffer>
   /** null if timeoutMs passed without an item. */
   take(options?: WaitOptions): Promise<Buffer | null>
+  /** The directory's child count: one request at any depth (a foreign child is counted too). */
   size(): Promise<number>
   /** Deletes this consumer's claim marker; the queue stays usable. */
   close(): Promise<void>

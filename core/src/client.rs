@@ -6,7 +6,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
@@ -138,6 +138,8 @@ struct Inner {
     settling: watch::Sender<usize>,
     /// The server refused a container node (older than 3.5.3).
     no_containers: AtomicBool,
+    /// Follows this client's held locks; started with the first hold.
+    holds: OnceLock<crate::lock::monitor::Monitor>,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -183,6 +185,7 @@ impl Client {
             events,
             settling,
             no_containers: AtomicBool::new(false),
+            holds: OnceLock::new(),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -324,6 +327,12 @@ impl Client {
     }
 
     /// Keeps `close` waiting (up to one session timeout) until it is dropped.
+    pub(crate) fn hold_monitor(&self) -> &crate::lock::monitor::Monitor {
+        self.inner
+            .holds
+            .get_or_init(|| crate::lock::monitor::Monitor::start(self))
+    }
+
     pub(crate) fn settling(&self) -> Settling {
         self.inner.settling.send_modify(|n| *n += 1);
         Settling(self.inner.clone())

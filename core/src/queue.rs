@@ -25,6 +25,10 @@
 //!   so two objects of one session never take each other's claim for their
 //!   own). Only a session that expires in that very moment leaves it unknown
 //!   (the `poll` then fails with `SESSION_EXPIRED`).
+//! - The directory holds only items: claim markers and give-back receipts
+//!   live in the sibling container `<dir>.zkrecipes`, so `size()` is the
+//!   directory's child count (one request, whatever the backlog) and
+//!   Apache's consumers never meet a child they do not know.
 //! - Cancelling a `poll`/`take` never loses an item: a claim, once sent, runs
 //!   to its end, and an item claimed for a caller who is gone is put back
 //!   under its own name (so at its place in line) by `give_back`, across
@@ -44,6 +48,10 @@ use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::{path, runtime};
 
 const ITEM_PREFIX: &str = "qn-";
+
+/// Appended to the queue's path to name the directory of its claim markers
+/// and receipts.
+pub const BOOKKEEPING_SUFFIX: &str = ".zkrecipes";
 
 /// Names a give-back's receipt; other consumers ignore it as they ignore
 /// any child that is not an item.
@@ -69,6 +77,8 @@ pub struct DistributedQueue {
 struct Inner {
     client: Client,
     dir: String,
+    /// `<dir>.zkrecipes`: claim markers and receipts, out of the item count.
+    bookkeeping: String,
     /// Names this object's claim markers, apart from every other consumer's.
     consumer: String,
     cache: tokio::sync::Mutex<Cache>,
@@ -111,6 +121,7 @@ impl DistributedQueue {
         let inner = Inner {
             client: client.clone(),
             dir: dir.to_string(),
+            bookkeeping: bookkeeping_dir(dir),
             consumer: uuid::Uuid::new_v4().simple().to_string(),
             cache: Default::default(),
         };
@@ -400,10 +411,18 @@ impl DistributedQueue {
         }
     }
 
-    /// Number of items (one listing).
+    /// Number of items: the directory's child count, one request whatever
+    /// the backlog. Children that are not items (written there by somebody
+    /// else) are counted too.
     pub async fn size(&self) -> Result<usize> {
-        let listed = self.inner.list().await;
-        Ok(listed.map_err(|err| self.about(err))?.len())
+        let dir = self.inner.dir.as_str();
+        let stat = self
+            .inner
+            .client
+            .retrying(None, |zk| async move { zk.check_stat(dir).await })
+            .await
+            .map_err(|err| self.about(err))?;
+        Ok(stat.map_or(0, |stat| stat.num_children.max(0) as usize))
     }
 
     /// The error with the queue's path (and chroot) in its message.
@@ -449,7 +468,6 @@ impl Inner {
             Err(err) if err.code() == ErrorCode::NoNode => return Ok(VecDeque::new()),
             Err(err) => return Err(err),
         };
-        self.sweep_receipts(&children);
         let mut items: Vec<(i64, String)> = children
             .into_iter()
             .filter_map(|c| item_sequence(&c).map(|s| (s, c)))
@@ -494,7 +512,7 @@ impl Inner {
             let session = zk.session_id().0;
             let marker = format!(
                 "{}/claim-{:x}-{}-{}",
-                self.dir, session as u64, self.consumer, name
+                self.bookkeeping, session as u64, self.consumer, name
             );
             let mut transaction = zk.new_multi_writer();
             transaction.add_delete(&path, None)?;
@@ -529,6 +547,15 @@ impl Inner {
                         marker: previous,
                         prefetched,
                     })
+                }
+                // No bookkeeping directory yet (or removed while empty).
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 1,
+                    source: zk::Error::NoNode,
+                }) => {
+                    self.client
+                        .ensure_container(&self.bookkeeping, None)
+                        .await?
                 }
                 // Our previous marker is gone (a new session): claim without it.
                 Err(zk::MultiWriteError::OperationFailed {
@@ -573,7 +600,7 @@ impl Inner {
         let written = std::time::SystemTime::now();
         let receipt = format!(
             "{}/{RECEIPT_PREFIX}{}-{}-{}",
-            self.dir,
+            self.bookkeeping,
             unix_millis(written),
             self.consumer,
             uuid::Uuid::new_v4().simple()
@@ -599,6 +626,14 @@ impl Inner {
                     index: 0,
                     source: zk::Error::NodeExists,
                 }) => return Ok(()),
+                Err(zk::MultiWriteError::OperationFailed {
+                    index: 1,
+                    source: zk::Error::NoNode,
+                }) => {
+                    if let Err(err) = self.client.ensure_container(&self.bookkeeping, None).await {
+                        return Err(not_back(item, err));
+                    }
+                }
                 // The marker went with an expired session: give back without it.
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 2,
@@ -640,12 +675,20 @@ impl Inner {
                     other => other,
                 }
             })
-            .await
+            .await?;
+        self.sweep_receipts().await;
+        Ok(())
     }
 
     /// Deletes receipts that outlived `RECEIPT_TTL`: their give-back was
-    /// settled long ago, and the process that wrote them is gone.
-    fn sweep_receipts(&self, children: &[String]) {
+    /// settled long ago, and the process that wrote them is gone. Run after
+    /// every give-back (the only writer of receipts), in the background.
+    async fn sweep_receipts(&self) {
+        let Ok(zk) = self.client.zk() else { return };
+        let Ok(children) = zk.list_children(&self.bookkeeping).await else {
+            return;
+        };
+        drop(zk);
         let now = unix_millis(std::time::SystemTime::now());
         let stale: Vec<String> = children
             .iter()
@@ -653,7 +696,7 @@ impl Inner {
                 receipt_written(child)
                     .is_some_and(|at| now.saturating_sub(at) > RECEIPT_TTL.as_millis() as u64)
             })
-            .map(|child| format!("{}/{}", self.dir, child))
+            .map(|child| format!("{}/{}", self.bookkeeping, child))
             .collect();
         if stale.is_empty() {
             return;
@@ -666,6 +709,15 @@ impl Inner {
                 }
             }
         });
+    }
+}
+
+/// `<dir>.zkrecipes` (`/zkrecipes` for a queue at the root).
+fn bookkeeping_dir(dir: &str) -> String {
+    if dir == "/" {
+        "/zkrecipes".to_string()
+    } else {
+        format!("{dir}{BOOKKEEPING_SUFFIX}")
     }
 }
 

@@ -178,7 +178,9 @@ async fn apache_style_foreign_children_are_ignored() {
     let c = client().await;
     let q = DistributedQueue::new(&c, &dir).unwrap();
     q.offer(b"one").await.unwrap();
-    assert_eq!(q.size().await.unwrap(), 1);
+    // `size()` is the directory's child count: the foreign child is counted
+    // (as kazoo counts it), but never delivered.
+    assert_eq!(q.size().await.unwrap(), 2);
     assert_eq!(q.poll().await.unwrap().unwrap(), b"one");
     assert_eq!(q.poll().await.unwrap(), None);
 }
@@ -226,4 +228,52 @@ async fn lost_replies_during_a_poll_lose_no_item() {
     consumer_client.close().await;
     // The claim markers were ephemeral: nothing of the consumer's session remains.
     assert!(children(server().connect_string(), &dir).await.is_empty());
+    let bookkeeping = format!("{dir}.zkrecipes");
+    assert!(children(server().connect_string(), &bookkeeping)
+        .await
+        .is_empty());
+}
+
+/// Issue 17: the queue directory holds only items, so `size()` is its child
+/// count; the consumers' claim markers live in `<dir>.zkrecipes`, a container
+/// that the server removes once the consumers are gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_directory_holds_only_items_and_size_counts_them() {
+    let dir = unique("q-only-items");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    for i in 0..6 {
+        producer.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    let consumers = [client().await, client().await];
+    for c in &consumers {
+        let q = DistributedQueue::new(c, &dir).unwrap();
+        assert!(q.poll().await.unwrap().is_some());
+    }
+    assert_eq!(producer.size().await.unwrap(), 4);
+    let items = children(server().connect_string(), &dir).await;
+    assert_eq!(items.len(), 4, "{items:?}");
+    assert!(items.iter().all(|c| c.starts_with("qn-")), "{items:?}");
+    let bookkeeping = format!("{dir}.zkrecipes");
+    let markers = children(server().connect_string(), &bookkeeping).await;
+    assert_eq!(
+        markers.len(),
+        2,
+        "one claim marker per consumer: {markers:?}"
+    );
+    for c in &consumers {
+        c.close().await;
+    }
+    let raw = raw().await;
+    eventually(
+        "the bookkeeping container is removed",
+        Duration::from_secs(10),
+        || {
+            let raw = raw.clone();
+            let path = bookkeeping.clone();
+            async move { raw.check_stat(&path).await.unwrap().is_none() }
+        },
+    )
+    .await;
+    assert_eq!(producer.size().await.unwrap(), 4);
+    assert_eq!(producer.poll().await.unwrap().unwrap(), b"2");
 }

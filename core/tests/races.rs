@@ -286,6 +286,66 @@ async fn holder_is_told_suspended_then_reconnected() {
     assert_eq!(events.recv().await.unwrap(), LockEvent::Released);
 }
 
+/// One client's holds are followed by one task (issue 17): each of many
+/// holds is told SUSPENDED then RECONNECTED through two connection drops in a
+/// row, a hold whose node an operator deletes is told LOST alone, and the
+/// others release without a LOST.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_hold_of_one_client_is_followed_on_its_own() {
+    let root = unique("many-holds");
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let mut held = Vec::new();
+    for i in 0..40 {
+        let lock = WriteLock::new(&c, &format!("{root}/l-{i}")).unwrap();
+        let events = lock.subscribe();
+        let guard = lock.acquire().await.unwrap();
+        held.push((lock, events, guard));
+    }
+    async fn next(events: &mut tokio::sync::broadcast::Receiver<LockEvent>) -> LockEvent {
+        tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("an event")
+            .unwrap()
+    }
+    for (_, events, _) in held.iter_mut() {
+        assert!(matches!(next(events).await, LockEvent::Acquired { .. }));
+    }
+    for round in 0..2 {
+        proxy.drop_all();
+        for (i, (_, events, _)) in held.iter_mut().enumerate() {
+            assert_eq!(
+                next(events).await,
+                LockEvent::Suspended,
+                "round {round}, lock {i}"
+            );
+            assert_eq!(
+                next(events).await,
+                LockEvent::Reconnected,
+                "round {round}, lock {i}"
+            );
+        }
+    }
+    let (victim, mut victim_events, victim_guard) = held.remove(7);
+    raw()
+        .await
+        .delete(&victim.node_path().unwrap(), None)
+        .await
+        .unwrap();
+    assert!(matches!(
+        next(&mut victim_events).await,
+        LockEvent::Lost { .. }
+    ));
+    assert!(!victim.is_held());
+    drop(victim_guard);
+    for (lock, mut events, guard) in held {
+        assert!(lock.is_held());
+        guard.release().await.unwrap();
+        assert_eq!(next(&mut events).await, LockEvent::Released);
+        assert!(events.try_recv().is_err(), "nothing after the release");
+    }
+}
+
 /// Defect 10: a holder cut off past its session (the server expires it and
 /// another client takes the lock) is told LOST; its release says so, its
 /// object does not report the lock, and the next acquire does not hand back
@@ -725,12 +785,15 @@ async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
         );
         // The other consumer's claim marker stays (its session lives on); no
         // receipt and no item may.
-        let left: Vec<String> = children(server().connect_string(), &dir)
-            .await
-            .into_iter()
-            .filter(|c| !c.starts_with("claim-"))
-            .collect();
+        let left = children(server().connect_string(), &dir).await;
         assert!(left.is_empty(), "left behind: {left:?}");
+        let bookkeeping: Vec<String> =
+            children(server().connect_string(), &format!("{dir}.zkrecipes"))
+                .await
+                .into_iter()
+                .filter(|c| !c.starts_with("claim-"))
+                .collect();
+        assert!(bookkeeping.is_empty(), "left behind: {bookkeeping:?}");
         flaky.close().await;
     }
 }

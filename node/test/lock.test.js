@@ -264,7 +264,7 @@ test('ReadWriteLock and DistributedQueue dispose: holds released, claim marker d
   const queue = c.queue(dir)
   await queue.offer('x')
   assert.equal((await queue.poll()).toString(), 'x')
-  const ephemerals = () => execFileSync(process.env.ZK_HARNESS, ['ephemerals', connectString, dir]).toString().trim()
+  const ephemerals = () => execFileSync(process.env.ZK_HARNESS, ['ephemerals', connectString, dir + '.zkrecipes']).toString().trim()
   assert.match(ephemerals(), /claim-/, 'a consumer keeps the claim marker of its last take')
   await queue[Symbol.asyncDispose]()
   assert.equal(ephemerals(), '', 'the claim marker is gone after dispose')

@@ -62,7 +62,10 @@ class DistributedQueue:
         return self._native.take(_timeout(timeout))
 
     def size(self) -> int:
-        """The number of items."""
+        """The number of items: the directory's child count, one request at any depth.
+
+        A child that is not an item (written into the directory by another program) is counted too.
+        """
         return self._native.size()
 
     def __len__(self) -> int:

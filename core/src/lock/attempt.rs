@@ -85,7 +85,11 @@ impl Attempt {
         loop {
             let contenders = match created.listing.take() {
                 Some(children) => contenders::sorted(&children),
-                None => core.list().await?,
+                None => {
+                    let (contenders, watch) = core.list_watched().await?;
+                    created.children_watch = watch;
+                    contenders
+                }
             };
             let Some(ours) = contenders.iter().position(|c| c.name == created.node) else {
                 if core.client().session_id()? != created.session {

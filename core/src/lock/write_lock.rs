@@ -643,6 +643,27 @@ impl LockCore {
         }
     }
 
+    /// The listing with a child watch, for a waiter that may be next: if it
+    /// is, the watch follows its hold at no extra request (a hand-off costs
+    /// the holder's delete and this listing).
+    pub(super) async fn list_watched(
+        &self,
+    ) -> Result<(Vec<Contender>, Option<zk::OneshotWatcher>)> {
+        let dir = self.dir.as_str();
+        match self
+            .client
+            .retrying(
+                None,
+                |zk| async move { zk.list_and_watch_children(dir).await },
+            )
+            .await
+        {
+            Ok((children, watch)) => Ok((contenders::sorted(&children), Some(watch))),
+            Err(err) if err.code() == ErrorCode::NoNode => Ok((Vec::new(), None)),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Arms a data watch on `blocker` and waits for any event on it. A blocker
     /// that is already gone returns at once; the caller re-reads either way.
     pub(super) async fn wait_for_change(&self, blocker: &str) -> Result<()> {

@@ -113,6 +113,7 @@ public final class DistributedQueue extends NativeObject {
         return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, timeoutNanos, f), this::giveBack));
     }
 
+    /** The directory's child count: one request at any depth (a foreign child is counted too). */
     public int size() {
         Long n = head(4);
         return n.intValue();
