@@ -113,6 +113,10 @@ def prepare(args: argparse.Namespace) -> None:
                         str(BENCH / "contestants" / source)], check=True)
 
 
+SCALE_LANGUAGES = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]
+HERD_CONTESTANTS = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-java", "curator"]
+
+
 def median_of(results: List[dict], key: str) -> float:
     return statistics.median(r[key] for r in results)
 
@@ -127,6 +131,7 @@ def main() -> int:
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8", help="which sections to run, e.g. 8")
     parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
     args = parser.parse_args()
     global OUT
@@ -138,49 +143,63 @@ def main() -> int:
     sizes = [200, 500, 1000] if args.quick else [1000, 5000, 10000]
 
     # The server's JVM warms up on whatever runs first: give it a throwaway run.
+    want = {int(x) for x in args.sections.split(",")}
     print("\nwarm-up (not reported)", flush=True)
     r.run("zkrecipes-rust", "cycle", cycles)
     r.run("curator", "cycle", cycles)
     r.results.clear()
-    print("\n1. uncontended acquire + release", flush=True)
-    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-        r.run(c, "cycle", cycles)
-    print("\n7. binding overhead (workload 1, three alternating rounds)", flush=True)
-    overhead: Dict[str, List[dict]] = {}
-    for _ in range(3):
-        for c in ["zkrecipes-rust", "zkrecipes-python", "zkrecipes-node", "zkrecipes-java"]:
-            res = r.run(c, "cycle", cycles // 2)
-            if res:
-                res["round"] = "overhead"
-                overhead.setdefault(c, []).append(res)
-    print("\n2. try-acquire on a lock held by another client", flush=True)
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
-        r.run(c, "try", 1000 if not args.quick else 200)
-    print("\n3. contended: 8 clients x 200 acquisitions", flush=True)
-    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-        r.run(c, "contended", 200 if not args.quick else 50)
-    print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
-        r.run(c, "rw", 200 if not args.quick else 50)
-    print("\n5. queue drain (offering is set-up)", flush=True)
-    for n in sizes:
+    if 1 in want:
+        print("\n1. uncontended acquire + release", flush=True)
         for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-            r.run(c, "queue", n)
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
-        r.run(c, "queue", sizes[-1], 4)
-    print("\n6. election: leader stop() -> next leader elected", flush=True)
-    for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-        r.run(c, "election", 20 if not args.quick else 5)
+            r.run(c, "cycle", cycles)
+    overhead: Dict[str, List[dict]] = {}
+    if 7 in want:
+        print("\n7. binding overhead (workload 1, three alternating rounds)", flush=True)
+        for _ in range(3):
+            for c in ["zkrecipes-rust", "zkrecipes-python", "zkrecipes-node", "zkrecipes-java"]:
+                res = r.run(c, "cycle", cycles // 2)
+                if res:
+                    res["round"] = "overhead"
+                    overhead.setdefault(c, []).append(res)
+    if 2 in want:
+        print("\n2. try-acquire on a lock held by another client", flush=True)
+        for c in ["zkrecipes-rust", "curator", "kazoo"]:
+            r.run(c, "try", 1000 if not args.quick else 200)
+    if 3 in want:
+        print("\n3. contended: 8 clients x 200 acquisitions", flush=True)
+        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+            r.run(c, "contended", 200 if not args.quick else 50)
+    if 4 in want:
+        print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
+        for c in ["zkrecipes-rust", "curator", "kazoo"]:
+            r.run(c, "rw", 200 if not args.quick else 50)
+    if 5 in want:
+        print("\n5. queue drain (offering is set-up)", flush=True)
+        for n in sizes:
+            for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+                r.run(c, "queue", n)
+        for c in ["zkrecipes-rust", "curator", "kazoo"]:
+            r.run(c, "queue", sizes[-1], 4)
+    if 6 in want:
+        print("\n6. election: leader stop() -> next leader elected", flush=True)
+        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+            r.run(c, "election", 20 if not args.quick else 5)
 
-    print("\n8. scale: lock objects made and dropped, locks held at once", flush=True)
-    objects = 20000 if args.quick else 100000
-    held = 300 if args.quick else 2000
-    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]:
-        r.run(c, "objects", objects)
-    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo"]:
-        r.run(c, "held", held)
-    for w in ([50, 200] if args.quick else [200, 1000]):
-        r.run("zkrecipes-rust", "herd", w)
+    if 8 in want:
+        print("\n8. scale: lock objects made and dropped, locks held at once, waiters, deep queue", flush=True)
+        objects = 20000 if args.quick else 100000
+        held = 300 if args.quick else 10000
+        for c in SCALE_LANGUAGES:
+            r.run(c, "objects", objects)
+        for c in ["zkrecipes-node", "zkrecipes-java"]:
+            r.run(c, "baseline", objects)
+        for c in SCALE_LANGUAGES + ["curator"]:
+            r.run(c, "held", held)
+        for w in ([50, 200] if args.quick else [50, 200, 1000]):
+            for c in HERD_CONTESTANTS:
+                r.run(c, "herd", w)
+        for c in ["zkrecipes-rust", "kazoo"]:
+            r.run(c, "size", 10000 if args.quick else 100000)
 
     (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
@@ -272,23 +291,40 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
-    lines += ["", "## 8. Scale: memory per lock", "",
+    lines += ["", "## 8. Scale: memory per lock, per waiter; a deep queue", "",
               "Resident memory (RSS) of the contestant's process, measured inside it. *Per idle object*: growth per "
               "lock object made (no acquire); *retained*: what stays after dropping them all and collecting "
-              "garbage. *Per held lock*: growth per lock acquired and held at once by one client.", "",
-              "| contestant | objects | bytes per idle object | retained after drop + GC (MB) |", "|---|---|---|---|"]
-    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]:
+              "garbage (Node.js: after V8's idle heap shrinking, 8 s); *runtime alone*: the same for as many plain "
+              "objects of the language, what the runtime itself keeps after such a burst.", "",
+              "| contestant | objects | bytes per idle object | retained after drop + GC (MB) | runtime alone (MB) |",
+              "|---|---|---|---|---|"]
+    for c in SCALE_LANGUAGES:
         x = find(results, c, "objects")
+        base = find(results, c, "baseline")
+        alone = f"{base['retained_mb']:.1f}" if base else "–"
         if x:
-            lines.append(f"| {c} | {x['ops']} | {x['bytes_per_object']:.0f} | {x['retained_mb']:.1f} |")
-    lines += ["", "| contestant | locks held | bytes per held lock | requests per acquisition |", "|---|---|---|---|"]
-    for c in ["zkrecipes-rust", "zkrecipes-python", "kazoo"]:
+            lines.append(f"| {c} | {x['ops']} | {x['bytes_per_object']:.0f} | {x['retained_mb']:.1f} | {alone} |")
+    lines += ["", "*Per held lock*: growth per lock made, acquired and held at once by one client.", "",
+              "| contestant | locks held | bytes per held lock (object + hold) | requests per acquisition |",
+              "|---|---|---|---|"]
+    for c in SCALE_LANGUAGES + ["curator"]:
         x = find(results, c, "held")
         if x:
             lines.append(f"| {c} | {x['ops']} | {x['bytes_per_held_lock']:.0f} | {x['requests_per_op']:.2f} |")
-    lines += ["", "| W waiters on one lock (10 clients, Rust) | bytes per waiter | requests per hand-off |", "|---|---|---|"]
-    for x in [x for x in results if x["contestant"] == "zkrecipes-rust" and x["workload"] == "herd"]:
-        lines.append(f"| {x['ops']} | {x['bytes_per_waiter']:.0f} | {x['requests_per_op']:.2f} |")
+    lines += ["", "W waiters (threads; tasks in Rust) queued on one lock over 10 clients, then the chain of hand-offs:", "",
+              "| contestant | W | bytes per waiter | process RSS while waiting (MB) | requests per hand-off |",
+              "|---|---|---|---|---|"]
+    for c in HERD_CONTESTANTS:
+        for x in [x for x in results if x["contestant"] == c and x["workload"] == "herd"]:
+            rss = f"{x['rss_mb']:.0f}" if "rss_mb" in x else "–"
+            lines.append(f"| {c} | {x['ops']} | {x['bytes_per_waiter']:.0f} | {rss} | {x['requests_per_op']:.2f} |")
+    lines += ["", "`size()` of a queue with a deep backlog (kazoo: `len(Queue)`):", "",
+              "| contestant | backlog | median ms | p99 ms | requests per call |", "|---|---|---|---|---|"]
+    for c in ["zkrecipes-rust", "kazoo"]:
+        x = find(results, c, "size")
+        if x:
+            lines.append(f"| {c} | {x['backlog']} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
+                         f"{x['requests_per_op']:.2f} |")
     (OUT / "results.md").write_text("\n".join(lines) + "\n")
 
 

@@ -84,10 +84,6 @@ function deliver (emitter, name, args) {
   }
 }
 
-// Subscribes to the native events only while somebody listens, so that an
-// unobserved recipe object holds no subscription and can be collected.
-// The event names each emitter offers; listening for another one is a TypeError
-// (a typo would otherwise wait forever in silence).
 const lower = (names) => names.map((n) => n.toLowerCase())
 const EVENT_NAMES = {
   Client: new Set(['state']),
@@ -95,29 +91,43 @@ const EVENT_NAMES = {
   LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
 }
 
-function nativeEvents (emitter, source, dispatch, kind) {
-  let subscription = null
-  // The user's listeners only: this function's own 'newListener' and
-  // 'removeListener' listeners kept every observed object subscribed (and
-  // alive) for good.
-  const own = new Set(['error', 'newListener', 'removeListener'])
-  const watched = () => emitter.eventNames().some((n) => !own.has(n) && emitter.listenerCount(n) > 0)
-  emitter.on('newListener', (name) => {
-    if (typeof name === 'string' && !own.has(name) && !EVENT_NAMES[kind].has(name)) {
-      throw new TypeError(`${kind} has no event '${name}'; it emits ${[...EVENT_NAMES[kind]].map((n) => `'${n}'`).join(', ')} and 'error'`)
-    }
-    if (name !== 'error' && name !== 'newListener' && name !== 'removeListener' && subscription === null) {
-      subscription = source.subscribe((...details) => dispatch(eventOf(...details)))
+// The user's listeners only: our own 'newListener' and 'removeListener'
+// listeners kept every observed object subscribed (and alive) for good.
+const OWN_EVENTS = new Set(['error', 'newListener', 'removeListener'])
+const SUBSCRIPTION = Symbol('subscription')
+const KIND = Symbol('kind')
+const DISPATCH = Symbol('dispatch')
+
+const watched = (emitter) => emitter.eventNames().some((n) => !OWN_EVENTS.has(n) && emitter.listenerCount(n) > 0)
+
+// Shared by every object (`this` is the emitter): a lock object per request
+// or per entity must not carry closures of its own (issue 17).
+function onNewListener (name) {
+  const kind = this[KIND]
+  if (typeof name === 'string' && !OWN_EVENTS.has(name) && !EVENT_NAMES[kind].has(name)) {
+    throw new TypeError(`${kind} has no event '${name}'; it emits ${[...EVENT_NAMES[kind]].map((n) => `'${n}'`).join(', ')} and 'error'`)
+  }
+  if (!OWN_EVENTS.has(name) && !this[SUBSCRIPTION]) {
+    this[SUBSCRIPTION] = this._native.subscribe((...details) => this[DISPATCH](eventOf(...details)))
+  }
+}
+
+function onRemoveListener () {
+  setImmediate(() => {
+    if (this[SUBSCRIPTION] && !watched(this)) {
+      this[SUBSCRIPTION].cancel()
+      this[SUBSCRIPTION] = null
     }
   })
-  emitter.on('removeListener', () => {
-    setImmediate(() => {
-      if (subscription !== null && !watched()) {
-        subscription.cancel()
-        subscription = null
-      }
-    })
-  })
+}
+
+// Subscribes to the native events only while somebody listens, so that an
+// unobserved recipe object holds no subscription and can be collected.
+// Listening for an event the object does not offer is a TypeError (a typo
+// would otherwise wait forever in silence).
+function nativeEvents (emitter) {
+  emitter.on('newListener', onNewListener)
+  emitter.on('removeListener', onRemoveListener)
 }
 
 class Client extends EventEmitter {
@@ -151,8 +161,10 @@ class Client extends EventEmitter {
     this._native = handle
     // An open client keeps the process alive, like a socket; unref() lets it exit.
     this._keepAlive = setInterval(() => {}, 0x7fffffff)
-    nativeEvents(this, handle, (event) => deliver(this, 'state', [event.type]), 'Client')
+    nativeEvents(this)
   }
+
+  [DISPATCH] (event) { deliver(this, 'state', [event.type]) }
 
   get state () { return this._native.state() }
   get sessionId () { return now(() => this._native.sessionId()) }
@@ -183,8 +195,10 @@ class Lock extends EventEmitter {
   constructor (handle) {
     super()
     this._native = handle
-    nativeEvents(this, handle, (event) => deliver(this, event.type.toLowerCase(), [event]), 'Lock')
+    nativeEvents(this)
   }
+
+  [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
 
   /** Resolves true once held, false if timeoutMs passed (nothing left behind). */
   async acquire (options) {
@@ -279,10 +293,12 @@ class LeaderElectionSupport extends EventEmitter {
     if (hostName === undefined) hostName = client.identity
     requireString('hostName', hostName)
     this._native = now(() => new native.NativeElection(handle, root, hostName))
-    nativeEvents(this, this._native, (event) => {
-      deliver(this, 'event', [event])
-      deliver(this, event.type.toLowerCase(), [event])
-    }, 'LeaderElectionSupport')
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) {
+    deliver(this, 'event', [event])
+    deliver(this, event.type.toLowerCase(), [event])
   }
 
   async start () { await call(() => this._native.start()) }
@@ -297,6 +313,10 @@ class LeaderElectionSupport extends EventEmitter {
 
   async [asyncDispose] () { await this.stop() }
 }
+
+Client.prototype[KIND] = 'Client'
+Lock.prototype[KIND] = 'Lock'
+LeaderElectionSupport.prototype[KIND] = 'LeaderElectionSupport'
 
 module.exports = {
   Client,

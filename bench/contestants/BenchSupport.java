@@ -13,6 +13,80 @@ final class BenchSupport {
         void run() throws Exception;
     }
 
+    /** A lock as the scale workloads use it, whatever the library. */
+    record Held(Op acquire, Op release) {}
+
+    interface Maker {
+        Held make(int i) throws Exception;
+    }
+
+    static long rss() throws Exception {
+        String[] statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm")).trim().split(" ");
+        return Long.parseLong(statm[1]) * 4096;
+    }
+
+    static void collect() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(200); // the Cleaner frees native handles on its own thread
+        }
+    }
+
+    /** Growth of RSS per lock made by {@code make} and held at once. */
+    static void held(int n, Maker make) throws Exception {
+        ready();
+        long started = System.nanoTime();
+        collect();
+        long before = rss();
+        List<Held> locks = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Held lock = make.make(i);
+            lock.acquire().run();
+            locks.add(lock);
+        }
+        long grown = rss();
+        result(n, System.nanoTime() - started, String.format(Locale.ROOT, "\"bytes_per_held_lock\":%.0f",
+            (double) (grown - before) / n));
+        for (Held lock : locks) {
+            lock.release().run();
+        }
+    }
+
+    /** n threads queued on the lock {@code holder} holds: RSS per waiter, then the hand-offs. */
+    static void herd(int n, Held holder, Maker make) throws Exception {
+        holder.acquire().run();
+        collect();
+        long before = rss();
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(n);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Held lock = make.make(i);
+            Thread t = new Thread(() -> {
+                try {
+                    waiting.countDown();
+                    lock.acquire().run();
+                    lock.release().run();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            threads.add(t);
+        }
+        waiting.await();
+        Thread.sleep(2000); // every waiter's node created and watched
+        long queued = rss();
+        ready();
+        long started = System.nanoTime();
+        holder.release().run();
+        for (Thread t : threads) {
+            t.join();
+        }
+        result(n, System.nanoTime() - started, String.format(Locale.ROOT,
+            "\"bytes_per_waiter\":%.0f,\"rss_mb\":%.1f", (double) (queued - before) / n, queued / 1e6));
+    }
+
     static void ready() throws Exception {
         System.out.println("READY");
         System.out.flush();

@@ -27,6 +27,24 @@ public class CuratorJava {
         int n = args.length > 2 ? Integer.parseInt(args[2]) : 2000;
         String root = "/bench/curator-" + ProcessHandle.current().pid();
         switch (workload) {
+            case "held" -> {
+                CuratorFramework client = connect(connect);
+                BenchSupport.held(n, i -> {
+                    InterProcessMutex lock = new InterProcessMutex(client, root + "/held/l-" + i);
+                    return new BenchSupport.Held(lock::acquire, lock::release);
+                });
+            }
+            case "herd" -> {
+                List<CuratorFramework> clients = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    clients.add(connect(connect));
+                }
+                InterProcessMutex holder = new InterProcessMutex(clients.get(0), root + "/herd");
+                BenchSupport.herd(n, new BenchSupport.Held(holder::acquire, holder::release), i -> {
+                    InterProcessMutex lock = new InterProcessMutex(clients.get(i % 10), root + "/herd");
+                    return new BenchSupport.Held(lock::acquire, lock::release);
+                });
+            }
             case "cycle" -> {
                 InterProcessMutex lock = new InterProcessMutex(connect(connect), root + "/cycle");
                 for (int i = 0; i < 50; i++) {

@@ -6,36 +6,45 @@ import java.util.ArrayList;
 import java.util.List;
 
 public class ZkrecipesJava {
-    static long rss() throws Exception {
-        String[] statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm")).trim().split(" ");
-        return Long.parseLong(statm[1]) * 4096;
-    }
-
-    static void collect() throws InterruptedException {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(200); // the Cleaner frees native handles on its own thread
-        }
-    }
-
     public static void main(String[] args) throws Exception {
         int n = args.length > 2 ? Integer.parseInt(args[2]) : 2000;
         String root = "/bench/java-" + ProcessHandle.current().pid();
         try (Client client = Client.connect(args[1])) {
             switch (args[0]) {
+                case "baseline" -> {
+                    // As many plain objects with a Cleaner each: what the JVM
+                    // itself keeps after such a burst, beside what we keep.
+                    java.lang.ref.Cleaner cleaner = java.lang.ref.Cleaner.create();
+                    BenchSupport.ready();
+                    long started = System.nanoTime();
+                    BenchSupport.collect();
+                    long before = BenchSupport.rss();
+                    List<Object> plain = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        Object o = new String[] {root + "/objects/l-" + i};
+                        cleaner.register(o, () -> { });
+                        plain.add(o);
+                    }
+                    long peak = BenchSupport.rss();
+                    plain = null;
+                    BenchSupport.collect();
+                    long after = BenchSupport.rss();
+                    System.out.printf("{\"ops\":%d,\"seconds\":%.4f,\"bytes_per_object\":%.0f,\"retained_mb\":%.1f}%n",
+                        n, (System.nanoTime() - started) / 1e9, (double) (peak - before) / n, (after - before) / 1e6);
+                }
                 case "objects" -> {
                     BenchSupport.ready();
                     long started = System.nanoTime();
-                    collect();
-                    long before = rss();
+                    BenchSupport.collect();
+                    long before = BenchSupport.rss();
                     List<WriteLock> locks = new ArrayList<>();
                     for (int i = 0; i < n; i++) {
                         locks.add(new WriteLock(client, root + "/objects/l-" + i));
                     }
-                    long peak = rss();
+                    long peak = BenchSupport.rss();
                     locks = null;
-                    collect();
-                    long after = rss();
+                    BenchSupport.collect();
+                    long after = BenchSupport.rss();
                     System.out.printf("{\"ops\":%d,\"seconds\":%.4f,\"bytes_per_object\":%.0f,\"retained_mb\":%.1f}%n",
                         n, (System.nanoTime() - started) / 1e9, (double) (peak - before) / n, (after - before) / 1e6);
                 }
@@ -51,6 +60,21 @@ public class ZkrecipesJava {
                             lock.unlock();
                         });
                     }
+                }
+                case "held" -> BenchSupport.held(n, i -> {
+                    WriteLock lock = new WriteLock(client, root + "/held/l-" + i);
+                    return new BenchSupport.Held(lock::lock, lock::unlock);
+                });
+                case "herd" -> {
+                    List<Client> clients = new ArrayList<>(List.of(client));
+                    for (int i = 1; i < 10; i++) {
+                        clients.add(Client.connect(args[1]));
+                    }
+                    WriteLock holder = new WriteLock(client, root + "/herd");
+                    BenchSupport.herd(n, new BenchSupport.Held(holder::lock, holder::unlock), i -> {
+                        WriteLock lock = new WriteLock(clients.get(i % 10), root + "/herd");
+                        return new BenchSupport.Held(lock::lock, lock::unlock);
+                    });
                 }
                 default -> throw new IllegalArgumentException("unknown workload " + args[0]);
             }

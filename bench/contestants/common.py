@@ -54,17 +54,51 @@ def objects(n: int, make) -> None:
            retained_mb=(after - before) / 1e6)
 
 
-def held(locks) -> None:
-    """Scale workload: RSS growth per lock acquired and held at once (`acquire()`/`release()`)."""
+def held(n: int, make) -> None:
+    """Scale workload: RSS growth per lock made by `make(i)`, acquired and held at once."""
     import gc
 
     ready()
     started = time.perf_counter()
     gc.collect()
     before = rss()
-    for lock in locks:
+    locks = []
+    for i in range(n):
+        lock = make(i)
         lock.acquire()
+        locks.append(lock)
     grown = rss()
-    result(len(locks), time.perf_counter() - started, bytes_per_held_lock=(grown - before) / len(locks))
+    result(n, time.perf_counter() - started, bytes_per_held_lock=(grown - before) / n)
     for lock in locks:
         lock.release()
+
+
+def herd(n: int, holder, make) -> None:
+    """Scale workload: n threads queued on the lock `holder` holds (`make(i)`: waiter i's lock
+    object, over 10 clients). RSS per waiter while they wait, then the chain of hand-offs."""
+    import gc
+    import threading
+
+    holder.acquire()
+    gc.collect()
+    before = rss()
+    started_waiting = threading.Semaphore(0)
+
+    def wait(lock) -> None:
+        started_waiting.release()
+        lock.acquire()
+        lock.release()
+
+    threads = [threading.Thread(target=wait, args=(make(i),), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    for _ in range(n):
+        started_waiting.acquire()
+    time.sleep(2.0)  # every waiter's node created and watched
+    waiting = rss()
+    ready()
+    started = time.perf_counter()
+    holder.release()
+    for t in threads:
+        t.join()
+    result(n, time.perf_counter() - started, bytes_per_waiter=(waiting - before) / n, rss_mb=waiting / 1e6)

@@ -6,7 +6,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
-from common import held, objects, ready, result, timed
+from common import held, herd, objects, ready, result, timed
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -25,8 +25,26 @@ if workload == "objects":
     c.stop()
 elif workload == "held":
     c = client()
-    held([c.Lock(f"{root}/held/l-{i}") for i in range(n)])
+    held(n, lambda i: c.Lock(f"{root}/held/l-{i}"))
     c.stop()
+elif workload == "herd":
+    clients = [client() for _ in range(10)]
+    herd(n, clients[0].Lock(f"{root}/herd"), lambda i: clients[i % 10].Lock(f"{root}/herd"))
+elif workload == "size":
+    c = client()
+    q = c.Queue(f"{root}/deep")
+    for start in range(0, n, 1000):
+        for r in [c.create_async(f"{root}/deep/entry-", b"item", sequence=True, makepath=True)
+                  for _ in range(min(1000, n - start))]:
+            r.get()
+    ready()
+    samples = []
+    started = time.perf_counter()
+    for _ in range(50):
+        t = time.perf_counter()
+        assert len(q) == n
+        samples.append(time.perf_counter() - t)
+    result(50, time.perf_counter() - started, samples, backlog=n)
 elif workload == "cycle":
     zk = client()
     lock = zk.Lock(f"{root}/cycle", "bench")

@@ -1,12 +1,16 @@
 'use strict'
 // zkrecipes from Node.js: uncontended acquire + release (binding overhead vs Rust),
-// and lock objects made and dropped (run with --expose-gc).
+// lock objects made and dropped (run with --expose-gc), and locks held at once.
 const readline = require('node:readline')
 const zk = require('zkrecipes')
 
 async function go () {
   console.log('READY')
   await new Promise((resolve) => readline.createInterface({ input: process.stdin }).once('line', resolve))
+}
+
+class Plain extends require('node:events').EventEmitter {
+  constructor (dir) { super(); this._native = { dir } }
 }
 
 function collect () {
@@ -18,22 +22,43 @@ async function main () {
   const n = Number(count || 2000)
   const client = await zk.Client.connect(connect)
   const root = `/bench/node-${process.pid}`
-  if (workload === 'objects') {
+  if (workload === 'objects' || workload === 'baseline') {
+    // `baseline`: as many plain EventEmitters with a path each, to tell what
+    // V8 itself keeps after such a burst from what the library keeps.
+    const make = workload === 'objects'
+      ? (i) => client.writeLock(`${root}/objects/l-${i}`)
+      : (i) => new Plain(`${root}/objects/l-${i}`)
     await go()
     const started = process.hrtime.bigint()
     collect()
     const before = process.memoryUsage().rss
     let locks = []
-    for (let i = 0; i < n; i++) locks.push(client.writeLock(`${root}/objects/l-${i}`))
+    for (let i = 0; i < n; i++) locks.push(make(i))
     const peak = process.memoryUsage().rss
     locks = null
     collect()
-    // Native memory is freed by finalizers that run after the collection.
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // Native memory is freed by finalizers that run after the collection, and
+    // V8 gives its grown heap back only once idle for a few seconds.
+    for (let k = 0; k < 8; k++) await new Promise((resolve) => setTimeout(resolve, 1000))
     collect()
     const after = process.memoryUsage().rss
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     console.log(JSON.stringify({ ops: n, seconds, bytes_per_object: (peak - before) / n, retained_mb: (after - before) / 1e6 }))
+  } else if (workload === 'held') {
+    await go()
+    const started = process.hrtime.bigint()
+    collect()
+    const before = process.memoryUsage().rss
+    const locks = []
+    for (let i = 0; i < n; i++) {
+      const lock = client.writeLock(`${root}/held/l-${i}`)
+      await lock.acquire()
+      locks.push(lock)
+    }
+    const grown = process.memoryUsage().rss
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    console.log(JSON.stringify({ ops: n, seconds, bytes_per_held_lock: (grown - before) / n }))
+    for (const lock of locks) await lock.release()
   } else if (workload === 'cycle') {
     const lock = client.writeLock(`${root}/cycle`)
     for (let i = 0; i < 50; i++) { await lock.acquire(); await lock.release() }

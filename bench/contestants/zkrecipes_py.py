@@ -5,7 +5,7 @@ import os
 import sys
 
 import zkrecipes
-from common import held, objects, ready, timed
+from common import held, herd, objects, ready, timed
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -26,6 +26,9 @@ with zkrecipes.Client(connect) as client:
     elif workload == "objects":
         objects(n, lambda i: client.write_lock(f"{root}/objects/l-{i}"))
     elif workload == "held":
-        held([client.write_lock(f"{root}/held/l-{i}") for i in range(n)])
+        held(n, lambda i: client.write_lock(f"{root}/held/l-{i}"))
+    elif workload == "herd":
+        clients = [client] + [zkrecipes.Client(connect) for _ in range(9)]
+        herd(n, client.write_lock(f"{root}/herd"), lambda i: clients[i % 10].write_lock(f"{root}/herd"))
     else:
         raise SystemExit(f"unknown workload {workload}")

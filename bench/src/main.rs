@@ -275,17 +275,16 @@ async fn main() -> zkrecipes::Result<()> {
             );
             client.close().await;
         }
-        // 8b. Scale: n distinct locks held at once by one client.
+        // 8b. Scale: n distinct locks held at once by one client (each one's
+        // object and its hold).
         "held" => {
             let client = connect(zk).await;
-            let locks: Vec<WriteLock> = (0..n)
-                .map(|i| WriteLock::new(&client, &format!("{root}/held/l-{i}")))
-                .collect::<zkrecipes::Result<_>>()?;
             ready();
             let started = Instant::now();
             let before = rss();
             let mut guards = Vec::with_capacity(n);
-            for lock in &locks {
+            for i in 0..n {
+                let lock = WriteLock::new(&client, &format!("{root}/held/l-{i}"))?;
                 guards.push(lock.acquire().await?);
             }
             let held = rss();
@@ -341,10 +340,44 @@ async fn main() -> zkrecipes::Result<()> {
                 w.await.unwrap();
             }
             println!(
-                "{{\"ops\":{n},\"seconds\":{:.4},\"bytes_per_waiter\":{:.0}}}",
+                "{{\"ops\":{n},\"seconds\":{:.4},\"bytes_per_waiter\":{:.0},\"rss_mb\":{:.1}}}",
                 started.elapsed().as_secs_f64(),
-                (waiting - before) as f64 / n as f64
+                (waiting - before) as f64 / n as f64,
+                waiting as f64 / 1e6
             );
+        }
+        // 8d. Scale: `size()` of a queue with an n-item backlog.
+        "size" => {
+            let client = connect(zk).await;
+            let q = DistributedQueue::new(&client, &format!("{root}/deep"))?;
+            let items: Vec<usize> = (0..n).collect();
+            for chunk in items.chunks(256) {
+                let offers: Vec<_> = chunk
+                    .iter()
+                    .map(|_| {
+                        let q = q.clone();
+                        tokio::spawn(async move { q.offer(b"item").await })
+                    })
+                    .collect();
+                for o in offers {
+                    o.await.unwrap()?;
+                }
+            }
+            ready();
+            let rounds = 50;
+            let mut samples = Vec::with_capacity(rounds);
+            let started = Instant::now();
+            for _ in 0..rounds {
+                let t = Instant::now();
+                assert_eq!(q.size().await?, n);
+                samples.push(t.elapsed());
+            }
+            println!(
+                "{{\"ops\":{rounds},\"seconds\":{:.4},\"backlog\":{n},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
+            client.close().await;
         }
         other => panic!("unknown workload {other}"),
     }

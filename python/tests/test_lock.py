@@ -468,3 +468,30 @@ def test_an_event_equals_its_kind():
     assert acquired in {zkrecipes.LockEvent.ACQUIRED} and acquired == "ACQUIRED"
     assert acquired == zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 5)
     assert acquired != zkrecipes.Event(zkrecipes.LockEvent.ACQUIRED, 6)
+
+
+def test_a_sync_program_pays_for_neither_asyncio_nor_per_object_dicts(zk_connect, path):
+    # Issue 17: importing asyncio cost a sync program 11 MB; a lock object per request or
+    # per entity must stay small (no __dict__, no listener registry until the first listener).
+    program = textwrap.dedent(
+        f"""
+        import sys
+        import zkrecipes
+        assert "asyncio" not in sys.modules, "zkrecipes imported asyncio"
+        with zkrecipes.Client({zk_connect!r}) as c:
+            lock = c.write_lock({path!r})
+            assert not hasattr(lock, "__dict__")
+            with lock:
+                assert lock.is_held
+            seen = []
+            lock.add_listener(seen.append)
+            with lock:
+                pass
+            lock.remove_listener(seen.append)
+            assert "asyncio" not in sys.modules, "using a lock imported asyncio"
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
-from typing import Any, Callable, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
 
 from . import _native
 from ._listeners import Listeners
@@ -12,6 +11,9 @@ from .election import LeaderElectionSupport
 from .events import ConnectionState, connection_state
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class Client:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Type
 
@@ -12,6 +11,8 @@ from ._listeners import Listeners
 from .events import ElectionEvent, Event, election_event
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .client import Client
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import warnings
 from types import TracebackType
@@ -15,6 +14,8 @@ from ._listeners import Listeners
 from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .client import Client
 
 
@@ -30,17 +31,27 @@ def _thread_owner() -> int:
 
 def _task_owner() -> int:
     # Reentrancy for asyncio is per task: two tasks of one loop must exclude each other.
+    # (Imported here: a sync program never pays for importing asyncio.)
+    import asyncio
+
     task = asyncio.current_task()
     return id(task) if task is not None else threading.get_ident()
+
+
+# Listener registries are made on the first listener: most lock objects never get one, and a
+# lock object per request or per entity must stay small (issue 17).
+_LISTENERS_MADE = threading.Lock()
 
 
 class _Lock:
     """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``."""
 
+    __slots__ = ("_native", "_listeners", "__weakref__")
+
     def __init__(self, native: _native.NativeLock) -> None:
         """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
         self._native = native
-        self._listeners: Listeners[Event[LockEvent]] = Listeners(native.subscribe, lock_event)
+        self._listeners: Optional[Listeners[Event[LockEvent]]] = None
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -109,11 +120,16 @@ class _Lock:
 
         Called on the library's listener thread; ``fn`` may call any method of the library.
         """
-        self._listeners.add(fn, loop)
+        with _LISTENERS_MADE:
+            if self._listeners is None:
+                self._listeners = Listeners(self._native.subscribe, lock_event)
+            listeners = self._listeners
+        listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
         """Stops calling ``fn``; unknown listeners are ignored."""
-        self._listeners.remove(fn)
+        if self._listeners is not None:
+            self._listeners.remove(fn)
 
     def __enter__(self) -> _Lock:
         """``acquire()``; leaving the block releases."""
@@ -168,6 +184,8 @@ class WriteLock(_Lock):
     """An exclusive, fair lock on directory ``dir``, interoperable with Apache's ``WriteLock``,
     Curator's ``InterProcessMutex`` and kazoo's ``Lock``."""
 
+    __slots__ = ()
+
     def __init__(self, client: Client, dir: str) -> None:
         """An exclusive lock on ``dir`` of ``client``."""
         super().__init__(_native.NativeLock(_client(client), dir))
@@ -176,9 +194,13 @@ class WriteLock(_Lock):
 class ReadLock(_Lock):
     """The shared side of a ``ReadWriteLock``."""
 
+    __slots__ = ()
+
 
 class WriteSide(_Lock):
     """The exclusive side of a ``ReadWriteLock``."""
+
+    __slots__ = ()
 
 
 class ReadWriteLock:

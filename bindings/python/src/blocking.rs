@@ -5,6 +5,7 @@
 //! is dropped, which withdraws whatever it had created on the server.
 
 use std::future::Future;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -40,22 +41,31 @@ where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    let runtime = zkrecipes::runtime::runtime();
-    let mut task = runtime.spawn(future);
+    // The waiting thread parks on a plain channel, not inside the runtime: a
+    // thread blocked in `block_on` carries the runtime's per-thread context
+    // and a deeper stack, which W waiting threads pay W times (issue 17).
+    // The future is boxed at once for the same reason.
+    let future = Box::pin(future);
+    let (done, mut result) = mpsc::sync_channel(1);
+    let task = zkrecipes::runtime::runtime().spawn(async move {
+        let _ = done.send(future.await);
+    });
     loop {
-        let finished = py.detach(|| {
-            runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, &mut task).await })
+        let (receiver, received) = py.detach(move || {
+            let received = result.recv_timeout(SIGNAL_CHECK);
+            (result, received)
         });
-        match finished {
-            Ok(Ok(result)) => return result.map_err(to_py),
-            Ok(Err(join_error)) => {
-                return Err(internal(format!("zkrecipes task failed: {join_error}")))
+        result = receiver;
+        match received {
+            Ok(outcome) => return outcome.map_err(to_py),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(internal("zkrecipes task failed (panicked)"))
             }
-            Err(_) => {
+            Err(RecvTimeoutError::Timeout) => {
                 if let Err(signal) = py.check_signals() {
                     task.abort();
                     // Finished between the check and the abort: undo, never drop.
-                    if let Ok(Ok(value)) = py.detach(|| runtime.block_on(&mut task)) {
+                    if let Ok(Ok(value)) = py.detach(move || result.recv()) {
                         if let Some(undo) = undo(value) {
                             undo();
                         }

@@ -669,16 +669,16 @@ impl LockCore {
     pub(super) async fn wait_for_change(&self, blocker: &str) -> Result<()> {
         let path = format!("{}/{}", self.dir, blocker);
         let path = path.as_str();
-        let watched = self
-            .client
-            .retrying(None, |zk| async move {
-                match zk.get_and_watch_data(path).await {
-                    Ok((_, _, watcher)) => Ok(Some(watcher)),
-                    Err(zk::Error::NoNode) => Ok(None),
-                    Err(err) => Err(err),
-                }
-            })
-            .await?;
+        // Boxed: a waiter spends its life in this function, and the request's
+        // future is most of its size (issue 17: memory per waiter).
+        let watched = Box::pin(self.client.retrying(None, |zk| async move {
+            match zk.get_and_watch_data(path).await {
+                Ok((_, _, watcher)) => Ok(Some(watcher)),
+                Err(zk::Error::NoNode) => Ok(None),
+                Err(err) => Err(err),
+            }
+        }))
+        .await?;
         let Some(watcher) = watched else {
             return Ok(());
         };
