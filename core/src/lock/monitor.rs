@@ -177,8 +177,15 @@ async fn run(
     let mut followed: HashMap<u64, Box<Followed>> = HashMap::new();
     let mut events = FuturesUnordered::new();
     let mut states_open = true;
+    // Timers are set only while disconnected or after a failed watch: the
+    // earliest is looked for (among all holds) only after such a change, not
+    // on every hold taken.
+    let mut timers_changed = false;
+    let mut timer: Option<Instant> = None;
     loop {
-        let timer = followed.values().filter_map(|f| f.timer()).min();
+        if std::mem::take(&mut timers_changed) {
+            timer = followed.values().filter_map(|f| f.timer()).min();
+        }
         tokio::select! {
             command = commands.recv() => {
                 let Some(command) = command else { return };
@@ -192,7 +199,10 @@ async fn run(
                                 finish(&f, End::Closed);
                                 continue;
                             }
-                            ConnectionState::Suspended => f.suspend(&client),
+                            ConnectionState::Suspended => {
+                                f.suspend(&client);
+                                timers_changed = true;
+                            }
                             _ => {}
                         }
                         match watch {
@@ -206,6 +216,7 @@ async fn run(
                         followed.remove(&id);
                     }
                     Command::Armed { id, verify, result } => {
+                        timers_changed = true;
                         let Some(f) = followed.get_mut(&id) else { continue };
                         match armed(f, verify, result, &reply) {
                             Ok(Some(watch)) => events.push(install(f, watch)),
@@ -254,8 +265,10 @@ async fn run(
                     }
                 };
                 on_state(&mut followed, state, &reply);
+                timers_changed = true;
             }
             () = tokio::time::sleep_until(timer.unwrap_or_else(Instant::now)), if timer.is_some() => {
+                timers_changed = true;
                 let now = Instant::now();
                 let due: Vec<u64> = followed
                     .values()
