@@ -671,6 +671,16 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
     if let Some(identity) = &options.identity {
         check_node_data("identity", identity)?;
     }
+    if let Some(at) = connect_string.find('/') {
+        let chroot = &connect_string[at..];
+        if chroot.len() > crate::path::MAX_PATH {
+            return Err(Error::invalid_argument(format!(
+                "the chroot is {} bytes; at most {} are allowed",
+                chroot.len(),
+                crate::path::MAX_PATH
+            )));
+        }
+    }
     Ok(())
 }
 

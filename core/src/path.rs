@@ -3,10 +3,22 @@
 
 use crate::error::{Error, ErrorCode, Result};
 
+/// The longest recipe path (and chroot) accepted. A request over the
+/// server's packet limit makes it drop the connection instead of refusing
+/// the request, and every retry drops it again (found by an adversarial
+/// test: a 2 MB path jammed the whole client); 32 KiB leaves room for node
+/// names and payloads.
+pub const MAX_PATH: usize = 32 * 1024;
+
+/// Names ending so are reserved: a queue keeps its claim markers in the
+/// sibling `<dir>.zkrecipes`, which must never be another recipe's directory.
+pub const RESERVED_SUFFIX: &str = ".zkrecipes";
+
 /// Accepts an absolute ZooKeeper path that a recipe may own.
 ///
 /// Refused: empty, relative, trailing `/`, empty / `.` / `..` segments,
-/// control characters and the server's own `/zookeeper` subtree.
+/// control characters, the server's own `/zookeeper` subtree, names ending in
+/// `.zkrecipes` and paths longer than `MAX_PATH` bytes.
 pub fn validate(path: &str) -> Result<()> {
     let fail = |why: &str| {
         Err(Error::new(
@@ -16,6 +28,15 @@ pub fn validate(path: &str) -> Result<()> {
     };
     if path.is_empty() {
         return fail("empty");
+    }
+    if path.len() > MAX_PATH {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!(
+                "invalid path of {} bytes: at most {MAX_PATH} are allowed",
+                path.len()
+            ),
+        ));
     }
     if !path.starts_with('/') {
         return fail("must be absolute (start with '/')");
@@ -37,6 +58,9 @@ pub fn validate(path: &str) -> Result<()> {
         match segment {
             "" => return fail("empty segment ('//')"),
             "." | ".." => return fail("'.' and '..' segments are not allowed"),
+            _ if segment.ends_with(RESERVED_SUFFIX) => {
+                return fail("names ending in '.zkrecipes' are reserved for queue bookkeeping")
+            }
             _ => {}
         }
     }
@@ -52,7 +76,16 @@ mod tests {
 
     #[test]
     fn accepts_plain_absolute_paths() {
-        for ok in ["/a", "/locks/job-1", "/x/y/z", "/zookeeperish"] {
+        let longest = format!("/{}", "x".repeat(super::MAX_PATH - 1));
+        for ok in [
+            "/a",
+            "/locks/job-1",
+            "/x/y/z",
+            "/zookeeperish",
+            "/x/zkrecipes",
+            "/x/a.zkrecipesx",
+            &longest,
+        ] {
             assert!(validate(ok).is_ok(), "{ok}");
         }
     }
@@ -73,6 +106,10 @@ mod tests {
             "/a\nb",
             "/zookeeper",
             "/zookeeper/x",
+            "/x/col.zkrecipes",
+            "/a.zkrecipes/b",
+            "/.zkrecipes",
+            &format!("/{}", "x".repeat(super::MAX_PATH)),
         ] {
             let err = validate(bad).unwrap_err();
             assert_eq!(err.code(), crate::ErrorCode::InvalidPath, "{bad:?}");

@@ -49,10 +49,6 @@ use crate::{path, runtime};
 
 const ITEM_PREFIX: &str = "qn-";
 
-/// Appended to the queue's path to name the directory of its claim markers
-/// and receipts.
-pub const BOOKKEEPING_SUFFIX: &str = ".zkrecipes";
-
 /// Names a give-back's receipt; other consumers ignore it as they ignore
 /// any child that is not an item.
 const RECEIPT_PREFIX: &str = "back-";
@@ -712,12 +708,22 @@ impl Inner {
     }
 }
 
-/// `<dir>.zkrecipes` (`/zkrecipes` for a queue at the root).
+/// `<dir>.zkrecipes`: `path::validate` keeps that name from every recipe.
 fn bookkeeping_dir(dir: &str) -> String {
-    if dir == "/" {
-        "/zkrecipes".to_string()
-    } else {
-        format!("{dir}{BOOKKEEPING_SUFFIX}")
+    format!("{dir}{}", path::RESERVED_SUFFIX)
+}
+
+/// A queue object dropped without `close` leaves no claim marker behind for
+/// the rest of the session (found by an adversarial test: a queue object per
+/// request piled up one ephemeral node each).
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(marker) = self.cache.get_mut().last_marker.take() {
+            let client = self.client.clone();
+            runtime::handle().spawn(async move {
+                let _ = crate::client::delete_confirmed(&client, &marker).await;
+            });
+        }
     }
 }
 

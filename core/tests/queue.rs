@@ -245,9 +245,11 @@ async fn the_directory_holds_only_items_and_size_counts_them() {
         producer.offer(format!("{i}").as_bytes()).await.unwrap();
     }
     let consumers = [client().await, client().await];
+    let mut queues = Vec::new();
     for c in &consumers {
         let q = DistributedQueue::new(c, &dir).unwrap();
         assert!(q.poll().await.unwrap().is_some());
+        queues.push(q);
     }
     assert_eq!(producer.size().await.unwrap(), 4);
     let items = children(server().connect_string(), &dir).await;
@@ -276,4 +278,45 @@ async fn the_directory_holds_only_items_and_size_counts_them() {
     .await;
     assert_eq!(producer.size().await.unwrap(), 4);
     assert_eq!(producer.poll().await.unwrap().unwrap(), b"2");
+}
+
+/// Found by an adversarial test: a queue object per request left one claim
+/// marker each until the session ended. Dropping the object withdraws it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_queue_object_leaves_no_claim_marker() {
+    let dir = unique("q-dropped");
+    let c = client().await;
+    let producer = DistributedQueue::new(&c, &dir).unwrap();
+    for i in 0..20 {
+        producer.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    for _ in 0..20 {
+        let q = DistributedQueue::new(&c, &dir).unwrap();
+        assert!(q.poll().await.unwrap().is_some());
+    }
+    let bookkeeping = format!("{dir}.zkrecipes");
+    eventually("no claim marker left", Duration::from_secs(10), || {
+        let path = bookkeeping.clone();
+        async move { children(server().connect_string(), &path).await.is_empty() }
+    })
+    .await;
+    assert_eq!(producer.size().await.unwrap(), 0);
+}
+
+/// Found by an adversarial test: `<dir>.zkrecipes` of one queue could be
+/// another recipe's directory (a lock there took the markers for contenders).
+#[tokio::test(flavor = "multi_thread")]
+async fn bookkeeping_names_and_oversized_paths_are_refused() {
+    let c = client().await;
+    for bad in ["/x/jobs.zkrecipes", "/x.zkrecipes/lock"] {
+        let err = zkrecipes::WriteLock::new(&c, bad).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidPath, "{bad}");
+        let err = DistributedQueue::new(&c, bad).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidPath, "{bad}");
+    }
+    let huge = format!("/{}", "x".repeat(2 * 1024 * 1024));
+    let err = DistributedQueue::new(&c, &huge).err().unwrap();
+    assert_eq!(err.code(), ErrorCode::InvalidPath);
+    // The client is untouched.
+    assert_eq!(c.state(), zkrecipes::ConnectionState::Connected);
 }

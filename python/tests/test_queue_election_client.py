@@ -505,3 +505,40 @@ def test_the_documented_event_order_holds(client, path):
         time.sleep(0.01)
     assert [k.value for k, _ in seen[7:]] == ["STOP_START", "STOP_COMPLETE"]
     assert seen[-1] == (ElectionEvent.STOP_COMPLETE, False)
+
+
+def test_queue_close_and_collection_leave_no_claim_marker(client, zk_connect, path):
+    # Found by an adversarial test: a queue object per request left one claim marker each
+    # (an ephemeral node in `<dir>.zkrecipes`) until the session ended.
+    import gc
+
+    def markers() -> str:
+        harness = os.environ["ZK_HARNESS"]
+        return subprocess.run([harness, "ephemerals", zk_connect, path + ".zkrecipes"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    producer = client.queue(path)
+    for i in range(12):
+        producer.offer(b"%d" % i)
+    with client.queue(path) as q:
+        assert q.poll() == b"0"
+        assert "claim-" in markers(), "a consumer keeps the marker of its last take"
+    assert markers() == "", "close() deletes it"
+    for _ in range(10):
+        assert client.queue(path).poll() is not None
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while markers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert markers() == "", "a collected queue object deletes it"
+    assert len(producer) == 1
+
+
+def test_bookkeeping_names_are_reserved(client):
+    for bad in ("/x/jobs.zkrecipes", "/a.zkrecipes/b"):
+        with pytest.raises(zkrecipes.InvalidPathError):
+            client.queue(bad)
+        with pytest.raises(zkrecipes.InvalidPathError):
+            client.write_lock(bad)
+    with pytest.raises(zkrecipes.InvalidPathError):
+        client.queue("/" + "x" * (2 * 1024 * 1024))

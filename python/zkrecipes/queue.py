@@ -99,3 +99,28 @@ class DistributedQueue:
     async def size_async(self) -> int:
         """``size`` without blocking the event loop."""
         return await self._native.size_async()
+
+    def close(self) -> None:
+        """Deletes this consumer's claim marker (also done when the object is collected); the
+        queue stays usable."""
+        self._native.close()
+
+    async def close_async(self) -> None:
+        """``close`` without blocking the event loop."""
+        await self._native.close_async()
+
+    def __enter__(self) -> DistributedQueue:
+        """The queue itself; leaving the block closes it."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """``close()``."""
+        self.close()
+
+    async def __aenter__(self) -> DistributedQueue:
+        """The queue itself; leaving the block closes it."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """``close_async()``."""
+        await self.close_async()

@@ -132,4 +132,14 @@ impl NativeQueue {
         let queue = self.inner.clone();
         awaitable(py, async move { queue.size().await })
     }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let queue = self.inner.clone();
+        wait(py, async move { queue.close().await })
+    }
+
+    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { queue.close().await })
+    }
 }
