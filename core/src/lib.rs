@@ -15,6 +15,7 @@ mod memory;
 pub mod path;
 mod queue;
 pub mod runtime;
+mod work_queue;
 
 pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
 pub use election::{ElectionEvent, LeaderElectionSupport};
@@ -23,6 +24,7 @@ pub use event::{Event, EventDetails};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
+pub use work_queue::{Delivery, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY};
 
 /// The crate README's example compiles (`cargo test --doc`).
 #[doc = include_str!("../README.md")]

@@ -1,0 +1,274 @@
+//! The at-least-once work queue against a real ZooKeeper: acknowledgement,
+//! give-back, redelivery after a consumer's death, dead letters, batches.
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::*;
+use zk_harness::FaultProxy;
+use zkrecipes::{ErrorCode, WorkQueue, WorkQueueOptions};
+
+const SECOND: Option<Duration> = Some(Duration::from_secs(1));
+
+fn with_prefetch(prefetch: usize) -> WorkQueueOptions {
+    WorkQueueOptions {
+        prefetch,
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn priorities_then_fifo_and_ack_deletes() {
+    let path = unique("wq-order");
+    let c = client().await;
+    let q = WorkQueue::new(&c, &path).unwrap();
+    q.offer(b"b1").await.unwrap();
+    q.offer_with_priority(b"urgent", 5).await.unwrap();
+    q.offer(b"b2").await.unwrap();
+    q.offer_with_priority(b"late", 900).await.unwrap();
+    assert_eq!(q.size().await.unwrap(), 4);
+    let mut got = Vec::new();
+    while let Some(job) = q.consume(Some(Duration::ZERO)).await.unwrap() {
+        assert_eq!(job.delivery_count(), 1);
+        got.push(String::from_utf8(job.data().to_vec()).unwrap());
+        job.ack().await.unwrap();
+    }
+    assert_eq!(got, ["urgent", "b1", "b2", "late"]);
+    assert_eq!(q.size().await.unwrap(), 0);
+    assert!(
+        children(server().connect_string(), &format!("{path}/taken"))
+            .await
+            .is_empty()
+    );
+    let err = q.offer_with_priority(b"x", 1000).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nack_and_a_dropped_delivery_give_the_item_back_at_its_place() {
+    let path = unique("wq-nack");
+    let c = client().await;
+    let q = WorkQueue::new(&c, &path).unwrap();
+    q.offer_all(&[b"a", b"b"]).await.unwrap();
+    let a = q.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!(a.data(), b"a");
+    a.nack().await.unwrap();
+    let a = q.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!((a.data(), a.delivery_count()), (&b"a"[..], 2));
+    drop(a);
+    // The give-back of a dropped delivery runs in the background.
+    let mut again = None;
+    for _ in 0..50 {
+        let job = q.consume(SECOND).await.unwrap().unwrap();
+        if job.data() == b"a" {
+            again = Some(job);
+            break;
+        }
+        job.nack().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let a = again.expect("a dropped delivery comes back");
+    assert_eq!(a.delivery_count(), 3);
+    a.ack().await.unwrap();
+    let b = q.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!(b.data(), b"b");
+    b.ack().await.unwrap();
+    assert!(q
+        .consume(Some(Duration::from_millis(100)))
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_consumer_that_dies_gives_back_every_item_it_held() {
+    let path = unique("wq-death");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    let items: Vec<String> = (0..10).map(|i| format!("job-{i}")).collect();
+    producer.offer_all(&items).await.unwrap();
+    let doomed_client = client().await;
+    let doomed = WorkQueue::with_options(&doomed_client, &path, with_prefetch(4)).unwrap();
+    let held = [
+        doomed.consume(SECOND).await.unwrap().unwrap(),
+        doomed.consume(SECOND).await.unwrap().unwrap(),
+        doomed.consume(SECOND).await.unwrap().unwrap(),
+    ];
+    // One transaction claimed 4: three handed out, one buffered.
+    assert_eq!(
+        children(server().connect_string(), &format!("{path}/taken"))
+            .await
+            .len(),
+        4
+    );
+    let survivor = WorkQueue::new(&client().await, &path).unwrap();
+    let mut seen = HashSet::new();
+    // While the doomed consumer lives, the others get only the free items.
+    for _ in 0..6 {
+        let job = survivor.consume(SECOND).await.unwrap().unwrap();
+        seen.insert(String::from_utf8(job.data().to_vec()).unwrap());
+        job.ack().await.unwrap();
+    }
+    assert!(survivor
+        .consume(Some(Duration::from_millis(200)))
+        .await
+        .unwrap()
+        .is_none());
+    // Its session ends (as when the process is killed): all four come back.
+    doomed_client.close().await;
+    for _ in 0..4 {
+        let job = survivor
+            .consume(Some(Duration::from_secs(5)))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(job.delivery_count() <= 2, "{job:?}");
+        assert!(
+            seen.insert(String::from_utf8(job.data().to_vec()).unwrap()),
+            "{job:?}"
+        );
+        job.ack().await.unwrap();
+    }
+    assert_eq!(seen.len(), 10, "every item once: {seen:?}");
+    for job in held {
+        let err = job.ack().await.unwrap_err();
+        assert!(
+            matches!(err.code(), ErrorCode::SessionExpired | ErrorCode::Closed),
+            "{err}"
+        );
+    }
+    assert_eq!(producer.size().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poison_item_moves_to_the_dead_letters_after_max_deliveries() {
+    let path = unique("wq-poison");
+    let c = client().await;
+    let options = WorkQueueOptions {
+        max_deliveries: Some(3),
+        ..Default::default()
+    };
+    let q = WorkQueue::with_options(&c, &path, options).unwrap();
+    q.offer(b"poison").await.unwrap();
+    q.offer(b"fine").await.unwrap();
+    for n in 1..=3 {
+        let job = q.consume(SECOND).await.unwrap().unwrap();
+        assert_eq!((job.data(), job.delivery_count()), (&b"poison"[..], n));
+        job.nack().await.unwrap();
+    }
+    let next = q.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!(next.data(), b"fine");
+    next.ack().await.unwrap();
+    let dead = children(server().connect_string(), q.dead_letter_path()).await;
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(q.size().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn offer_all_splits_under_the_packet_limit_and_keeps_order() {
+    let path = unique("wq-batch");
+    let c = client().await;
+    let q = WorkQueue::new(&c, &path).unwrap();
+    let big: Vec<Vec<u8>> = (0..9u8).map(|i| vec![i; 300 * 1024]).collect();
+    let names = q.offer_all(&big).await.unwrap();
+    assert_eq!(names.len(), 9);
+    let small: Vec<String> = (0..2000).map(|i| format!("{i}")).collect();
+    q.offer_all(&small).await.unwrap();
+    assert_eq!(q.size().await.unwrap(), 2009);
+    let q = WorkQueue::with_options(&c, &path, with_prefetch(64)).unwrap();
+    for i in 0..9u8 {
+        let job = q.consume(SECOND).await.unwrap().unwrap();
+        assert_eq!(job.data(), &big[i as usize][..]);
+        job.ack().await.unwrap();
+    }
+    for i in 0..2000 {
+        let job = q.consume(SECOND).await.unwrap().unwrap();
+        assert_eq!(job.data(), format!("{i}").as_bytes());
+        job.ack().await.unwrap();
+    }
+    let too_big = vec![0u8; q.max_payload() + 1];
+    let err = q.offer(&too_big).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn close_gives_back_what_prefetch_claimed() {
+    let path = unique("wq-close");
+    let c = client().await;
+    let q = WorkQueue::with_options(&c, &path, with_prefetch(8)).unwrap();
+    let items: Vec<String> = (0..8).map(|i| format!("{i}")).collect();
+    q.offer_all(&items).await.unwrap();
+    let first = q.consume(SECOND).await.unwrap().unwrap();
+    first.ack().await.unwrap();
+    q.close().await.unwrap();
+    assert!(
+        children(server().connect_string(), &format!("{path}/taken"))
+            .await
+            .is_empty()
+    );
+    let other = WorkQueue::new(&client().await, &path).unwrap();
+    let job = other.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!(
+        job.data(),
+        b"1",
+        "the buffered items are back at their place"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_consumer_cut_off_past_its_session_loses_its_claims_to_another() {
+    let path = unique("wq-expiry");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    producer.offer(b"job").await.unwrap();
+    let proxy = FaultProxy::start(server().connect_string());
+    let flaky = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let q = WorkQueue::new(&flaky, &path).unwrap();
+    let job = q.consume(SECOND).await.unwrap().unwrap();
+    proxy.set_blackhole(true);
+    let other = WorkQueue::new(&client().await, &path).unwrap();
+    let again = other
+        .consume(Some(Duration::from_secs(15)))
+        .await
+        .unwrap()
+        .expect("the expired session's claim is given back");
+    assert_eq!((again.data(), again.delivery_count()), (&b"job"[..], 2));
+    proxy.set_blackhole(false);
+    let err = job.ack().await.unwrap_err();
+    assert!(
+        matches!(
+            err.code(),
+            ErrorCode::SessionExpired | ErrorCode::ConnectionLoss
+        ),
+        "{err}"
+    );
+    again.ack().await.unwrap();
+    assert_eq!(producer.size().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_consumers_deliver_every_item_and_ack_each_once() {
+    let path = unique("wq-many");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    let n = 600;
+    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+    producer.offer_all(&items).await.unwrap();
+    let mut tasks = Vec::new();
+    for c in 0..4 {
+        let q = WorkQueue::with_options(&client().await, &path, with_prefetch(1 + c * 5)).unwrap();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(job) = q.consume(Some(Duration::from_millis(300))).await.unwrap() {
+                got.push(String::from_utf8(job.data().to_vec()).unwrap());
+                job.ack().await.unwrap();
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), n, "acknowledged once each");
+    assert_eq!(unique.len(), n);
+}
