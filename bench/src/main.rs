@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkrecipes::{
-    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, WriteLock,
+    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, WorkQueue,
+    WorkQueueOptions, WriteLock,
 };
 
 fn ready() {
@@ -228,6 +229,75 @@ async fn main() -> zkrecipes::Result<()> {
             let secs = started.elapsed().as_secs_f64();
             assert_eq!(taken.load(Ordering::SeqCst), n);
             println!("{{\"ops\":{n},\"seconds\":{secs:.4},\"offer_seconds\":{offer_secs:.4}}}");
+        }
+        // 9. At-least-once work queue: drain of n items by `consumers`, each
+        // claiming `prefetch` per transaction and acknowledging as it goes
+        // (acks of one consumer are committed together while one is in flight).
+        "workqueue" => {
+            let consumers: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(1);
+            let prefetch: usize = args.get(5).map(|s| s.parse().unwrap()).unwrap_or(64);
+            let path = format!("{root}/work-{n}-{consumers}-{prefetch}");
+            let producer = WorkQueue::new(&connect(zk).await, &path)?;
+            let items: Vec<String> = (0..n).map(|i| format!("item-{i}")).collect();
+            producer.offer_all(&items).await?;
+            let options = WorkQueueOptions {
+                prefetch,
+                ..Default::default()
+            };
+            let mut queues = Vec::new();
+            for _ in 0..consumers {
+                queues.push(WorkQueue::with_options(
+                    &connect(zk).await,
+                    &path,
+                    options.clone(),
+                )?);
+            }
+            ready();
+            let started = Instant::now();
+            let tasks: Vec<_> = queues
+                .into_iter()
+                .map(|q| {
+                    tokio::spawn(async move {
+                        let mut acks = tokio::task::JoinSet::new();
+                        let mut done = 0;
+                        while let Some(job) = q.consume(Some(Duration::ZERO)).await.unwrap() {
+                            acks.spawn(job.ack());
+                            done += 1;
+                            // Acks in flight are bounded like a worker pool's.
+                            while acks.len() > prefetch {
+                                acks.join_next().await.unwrap().unwrap().unwrap();
+                            }
+                        }
+                        while let Some(ack) = acks.join_next().await {
+                            ack.unwrap().unwrap();
+                        }
+                        done
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for t in tasks {
+                total += t.await.unwrap();
+            }
+            assert_eq!(total, n);
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4}}}",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        // 9b. Batched offers: n items in `offer_all` calls of 1,000.
+        "offerall" => {
+            let q = WorkQueue::new(&connect(zk).await, &format!("{root}/offer-all"))?;
+            let items: Vec<String> = (0..n).map(|i| format!("item-{i}")).collect();
+            ready();
+            let started = Instant::now();
+            for chunk in items.chunks(1000) {
+                q.offer_all(chunk).await?;
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4}}}",
+                started.elapsed().as_secs_f64()
+            );
         }
         // 6. Election: from the leader's stop() to the next member's ELECTED_COMPLETE.
         "election" => {

@@ -92,6 +92,19 @@ struct Cursor {
     claimed: VecDeque<Claimed>,
     /// Available entry names from the last listing, head first.
     names: VecDeque<String>,
+    /// Claims lost to other consumers in a row.
+    collided: u32,
+}
+
+/// How a claim transaction ended.
+struct Claim {
+    claimed: Vec<Claimed>,
+    /// Names read but not claimed (over the packet budget).
+    left: Vec<String>,
+    /// Another consumer claimed (or changed) one of them first.
+    collided: bool,
+    /// Most were gone already: list again.
+    stale: bool,
 }
 
 #[derive(Default)]
@@ -438,13 +451,48 @@ impl Inner {
                     return Ok(None);
                 }
             }
-            let want = self.options.prefetch.min(state.names.len());
-            let picked: Vec<String> = state.names.drain(..want).collect();
-            let (claimed, unclaimed) = self.claim(picked).await?;
-            state.claimed.extend(claimed);
-            for name in unclaimed.into_iter().rev() {
-                state.names.push_front(name);
+            let len = state.names.len();
+            let want = self.options.prefetch.min(len);
+            // Under contention, consumers spread out over slots of `want`
+            // names: claiming the same head in lockstep would let one of C
+            // consumers win each round. The slots widen with each race lost
+            // and narrow again with each claim won.
+            let slots = (1 + 2 * state.collided as usize)
+                .min(len / want.max(1))
+                .max(1);
+            let start = want * fastrand::usize(..slots);
+            let picked: Vec<String> = state.names.drain(start..start + want).collect();
+            let claim = self.claim(picked).await?;
+            if claim.stale {
+                state.names.clear();
+            } else if claim.collided {
+                state.collided = (state.collided + 1).min(8);
+                // Our view of the line is stale: drop what others claimed
+                // (a short listing; the entries may be 100,000).
+                let taken: std::collections::HashSet<String> =
+                    self.taken_names().await?.into_iter().collect();
+                state.names.retain(|n| !taken.contains(n));
+            } else {
+                state.collided = state.collided.saturating_sub(1);
+                for name in claim.left {
+                    if let Err(at) = state.names.binary_search(&name) {
+                        state.names.insert(at, name);
+                    }
+                }
             }
+            state.claimed.extend(claim.claimed);
+        }
+    }
+
+    async fn taken_names(&self) -> Result<Vec<String>> {
+        let taken = self.taken.as_str();
+        match self
+            .client
+            .retrying(None, |zk| async move { zk.list_children(taken).await })
+            .await
+        {
+            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
+            other => other,
         }
     }
 
@@ -478,13 +526,14 @@ impl Inner {
     /// Claims `names` in one transaction (those still there and free, as
     /// many as fit in one packet), moving aside the ones past
     /// `max_deliveries`; also returns the names left for a next claim.
-    async fn claim(&self, names: Vec<String>) -> Result<(Vec<Claimed>, Vec<String>)> {
+    async fn claim(&self, names: Vec<String>) -> Result<Claim> {
         let zk = self.client.zk()?;
         let reads: Vec<_> = names
             .iter()
             .map(|n| zk.get_data(&format!("{}/{n}", self.entries)))
             .collect();
         let mut read = Vec::new();
+        let picked = names.len();
         for (name, result) in names
             .into_iter()
             .zip(futures_util::future::join_all(reads).await)
@@ -496,6 +545,15 @@ impl Inner {
             }
         }
         drop(zk);
+        // Most of them gone: other consumers took them; our listing is stale.
+        if read.len() * 2 < picked {
+            return Ok(Claim {
+                claimed: Vec::new(),
+                left: read.into_iter().map(|(n, _, _)| n).collect(),
+                collided: false,
+                stale: true,
+            });
+        }
         if let Some(max) = self.options.max_deliveries {
             let (dead, live): (Vec<_>, Vec<_>) = read
                 .into_iter()
@@ -551,16 +609,26 @@ impl Inner {
                             session,
                         })
                         .collect();
-                    return Ok((claimed, left));
+                    return Ok(Claim {
+                        claimed,
+                        left,
+                        collided: false,
+                        stale: false,
+                    });
                 }
                 // The claims directory is missing (a queue offered by Apache-style code).
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 0,
                     source: zk::Error::NoNode,
                 }) => self.client.ensure_path(&self.taken, None).await?,
-                // Somebody else got that one first, or it changed: the rest still may do.
-                Err(zk::MultiWriteError::OperationFailed { index, .. }) => {
-                    read.remove(index / 2);
+                // Somebody else got one first, or it changed.
+                Err(zk::MultiWriteError::OperationFailed { .. }) => {
+                    return Ok(Claim {
+                        claimed: Vec::new(),
+                        left: Vec::new(),
+                        collided: true,
+                        stale: false,
+                    })
                 }
                 Err(zk::MultiWriteError::RequestFailed { source })
                     if Error::from(source.clone()).is_connection_loss() =>
@@ -583,13 +651,23 @@ impl Inner {
                                 session,
                             })
                             .collect();
-                        return Ok((claimed, left));
+                        return Ok(Claim {
+                            claimed,
+                            left,
+                            collided: false,
+                            stale: false,
+                        });
                     }
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
-        Ok((Vec::new(), left))
+        Ok(Claim {
+            claimed: Vec::new(),
+            left,
+            collided: false,
+            stale: false,
+        })
     }
 
     /// Moves an item past `max_deliveries` to the dead-letter directory.
