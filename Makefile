@@ -73,7 +73,7 @@ wheel: setup
 # Python: the installed wheel in a fresh virtualenv, against a harness ZooKeeper.
 test-python: wheel harness
 	rm -rf $(PY_VENV) && $(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install --quiet $(WHEELS)/zkrecipes-*.whl pytest mypy
+	$(PY_VENV)/bin/pip install --quiet $(WHEELS)/zkrecipes-*.whl pytest mypy kazoo==2.10.0
 	cd $(PY_VENV) && bin/mypy --strict $(CURDIR)/python/examples/quickstart.py
 	cd $(PY_VENV) && ZK_HARNESS=$(CURDIR)/target/debug/zk-harness bin/python -m pytest -q -p no:cacheprovider \
 		--import-mode=importlib $(CURDIR)/python/tests

@@ -29,6 +29,7 @@ from .errors import (
 from .events import ConnectionState, ElectionEvent, Event, LockEvent
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
+from .work_queue import Job, WorkQueue
 
 __version__: str = _native.__version__
 
@@ -48,6 +49,7 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",
+    "Job",
     "LeaderElectionSupport",
     "LockEvent",
     "NoAuthError",
@@ -60,6 +62,7 @@ __all__ = [
     "ReadLock",
     "ReadWriteLock",
     "SessionExpiredError",
+    "WorkQueue",
     "WouldDeadlockError",
     "WriteLock",
     "WriteSide",

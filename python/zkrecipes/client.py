@@ -11,6 +11,7 @@ from .election import LeaderElectionSupport
 from .events import ConnectionState, connection_state
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
+from .work_queue import WorkQueue
 
 if TYPE_CHECKING:
     import asyncio
@@ -98,6 +99,10 @@ class Client:
     def queue(self, dir: str) -> DistributedQueue:
         """A ``DistributedQueue`` on ``dir`` (Apache's queue nodes)."""
         return DistributedQueue(self, dir)
+
+    def work_queue(self, path: str, *, prefetch: int = 1, max_deliveries: Optional[int] = None) -> WorkQueue:
+        """A ``WorkQueue`` under ``path`` (kazoo's ``LockingQueue`` nodes): at-least-once jobs."""
+        return WorkQueue(self, path, prefetch=prefetch, max_deliveries=max_deliveries)
 
     def leader_election(self, root: str, host_name: Optional[str] = None) -> LeaderElectionSupport:
         """A ``LeaderElectionSupport`` member under ``root``; ``host_name`` defaults to the client's identity."""

@@ -11,6 +11,7 @@ mod payload;
 mod queue;
 mod rwlock;
 mod undo;
+mod work_queue;
 
 use pyo3::prelude::*;
 
@@ -21,6 +22,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<rwlock::NativeReadWriteLock>()?;
     m.add_class::<queue::NativeQueue>()?;
+    m.add_class::<work_queue::NativeWorkQueue>()?;
+    m.add_class::<work_queue::NativeDelivery>()?;
     m.add_class::<election::NativeElection>()?;
     m.add_class::<listener::Subscription>()?;
     m.add_class::<undo::Undo>()?;

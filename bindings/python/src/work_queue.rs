@@ -1,0 +1,224 @@
+//! The at-least-once work queue: `NativeWorkQueue` and its deliveries.
+//!
+//! A `NativeDelivery` that Python drops unsettled (a cancelled task, Ctrl-C,
+//! a forgotten object) gives its item back: the core's `Delivery` does so
+//! when dropped.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use zkrecipes::{Delivery, Wait, WorkQueue, WorkQueueOptions};
+
+use crate::blocking::{awaitable, wait};
+use crate::client::NativeClient;
+use crate::errors::IntoPyResult;
+use crate::payload::Payload;
+
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeWorkQueue {
+    inner: WorkQueue,
+}
+
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeDelivery {
+    delivery: Mutex<Option<Delivery>>,
+    data: Vec<u8>,
+    name: String,
+    priority: u16,
+    delivery_count: u32,
+}
+
+impl NativeDelivery {
+    fn new(delivery: Delivery) -> NativeDelivery {
+        NativeDelivery {
+            data: delivery.data().to_vec(),
+            name: delivery.name().to_string(),
+            priority: delivery.priority(),
+            delivery_count: delivery.delivery_count(),
+            delivery: Mutex::new(Some(delivery)),
+        }
+    }
+
+    fn settle(&self) -> PyResult<Delivery> {
+        self.delivery
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| {
+                zkrecipes::Error::new(
+                    zkrecipes::ErrorCode::InvalidArgument,
+                    format!(
+                        "delivery {} was already acknowledged or given back",
+                        self.name
+                    ),
+                )
+            })
+            .into_py_result()
+    }
+}
+
+fn timeout_of(timeout: Option<f64>) -> PyResult<Option<Duration>> {
+    Ok(match Wait::from_secs(timeout).into_py_result()? {
+        Wait::Forever => None,
+        Wait::No => Some(Duration::ZERO),
+        Wait::For(d) => Some(d),
+    })
+}
+
+async fn consume(
+    queue: WorkQueue,
+    timeout: Option<Duration>,
+) -> zkrecipes::Result<Option<NativeDelivery>> {
+    Ok(queue.consume(timeout).await?.map(NativeDelivery::new))
+}
+
+#[pymethods]
+impl NativeWorkQueue {
+    #[new]
+    #[pyo3(signature = (client, path, prefetch, max_deliveries))]
+    fn new(
+        client: &NativeClient,
+        path: &str,
+        prefetch: usize,
+        max_deliveries: Option<u32>,
+    ) -> PyResult<NativeWorkQueue> {
+        let options = WorkQueueOptions {
+            prefetch,
+            max_deliveries,
+        };
+        Ok(NativeWorkQueue {
+            inner: WorkQueue::with_options(&client.inner, path, options).into_py_result()?,
+        })
+    }
+
+    fn max_payload(&self) -> usize {
+        self.inner.max_payload()
+    }
+
+    fn dead_letter_path(&self) -> String {
+        self.inner.dead_letter_path().to_string()
+    }
+
+    fn offer(&self, py: Python<'_>, data: &[u8], priority: u16) -> PyResult<String> {
+        let (queue, data) = (self.inner.clone(), data.to_vec());
+        wait(py, async move {
+            queue.offer_with_priority(&data, priority).await
+        })
+    }
+
+    fn offer_async<'py>(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        priority: u16,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (queue, data) = (self.inner.clone(), data.to_vec());
+        awaitable(py, async move {
+            queue.offer_with_priority(&data, priority).await
+        })
+    }
+
+    fn offer_all(
+        &self,
+        py: Python<'_>,
+        items: Vec<Vec<u8>>,
+        priority: u16,
+    ) -> PyResult<Vec<String>> {
+        let queue = self.inner.clone();
+        wait(py, async move {
+            queue.offer_all_with_priority(&items, priority).await
+        })
+    }
+
+    fn offer_all_async<'py>(
+        &self,
+        py: Python<'py>,
+        items: Vec<Vec<u8>>,
+        priority: u16,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move {
+            queue.offer_all_with_priority(&items, priority).await
+        })
+    }
+
+    #[pyo3(signature = (timeout))]
+    fn consume(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<NativeDelivery>> {
+        let timeout = timeout_of(timeout)?;
+        wait(py, consume(self.inner.clone(), timeout))
+    }
+
+    #[pyo3(signature = (timeout))]
+    fn consume_async<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let timeout = timeout_of(timeout)?;
+        awaitable(py, consume(self.inner.clone(), timeout))
+    }
+
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        let queue = self.inner.clone();
+        wait(py, async move { queue.size().await })
+    }
+
+    fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { queue.size().await })
+    }
+
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let queue = self.inner.clone();
+        wait(py, async move { queue.close().await })
+    }
+
+    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let queue = self.inner.clone();
+        awaitable(py, async move { queue.close().await })
+    }
+}
+
+#[pymethods]
+impl NativeDelivery {
+    fn data(&self) -> Payload {
+        Payload(self.data.clone())
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn priority(&self) -> u16 {
+        self.priority
+    }
+
+    fn delivery_count(&self) -> u32 {
+        self.delivery_count
+    }
+
+    fn is_settled(&self) -> bool {
+        self.delivery.lock().unwrap().is_none()
+    }
+
+    fn ack(&self, py: Python<'_>) -> PyResult<()> {
+        let delivery = self.settle()?;
+        wait(py, delivery.ack())
+    }
+
+    fn ack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let delivery = self.settle()?;
+        awaitable(py, delivery.ack())
+    }
+
+    fn nack(&self, py: Python<'_>) -> PyResult<()> {
+        let delivery = self.settle()?;
+        wait(py, delivery.nack())
+    }
+
+    fn nack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let delivery = self.settle()?;
+        awaitable(py, delivery.nack())
+    }
+}

@@ -1,0 +1,235 @@
+"""An at-least-once work queue in kazoo's ``LockingQueue`` layout: a worker takes a job,
+works on it, and acknowledges it; a job whose worker dies is delivered again."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generator, Iterable, List, Optional, Type
+
+from . import _native
+from ._args import _client, _timeout
+from .queue import Payload, _bytes
+
+if TYPE_CHECKING:
+    from .client import Client
+
+DEFAULT_PRIORITY = 100
+
+
+def _priority(priority: Any) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"priority must be an int, got {type(priority).__name__}")
+    if not 0 <= priority <= 999:
+        raise ValueError(f"priority must be between 0 and 999, got {priority}")
+    return priority
+
+
+class Job:
+    """A job claimed for this worker. ``with queue.consume() as job:`` acknowledges it when the
+    block ends normally and gives it back when the block raises; or call ``ack()`` / ``nack()``.
+    A job dropped unsettled goes back to the queue."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.NativeDelivery) -> None:
+        """Wraps a native delivery (use ``WorkQueue.consume``)."""
+        self._native = native
+
+    @property
+    def data(self) -> bytes:
+        """The payload."""
+        return self._native.data()
+
+    @property
+    def name(self) -> str:
+        """The entry's node name, ``entry-<priority>-<sequence>``."""
+        return self._native.name()
+
+    @property
+    def priority(self) -> int:
+        """0 (first) to 999."""
+        return self._native.priority()
+
+    @property
+    def delivery_count(self) -> int:
+        """How many times this job was delivered, this time included."""
+        return self._native.delivery_count()
+
+    def ack(self) -> None:
+        """Deletes the job: done. Raises ``SessionExpiredError`` if the claim went with an expired
+        session (the job is delivered again, possibly already was)."""
+        self._native.ack()
+
+    def nack(self) -> None:
+        """Gives the job back, at its place in line."""
+        self._native.nack()
+
+    async def ack_async(self) -> None:
+        """``ack`` without blocking the event loop."""
+        await self._native.ack_async()
+
+    async def nack_async(self) -> None:
+        """``nack`` without blocking the event loop."""
+        await self._native.nack_async()
+
+    def __enter__(self) -> Job:
+        """The job itself; the block's end settles it."""
+        return self
+
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        """Acknowledges on success, gives back on an exception (which goes on)."""
+        if self._native.is_settled():
+            return
+        if exc is None:
+            self.ack()
+        else:
+            self.nack()
+
+    async def __aenter__(self) -> Job:
+        """The job itself; the block's end settles it."""
+        return self
+
+    async def __aexit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        """Acknowledges on success, gives back on an exception (which goes on)."""
+        if self._native.is_settled():
+            return
+        if exc is None:
+            await self.ack_async()
+        else:
+            await self.nack_async()
+
+    def __repr__(self) -> str:
+        return f"<Job {self.name} delivery {self.delivery_count}, {len(self.data)} bytes>"
+
+
+class _Consuming:
+    """What ``consume_async`` returns: await it for the job, or use it in ``async with``."""
+
+    __slots__ = ("_queue", "_timeout", "_job")
+
+    def __init__(self, queue: WorkQueue, timeout: Optional[float]) -> None:
+        """A consume of ``queue`` not started yet."""
+        self._queue = queue
+        self._timeout = timeout
+        self._job: Optional[Job] = None
+
+    async def _get(self) -> Optional[Job]:
+        native = await self._queue._native.consume_async(_timeout(self._timeout))
+        return Job(native) if native is not None else None
+
+    def __await__(self) -> Generator[Any, None, Optional[Job]]:
+        """The job, or ``None`` once ``timeout`` passed."""
+        return self._get().__await__()
+
+    async def __aenter__(self) -> Job:
+        """Waits for the job (no timeout with ``async with``: it always yields a job)."""
+        if self._timeout is not None:
+            raise ValueError("async with queue.consume_async() takes no timeout; await it instead")
+        job = await self._get()
+        assert job is not None
+        self._job = job
+        return job
+
+    async def __aexit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        """Acknowledges on success, gives back on an exception."""
+        if self._job is not None:
+            await self._job.__aexit__(exc_type, exc, tb)
+
+
+class WorkQueue:
+    """At-least-once jobs with priorities, shared with kazoo's ``LockingQueue``.
+
+    ``prefetch`` jobs are claimed per transaction (held by this object until handed out);
+    a job delivered ``max_deliveries`` times moves to ``dead_letter_path`` instead of looping.
+    """
+
+    __slots__ = ("_native", "__weakref__")
+
+    def __init__(self, client: Client, path: str, *, prefetch: int = 1, max_deliveries: Optional[int] = None) -> None:
+        """A work queue under ``path`` of ``client``."""
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int):
+            raise TypeError("prefetch must be an int")
+        if max_deliveries is not None and (isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int)):
+            raise TypeError("max_deliveries must be an int or None")
+        if prefetch < 1 or (max_deliveries is not None and max_deliveries < 1):
+            raise ValueError("prefetch and max_deliveries must be at least 1")
+        self._native = _native.NativeWorkQueue(_client(client), path, prefetch, max_deliveries)
+
+    @property
+    def max_payload(self) -> int:
+        """The largest job, in bytes, that ``offer`` accepts."""
+        return self._native.max_payload()
+
+    @property
+    def dead_letter_path(self) -> str:
+        """Where jobs go after ``max_deliveries``."""
+        return self._native.dead_letter_path()
+
+    def offer(self, data: Payload, priority: int = DEFAULT_PRIORITY) -> str:
+        """Appends a job; lower ``priority`` (0–999) first, FIFO within one. Returns its path."""
+        return self._native.offer(_bytes(data), _priority(priority))
+
+    def offer_all(self, items: Iterable[Payload], priority: int = DEFAULT_PRIORITY) -> List[str]:
+        """Appends every job in order, one transaction per batch under the server's packet limit."""
+        return self._native.offer_all([_bytes(d) for d in items], _priority(priority))
+
+    async def offer_async(self, data: Payload, priority: int = DEFAULT_PRIORITY) -> str:
+        """``offer`` without blocking the event loop."""
+        return await self._native.offer_async(_bytes(data), _priority(priority))
+
+    async def offer_all_async(self, items: Iterable[Payload], priority: int = DEFAULT_PRIORITY) -> List[str]:
+        """``offer_all`` without blocking the event loop."""
+        return await self._native.offer_all_async([_bytes(d) for d in items], _priority(priority))
+
+    def consume(self, timeout: Optional[float] = None) -> Optional[Job]:
+        """The next job, claimed for this worker; ``None`` once ``timeout`` seconds passed
+        (``None``: wait as long as it takes, so ``with queue.consume() as job:`` always has one)."""
+        native = self._native.consume(_timeout(timeout))
+        return Job(native) if native is not None else None
+
+    def consume_async(self, timeout: Optional[float] = None) -> _Consuming:
+        """``await queue.consume_async(timeout)``, or ``async with queue.consume_async() as job:``.
+        Cancelling the awaiting task gives back whatever it claimed."""
+        return _Consuming(self, timeout)
+
+    def size(self) -> int:
+        """Jobs in the queue, claimed ones included (one request)."""
+        return self._native.size()
+
+    def __len__(self) -> int:
+        """``size()``."""
+        return self.size()
+
+    async def size_async(self) -> int:
+        """``size`` without blocking the event loop."""
+        return await self._native.size_async()
+
+    def close(self) -> None:
+        """Gives back the jobs claimed by prefetch and not handed out; the queue stays usable."""
+        self._native.close()
+
+    async def close_async(self) -> None:
+        """``close`` without blocking the event loop."""
+        await self._native.close_async()
+
+    def __enter__(self) -> WorkQueue:
+        """The queue itself; leaving the block closes it."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """``close()``."""
+        self.close()
+
+    async def __aenter__(self) -> WorkQueue:
+        """The queue itself; leaving the block closes it."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """``close_async()``."""
+        await self.close_async()
