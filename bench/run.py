@@ -131,7 +131,7 @@ def main() -> int:
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9", help="which sections to run, e.g. 8")
     parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
     args = parser.parse_args()
     global OUT
@@ -185,6 +185,16 @@ def main() -> int:
         for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
             r.run(c, "election", 20 if not args.quick else 5)
 
+    if 9 in want:
+        print("\n9. at-least-once work queue (claim, then acknowledge)", flush=True)
+        n = sizes[-1]
+        r.run("zkrecipes-rust", "offerall", n)
+        for consumers, prefetch in [(1, 1), (1, 64), (4, 64)]:
+            r.run("zkrecipes-rust", "workqueue", n, consumers, prefetch)
+        for consumers in [1, 4]:
+            r.run("kazoo", "workqueue", n // 5 if args.quick else n // 5, consumers)
+        if not any(x["workload"] == "queue" and x["contestant"] == "apache" for x in r.results):
+            r.run("apache", "queue", n)
     if 8 in want:
         print("\n8. scale: lock objects made and dropped, locks held at once, waiters, deep queue", flush=True)
         objects = 20000 if args.quick else 100000
@@ -291,6 +301,22 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
+    lines += ["", "## 9. At-least-once work queue", "",
+              "Drain of N items: claim (prefetch P per transaction), then acknowledge (acks of one consumer "
+              "in flight at once are committed together). kazoo's `LockingQueue`: get + consume per item. "
+              "Apache's `DistributedQueue` (section 5) deletes on take, no acknowledgement.", "",
+              "| contestant | consumers | prefetch | N | items/s | requests/item | vs Apache |", "|---|---|---|---|---|---|---|"]
+    apache = find(results, "apache", "queue", [sizes[-1]])
+    for x in [x for x in results if x["workload"] == "workqueue"]:
+        consumers = x["params"][1]
+        prefetch = x["params"][2] if len(x["params"]) > 2 else "–"
+        ratio = f"{x['throughput'] / apache['throughput']:.1f}×" if apache else "–"
+        lines.append(f"| {x['contestant']} | {consumers} | {prefetch} | {x['ops']} | {x['throughput']:.0f} | "
+                     f"{x['requests_per_op']:.2f} | {ratio} |")
+    x = find(results, "zkrecipes-rust", "offerall")
+    if x:
+        lines += ["", f"`offer_all` in calls of 1,000 items: {x['throughput']:.0f} items/s, "
+                      f"{x['requests_per_op']:.3f} requests per item."]
     lines += ["", "## 8. Scale: memory per lock, per waiter; a deep queue", "",
               "Resident memory (RSS) of the contestant's process, measured inside it. *Per idle object*: growth per "
               "lock object made (no acquire); *retained*: what stays after dropping them all and collecting "

@@ -141,6 +141,33 @@ elif workload == "queue":
         t.join()
     assert taken[0] == n, taken
     result(n, time.perf_counter() - started, offer_seconds=offer_seconds)
+elif workload == "workqueue":
+    # kazoo's LockingQueue: get (claim), then consume (delete) per item.
+    consumers = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    path = f"{root}/work-{n}-{consumers}"
+    producer = client()
+    values = [f"item-{i}".encode() for i in range(n)]
+    for start in range(0, n, 1000):
+        producer.LockingQueue(path).put_all(values[start:start + 1000])
+    queues = [client().LockingQueue(path) for _ in range(consumers)]
+    taken = [0]
+    lock = threading.Lock()
+    ready()
+    started = time.perf_counter()
+
+    def drain(queue) -> None:
+        while queue.get(timeout=0.2) is not None:
+            assert queue.consume()
+            with lock:
+                taken[0] += 1
+
+    threads = [threading.Thread(target=drain, args=(qq,)) for qq in queues]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert taken[0] == n, taken
+    result(n, time.perf_counter() - started)
 elif workload == "election":
     a, b = client(), client()
     samples = []
