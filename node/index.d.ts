@@ -51,6 +51,7 @@ export declare class Client extends EventEmitter {
   writeLock(dir: string): WriteLock
   readWriteLock(dir: string): ReadWriteLock
   queue(dir: string): DistributedQueue
+  workQueue(path: string, options?: WorkQueueOptions): WorkQueue
   leaderElection(root: string, hostName?: string): LeaderElectionSupport
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
@@ -119,6 +120,43 @@ export declare class ReadWriteLock {
 
 export type Payload = Buffer | Uint8Array | string
 
+export interface WorkQueueOptions {
+  /** Jobs claimed per transaction (default 1). */
+  prefetch?: number
+  /** A job delivered this many times moves to `deadLetterPath`. */
+  maxDeliveries?: number
+}
+export interface PriorityOptions {
+  /** 0-999, lower first (default 100). */
+  priority?: number
+}
+/** A job claimed for this worker: `ack()` when done, `nack()` to give it back. */
+export declare class Job {
+  readonly data: Buffer
+  readonly name: string
+  readonly priority: number
+  /** How many times this job was delivered, this time included. */
+  readonly deliveryCount: number
+  readonly settled: boolean
+  ack(): Promise<void>
+  nack(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+/** At-least-once jobs in kazoo's LockingQueue layout. */
+export declare class WorkQueue {
+  constructor(client: Client, path: string, options?: WorkQueueOptions)
+  readonly maxPayload: number
+  readonly deadLetterPath: string
+  offer(data: Payload, options?: PriorityOptions): Promise<string>
+  offerAll(items: Payload[], options?: PriorityOptions): Promise<string[]>
+  /** The next job, or null once timeoutMs passed. */
+  next(options?: WaitOptions): Promise<Job | null>
+  /** Jobs as they come; one the loop body left unsettled goes back. */
+  consume(options?: WaitOptions): AsyncGenerator<Job, void, undefined>
+  size(): Promise<number>
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
 export declare class DistributedQueue {
   constructor(client: Client, dir: string)
   readonly maxPayload: number

@@ -176,6 +176,7 @@ class Client extends EventEmitter {
   writeLock (dir) { return new WriteLock(this, dir) }
   readWriteLock (dir) { return new ReadWriteLock(this, dir) }
   queue (dir) { return new DistributedQueue(this, dir) }
+  workQueue (path, options) { return new WorkQueue(this, path, options) }
   leaderElection (root, hostName) { return new LeaderElectionSupport(this, root, hostName) }
 
   /** Ends the session: locks released, offers withdrawn. Closing twice is harmless. */
@@ -285,6 +286,92 @@ class DistributedQueue {
   async [asyncDispose] () { await this.close() }
 }
 
+function priorityOf (options) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw new TypeError('options must be an object like { priority }')
+  const { priority } = options
+  if (priority === undefined || priority === null) return undefined
+  if (!Number.isInteger(priority)) throw new TypeError(`priority must be an integer, got ${priority}`)
+  return priority
+}
+
+function optionalCount (name, value) {
+  if (value === undefined || value === null) return undefined
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer, got ${value}`)
+  return value
+}
+
+/** A job claimed for this worker: `ack()` when done, `nack()` to give it back. */
+class Job {
+  constructor (handle) {
+    this._native = handle
+    this.data = handle.data()
+    this.name = handle.name()
+    this.priority = handle.priority()
+    this.deliveryCount = handle.deliveryCount()
+  }
+
+  get settled () { return this._native.isSettled() }
+  /** Deletes the job. Rejects with SESSION_EXPIRED if the claim went with its session. */
+  async ack () { await call(() => this._native.ack()) }
+  /** Gives the job back at its place in line. */
+  async nack () { await call(() => this._native.nack()) }
+  async [asyncDispose] () { if (!this.settled) await this.nack() }
+}
+
+class WorkQueue {
+  constructor (client, path, options) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      throw new TypeError('options must be an object like { prefetch, maxDeliveries }')
+    }
+    const prefetch = optionalCount('prefetch', options && options.prefetch)
+    const maxDeliveries = optionalCount('maxDeliveries', options && options.maxDeliveries)
+    this._native = now(() => new native.NativeWorkQueue(handle, path, prefetch, maxDeliveries))
+  }
+
+  get maxPayload () { return this._native.maxPayload() }
+  get deadLetterPath () { return this._native.deadLetterPath() }
+
+  /** Resolves to the job's node path; `{ priority }` 0-999, lower first (default 100). */
+  async offer (data, options) { return call(() => this._native.offer(payload(data), priorityOf(options))) }
+  /** One transaction per batch under the server's packet limit. */
+  async offerAll (items, options) {
+    if (!Array.isArray(items)) throw new TypeError('items must be an array')
+    return call(() => this._native.offerAll(items.map(payload), priorityOf(options)))
+  }
+
+  /** The next job, or null once timeoutMs passed. */
+  async next (options) {
+    const timeoutMs = timeoutOf(options)
+    const handle = await call(() => this._native.consume(timeoutMs))
+    return handle === null ? null : new Job(handle)
+  }
+
+  /**
+   * `for await (const job of queue.consume())`: jobs as they come (until
+   * `timeoutMs` passes without one, if given). A job the loop body neither
+   * acknowledged nor gave back, or left by `break` or an exception, goes back.
+   */
+  async * consume (options) {
+    for (;;) {
+      const job = await this.next(options)
+      if (job === null) return
+      try {
+        yield job
+      } finally {
+        if (!job.settled) await job.nack()
+      }
+    }
+  }
+
+  async size () { return call(() => this._native.size()) }
+  /** Gives back the jobs prefetched and not handed out; the queue stays usable. */
+  async close () { await call(() => this._native.close()) }
+  async [asyncDispose] () { await this.close() }
+}
+
 class LeaderElectionSupport extends EventEmitter {
   constructor (client, root, hostName) {
     super()
@@ -324,6 +411,8 @@ module.exports = {
   WriteLock,
   ReadWriteLock,
   DistributedQueue,
+  WorkQueue,
+  Job,
   LeaderElectionSupport,
   ZkError,
   ERROR_CODES,

@@ -17,6 +17,16 @@ export declare class NativeClient {
   subscribe(callback: EventCallback): NativeSubscription
 }
 
+export declare class NativeDelivery {
+  data(): Buffer
+  name(): string
+  priority(): number
+  deliveryCount(): number
+  isSettled(): boolean
+  ack(): Promise<void>
+  nack(): Promise<void>
+}
+
 export declare class NativeElection {
   constructor(client: NativeClient, root: string, hostName: string)
   /**
@@ -66,6 +76,18 @@ export declare class NativeReadWriteLock {
 
 export declare class NativeSubscription {
   cancel(): void
+}
+
+export declare class NativeWorkQueue {
+  constructor(client: NativeClient, path: string, prefetch?: number | undefined | null, maxDeliveries?: number | undefined | null)
+  maxPayload(): number
+  deadLetterPath(): string
+  offer(data: Buffer, priority?: number | undefined | null): Promise<string>
+  offerAll(items: Array<Buffer>, priority?: number | undefined | null): Promise<string[]>
+  /** `null` when `timeoutMs` passed without a job. */
+  consume(timeoutMs?: number | undefined | null): Promise<NativeDelivery | null>
+  size(): Promise<number>
+  close(): Promise<void>
 }
 
 export declare function connect(connectString: string, options: ConnectOptions): Promise<NativeClient>

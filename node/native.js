@@ -836,10 +836,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeClient = nativeBinding.NativeClient
+module.exports.NativeDelivery = nativeBinding.NativeDelivery
 module.exports.NativeElection = nativeBinding.NativeElection
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeReadWriteLock = nativeBinding.NativeReadWriteLock
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.NativeWorkQueue = nativeBinding.NativeWorkQueue
 module.exports.connect = nativeBinding.connect
 module.exports.names = nativeBinding.names

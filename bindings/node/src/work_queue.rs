@@ -1,0 +1,199 @@
+//! The at-least-once work queue for Node.js: `NativeWorkQueue` and the
+//! deliveries it hands out (`index.js` wraps them as `WorkQueue` and `Job`).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use zkrecipes::{Delivery, Wait, WorkQueue, WorkQueueOptions};
+
+use crate::client::NativeClient;
+use crate::errors::{promise, wait_ms, IntoJs};
+
+#[napi]
+pub struct NativeWorkQueue {
+    inner: WorkQueue,
+}
+
+#[napi]
+pub struct NativeDelivery {
+    delivery: Mutex<Option<Delivery>>,
+    data: Vec<u8>,
+    name: String,
+    priority: u32,
+    delivery_count: u32,
+}
+
+impl NativeDelivery {
+    fn new(delivery: Delivery) -> NativeDelivery {
+        NativeDelivery {
+            data: delivery.data().to_vec(),
+            name: delivery.name().to_string(),
+            priority: u32::from(delivery.priority()),
+            delivery_count: delivery.delivery_count(),
+            delivery: Mutex::new(Some(delivery)),
+        }
+    }
+
+    fn settle(&self, env: &Env) -> napi::Result<Delivery> {
+        let taken = self.delivery.lock().unwrap().take();
+        taken
+            .ok_or_else(|| {
+                zkrecipes::Error::new(
+                    zkrecipes::ErrorCode::InvalidArgument,
+                    format!("job {} was already acknowledged or given back", self.name),
+                )
+            })
+            .into_js(env)
+    }
+}
+
+fn priority_of(env: &Env, priority: Option<u32>) -> napi::Result<u16> {
+    let priority = priority.unwrap_or(u32::from(zkrecipes::DEFAULT_PRIORITY));
+    u16::try_from(priority)
+        .ok()
+        .filter(|p| *p <= zkrecipes::MAX_PRIORITY)
+        .ok_or_else(|| {
+            zkrecipes::Error::new(
+                zkrecipes::ErrorCode::InvalidArgument,
+                format!("priority must be between 0 and 999, got {priority}"),
+            )
+        })
+        .into_js(env)
+}
+
+fn job(delivery: Option<Delivery>) -> Option<NativeDelivery> {
+    delivery.map(NativeDelivery::new)
+}
+
+#[napi]
+impl NativeWorkQueue {
+    #[napi(constructor)]
+    pub fn new(
+        env: &Env,
+        client: &NativeClient,
+        path: String,
+        prefetch: Option<u32>,
+        max_deliveries: Option<u32>,
+    ) -> napi::Result<Self> {
+        let options = WorkQueueOptions {
+            prefetch: prefetch.unwrap_or(1) as usize,
+            max_deliveries,
+        };
+        Ok(NativeWorkQueue {
+            inner: WorkQueue::with_options(&client.inner, &path, options).into_js(env)?,
+        })
+    }
+
+    #[napi]
+    pub fn max_payload(&self) -> u32 {
+        self.inner.max_payload() as u32
+    }
+
+    #[napi]
+    pub fn dead_letter_path(&self) -> String {
+        self.inner.dead_letter_path().to_string()
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn offer<'env>(
+        &self,
+        env: &'env Env,
+        data: Buffer,
+        priority: Option<u32>,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        let priority = priority_of(env, priority)?;
+        let (queue, data) = (self.inner.clone(), data.to_vec());
+        promise(
+            env,
+            async move { queue.offer_with_priority(&data, priority).await },
+            |path| path,
+        )
+    }
+
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub fn offer_all<'env>(
+        &self,
+        env: &'env Env,
+        items: Vec<Buffer>,
+        priority: Option<u32>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
+        let priority = priority_of(env, priority)?;
+        let items: Vec<Vec<u8>> = items.iter().map(|b| b.to_vec()).collect();
+        let queue = self.inner.clone();
+        promise(
+            env,
+            async move { queue.offer_all_with_priority(&items, priority).await },
+            |paths| paths,
+        )
+    }
+
+    /// `null` when `timeoutMs` passed without a job.
+    #[napi(ts_return_type = "Promise<NativeDelivery | null>")]
+    pub fn consume<'env>(
+        &self,
+        env: &'env Env,
+        timeout_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, Option<NativeDelivery>>> {
+        let timeout = match wait_ms(env, timeout_ms)? {
+            Wait::Forever => None,
+            Wait::No => Some(Duration::ZERO),
+            Wait::For(d) => Some(d),
+        };
+        let queue = self.inner.clone();
+        promise(env, async move { queue.consume(timeout).await }, job)
+    }
+
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn size<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u32>> {
+        let queue = self.inner.clone();
+        promise(env, async move { queue.size().await }, |n| n as u32)
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let queue = self.inner.clone();
+        promise(env, async move { queue.close().await }, |()| ())
+    }
+}
+
+#[napi]
+impl NativeDelivery {
+    #[napi]
+    pub fn data(&self) -> Buffer {
+        self.data.clone().into()
+    }
+
+    #[napi]
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    #[napi]
+    pub fn priority(&self) -> u32 {
+        self.priority
+    }
+
+    #[napi]
+    pub fn delivery_count(&self) -> u32 {
+        self.delivery_count
+    }
+
+    #[napi]
+    pub fn is_settled(&self) -> bool {
+        self.delivery.lock().unwrap().is_none()
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn ack<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let delivery = self.settle(env)?;
+        promise(env, delivery.ack(), |()| ())
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn nack<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let delivery = self.settle(env)?;
+        promise(env, delivery.nack(), |()| ())
+    }
+}

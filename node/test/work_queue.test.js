@@ -1,0 +1,56 @@
+'use strict'
+// The at-least-once WorkQueue from Node.js: for await with ack, a throwing
+// body gives the job back, priorities, batches, dead letters.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { zk, unique, withClients } = require('./helpers')
+
+test('for await delivers by priority; an unsettled or thrown-out job comes back', () => withClients(1, async (c) => {
+  const path = unique('work')
+  const work = c.workQueue(path)
+  await work.offerAll(['a', 'b'])
+  await work.offer('urgent', { priority: 1 })
+  assert.equal(await work.size(), 3)
+  const seen = []
+  for await (const job of work.consume({ timeoutMs: 200 })) {
+    seen.push([job.data.toString(), job.deliveryCount])
+    if (job.data.toString() === 'a' && job.deliveryCount === 1) continue // left unsettled: back
+    await job.ack()
+  }
+  assert.deepEqual(seen, [['urgent', 1], ['a', 1], ['a', 2], ['b', 1]])
+  await work.offer('boom')
+  await assert.rejects(async () => {
+    for await (const job of work.consume()) {
+      throw new Error(`failed on ${job.data}`)
+    }
+  }, /failed on boom/)
+  const again = await work.next({ timeoutMs: 1000 })
+  assert.equal(again.deliveryCount, 2)
+  await again.ack()
+  await assert.rejects(again.ack(), (err) => err.code === 'INVALID_ARGUMENT')
+  assert.equal(await work.next({ timeoutMs: 0 }), null)
+  await assert.rejects(work.offer('x', { priority: 1000 }), (err) => err.code === 'INVALID_ARGUMENT')
+  assert.throws(() => c.workQueue(path, { prefetch: 0 }), TypeError)
+}))
+
+test('a job dropped by a closed client is delivered to another; dead letters after maxDeliveries', () => withClients(2, async (a, b) => {
+  const path = unique('work-death')
+  await a.workQueue(path).offerAll(['1', '2', '3'])
+  const doomed = a.workQueue(path, { prefetch: 3 })
+  const held = await doomed.next({ timeoutMs: 1000 })
+  assert.equal(held.data.toString(), '1')
+  const other = b.workQueue(path, { maxDeliveries: 2 })
+  assert.equal(await other.next({ timeoutMs: 100 }), null, 'all three are claimed by the first')
+  await a.close()
+  const got = []
+  for await (const job of other.consume({ timeoutMs: 2000 })) {
+    got.push(job.data.toString())
+    if (job.data.toString() === '2') await job.nack()
+    else await job.ack()
+  }
+  // '2' was delivered twice (the dead consumer's claim, then ours) and nacked: dead letter.
+  assert.deepEqual(got, ['1', '2', '3'])
+  assert.equal(await other.size(), 0)
+  assert.equal(other.deadLetterPath, `${path}/dead`)
+  assert.ok(zk.WorkQueue && zk.Job)
+}))
