@@ -273,6 +273,70 @@ class Suite:
         self.no_orphans(scenario, root)
         server.shutdown()
 
+    def work_queue_under_kills(self, per_lang: int, items: int) -> None:
+        """The at-least-once WorkQueue: a consumer SIGKILLed while it holds jobs gives them all back."""
+        scenario = "work"
+        root = f"/reliability/{uuid.uuid4().hex[:8]}"
+        res = Resource()
+        server = ResourceServer(res)
+        langs = ("py", "node")
+        producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
+        consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
+        for name in consumers:
+            self.spawn(name, "work-consume", 0, root, server.address)
+        for name in producers:
+            self.spawn(name, "work-produce", items, root, server.address)
+        self.log(f"{scenario}: {len(producers)} producers x {items} jobs, {len(consumers)} consumers (prefetch 4)")
+        self.log("fault: drop every client connection")
+        self.proxy.ask("drop")
+        # Kill a consumer once it has reported jobs (it holds more, prefetched).
+        victim = consumers[0]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with res.lock:
+                if sum(1 for _, who in res.got if who == victim) >= 3:
+                    break
+            time.sleep(0.01)
+        self.log(f"fault: SIGKILL the consumer {victim} while it holds jobs")
+        os.kill(res.pids[victim], signal.SIGKILL)
+        consumers = consumers[1:]
+        stuck = self.wait_workers(producers, timeout=self.args.timeout)
+        deadline, last_count, quiet_since = time.monotonic() + 60, -1, time.monotonic()
+        while time.monotonic() < deadline:
+            with res.lock:
+                delivered = {item for item, _ in res.got}
+                target = set(res.offered)
+            if target <= delivered:
+                break
+            if len(delivered) != last_count:
+                last_count, quiet_since = len(delivered), time.monotonic()
+            elif time.monotonic() - quiet_since > SESSION_S + 5:
+                break
+            time.sleep(0.2)
+        with res.lock:
+            res.stop = True
+        self.wait_workers(consumers, timeout=30)
+        self.procs[victim].wait()
+        got: Dict[str, int] = {}
+        victims: set = set()
+        for item, who in res.got:
+            got[item] = got.get(item, 0) + 1
+            if who == victim:
+                victims.add(item)
+        offered = set(res.offered)
+        lost = [i for i in offered if got.get(i, 0) == 0]
+        # Delivered twice only if the first consumer died before acknowledging it.
+        duplicated = [i for i, n in got.items() if n > 1 and (n > 2 or i not in victims)]
+        redelivered = [i for i, n in got.items() if n == 2 and i in victims]
+        self.log(f"{scenario}: offered {len(offered)}, delivered {len(got)}, lost {len(lost)}, "
+                 f"redelivered after the kill {len(redelivered)}, duplicated otherwise {len(duplicated)}")
+        self.check(scenario, f"no job lost when a consumer is killed (lost {len(lost)}); only the killed "
+                             f"consumer's jobs delivered twice (others: {len(duplicated)})",
+                   not lost and not duplicated)
+        self.check(scenario, f"producers finished (stuck: {stuck})", not stuck)
+        self.no_orphans(scenario, root)
+        server.shutdown()
+
     def election_under_kills(self) -> None:
         scenario = "election"
         root = f"/reliability/{uuid.uuid4().hex[:8]}"
@@ -358,6 +422,7 @@ def main() -> int:
             big = args.profile == "soak"
             suite.locks_under_faults(per_lang=2 if big else 1, sections=1_000_000)
             suite.queue_under_drops(per_lang=2 if big else 1, items=400 if big else 100)
+            suite.work_queue_under_kills(per_lang=2 if big else 1, items=400 if big else 100)
             suite.election_under_kills()
             if args.profile == "short" or time.monotonic() > soak_until:
                 break

@@ -51,6 +51,25 @@ async function main () {
       try { item = await q.take({ timeoutMs: 500 }) } catch (err) { await sleep(100); continue }
       if (item !== null) await ask(`GOT ${item.toString()} ${name}`)
     }
+  } else if (role === 'work-produce') {
+    const q = client.workQueue(`${root}/work`)
+    for (let i = 0; i < Number(count); i += 10) {
+      const items = []
+      for (let j = i; j < Math.min(i + 10, Number(count)); j++) items.push(`${name}-${j}`)
+      let outcome = 'OFFERED'
+      try { await q.offerAll(items) } catch (err) { outcome = 'OFFER_LOST' }
+      for (const item of items) await ask(`${outcome} ${item}`)
+    }
+  } else if (role === 'work-consume') {
+    // At least once: report the job, then acknowledge it.
+    const q = client.workQueue(`${root}/work`, { prefetch: 4 })
+    while ((await ask('STOP?')) === 'NO') {
+      let job
+      try { job = await q.next({ timeoutMs: 500 }) } catch (err) { await sleep(100); continue }
+      if (job === null) continue
+      await ask(`GOT ${job.data.toString()} ${name}`)
+      try { await job.ack() } catch (err) {}
+    }
   } else if (role === 'elect') {
     const election = client.leaderElection(`${root}/election`, name)
     election.on('elected_complete', () => { ask(`ELECTED ${name}`) })

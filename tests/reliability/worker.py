@@ -1,6 +1,7 @@
 """Reliability worker (Python). Usage: worker.py <connect> <resource> <name> <role> <count> <session_s> <root>
 
-Roles: lock (count critical sections), produce (count items), consume, elect.
+Roles: lock (count critical sections), produce (count items), consume, work-produce,
+work-consume (the at-least-once WorkQueue), elect.
 Reports to the resource server over a line protocol (see resource.py)."""
 
 import socket
@@ -69,6 +70,33 @@ elif role == "consume":
             continue
         if item is not None:
             ask(f"GOT {item.decode()} {name}")
+elif role == "work-produce":
+    q = client.work_queue(f"{root}/work")
+    for i in range(0, int(count), 10):
+        items = [f"{name}-{j}" for j in range(i, min(i + 10, int(count)))]
+        try:
+            q.offer_all([x.encode() for x in items])
+            outcome = "OFFERED"
+        except zkrecipes.ZkError:
+            outcome = "OFFER_LOST"
+        for x in items:
+            ask(f"{outcome} {x}")
+elif role == "work-consume":
+    # At least once: report the job, then acknowledge it.
+    q = client.work_queue(f"{root}/work", prefetch=4)
+    while ask("STOP?") == "NO":
+        try:
+            job = q.consume(timeout=0.5)
+        except zkrecipes.ZkError:
+            time.sleep(0.1)
+            continue
+        if job is None:
+            continue
+        ask(f"GOT {job.data.decode()} {name}")
+        try:
+            job.ack()
+        except zkrecipes.ZkError:
+            pass
 elif role == "elect":
     election = client.leader_election(f"{root}/election", name)
 

@@ -19,3 +19,4 @@ mod lock;
 mod names;
 mod queue;
 mod tasks;
+mod work_queue;

@@ -97,6 +97,20 @@ final class Native {
     static native long queueTake(long queue, long timeoutNanos, CompletableFuture<Object> f);
     static native long queueGiveBack(long queue, String name, byte[] data, CompletableFuture<Object> f);
 
+    static native long workQueueNew(long client, String path, int prefetch, int maxDeliveries);
+    static native void workQueueFree(long queue);
+    static native int workQueueMaxPayload(long queue);
+    static native String workQueueDeadLetterPath(long queue);
+    static native long workQueueOffer(long queue, byte[] data, int priority, CompletableFuture<Object> f);
+    static native long workQueueOfferAll(long queue, byte[] packed, int priority, CompletableFuture<Object> f);
+    static native long workQueueConsume(long queue, long timeoutNanos, CompletableFuture<Object> f);
+    static native long workQueueCall(long queue, int op, CompletableFuture<Object> f);
+    static native void deliveryFree(long delivery);
+    static native byte[] deliveryData(long delivery);
+    static native String deliveryName(long delivery);
+    static native int deliveryNumber(long delivery, int what);
+    static native long deliverySettle(long delivery, boolean ack, CompletableFuture<Object> f);
+
     static native long electionNew(long client, String root, String hostName);
     static native void electionFree(long election);
     static native long electionCall(long election, int op, CompletableFuture<Object> f);

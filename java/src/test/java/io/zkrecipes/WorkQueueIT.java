@@ -1,0 +1,99 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The at-least-once WorkQueue from Java, against a real ZooKeeper. */
+class WorkQueueIT {
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String s(Delivery d) {
+        return new String(d.getData(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void prioritiesAckNackAndTryWithResourcesGiveBack() throws Exception {
+        String path = Zk.path("work");
+        try (Client c = Zk.client(); WorkQueue q = new WorkQueue(c, path)) {
+            q.offerAll(List.of(b("a"), b("b")), WorkQueue.DEFAULT_PRIORITY);
+            assertTrue(q.offer(b("urgent"), 1).contains("/entries/entry-001-"));
+            assertEquals(3, q.size());
+            Delivery urgent = q.consume(1, TimeUnit.SECONDS);
+            assertEquals("urgent", s(urgent));
+            assertEquals(1, urgent.getPriority());
+            assertEquals(1, urgent.getDeliveryCount());
+            urgent.ack();
+            ZkException twice = assertThrows(ZkException.class, urgent::ack);
+            assertEquals(ZkException.Code.INVALID_ARGUMENT, twice.getCode());
+            try (Delivery a = q.consume(1, TimeUnit.SECONDS)) {
+                assertEquals("a", s(a));
+                // Neither acknowledged nor given back: close() gives it back.
+            }
+            Delivery again = q.consume(1, TimeUnit.SECONDS);
+            assertEquals("a", s(again));
+            assertEquals(2, again.getDeliveryCount());
+            again.nack();
+            Delivery third = q.consume(1, TimeUnit.SECONDS);
+            assertEquals(3, third.getDeliveryCount());
+            third.ackAsync().get(5, TimeUnit.SECONDS);
+            Delivery b = q.consume();
+            assertEquals("b", s(b));
+            b.ack();
+            assertNull(q.consume(100, TimeUnit.MILLISECONDS));
+            assertEquals(0, q.size());
+            assertEquals(ZkException.Code.INVALID_ARGUMENT,
+                assertThrows(ZkException.class, () -> q.offer(b("x"), 1000)).getCode());
+        }
+    }
+
+    @Test
+    void aClosedClientGivesBackItsJobsAndPoisonGoesToDeadLetters() throws Exception {
+        String path = Zk.path("work-death");
+        try (Client survivor = Zk.client(); WorkQueue other = new WorkQueue(survivor, path, 1, 2)) {
+            Client doomed = Zk.client();
+            WorkQueue held = new WorkQueue(doomed, path, 3, 0);
+            other.offerAll(List.of(b("1"), b("2"), b("3")), 100);
+            Delivery first = held.consume(1, TimeUnit.SECONDS);
+            assertEquals("1", s(first));
+            assertNull(other.consume(100, TimeUnit.MILLISECONDS), "all three claimed by the first");
+            doomed.close();
+            List<String> got = new ArrayList<>();
+            Delivery d;
+            while ((d = other.consume(2, TimeUnit.SECONDS)) != null) {
+                got.add(s(d));
+                if (s(d).equals("2")) {
+                    d.nack();
+                } else {
+                    d.ack();
+                }
+            }
+            assertEquals(List.of("1", "2", "3"), got);
+            assertEquals(0, other.size());
+            assertEquals(path + "/dead", other.getDeadLetterPath());
+        }
+    }
+
+    @Test
+    void aCancelledConsumeLeavesNothingClaimed() throws Exception {
+        String path = Zk.path("work-cancel");
+        try (Client c = Zk.client(); WorkQueue q = new WorkQueue(c, path)) {
+            for (int round = 0; round < 20; round++) {
+                CompletableFuture<Delivery> waiting = q.consumeAsync();
+                q.offer(b("job-" + round));
+                waiting.cancel(false);
+                Delivery d = q.consume(2, TimeUnit.SECONDS);
+                assertNotNull(d, "round " + round + ": the job is free again");
+                d.ack();
+            }
+            assertEquals(0, q.size());
+        }
+    }
+}
