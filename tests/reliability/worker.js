@@ -68,6 +68,7 @@ async function main () {
       try { job = await q.next({ timeoutMs: 500 }) } catch (err) { await sleep(100); continue }
       if (job === null) continue
       await ask(`GOT ${job.data.toString()} ${name}`)
+      await sleep(20) // the work: a kill lands while jobs are in hand
       try { await job.ack() } catch (err) {}
     }
   } else if (role === 'elect') {
