@@ -39,7 +39,8 @@ public class Worker {
         try (Client client = Client.connect(connect, options)) {
             WriteLock lock = new WriteLock(client, root + "/lock");
             ReadWriteLock audit = new ReadWriteLock(client, root + "/audit");
-            DistributedQueue jobs = new DistributedQueue(client, root + "/jobs");
+            // At least once: a job whose worker dies is delivered again to another.
+            WorkQueue jobs = new WorkQueue(client, root + "/jobs");
             LeaderElectionSupport election = new LeaderElectionSupport(client, root + "/election", name);
             CountDownLatch leading = new CountDownLatch(1);
             election.addListener(event -> {
@@ -90,22 +91,25 @@ public class Worker {
             auditor.setDaemon(true);
             auditor.start();
             while ("NO".equals(ledger.ask("DONE?"))) {
-                byte[] item = jobs.poll(500, TimeUnit.MILLISECONDS);
-                if (item == null) {
+                Delivery delivery = jobs.consume(500, TimeUnit.MILLISECONDS);
+                if (delivery == null) {
                     continue;
                 }
-                int job = Integer.parseInt(new String(item, StandardCharsets.UTF_8).split("-")[1]);
-                ledger.ask("TAKEN " + job + " " + name);
-                lock.lock();
-                try {
-                    audit.writeLock().lock();
+                try (delivery) {  // given back unless acknowledged
+                    int job = Integer.parseInt(new String(delivery.getData(), StandardCharsets.UTF_8).split("-")[1]);
+                    ledger.ask("TAKEN " + job + " " + name);
+                    lock.lock();
                     try {
-                        ledger.ask("APPLY " + job + " " + lock.getFencingToken() + " " + name);
+                        audit.writeLock().lock();
+                        try {
+                            ledger.ask("APPLY " + job + " " + lock.getFencingToken() + " " + name);
+                        } finally {
+                            audit.writeLock().unlock();
+                        }
                     } finally {
-                        audit.writeLock().unlock();
+                        lock.unlock();
                     }
-                } finally {
-                    lock.unlock();
+                    delivery.ack();
                 }
             }
             election.stop();

@@ -15,9 +15,10 @@ APPLY is what a real storage service would do with a fencing token: it refuses
 a token lower than the highest it has accepted (a stale holder), and applies
 each job once (a job re-offered by a new leader after a crash is a duplicate).
 
-Jobs are re-offered when their consumer died before applying them: those
-taken by a worker the demo killed, and — once everything was offered and the
-queue is empty — those nobody reported taking (lost between take and report).
+Nothing is re-offered: the jobs live in an at-least-once work queue, so a job
+whose worker died before acknowledging it is delivered again to another worker
+(a job applied but not acknowledged comes back too, and the account refuses it
+as a duplicate).
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ class Ledger:
     offered: Set[int] = field(default_factory=set)
     taken: Dict[int, str] = field(default_factory=dict)
     dead: Set[str] = field(default_factory=set)
-    reoffered: int = 0
     last_offer_at: float = 0.0
     leaders: List[Tuple[float, str]] = field(default_factory=list)
     workers: Dict[str, int] = field(default_factory=dict)
@@ -107,21 +107,9 @@ class Ledger:
 
 
     def _next(self, queue_size: int) -> int:
-        for job, worker in list(self.taken.items()):
-            if worker in self.dead and job not in self.applied:
-                del self.taken[job]
-                self.reoffered += 1
-                self.events.append(f"job-{job} re-offered: its consumer {worker} died")
-                return job
+        # No re-offers: the work queue delivers a dead worker's jobs again by itself.
         if self.next_offer < self.jobs:
             return self.next_offer
-        quiet = time.monotonic() - self.last_offer_at > 2.0
-        if queue_size == 0 and quiet:
-            pending = {j for j, w in self.taken.items() if w not in self.dead}
-            for job in sorted(self.offered - self.applied - pending):
-                self.reoffered += 1
-                self.events.append(f"job-{job} re-offered: lost with a crashed consumer")
-                return job
         return -1
 
     def mark_dead(self, worker: str) -> None:

@@ -178,7 +178,8 @@ class Demo:
         print("applied per worker:   " + ", ".join(f"{k} {v}" for k, v in sorted(ledger.applied_by.items())))
         print(f"leaders in turn: {' -> '.join(name for _, name in ledger.leaders)}"
               + (f"; killed {killed[0]}" if killed else ""))
-        print(f"re-offered after the crash: {ledger.reoffered}, duplicate deliveries refused by the account: {ledger.duplicates}")
+        print(f"jobs re-offered: none (the work queue redelivers); duplicate deliveries refused by the account: "
+              f"{ledger.duplicates}")
         for text, ok in checks:
             print(f"  [{'ok' if ok else 'FAIL'}] {text}")
         ok = all(ok for _, ok in checks)

@@ -29,7 +29,7 @@ async function main () {
   const client = await zk.Client.connect(connect, { sessionTimeoutMs: Number(sessionTimeout) * 1000, identity: name })
   const lock = client.writeLock(`${root}/lock`)
   const audit = client.readWriteLock(`${root}/audit`)
-  const jobs = client.queue(`${root}/jobs`)
+  const jobs = client.workQueue(`${root}/jobs`) // at least once: a dead worker's job goes to another
   const election = client.leaderElection(`${root}/election`, name)
   let leading = false
 
@@ -63,9 +63,9 @@ async function main () {
   }, 1000)
 
   while ((await ask('DONE?')) === 'NO') {
-    const item = await jobs.take({ timeoutMs: 500 })
-    if (item === null) continue
-    const job = Number(item.toString().split('-')[1])
+    const delivery = await jobs.next({ timeoutMs: 500 })
+    if (delivery === null) continue
+    const job = Number(delivery.data.toString().split('-')[1])
     await ask(`TAKEN ${job} ${name}`)
     await lock.acquire()
     try {
@@ -74,6 +74,7 @@ async function main () {
         await ask(`APPLY ${job} ${lock.fencingToken} ${name}`)
       } finally { await audit.writeLock.release() }
     } finally { await lock.release() }
+    await delivery.ack()
   }
   clearInterval(auditTimer)
   await election.stop()

@@ -29,7 +29,8 @@ ledger.ask(f"HELLO {name} {os.getpid()}")
 client = zkrecipes.Client(connect, session_timeout=float(session_timeout), identity=name)
 lock = client.write_lock(f"{root}/lock")
 audit = client.read_write_lock(f"{root}/audit")
-jobs = client.queue(f"{root}/jobs")
+# At least once: a job whose worker dies is delivered again to another.
+jobs = client.work_queue(f"{root}/jobs")
 election = client.leader_election(f"{root}/election", name)
 leading = threading.Event()
 
@@ -67,13 +68,14 @@ election.start()
 threading.Thread(target=produce, daemon=True).start()
 threading.Thread(target=audit_loop, daemon=True).start()
 while ledger.ask("DONE?") == "NO":
-    item = jobs.take(timeout=0.5)
-    if item is None:
+    delivery = jobs.consume(timeout=0.5)
+    if delivery is None:
         continue
-    job = int(item.decode().split("-")[1])
-    ledger.ask(f"TAKEN {job} {name}")
-    with lock:
-        with audit.write_lock():
-            ledger.ask(f"APPLY {job} {lock.fencing_token} {name}")
+    with delivery:  # acknowledged once applied; given back if this raises
+        job = int(delivery.data.decode().split("-")[1])
+        ledger.ask(f"TAKEN {job} {name}")
+        with lock:
+            with audit.write_lock():
+                ledger.ask(f"APPLY {job} {lock.fencing_token} {name}")
 election.stop()
 client.close()
