@@ -24,7 +24,9 @@ pub use event::{Event, EventDetails};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
-pub use work_queue::{Delivery, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY};
+pub use work_queue::{
+    priority, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
+};
 
 /// The crate README's example compiles (`cargo test --doc`).
 #[doc = include_str!("../README.md")]

@@ -107,6 +107,40 @@ struct Claim {
     stale: bool,
 }
 
+impl Claim {
+    /// The transaction claimed every one of `read` (name, data, version before).
+    fn won(read: Vec<(String, Vec<u8>, i32)>, session: i64, left: Vec<String>) -> Claim {
+        let claimed = read
+            .into_iter()
+            .map(|(name, data, version)| Claimed {
+                name,
+                data,
+                version: version + 1,
+                session,
+            })
+            .collect();
+        Claim {
+            claimed,
+            left,
+            collided: false,
+            stale: false,
+        }
+    }
+}
+
+/// A priority given as any integer: 0–999, else `INVALID_ARGUMENT` naming it.
+/// Bindings pass what the caller gave, so that the rule and its message live here.
+pub fn priority(value: i64) -> Result<u16> {
+    u16::try_from(value)
+        .ok()
+        .filter(|p| *p <= MAX_PRIORITY)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "priority must be between 0 and {MAX_PRIORITY}, got {value}"
+            ))
+        })
+}
+
 #[derive(Default)]
 struct AckBatch {
     pending: Vec<(Claimed, oneshot::Sender<Result<()>>)>,
@@ -332,6 +366,43 @@ impl Drop for Delivery {
     }
 }
 
+/// A delivery as a binding hands it to its language: any thread may settle
+/// it, once; a second `ack`/`nack` is `INVALID_ARGUMENT`. Dropped unsettled,
+/// it gives the item back like the `Delivery` inside.
+pub struct DeliverySlot {
+    delivery: Mutex<Option<Delivery>>,
+}
+
+impl DeliverySlot {
+    pub fn new(delivery: Delivery) -> DeliverySlot {
+        DeliverySlot {
+            delivery: Mutex::new(Some(delivery)),
+        }
+    }
+
+    /// The delivery, to settle; the slot is empty afterwards.
+    pub fn take(&self) -> Result<Delivery> {
+        self.delivery.lock().unwrap().take().ok_or_else(|| {
+            Error::invalid_argument("the job was already acknowledged or given back")
+        })
+    }
+
+    pub fn is_settled(&self) -> bool {
+        self.delivery.lock().unwrap().is_none()
+    }
+
+    /// Reads the delivery while it is unsettled.
+    pub fn read<T>(&self, what: impl FnOnce(&Delivery) -> T) -> Result<T> {
+        let delivery = self.delivery.lock().unwrap();
+        match delivery.as_ref() {
+            Some(d) => Ok(what(d)),
+            None => Err(Error::invalid_argument(
+                "the job was already acknowledged or given back",
+            )),
+        }
+    }
+}
+
 impl std::fmt::Debug for Delivery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("Delivery");
@@ -372,11 +443,7 @@ impl Inner {
     }
 
     async fn offer_all<D: AsRef<[u8]>>(&self, items: &[D], priority: u16) -> Result<Vec<String>> {
-        if priority > MAX_PRIORITY {
-            return Err(Error::invalid_argument(format!(
-                "priority must be between 0 and {MAX_PRIORITY}, got {priority}"
-            )));
-        }
+        let priority = self::priority(i64::from(priority))?;
         let prefix = format!("{}/{ENTRY_PREFIX}{priority:03}-", self.entries);
         let chroot = self
             .client
@@ -599,23 +666,7 @@ impl Inner {
             let committed = transaction.commit().await;
             drop(zk);
             match committed {
-                Ok(_) => {
-                    let claimed = read
-                        .into_iter()
-                        .map(|(name, data, version)| Claimed {
-                            name,
-                            data,
-                            version: version + 1,
-                            session,
-                        })
-                        .collect();
-                    return Ok(Claim {
-                        claimed,
-                        left,
-                        collided: false,
-                        stale: false,
-                    });
-                }
+                Ok(_) => return Ok(Claim::won(read, session, left)),
                 // The claims directory is missing (a queue offered by Apache-style code).
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 0,
@@ -642,21 +693,7 @@ impl Inner {
                         .retrying(None, |zk| async move { zk.check_stat(f).await })
                         .await?;
                     if stat.is_some_and(|s| s.ephemeral_owner == session) {
-                        let claimed = read
-                            .into_iter()
-                            .map(|(name, data, version)| Claimed {
-                                name,
-                                data,
-                                version: version + 1,
-                                session,
-                            })
-                            .collect();
-                        return Ok(Claim {
-                            claimed,
-                            left,
-                            collided: false,
-                            stale: false,
-                        });
+                        return Ok(Claim::won(read, session, left));
                     }
                 }
                 Err(err) => return Err(zk::Error::from(err).into()),

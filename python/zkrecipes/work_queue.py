@@ -17,10 +17,9 @@ DEFAULT_PRIORITY = 100
 
 
 def _priority(priority: Any) -> int:
+    # The range (0-999) is the core's rule: out of range is InvalidArgumentError, a ValueError.
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise TypeError(f"priority must be an int, got {type(priority).__name__}")
-    if not 0 <= priority <= 999:
-        raise ValueError(f"priority must be between 0 and 999, got {priority}")
     return priority
 
 

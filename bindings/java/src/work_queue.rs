@@ -1,15 +1,14 @@
 //! The at-least-once work queue for Java: `WorkQueue` and `Delivery`.
 //!
-//! A consume completes with the handle of a `Job` (Java wraps it as a
+//! A consume completes with the handle of a `DeliverySlot` (Java wraps it as a
 //! `Delivery`); freeing an unsettled one gives its item back (the core's
 //! `Delivery` does so when dropped), which is also what Java's undo does for
 //! a job that arrived after its caller gave up.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use jni::objects::{JByteArray, JObject, JString};
-use zkrecipes::{Client, Delivery, WorkQueue, WorkQueueOptions};
+use zkrecipes::{Client, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
 
 use crate::callbacks::Value;
 use crate::client::string;
@@ -17,32 +16,9 @@ use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::tasks;
 
-/// A delivery behind a Java handle: settled at most once.
-pub struct Job(Mutex<Option<Delivery>>);
-
-impl Job {
-    fn settle(&self) -> zkrecipes::Result<Delivery> {
-        self.0.lock().unwrap().take().ok_or_else(|| {
-            zkrecipes::Error::new(
-                zkrecipes::ErrorCode::InvalidArgument,
-                "the delivery was already acknowledged or given back",
-            )
-        })
-    }
-
-    fn read<T>(&self, what: impl FnOnce(&Delivery) -> T) -> zkrecipes::Result<T> {
-        self.0.lock().unwrap().as_ref().map(what).ok_or_else(|| {
-            zkrecipes::Error::new(
-                zkrecipes::ErrorCode::InvalidArgument,
-                "the delivery was already acknowledged or given back",
-            )
-        })
-    }
-}
-
 fn delivered(found: Option<Delivery>) -> Value {
     found.map_or(Value::Null, |d| {
-        Value::Long(into_handle(Job(Mutex::new(Some(d)))))
+        Value::Long(into_handle(DeliverySlot::new(d)))
     })
 }
 
@@ -63,18 +39,6 @@ fn items_of(packed: &[u8]) -> zkrecipes::Result<Vec<Vec<u8>>> {
     Ok(items)
 }
 
-fn priority(priority: i32) -> zkrecipes::Result<u16> {
-    u16::try_from(priority)
-        .ok()
-        .filter(|p| *p <= zkrecipes::MAX_PRIORITY)
-        .ok_or_else(|| {
-            zkrecipes::Error::new(
-                zkrecipes::ErrorCode::InvalidArgument,
-                format!("priority must be between 0 and 999, got {priority}"),
-            )
-        })
-}
-
 export! {
     /// `max_deliveries` 0 = no limit.
     fn Java_io_zkrecipes_Native_workQueueNew<'l>(env; client: i64, path: JString<'l>, prefetch: i32, max_deliveries: i32) -> i64 {
@@ -92,7 +56,7 @@ export! {
 }
 
 export_free!(Java_io_zkrecipes_Native_workQueueFree, WorkQueue);
-export_free!(Java_io_zkrecipes_Native_deliveryFree, Job);
+export_free!(Java_io_zkrecipes_Native_deliveryFree, DeliverySlot);
 
 export! {
     fn Java_io_zkrecipes_Native_workQueueMaxPayload<'l>(_env; handle: i64) -> i32 {
@@ -110,7 +74,7 @@ export! {
     fn Java_io_zkrecipes_Native_workQueueOffer<'l>(env; handle: i64, data: JByteArray<'l>, prio: i32, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
-        let prio = priority(prio)?;
+        let prio = zkrecipes::priority(i64::from(prio))?;
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -125,7 +89,7 @@ export! {
     fn Java_io_zkrecipes_Native_workQueueOfferAll<'l>(env; handle: i64, packed: JByteArray<'l>, prio: i32, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let items = items_of(&env.convert_byte_array(&packed)?)?;
-        let prio = priority(prio)?;
+        let prio = zkrecipes::priority(i64::from(prio))?;
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -160,14 +124,14 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_deliveryData<'l>(env; handle: i64) -> JByteArray<'l> {
-        let data = unsafe { borrow::<Job>(handle) }?.read(|d| d.data().to_vec())?;
+        let data = unsafe { borrow::<DeliverySlot>(handle) }?.read(|d| d.data().to_vec())?;
         Ok(env.byte_array_from_slice(&data)?)
     }
 }
 
 export! {
     fn Java_io_zkrecipes_Native_deliveryName<'l>(env; handle: i64) -> JString<'l> {
-        let name = unsafe { borrow::<Job>(handle) }?.read(|d| d.name().to_string())?;
+        let name = unsafe { borrow::<DeliverySlot>(handle) }?.read(|d| d.name().to_string())?;
         Ok(env.new_string(name)?)
     }
 }
@@ -175,7 +139,7 @@ export! {
 export! {
     /// `what`: 0 priority, 1 delivery count.
     fn Java_io_zkrecipes_Native_deliveryNumber<'l>(_env; handle: i64, what: i32) -> i32 {
-        let job = unsafe { borrow::<Job>(handle) }?;
+        let job = unsafe { borrow::<DeliverySlot>(handle) }?;
         Ok(job.read(|d| if what == 0 { i32::from(d.priority()) } else { d.delivery_count() as i32 })?)
     }
 }
@@ -183,7 +147,7 @@ export! {
 export! {
     /// `ack`: true acknowledges, false gives back.
     fn Java_io_zkrecipes_Native_deliverySettle<'l>(env; handle: i64, ack: bool, future: JObject<'l>) -> i64 {
-        let delivery = unsafe { borrow::<Job>(handle) }?.settle()?;
+        let delivery = unsafe { borrow::<DeliverySlot>(handle) }?.take()?;
         let future = env.new_global_ref(&future)?;
         Ok(if ack {
             tasks::spawn(future, delivery.ack(), |()| Value::Null)

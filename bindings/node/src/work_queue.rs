@@ -1,12 +1,11 @@
 //! The at-least-once work queue for Node.js: `NativeWorkQueue` and the
 //! deliveries it hands out (`index.js` wraps them as `WorkQueue` and `Job`).
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Delivery, Wait, WorkQueue, WorkQueueOptions};
+use zkrecipes::{Delivery, DeliverySlot, Wait, WorkQueue, WorkQueueOptions};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -18,7 +17,7 @@ pub struct NativeWorkQueue {
 
 #[napi]
 pub struct NativeDelivery {
-    delivery: Mutex<Option<Delivery>>,
+    slot: DeliverySlot,
     data: Vec<u8>,
     name: String,
     priority: u32,
@@ -32,35 +31,14 @@ impl NativeDelivery {
             name: delivery.name().to_string(),
             priority: u32::from(delivery.priority()),
             delivery_count: delivery.delivery_count(),
-            delivery: Mutex::new(Some(delivery)),
+            slot: DeliverySlot::new(delivery),
         }
-    }
-
-    fn settle(&self, env: &Env) -> napi::Result<Delivery> {
-        let taken = self.delivery.lock().unwrap().take();
-        taken
-            .ok_or_else(|| {
-                zkrecipes::Error::new(
-                    zkrecipes::ErrorCode::InvalidArgument,
-                    format!("job {} was already acknowledged or given back", self.name),
-                )
-            })
-            .into_js(env)
     }
 }
 
-fn priority_of(env: &Env, priority: Option<u32>) -> napi::Result<u16> {
-    let priority = priority.unwrap_or(u32::from(zkrecipes::DEFAULT_PRIORITY));
-    u16::try_from(priority)
-        .ok()
-        .filter(|p| *p <= zkrecipes::MAX_PRIORITY)
-        .ok_or_else(|| {
-            zkrecipes::Error::new(
-                zkrecipes::ErrorCode::InvalidArgument,
-                format!("priority must be between 0 and 999, got {priority}"),
-            )
-        })
-        .into_js(env)
+fn priority_of(env: &Env, priority: Option<i64>) -> napi::Result<u16> {
+    let priority = priority.unwrap_or(i64::from(zkrecipes::DEFAULT_PRIORITY));
+    zkrecipes::priority(priority).into_js(env)
 }
 
 fn job(delivery: Option<Delivery>) -> Option<NativeDelivery> {
@@ -101,7 +79,7 @@ impl NativeWorkQueue {
         &self,
         env: &'env Env,
         data: Buffer,
-        priority: Option<u32>,
+        priority: Option<i64>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let priority = priority_of(env, priority)?;
         let (queue, data) = (self.inner.clone(), data.to_vec());
@@ -117,7 +95,7 @@ impl NativeWorkQueue {
         &self,
         env: &'env Env,
         items: Vec<Buffer>,
-        priority: Option<u32>,
+        priority: Option<i64>,
     ) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
         let priority = priority_of(env, priority)?;
         let items: Vec<Vec<u8>> = items.iter().map(|b| b.to_vec()).collect();
@@ -182,18 +160,18 @@ impl NativeDelivery {
 
     #[napi]
     pub fn is_settled(&self) -> bool {
-        self.delivery.lock().unwrap().is_none()
+        self.slot.is_settled()
     }
 
     #[napi(ts_return_type = "Promise<void>")]
     pub fn ack<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let delivery = self.settle(env)?;
+        let delivery = self.slot.take().into_js(env)?;
         promise(env, delivery.ack(), |()| ())
     }
 
     #[napi(ts_return_type = "Promise<void>")]
     pub fn nack<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let delivery = self.settle(env)?;
+        let delivery = self.slot.take().into_js(env)?;
         promise(env, delivery.nack(), |()| ())
     }
 }

@@ -4,11 +4,10 @@
 //! a forgotten object) gives its item back: the core's `Delivery` does so
 //! when dropped.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use zkrecipes::{Delivery, Wait, WorkQueue, WorkQueueOptions};
+use zkrecipes::{Delivery, DeliverySlot, Wait, WorkQueue, WorkQueueOptions};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
@@ -22,7 +21,7 @@ pub struct NativeWorkQueue {
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeDelivery {
-    delivery: Mutex<Option<Delivery>>,
+    slot: DeliverySlot,
     data: Vec<u8>,
     name: String,
     priority: u16,
@@ -36,25 +35,8 @@ impl NativeDelivery {
             name: delivery.name().to_string(),
             priority: delivery.priority(),
             delivery_count: delivery.delivery_count(),
-            delivery: Mutex::new(Some(delivery)),
+            slot: DeliverySlot::new(delivery),
         }
-    }
-
-    fn settle(&self) -> PyResult<Delivery> {
-        self.delivery
-            .lock()
-            .unwrap()
-            .take()
-            .ok_or_else(|| {
-                zkrecipes::Error::new(
-                    zkrecipes::ErrorCode::InvalidArgument,
-                    format!(
-                        "delivery {} was already acknowledged or given back",
-                        self.name
-                    ),
-                )
-            })
-            .into_py_result()
     }
 }
 
@@ -100,10 +82,12 @@ impl NativeWorkQueue {
         self.inner.dead_letter_path().to_string()
     }
 
-    fn offer(&self, py: Python<'_>, data: &[u8], priority: u16) -> PyResult<String> {
+    fn offer(&self, py: Python<'_>, data: &[u8], priority: i64) -> PyResult<String> {
         let (queue, data) = (self.inner.clone(), data.to_vec());
         wait(py, async move {
-            queue.offer_with_priority(&data, priority).await
+            queue
+                .offer_with_priority(&data, zkrecipes::priority(priority)?)
+                .await
         })
     }
 
@@ -111,11 +95,13 @@ impl NativeWorkQueue {
         &self,
         py: Python<'py>,
         data: &[u8],
-        priority: u16,
+        priority: i64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (queue, data) = (self.inner.clone(), data.to_vec());
         awaitable(py, async move {
-            queue.offer_with_priority(&data, priority).await
+            queue
+                .offer_with_priority(&data, zkrecipes::priority(priority)?)
+                .await
         })
     }
 
@@ -123,11 +109,13 @@ impl NativeWorkQueue {
         &self,
         py: Python<'_>,
         items: Vec<Vec<u8>>,
-        priority: u16,
+        priority: i64,
     ) -> PyResult<Vec<String>> {
         let queue = self.inner.clone();
         wait(py, async move {
-            queue.offer_all_with_priority(&items, priority).await
+            queue
+                .offer_all_with_priority(&items, zkrecipes::priority(priority)?)
+                .await
         })
     }
 
@@ -135,11 +123,13 @@ impl NativeWorkQueue {
         &self,
         py: Python<'py>,
         items: Vec<Vec<u8>>,
-        priority: u16,
+        priority: i64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let queue = self.inner.clone();
         awaitable(py, async move {
-            queue.offer_all_with_priority(&items, priority).await
+            queue
+                .offer_all_with_priority(&items, zkrecipes::priority(priority)?)
+                .await
         })
     }
 
@@ -199,26 +189,26 @@ impl NativeDelivery {
     }
 
     fn is_settled(&self) -> bool {
-        self.delivery.lock().unwrap().is_none()
+        self.slot.is_settled()
     }
 
     fn ack(&self, py: Python<'_>) -> PyResult<()> {
-        let delivery = self.settle()?;
+        let delivery = self.slot.take().into_py_result()?;
         wait(py, delivery.ack())
     }
 
     fn ack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let delivery = self.settle()?;
+        let delivery = self.slot.take().into_py_result()?;
         awaitable(py, delivery.ack())
     }
 
     fn nack(&self, py: Python<'_>) -> PyResult<()> {
-        let delivery = self.settle()?;
+        let delivery = self.slot.take().into_py_result()?;
         wait(py, delivery.nack())
     }
 
     fn nack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let delivery = self.settle()?;
+        let delivery = self.slot.take().into_py_result()?;
         awaitable(py, delivery.nack())
     }
 }
