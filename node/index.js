@@ -367,7 +367,10 @@ class WorkQueue {
   }
 
   async size () { return call(() => this._native.size()) }
-  /** Gives back the jobs prefetched and not handed out; the queue stays usable. */
+  /**
+   * Gives back the jobs prefetched and not handed out. Afterwards every call rejects with CLOSED
+   * (a consume waiting at that moment too); jobs already handed out can still be settled.
+   */
   async close () { await call(() => this._native.close()) }
   async [asyncDispose] () { await this.close() }
 }

@@ -306,6 +306,12 @@ impl Client {
     }
 
     /// The current session, or `CLOSED`.
+    /// The length the chroot adds to every path on the wire (0 before a
+    /// session exists: no request can be sent then either).
+    pub(crate) fn chroot_len(&self) -> usize {
+        self.zk().map_or(0, |zk| chroot_len(&zk))
+    }
+
     pub(crate) fn zk(&self) -> Result<zk::Client> {
         if let Some(parent) = runtime::forked_after_start() {
             return Err(forked(parent));
@@ -614,7 +620,7 @@ async fn create_path(
 }
 
 /// The length the chroot adds to every path on the wire.
-pub(crate) fn chroot_len(session: &zk::Client) -> usize {
+fn chroot_len(session: &zk::Client) -> usize {
     match session.path() {
         "/" => 0,
         root => root.len(),

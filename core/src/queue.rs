@@ -134,11 +134,7 @@ impl DistributedQueue {
     pub fn max_payload(&self) -> usize {
         // The chroot is part of every path on the wire (found through a
         // 700-character chroot: the server dropped the connection instead).
-        let chroot = self
-            .inner
-            .client
-            .zk()
-            .map_or(0, |zk| crate::client::chroot_len(&zk));
+        let chroot = self.inner.client.chroot_len();
         MAX_PACKET - CREATE_OVERHEAD - self.inner.dir.len() - chroot
     }
 

@@ -85,6 +85,9 @@ struct Inner {
     /// Claimed items not yet handed out, and the names seen available.
     state: tokio::sync::Mutex<Cursor>,
     acks: Mutex<AckBatch>,
+    /// Set by `close()`: offers and consumes answer `CLOSED` from then on,
+    /// and a consume waiting at that moment wakes with it.
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -194,6 +197,7 @@ impl WorkQueue {
             options,
             state: Default::default(),
             acks: Default::default(),
+            closed: tokio::sync::watch::Sender::new(false),
         };
         Ok(WorkQueue {
             inner: Arc::new(inner),
@@ -211,11 +215,7 @@ impl WorkQueue {
 
     /// The largest payload an offer accepts.
     pub fn max_payload(&self) -> usize {
-        let chroot = self
-            .inner
-            .client
-            .zk()
-            .map_or(0, |zk| crate::client::chroot_len(&zk));
+        let chroot = self.inner.client.chroot_len();
         self.inner.payload_limit(chroot)
     }
 
@@ -243,6 +243,7 @@ impl WorkQueue {
         items: &[D],
         priority: u16,
     ) -> Result<Vec<String>> {
+        self.inner.check_open()?;
         let scoped = self.inner.offer_all(items, priority).await;
         scoped.map_err(|err| self.inner.about(err))
     }
@@ -251,8 +252,15 @@ impl WorkQueue {
     /// (`timeout` `None`), or `None` once `timeout` passed. Cancelling the
     /// call gives back whatever it claimed.
     pub async fn consume(&self, timeout: Option<Duration>) -> Result<Option<Delivery>> {
+        self.inner.check_open()?;
         let deadline = timeout.map(|t| Instant::now() + t);
-        let scoped = self.consume_until(deadline).await;
+        let mut closed = self.inner.closed.subscribe();
+        // Losing to `close()` drops the claim in flight, whose task gives
+        // back what it claimed.
+        let scoped = tokio::select! {
+            got = self.consume_until(deadline) => got,
+            _ = closed.wait_for(|closed| *closed) => Err(self.inner.closed_error()),
+        };
         scoped.map_err(|err| self.inner.about(err))
     }
 
@@ -291,6 +299,7 @@ impl WorkQueue {
     /// Items in the queue, claimed ones included: the child count of
     /// `entries`, one request.
     pub async fn size(&self) -> Result<usize> {
+        self.inner.check_open()?;
         let entries = self.inner.entries.as_str();
         let stat = self
             .inner
@@ -301,8 +310,11 @@ impl WorkQueue {
         Ok(stat.map_or(0, |stat| stat.num_children.max(0) as usize))
     }
 
-    /// Gives back the items claimed by prefetch and not handed out yet.
+    /// Gives back the items claimed by prefetch and not handed out yet;
+    /// the queue object answers `CLOSED` afterwards. Deliveries already
+    /// handed out stay the caller's to `ack` or `nack`. Idempotent.
     pub async fn close(&self) -> Result<()> {
+        self.inner.closed.send_replace(true);
         let mut state = self.inner.state.lock().await;
         let claimed: Vec<Claimed> = state.claimed.drain(..).collect();
         for claimed in &claimed {
@@ -445,10 +457,7 @@ impl Inner {
     async fn offer_all<D: AsRef<[u8]>>(&self, items: &[D], priority: u16) -> Result<Vec<String>> {
         let priority = self::priority(i64::from(priority))?;
         let prefix = format!("{}/{ENTRY_PREFIX}{priority:03}-", self.entries);
-        let chroot = self
-            .client
-            .zk()
-            .map_or(0, |zk| crate::client::chroot_len(&zk));
+        let chroot = self.client.chroot_len();
         let limit = self.payload_limit(chroot);
         if let Some(big) = items.iter().find(|d| d.as_ref().len() > limit) {
             return Err(Error::invalid_argument(format!(
@@ -509,6 +518,8 @@ impl Inner {
     async fn next_claimed(self: &Arc<Self>) -> Result<Option<Claimed>> {
         let mut state = self.state.lock().await;
         loop {
+            // After `close()` drained the buffer, nothing may refill it.
+            self.check_open()?;
             if let Some(claimed) = state.claimed.pop_front() {
                 return Ok(Some(claimed));
             }
@@ -944,6 +955,20 @@ impl Inner {
     }
 
     /// Releases in the background (a drop, a caller that went away).
+    fn check_open(&self) -> Result<()> {
+        if *self.closed.borrow() {
+            return Err(self.closed_error());
+        }
+        Ok(())
+    }
+
+    fn closed_error(&self) -> Error {
+        Error::new(
+            ErrorCode::Closed,
+            format!("work queue {} is closed", self.path),
+        )
+    }
+
     fn give_back(self: Arc<Self>, claimed: Vec<Claimed>) {
         let settling = self.client.settling();
         runtime::handle().spawn(async move {

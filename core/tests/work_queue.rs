@@ -216,6 +216,42 @@ async fn close_gives_back_what_prefetch_claimed() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_closed_queue_answers_closed_and_wakes_a_waiting_consume() {
+    let path = unique("wq-closed");
+    let c = client().await;
+    let q = WorkQueue::with_options(&c, &path, with_prefetch(4)).unwrap();
+    q.offer_all(&[b"a", b"b", b"c"]).await.unwrap();
+    let held = q.consume(SECOND).await.unwrap().unwrap();
+    let idle = WorkQueue::new(&c, &unique("wq-closed-idle")).unwrap();
+    let waiting = {
+        let idle = idle.clone();
+        tokio::spawn(async move { idle.consume(None).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    idle.close().await.unwrap();
+    let woken = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("close wakes a waiting consume")
+        .unwrap();
+    assert_eq!(woken.err().map(|e| e.code()), Some(ErrorCode::Closed));
+    q.close().await.unwrap();
+    q.close().await.unwrap();
+    for err in [
+        q.consume(SECOND).await.err(),
+        q.offer(b"d").await.err(),
+        q.size().await.err(),
+    ] {
+        assert_eq!(err.map(|e| e.code()), Some(ErrorCode::Closed));
+    }
+    // The delivery handed out before close stays the caller's to settle.
+    held.ack().await.unwrap();
+    let other = WorkQueue::new(&client().await, &path).unwrap();
+    assert_eq!(other.size().await.unwrap(), 2);
+    let next = other.consume(SECOND).await.unwrap().unwrap();
+    assert_eq!((next.data(), next.delivery_count()), (&b"b"[..], 2));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_consumer_cut_off_past_its_session_loses_its_claims_to_another() {
     let path = unique("wq-expiry");
     let producer = WorkQueue::new(&client().await, &path).unwrap();
@@ -271,4 +307,49 @@ async fn concurrent_consumers_deliver_every_item_and_ack_each_once() {
     let unique: HashSet<&String> = all.iter().collect();
     assert_eq!(all.len(), n, "acknowledged once each");
     assert_eq!(unique.len(), n);
+}
+
+/// The README's order bound, measured in the order consumers receive items:
+/// with C consumers and prefetch P an item is overtaken by the items the
+/// others hold or buffered and by the claims that land past the head while
+/// consumers spread out after a collision. The spread is random, so the
+/// bound is one of practice: 17–32 in 13 runs at C = 4, P = 4; 4 × C × P
+/// fails a change that lets items starve at the head.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_several_consumers_an_item_is_overtaken_by_a_bounded_number() {
+    let (consumers, prefetch, n) = (4usize, 4usize, 480usize);
+    let path = unique("wq-bound");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    let items: Vec<String> = (0..n).map(|i| format!("{i:05}")).collect();
+    producer.offer_all(&items).await.unwrap();
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
+    let mut tasks = Vec::new();
+    for _ in 0..consumers {
+        let q = WorkQueue::with_options(&client().await, &path, with_prefetch(prefetch)).unwrap();
+        let received = received.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(job) = q.consume(Some(Duration::from_millis(300))).await.unwrap() {
+                let index: usize = std::str::from_utf8(job.data()).unwrap().parse().unwrap();
+                received.lock().unwrap().push(index);
+                job.ack().await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let received = received.lock().unwrap().clone();
+    assert_eq!(received.len(), n, "every item once");
+    // For each item, how many later items were received before it.
+    let mut position = vec![0; n];
+    for (at, &index) in received.iter().enumerate() {
+        position[index] = at;
+    }
+    let worst = (0..n)
+        .map(|i| (i + 1..n).filter(|&j| position[j] < position[i]).count())
+        .max()
+        .unwrap();
+    let bound = 4 * consumers * prefetch;
+    eprintln!("order: worst overtaken by {worst}, bound {bound}");
+    assert!(worst <= bound, "an item was overtaken by {worst} > {bound}");
 }

@@ -54,3 +54,42 @@ test('a job dropped by a closed client is delivered to another; dead letters aft
   assert.equal(other.deadLetterPath, `${path}/dead`)
   assert.ok(zk.WorkQueue && zk.Job)
 }))
+
+test('close rejects later calls and a waiting next with CLOSED; a job in hand can still be acked', () => withClients(1, async (c) => {
+  const path = unique('work-closed')
+  const work = c.workQueue(path, { prefetch: 4 })
+  await work.offerAll(['a', 'b', 'c'])
+  const held = await work.next({ timeoutMs: 1000 })
+  assert.equal(held.data.toString(), 'a')
+  const idle = c.workQueue(unique('work-idle'))
+  const waiting = assert.rejects(idle.next(), (err) => err.code === 'CLOSED')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await idle.close()
+  await waiting
+  await work.close()
+  await work.close()
+  for (const call of [() => work.next({ timeoutMs: 100 }), () => work.offer('d'), () => work.size()]) {
+    await assert.rejects(call(), (err) => err.code === 'CLOSED')
+  }
+  await held.ack()
+  const other = c.workQueue(path)
+  assert.equal(await other.size(), 2)
+  const next = await other.next({ timeoutMs: 1000 })
+  assert.equal(next.data.toString(), 'b')
+  await next.ack()
+}))
+
+test('many next() calls in flight on one object share the jobs, each acked once', () => withClients(1, async (c) => {
+  const path = unique('work-shared')
+  const work = c.workQueue(path, { prefetch: 8 })
+  await work.offerAll(Array.from({ length: 300 }, (_, i) => String(i)))
+  const got = []
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for await (const job of work.consume({ timeoutMs: 300 })) {
+      got.push(Number(job.data.toString()))
+      await job.ack()
+    }
+  }))
+  assert.deepEqual(got.sort((x, y) => x - y), Array.from({ length: 300 }, (_, i) => i))
+  assert.equal(await work.size(), 0)
+}))

@@ -63,7 +63,7 @@ def test_async_with_and_cancellation_give_back(zk_connect, path):
                 assert job.data == b"one"
             assert await q.consume_async(0.1) is None
             # A task cancelled while it waits leaves nothing claimed.
-            waiting = asyncio.ensure_future(q.consume_async())
+            waiting = asyncio.create_task(q.consume_async())
             await asyncio.sleep(0.1)
             waiting.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -80,6 +80,62 @@ def test_async_with_and_cancellation_give_back(zk_connect, path):
             assert await q.size_async() == 0
 
     asyncio.run(main())
+
+
+def test_close_ends_the_queue_object_but_not_the_jobs_in_hand(client, path):
+    q = client.work_queue(path, prefetch=4)
+    q.offer_all([b"a", b"b", b"c"])
+    held = q.consume(1)
+    assert held is not None and held.data == b"a"
+    waiter = client.work_queue(path + "-idle")
+    outcome: list = []
+
+    def wait() -> None:
+        try:
+            outcome.append(waiter.consume())
+        except zkrecipes.ClosedError as e:
+            outcome.append(e)
+
+    import threading
+
+    t = threading.Thread(target=wait)
+    t.start()
+    time.sleep(0.2)
+    waiter.close()
+    t.join(5)
+    assert not t.is_alive() and isinstance(outcome[0], zkrecipes.ClosedError), outcome
+    with q:
+        pass
+    q.close()
+    for call in (lambda: q.consume(1), lambda: q.offer(b"d"), lambda: len(q)):
+        with pytest.raises(zkrecipes.ClosedError):
+            call()
+    held.ack()
+    other = client.work_queue(path)
+    assert len(other) == 2
+    job = other.consume(1)
+    assert job is not None and job.data == b"b"
+    job.ack()
+
+
+def test_one_work_queue_object_shared_by_threads_delivers_each_job_once(client, path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    q = client.work_queue(path, prefetch=8)
+    q.offer_all([str(i).encode() for i in range(400)])
+
+    def work(_: int) -> list:
+        got = []
+        while (job := q.consume(0.3)) is not None:
+            with job:
+                got.append(int(job.data))
+        return got
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(8)))
+    everything = sorted(i for got in results for i in got)
+    assert everything == list(range(400)), "each job acknowledged once, none lost"
+    assert len(q) == 0
 
 
 def test_a_sigkilled_worker_gives_every_held_job_back(zk_connect, path, client):

@@ -3,6 +3,7 @@ works on it, and acknowledges it; a job whose worker dies is delivered again."""
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generator, Iterable, List, Optional, Type
 
@@ -105,30 +106,53 @@ class Job:
         return f"<Job {self.name} delivery {self.delivery_count}, {len(self.data)} bytes>"
 
 
-class _Consuming:
-    """What ``consume_async`` returns: await it for the job, or use it in ``async with``."""
+class _Consuming(Coroutine):  # type: ignore[type-arg]
+    """What ``consume_async`` returns: await it for the job, use it in ``async with``, or hand it
+    to ``asyncio.create_task`` (it is a coroutine)."""
 
-    __slots__ = ("_queue", "_timeout", "_job")
+    __slots__ = ("_queue", "_timeout", "_job", "_coro")
 
     def __init__(self, queue: WorkQueue, timeout: Optional[float]) -> None:
         """A consume of ``queue`` not started yet."""
         self._queue = queue
         self._timeout = timeout
         self._job: Optional[Job] = None
+        # Made on first use: a consume never awaited starts nothing and warns about nothing.
+        self._coro: Optional[Coroutine[Any, Any, Optional[Job]]] = None
 
     async def _get(self) -> Optional[Job]:
         native = await self._queue._native.consume_async(_timeout(self._timeout))
         return Job(native) if native is not None else None
 
+    def _started(self) -> Coroutine[Any, Any, Optional[Job]]:
+        if self._coro is None:
+            self._coro = self._get()
+        return self._coro
+
     def __await__(self) -> Generator[Any, None, Optional[Job]]:
         """The job, or ``None`` once ``timeout`` passed."""
-        return self._get().__await__()
+        return self._started().__await__()
+
+    def send(self, value: Any) -> Any:
+        """Coroutine protocol, for ``asyncio.create_task``."""
+        return self._started().send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """Coroutine protocol, for ``asyncio.create_task`` (cancellation arrives here)."""
+        if val is None and tb is None:
+            return self._started().throw(typ)
+        return self._started().throw(typ, val, tb)
+
+    def close(self) -> None:
+        """Coroutine protocol."""
+        if self._coro is not None:
+            self._coro.close()
 
     async def __aenter__(self) -> Job:
         """Waits for the job (no timeout with ``async with``: it always yields a job)."""
         if self._timeout is not None:
             raise ValueError("async with queue.consume_async() takes no timeout; await it instead")
-        job = await self._get()
+        job = await self._started()
         assert job is not None
         self._job = job
         return job
@@ -198,7 +222,8 @@ class WorkQueue:
         return _Consuming(self, timeout)
 
     def size(self) -> int:
-        """Jobs in the queue, claimed ones included (one request)."""
+        """Jobs in the queue, claimed ones included (one request). A job that used up
+        ``max_deliveries`` counts until a consume moves it to the dead letters."""
         return self._native.size()
 
     def __len__(self) -> int:
@@ -210,7 +235,9 @@ class WorkQueue:
         return await self._native.size_async()
 
     def close(self) -> None:
-        """Gives back the jobs claimed by prefetch and not handed out; the queue stays usable."""
+        """Gives back the jobs claimed by prefetch and not handed out. Afterwards every call on the
+        queue raises ``ClosedError`` (a ``consume`` waiting at that moment too); jobs already handed
+        out stay yours to ``ack`` or ``nack``. Calling it again does nothing."""
         self._native.close()
 
     async def close_async(self) -> None:

@@ -96,4 +96,37 @@ class WorkQueueIT {
             assertEquals(0, q.size());
         }
     }
+
+    @Test
+    void closeWakesAWaitingConsumeAndLeavesTheJobInHandToSettle() throws Exception {
+        String path = Zk.path("work-closed");
+        try (Client c = Zk.client()) {
+            WorkQueue q = new WorkQueue(c, path, 4, 0);
+            q.offerAll(List.of(b("a"), b("b"), b("c")), WorkQueue.DEFAULT_PRIORITY);
+            Delivery held = q.consume(1, TimeUnit.SECONDS);
+            assertEquals("a", s(held));
+            WorkQueue idle = new WorkQueue(c, path + "-idle");
+            CompletableFuture<Delivery> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return idle.consume();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(200);
+            idle.close();
+            Throwable woken = assertThrows(Exception.class, () -> waiting.get(5, TimeUnit.SECONDS)).getCause();
+            assertEquals(ZkException.Code.CLOSED, ((ZkException) woken).getCode());
+            q.close();
+            q.close();
+            assertEquals(ZkException.Code.CLOSED, assertThrows(ZkException.class, () -> q.offer(b("d"))).getCode());
+            held.ack();
+            try (WorkQueue other = new WorkQueue(c, path)) {
+                assertEquals(2, other.size());
+                Delivery next = other.consume(1, TimeUnit.SECONDS);
+                assertEquals("b", s(next));
+                next.ack();
+            }
+        }
+    }
 }
