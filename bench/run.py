@@ -63,7 +63,9 @@ class Runner:
             proc.kill()
             print(f"  {contestant} {workload}: did not get ready ({line!r})", flush=True)
             return None
-        before = int(mntr(self.port)["zk_packets_received"])
+        # Packets the server received, and its fsyncs (one per flushed batch of
+        # transactions: `zk_cnt_fsynctime` counts the timings it records).
+        before = mntr(self.port)
         proc.stdin.write("GO\n")
         proc.stdin.flush()
         # A contestant that hangs (a stranded waiter) must not hang the whole run.
@@ -71,7 +73,7 @@ class Runner:
         watchdog.start()
         out = proc.stdout.readline().strip()
         watchdog.cancel()
-        after = int(mntr(self.port)["zk_packets_received"])
+        after = mntr(self.port)
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -80,8 +82,10 @@ class Runner:
             print(f"  {contestant} {workload}: failed ({out!r})", flush=True)
             return None
         result = json.loads(out)
+        def per_op(key: str) -> float:
+            return (int(after.get(key, 0)) - int(before.get(key, 0))) / result["ops"]
         result.update(contestant=contestant, workload=workload, params=list(params),
-                      requests_per_op=(after - before) / result["ops"])
+                      requests_per_op=per_op("zk_packets_received"), fsyncs_per_op=per_op("zk_cnt_fsynctime"))
         result["throughput"] = result["ops"] / result["seconds"]
         self.results.append(result)
         shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()
@@ -191,6 +195,9 @@ def main() -> int:
         r.run("zkrecipes-rust", "offerall", n)
         for consumers, prefetch in [(1, 1), (1, 64), (4, 64)]:
             r.run("zkrecipes-rust", "workqueue", n, consumers, prefetch)
+        # Jobs that take 2 ms each (one in hand per consumer): what more consumers buy.
+        for consumers in [1, 4]:
+            r.run("zkrecipes-rust", "workqueue", n // 5, consumers, 64, 2)
         for consumers in [1, 4]:
             r.run("kazoo", "workqueue", n // 5 if args.quick else n // 5, consumers)
         if not any(x["workload"] == "queue" and x["contestant"] == "apache" for x in r.results):
@@ -305,18 +312,23 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
               "Drain of N items: claim (prefetch P per transaction), then acknowledge (acks of one consumer "
               "in flight at once are committed together). kazoo's `LockingQueue`: get + consume per item. "
               "Apache's `DistributedQueue` (section 5) deletes on take, no acknowledgement.", "",
-              "| contestant | consumers | prefetch | N | items/s | requests/item | vs Apache |", "|---|---|---|---|---|---|---|"]
+              "| contestant | consumers | prefetch | work per job | N | items/s | requests/item | fsyncs/item | vs Apache |",
+              "|---|---|---|---|---|---|---|---|---|"]
     apache = find(results, "apache", "queue", [sizes[-1]])
     for x in [x for x in results if x["workload"] == "workqueue"]:
         consumers = x["params"][1]
         prefetch = x["params"][2] if len(x["params"]) > 2 else "–"
+        work = f"{x['params'][3]} ms" if len(x["params"]) > 3 else "–"
         ratio = f"{x['throughput'] / apache['throughput']:.1f}×" if apache else "–"
-        lines.append(f"| {x['contestant']} | {consumers} | {prefetch} | {x['ops']} | {x['throughput']:.0f} | "
-                     f"{x['requests_per_op']:.2f} | {ratio} |")
+        lines.append(f"| {x['contestant']} | {consumers} | {prefetch} | {work} | {x['ops']} | "
+                     f"{x['throughput']:.0f} | {x['requests_per_op']:.2f} | {x.get('fsyncs_per_op', 0):.3f} | {ratio} |")
+    if apache:
+        lines += ["", f"Apache's `DistributedQueue` in this run: {apache['throughput']:.0f} items/s, "
+                      f"{apache['requests_per_op']:.2f} requests and {apache.get('fsyncs_per_op', 0):.3f} fsyncs per item."]
     x = find(results, "zkrecipes-rust", "offerall")
     if x:
         lines += ["", f"`offer_all` in calls of 1,000 items: {x['throughput']:.0f} items/s, "
-                      f"{x['requests_per_op']:.3f} requests per item."]
+                      f"{x['requests_per_op']:.3f} requests and {x.get('fsyncs_per_op', 0):.3f} fsyncs per item."]
     lines += ["", "## 8. Scale: memory per lock, per waiter; a deep queue", "",
               "Resident memory (RSS) of the contestant's process, measured inside it. *Per idle object*: growth per "
               "lock object made (no acquire); *retained*: what stays after dropping them all and collecting "

@@ -236,7 +236,10 @@ async fn main() -> zkrecipes::Result<()> {
         "workqueue" => {
             let consumers: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(1);
             let prefetch: usize = args.get(5).map(|s| s.parse().unwrap()).unwrap_or(64);
-            let path = format!("{root}/work-{n}-{consumers}-{prefetch}");
+            // Milliseconds of work per job (waiting, as for I/O), one job in
+            // hand per consumer: what several consumers are for.
+            let work_ms: u64 = args.get(6).map(|s| s.parse().unwrap()).unwrap_or(0);
+            let path = format!("{root}/work-{n}-{consumers}-{prefetch}-{work_ms}");
             let producer = WorkQueue::new(&connect(zk).await, &path)?;
             let items: Vec<String> = (0..n).map(|i| format!("item-{i}")).collect();
             producer.offer_all(&items).await?;
@@ -261,6 +264,9 @@ async fn main() -> zkrecipes::Result<()> {
                         let mut acks = tokio::task::JoinSet::new();
                         let mut done = 0;
                         while let Some(job) = q.consume(Some(Duration::ZERO)).await.unwrap() {
+                            if work_ms > 0 {
+                                tokio::time::sleep(Duration::from_millis(work_ms)).await;
+                            }
                             acks.spawn(job.ack());
                             done += 1;
                             // Acks in flight are bounded like a worker pool's.
