@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use zkrecipes::{
     Client, ClientOptions, DistributedQueue, ElectionEvent, LeaderElectionSupport, LockEvent,
-    WriteLock,
+    WorkQueue, WorkQueueOptions, WriteLock,
 };
 
 #[derive(Clone)]
@@ -110,6 +110,41 @@ async fn main() -> zkrecipes::Result<()> {
                     Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
                 }
             }
+        }
+        "work-produce" => {
+            let q = WorkQueue::new(&client, &format!("{root}/work"))?;
+            let items: Vec<String> = (0..count).map(|i| format!("{name}-{i}")).collect();
+            for batch in items.chunks(10) {
+                let outcome = match q.offer_all(batch).await {
+                    Ok(_) => "OFFERED",
+                    Err(_) => "OFFER_LOST",
+                };
+                for item in batch {
+                    resource.tell(format!("{outcome} {item}")).await;
+                }
+            }
+        }
+        "work-consume" => {
+            // At least once: report the job, then acknowledge it.
+            let options = WorkQueueOptions {
+                prefetch: 4,
+                ..Default::default()
+            };
+            let q = WorkQueue::with_options(&client, &format!("{root}/work"), options)?;
+            while resource.tell("STOP?".into()).await == "NO" {
+                match q.consume(Some(Duration::from_millis(500))).await {
+                    Ok(Some(job)) => {
+                        let item = String::from_utf8_lossy(job.data()).into_owned();
+                        resource.tell(format!("GOT {item} {name}")).await;
+                        // The work: a kill lands while jobs are in hand.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        let _ = job.ack().await;
+                    }
+                    Ok(None) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+            q.close().await?;
         }
         "elect" => {
             let election = LeaderElectionSupport::new(&client, &format!("{root}/election"), &name)?;

@@ -89,6 +89,51 @@ public class Worker {
                         }
                     }
                 }
+                case "work-produce" -> {
+                    try (WorkQueue q = new WorkQueue(client, root + "/work")) {
+                        for (int i = 0; i < count; i += 10) {
+                            java.util.List<String> items = new java.util.ArrayList<>();
+                            for (int j = i; j < Math.min(i + 10, count); j++) {
+                                items.add(name + "-" + j);
+                            }
+                            String outcome;
+                            try {
+                                q.offerAll(items.stream().map(x -> x.getBytes(StandardCharsets.UTF_8)).toList(),
+                                    WorkQueue.DEFAULT_PRIORITY);
+                                outcome = "OFFERED";
+                            } catch (ZkException e) {
+                                outcome = "OFFER_LOST";
+                            }
+                            for (String x : items) {
+                                ask(outcome + " " + x);
+                            }
+                        }
+                    }
+                }
+                case "work-consume" -> {
+                    // At least once: report the job, then acknowledge it.
+                    try (WorkQueue q = new WorkQueue(client, root + "/work", 4, 0)) {
+                        while ("NO".equals(ask("STOP?"))) {
+                            Delivery job;
+                            try {
+                                job = q.consume(500, TimeUnit.MILLISECONDS);
+                            } catch (ZkException e) {
+                                Thread.sleep(100);
+                                continue;
+                            }
+                            if (job == null) {
+                                continue;
+                            }
+                            ask("GOT " + new String(job.getData(), StandardCharsets.UTF_8) + " " + name);
+                            Thread.sleep(20); // the work: a kill lands while jobs are in hand
+                            try {
+                                job.ack();
+                            } catch (ZkException e) {
+                                // the claim went with the session: delivered again elsewhere
+                            }
+                        }
+                    }
+                }
                 case "elect" -> {
                     LeaderElectionSupport election = new LeaderElectionSupport(client, root + "/election", name);
                     election.addListener(e -> {

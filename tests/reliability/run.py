@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -279,7 +280,7 @@ class Suite:
         root = f"/reliability/{uuid.uuid4().hex[:8]}"
         res = Resource()
         server = ResourceServer(res)
-        langs = ("py", "node")
+        langs = ("py", "node", "java", "rust")
         producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
         consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
         for name in consumers:
@@ -289,8 +290,9 @@ class Suite:
         self.log(f"{scenario}: {len(producers)} producers x {items} jobs, {len(consumers)} consumers (prefetch 4)")
         self.log("fault: drop every client connection")
         self.proxy.ask("drop")
-        # Kill a consumer once it has reported jobs (it holds more, prefetched).
-        victim = consumers[0]
+        # Kill a consumer (of any language: a different one each run) once it has
+        # reported jobs; it holds more, prefetched.
+        victim = random.choice(consumers)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with res.lock:
@@ -299,7 +301,7 @@ class Suite:
             time.sleep(0.01)
         self.log(f"fault: SIGKILL the consumer {victim} while it holds jobs")
         os.kill(res.pids[victim], signal.SIGKILL)
-        consumers = consumers[1:]
+        consumers = [c for c in consumers if c != victim]
         stuck = self.wait_workers(producers, timeout=self.args.timeout)
         deadline, last_count, quiet_since = time.monotonic() + 60, -1, time.monotonic()
         while time.monotonic() < deadline:
@@ -412,7 +414,9 @@ def main() -> int:
     p.add_argument("--rust-worker", required=True)
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--minutes", type=float, default=30, help="soak duration")
+    p.add_argument("--scenarios", default="locks,queue,work,election", help="which to run, e.g. work")
     args = p.parse_args()
+    want = set(args.scenarios.split(","))
     suite = Suite(args)
     try:
         rounds = 0
@@ -420,10 +424,14 @@ def main() -> int:
         while True:
             rounds += 1
             big = args.profile == "soak"
-            suite.locks_under_faults(per_lang=2 if big else 1, sections=1_000_000)
-            suite.queue_under_drops(per_lang=2 if big else 1, items=400 if big else 100)
-            suite.work_queue_under_kills(per_lang=2 if big else 1, items=400 if big else 100)
-            suite.election_under_kills()
+            if "locks" in want:
+                suite.locks_under_faults(per_lang=2 if big else 1, sections=1_000_000)
+            if "queue" in want:
+                suite.queue_under_drops(per_lang=2 if big else 1, items=400 if big else 100)
+            if "work" in want:
+                suite.work_queue_under_kills(per_lang=2 if big else 1, items=400 if big else 100)
+            if "election" in want:
+                suite.election_under_kills()
             if args.profile == "short" or time.monotonic() > soak_until:
                 break
             suite.log(f"soak: round {rounds} done, {max(0, soak_until - time.monotonic()) / 60:.1f} min left")
