@@ -121,17 +121,21 @@ export declare class ReadWriteLock {
 export type Payload = Buffer | Uint8Array | string
 
 export interface WorkQueueOptions {
-  /** Jobs claimed per transaction (default 1). */
+  /** Jobs claimed per transaction, 1-1000 (default 1). */
   prefetch?: number
-  /** A job delivered this many times moves to `deadLetterPath`. */
+  /** A job delivered this many times moves to `deadLetterPath` (default: no limit). */
   maxDeliveries?: number
 }
 export interface PriorityOptions {
   /** 0-999, lower first (default 100). */
   priority?: number
 }
-/** A job claimed for this worker: `ack()` when done, `nack()` to give it back. */
+/**
+ * A job claimed for this worker: `ack()` when done, `nack()` to give it back. Made by
+ * `WorkQueue.next()` / `consume()` only; a job dropped unsettled goes back once collected.
+ */
 export declare class Job {
+  private constructor()
   readonly data: Buffer
   readonly name: string
   readonly priority: number
@@ -145,6 +149,7 @@ export declare class Job {
 /** At-least-once jobs in kazoo's LockingQueue layout. */
 export declare class WorkQueue {
   constructor(client: Client, path: string, options?: WorkQueueOptions)
+  readonly path: string
   readonly maxPayload: number
   readonly deadLetterPath: string
   offer(data: Payload, options?: PriorityOptions): Promise<string>
@@ -153,7 +158,9 @@ export declare class WorkQueue {
   next(options?: WaitOptions): Promise<Job | null>
   /** Jobs as they come; one the loop body left unsettled goes back. */
   consume(options?: WaitOptions): AsyncGenerator<Job, void, undefined>
+  /** Jobs in the queue, claimed ones included (one request). */
   size(): Promise<number>
+  /** Gives back prefetched jobs; later calls reject with CLOSED. Jobs in hand can still be settled. */
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }

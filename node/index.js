@@ -329,6 +329,7 @@ class WorkQueue {
     const prefetch = optionalCount('prefetch', options && options.prefetch)
     const maxDeliveries = optionalCount('maxDeliveries', options && options.maxDeliveries)
     this._native = now(() => new native.NativeWorkQueue(handle, path, prefetch, maxDeliveries))
+    this.path = path
   }
 
   get maxPayload () { return this._native.maxPayload() }

@@ -59,6 +59,52 @@ pub struct WorkQueueOptions {
     pub max_deliveries: Option<u32>,
 }
 
+impl WorkQueueOptions {
+    /// Options from numbers as a binding received them (any sign, any
+    /// width), checked here so that every language's error names the number
+    /// its caller gave.
+    pub fn from_numbers(prefetch: i64, max_deliveries: Option<i64>) -> Result<WorkQueueOptions> {
+        let options = WorkQueueOptions {
+            prefetch: usize::try_from(prefetch)
+                .ok()
+                .filter(|p| (1..=MAX_PREFETCH).contains(p))
+                .ok_or_else(|| bad_prefetch(prefetch))?,
+            max_deliveries: match max_deliveries {
+                None => None,
+                Some(max) => Some(
+                    u32::try_from(max)
+                        .ok()
+                        .filter(|m| *m >= 1)
+                        .ok_or_else(|| bad_max_deliveries(max))?,
+                ),
+            },
+        };
+        Ok(options)
+    }
+
+    fn check(&self) -> Result<()> {
+        if !(1..=MAX_PREFETCH).contains(&self.prefetch) {
+            return Err(bad_prefetch(self.prefetch));
+        }
+        if self.max_deliveries == Some(0) {
+            return Err(bad_max_deliveries(0));
+        }
+        Ok(())
+    }
+}
+
+const MAX_PREFETCH: usize = 1000;
+
+fn bad_prefetch(prefetch: impl std::fmt::Display) -> Error {
+    Error::invalid_argument(format!(
+        "prefetch must be between 1 and {MAX_PREFETCH}, got {prefetch}"
+    ))
+}
+
+fn bad_max_deliveries(max: impl std::fmt::Display) -> Error {
+    Error::invalid_argument(format!("max_deliveries must be at least 1, got {max}"))
+}
+
 impl Default for WorkQueueOptions {
     fn default() -> Self {
         WorkQueueOptions {
@@ -178,15 +224,7 @@ impl WorkQueue {
     ) -> Result<WorkQueue> {
         path::validate(path)?;
         client.check_open()?;
-        if options.prefetch == 0 || options.prefetch > 1000 {
-            return Err(Error::invalid_argument(format!(
-                "prefetch must be between 1 and 1000, got {}",
-                options.prefetch
-            )));
-        }
-        if options.max_deliveries == Some(0) {
-            return Err(Error::invalid_argument("max_deliveries must be at least 1"));
-        }
+        options.check()?;
         let inner = Inner {
             client: client.clone(),
             path: path.to_string(),
@@ -267,26 +305,28 @@ impl WorkQueue {
     async fn consume_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery>> {
         let inner = &self.inner;
         loop {
-            // A claim runs to its end in a task of its own: a caller that
-            // gives up must not leave items claimed and unknown.
+            // A claim runs to its end in a task of its own, and travels as a
+            // `Delivery`: whether the caller gave up before the send or
+            // after it (the value then dies with the channel), its drop
+            // gives the item back.
             let (sent, received) = oneshot::channel();
             let worker = inner.clone();
             runtime::handle().spawn(async move {
-                let got = worker.next_claimed().await;
-                if let Err(Ok(Some(unwanted))) = sent.send(got) {
-                    worker.clone().give_back(vec![unwanted]);
-                }
+                let got = worker.next_claimed().await.map(|claimed| {
+                    claimed.map(|claimed| Delivery {
+                        inner: worker.clone(),
+                        claimed: Some(claimed),
+                    })
+                });
+                let _ = sent.send(got);
             });
             let bound = deadline.map(|d| d.max(Instant::now() + TRY_GRACE));
             let got = match with_deadline(bound, received).await {
                 Ok(got) => got.map_err(|_| Error::new(ErrorCode::Internal, "claim task ended"))?,
                 Err(_) => return Ok(None),
             };
-            if let Some(claimed) = got? {
-                return Ok(Some(Delivery {
-                    inner: inner.clone(),
-                    claimed: Some(claimed),
-                }));
+            if let Some(delivery) = got? {
+                return Ok(Some(delivery));
             }
             // Nothing available: wait for a change, then look again.
             match with_deadline(deadline, inner.wait_for_change()).await {

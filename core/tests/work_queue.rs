@@ -353,3 +353,55 @@ async fn with_several_consumers_an_item_is_overtaken_by_a_bounded_number() {
     eprintln!("order: worst overtaken by {worst}, bound {bound}");
     assert!(worst <= bound, "an item was overtaken by {worst} > {bound}");
 }
+
+/// Found by an adversarial run: a consume given up just as its claim was
+/// handed over left that item claimed, out of everyone's reach, until the
+/// session ended. Consumes cut short at random moments must leave every item
+/// to be delivered.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumes_cut_short_at_any_moment_leave_nothing_claimed() {
+    let path = unique("wq-cut");
+    let n = 300;
+    let c = client().await;
+    let q = WorkQueue::with_options(&c, &path, with_prefetch(16)).unwrap();
+    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+    q.offer_all(&items).await.unwrap();
+    let mut acked = HashSet::new();
+    for round in 0..3000 {
+        if acked.len() == n {
+            break;
+        }
+        let consuming = {
+            let q = q.clone();
+            tokio::spawn(async move { q.consume(None).await })
+        };
+        // Give up after a varying number of scheduler turns: before, during
+        // and after the claim's hand-over.
+        for _ in 0..round % 40 {
+            tokio::task::yield_now().await;
+        }
+        consuming.abort();
+        if let Ok(got) = consuming.await {
+            let job = got.unwrap().unwrap();
+            acked.insert(String::from_utf8(job.data().to_vec()).unwrap());
+            job.ack().await.unwrap();
+        }
+    }
+    q.close().await.unwrap();
+    // The rest, if any, from another client: none may stay claimed by `c`.
+    let other = WorkQueue::new(&client().await, &path).unwrap();
+    while let Some(job) = other.consume(Some(Duration::from_secs(2))).await.unwrap() {
+        acked.insert(String::from_utf8(job.data().to_vec()).unwrap());
+        job.ack().await.unwrap();
+    }
+    assert_eq!(
+        acked.len(),
+        n,
+        "every item delivered while the first session lives"
+    );
+    assert!(
+        children(server().connect_string(), &format!("{path}/taken"))
+            .await
+            .is_empty()
+    );
+}

@@ -43,10 +43,9 @@ export! {
     /// `max_deliveries` 0 = no limit.
     fn Java_io_zkrecipes_Native_workQueueNew<'l>(env; client: i64, path: JString<'l>, prefetch: i32, max_deliveries: i32) -> i64 {
         let path = string(env, &path)?;
-        let options = WorkQueueOptions {
-            prefetch: usize::try_from(prefetch).unwrap_or(0),
-            max_deliveries: u32::try_from(max_deliveries).ok().filter(|m| *m > 0),
-        };
+        // Java's 0 is "no limit" (an int cannot be absent).
+        let limit = (max_deliveries != 0).then_some(i64::from(max_deliveries));
+        let options = WorkQueueOptions::from_numbers(i64::from(prefetch), limit)?;
         Ok(into_handle(WorkQueue::with_options(
             unsafe { borrow::<Client>(client) }?,
             &path,

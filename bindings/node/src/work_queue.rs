@@ -52,15 +52,14 @@ impl NativeWorkQueue {
         env: &Env,
         client: &NativeClient,
         path: String,
-        prefetch: Option<u32>,
-        max_deliveries: Option<u32>,
+        prefetch: Option<i64>,
+        max_deliveries: Option<i64>,
     ) -> napi::Result<Self> {
-        let options = WorkQueueOptions {
-            prefetch: prefetch.unwrap_or(1) as usize,
-            max_deliveries,
-        };
+        let options = WorkQueueOptions::from_numbers(prefetch.unwrap_or(1), max_deliveries);
+        let queue =
+            options.and_then(|options| WorkQueue::with_options(&client.inner, &path, options));
         Ok(NativeWorkQueue {
-            inner: WorkQueue::with_options(&client.inner, &path, options).into_js(env)?,
+            inner: queue.into_js(env)?,
         })
     }
 

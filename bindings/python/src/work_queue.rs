@@ -62,15 +62,14 @@ impl NativeWorkQueue {
     fn new(
         client: &NativeClient,
         path: &str,
-        prefetch: usize,
-        max_deliveries: Option<u32>,
+        prefetch: i64,
+        max_deliveries: Option<i64>,
     ) -> PyResult<NativeWorkQueue> {
-        let options = WorkQueueOptions {
-            prefetch,
-            max_deliveries,
-        };
+        let options = WorkQueueOptions::from_numbers(prefetch, max_deliveries);
+        let queue =
+            options.and_then(|options| WorkQueue::with_options(&client.inner, path, options));
         Ok(NativeWorkQueue {
-            inner: WorkQueue::with_options(&client.inner, path, options).into_py_result()?,
+            inner: queue.into_py_result()?,
         })
     }
 

@@ -52,12 +52,22 @@ public final class Delivery extends NativeObject {
         Native.join(settle(false));
     }
 
+    /** {@link #ack()} as a future; a delivery settled already fails it with INVALID_ARGUMENT. */
     public CompletableFuture<Void> ackAsync() {
-        return settle(true).future();
+        return settleAsync(true);
     }
 
+    /** {@link #nack()} as a future; a delivery settled already fails it with INVALID_ARGUMENT. */
     public CompletableFuture<Void> nackAsync() {
-        return settle(false).future();
+        return settleAsync(false);
+    }
+
+    private CompletableFuture<Void> settleAsync(boolean ack) {
+        try {
+            return settle(ack).future();
+        } catch (ZkException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private Native.Op<Void> settle(boolean ack) {

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,8 +25,9 @@ public final class WorkQueue extends NativeObject {
     }
 
     /**
-     * {@code prefetch} jobs claimed per transaction (held by this object until handed out); a job
-     * delivered {@code maxDeliveries} times (0: no limit) moves to {@link #getDeadLetterPath()}.
+     * {@code prefetch} jobs (1-1000) claimed per transaction (held by this object until handed
+     * out); a job delivered {@code maxDeliveries} times (0: no limit; negative is
+     * INVALID_ARGUMENT) moves to {@link #getDeadLetterPath()}.
      */
     public WorkQueue(Client client, String path, int prefetch, int maxDeliveries) {
         super(Objects.requireNonNull(client, "client").withHandle(
@@ -55,8 +57,13 @@ public final class WorkQueue extends NativeObject {
         return Native.join(offerOp(data, priority));
     }
 
+    /** Fails the future (never throws) on bad input or a closed queue. */
     public CompletableFuture<String> offerAsync(byte[] data, int priority) {
-        return offerOp(data, priority).future();
+        try {
+            return offerOp(data, priority).future();
+        } catch (ZkException | NullPointerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private Native.Op<String> offerOp(byte[] data, int priority) {
@@ -83,7 +90,11 @@ public final class WorkQueue extends NativeObject {
         return Native.joinInterruptibly(consumeOp(-1));
     }
 
-    /** Waits up to {@code timeout} for a job; {@code null} if none came. */
+    /**
+     * Waits up to {@code timeout} for a job; {@code null} if none came. Like
+     * {@code BlockingQueue.poll}, a timeout of zero or less is a try (which may take up to 250 ms
+     * to claim jobs already listed).
+     */
     public Delivery consume(long timeout, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
         return Native.joinInterruptibly(consumeOp(Math.max(0, unit.toNanos(timeout))));
@@ -97,13 +108,27 @@ public final class WorkQueue extends NativeObject {
     private Native.Op<Delivery> consumeOp(long timeoutNanos) {
         Native.Op<Object> op = with(h -> Native.start(f -> Native.workQueueConsume(h, timeoutNanos, f),
             WorkQueue::giveBack));
-        CompletableFuture<Delivery> delivery = op.future().thenApply(
-            handle -> handle == null ? null : new Delivery((Long) handle));
+        // The raw handle belongs to `op` until it completes, then to the Delivery made from it:
+        // whoever gives up (cancel, orTimeout, completeExceptionally, an interrupt) the job goes
+        // back exactly once, through its one owner.
+        CompletableFuture<Delivery> delivery = new CompletableFuture<>();
+        op.future().whenComplete((handle, error) -> {
+            if (error != null) {
+                delivery.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
+                return;
+            }
+            if (handle == null) {
+                delivery.complete(null);
+                return;
+            }
+            Delivery got = new Delivery((Long) handle);
+            if (!delivery.complete(got)) {
+                got.close();
+            }
+        });
         delivery.whenComplete((d, e) -> {
-            // Given up on: withdraw the wait, or give back a job that came meanwhile.
-            if (delivery.isCancelled() && !op.future().cancel(false)
-                    && op.future().isDone() && !op.future().isCompletedExceptionally()) {
-                giveBack(op.future().getNow(null));
+            if (e != null) {
+                op.future().cancel(false);
             }
         });
         return new Native.Op<>(delivery, op.task());

@@ -129,4 +129,70 @@ class WorkQueueIT {
             }
         }
     }
+
+    /**
+     * Found by an adversarial run: a consumeAsync given up by orTimeout or completeExceptionally
+     * kept its wait, and swallowed the next job; cancelled as it completed, it read a freed handle.
+     */
+    @Test
+    void consumesGivenUpInEveryWayLeaveEveryJobToOthers() throws Exception {
+        String path = Zk.path("work-given-up");
+        int n = 300;
+        try (Client c = Zk.client(); Client other = Zk.client()) {
+            WorkQueue q = new WorkQueue(c, path, 16, 0);
+            CompletableFuture<Delivery> timedOut = q.consumeAsync().orTimeout(50, TimeUnit.MILLISECONDS);
+            CompletableFuture<Delivery> failed = q.consumeAsync();
+            failed.completeExceptionally(new IllegalStateException("gave up"));
+            assertThrows(Exception.class, () -> timedOut.get(5, TimeUnit.SECONDS));
+            List<byte[]> items = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                items.add(b(Integer.toString(i)));
+            }
+            q.offerAll(items, WorkQueue.DEFAULT_PRIORITY);
+            java.util.Set<String> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+            List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                workers.add(pool.submit(() -> {
+                    java.util.Random random = new java.util.Random(seed);
+                    for (int round = 0; round < 400 && acked.size() < n; round++) {
+                        CompletableFuture<Delivery> f = q.consumeAsync();
+                        long spin = System.nanoTime() + random.nextInt(2_000_000);
+                        while (System.nanoTime() < spin && !f.isDone()) {
+                            Thread.onSpinWait();
+                        }
+                        switch (round % 3) {
+                            case 0 -> f.cancel(true);
+                            case 1 -> f.completeExceptionally(new IllegalStateException("gave up"));
+                            default -> f.orTimeout(1, TimeUnit.MILLISECONDS);
+                        }
+                        try {
+                            Delivery d = f.get(5, TimeUnit.SECONDS);
+                            acked.add(s(d));
+                            d.ack();
+                        } catch (Exception given) {
+                            // Given up: whatever it claimed went back.
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> w : workers) {
+                w.get(60, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            // Gives back what prefetch holds; the first session lives on, and no job may stay
+            // claimed by it.
+            q.close();
+            try (WorkQueue rest = new WorkQueue(other, path)) {
+                Delivery d;
+                while ((d = rest.consume(2, TimeUnit.SECONDS)) != null) {
+                    acked.add(s(d));
+                    d.ack();
+                }
+            }
+            assertEquals(n, acked.size(), "every job delivered while the first session lives");
+        }
+    }
 }
