@@ -76,6 +76,15 @@ public final class Delivery extends NativeObject {
         return op;
     }
 
+    /**
+     * Frees the handle without waiting: the native side gives an unsettled job back in the
+     * background. For callback threads, which must never block on an operation whose completion
+     * they would deliver themselves.
+     */
+    void abandon() {
+        super.close();
+    }
+
     /** Gives the job back unless it was acknowledged or given back already. */
     @Override
     public void close() {

@@ -123,7 +123,8 @@ public final class WorkQueue extends NativeObject {
             }
             Delivery got = new Delivery((Long) handle);
             if (!delivery.complete(got)) {
-                got.close();
+                // On the callback thread: a blocking nack would wait for this very thread.
+                got.abandon();
             }
         });
         delivery.whenComplete((d, e) -> {
