@@ -18,9 +18,10 @@ NODE_PROJECT := target/node-project
 # The release version, defined once in Cargo.toml (`make version-check` holds the others to it).
 VERSION := $(shell sed -n 's/^version = "\([^"]*\)".*/\1/p' Cargo.toml | head -1)
 JAR := java/target/zkrecipes-$(VERSION).jar
+KOTLIN_JAR := kotlin/target/zkrecipes-kotlin-$(VERSION).jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-kotlin kotlin-jar test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # What the commands below need on this machine (checks only, once installed):
 # see tools/setup.sh for what it installs and where.
@@ -55,7 +56,7 @@ bench-smoke:
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: setup-test version-check lint test-rust test-python test-node test-java test-readme test-cross test-reliability bench-smoke torture-smoke
+test: setup-test version-check lint test-rust test-python test-node test-java test-kotlin test-readme test-cross test-reliability bench-smoke torture-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -109,6 +110,14 @@ jar: setup
 # Java: JUnit 5 tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
 test-java: harness
 	tests/with-zk mvn -q -B -f java/pom.xml verify
+
+# The Kotlin JAR (uniffi-generated layer over JNA, carrying libzkrecipes_kotlin.so).
+kotlin-jar: setup
+	mvn -q -B -f kotlin/pom.xml package -DskipTests
+
+# Kotlin: coroutine tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
+test-kotlin: harness
+	tests/with-zk mvn -q -B -f kotlin/pom.xml verify
 
 # Python, Node.js and Java agents (installed artifacts) on the same lock, queue and election.
 test-cross: harness jar

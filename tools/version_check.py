@@ -33,6 +33,9 @@ def found_versions() -> dict[str, str | None]:
     # The project's own <version>, right after its artifactId.
     match = re.search(r"<artifactId>zkrecipes</artifactId>\s*<version>([^<]+)</version>", pom)
     found["java/pom.xml"] = match.group(1) if match else None
+    kotlin = (ROOT / "kotlin/pom.xml").read_text()
+    match = re.search(r"<artifactId>zkrecipes-kotlin</artifactId>\s*<version>([^<]+)</version>", kotlin)
+    found["kotlin/pom.xml"] = match.group(1) if match else None
     loader = (ROOT / "node/native.js").read_text()
     expected = set(re.findall(r"version mismatch, expected ([^ ]+) but got", loader))
     found["node/native.js"] = expected.pop() if len(expected) == 1 else None

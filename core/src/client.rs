@@ -361,8 +361,9 @@ impl Client {
         }
     }
 
-    /// Resolves once the client is closed; recipes race their waits against it.
-    pub(crate) async fn closed(&self) {
+    /// Resolves once the client is closed; recipes race their waits against
+    /// it, and event streams end with it.
+    pub async fn closed(&self) {
         let mut state = self.inner.state.subscribe();
         let _ = state.wait_for(|s| *s == ConnectionState::Closed).await;
     }

@@ -1,0 +1,86 @@
+//! The client: one ZooKeeper session shared by every recipe made from it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use zkrecipes::{Auth, Client, ClientOptions};
+
+use crate::errors::Result;
+use crate::events::NativeEvents;
+use crate::tasks::run;
+
+/// How to connect, as the Kotlin layer passes it (durations in ms).
+#[derive(uniffi::Record)]
+pub struct NativeClientOptions {
+    pub session_timeout_ms: f64,
+    pub connect_timeout_ms: f64,
+    /// `user:password` for the `digest` scheme.
+    pub digest: Option<String>,
+    pub identity: Option<String>,
+}
+
+#[derive(uniffi::Object)]
+pub struct NativeClient {
+    pub(crate) inner: Client,
+}
+
+/// Connects; fails after `connect_timeout_ms` without a session.
+#[uniffi::export]
+pub async fn connect(
+    connect_string: String,
+    options: NativeClientOptions,
+) -> Result<Arc<NativeClient>> {
+    let options = ClientOptions {
+        session_timeout: setting("sessionTimeout", options.session_timeout_ms)?,
+        connect_timeout: setting("connectTimeout", options.connect_timeout_ms)?,
+        auth: options.digest.as_deref().map(Auth::digest),
+        identity: options.identity,
+    };
+    let client = run(async move { Client::connect(&connect_string, options).await }).await?;
+    Ok(Arc::new(NativeClient { inner: client }))
+}
+
+fn setting(name: &str, ms: f64) -> Result<Duration> {
+    Ok(ClientOptions::timeout_setting(name, ms, "ms")?)
+}
+
+#[uniffi::export]
+impl NativeClient {
+    /// `"CONNECTED"`, `"SUSPENDED"`, `"RECONNECTED"`, `"LOST"` or `"CLOSED"`.
+    pub fn state(&self) -> String {
+        self.inner.state().as_str().to_string()
+    }
+
+    pub fn states(&self) -> Arc<NativeEvents> {
+        NativeEvents::connection(&self.inner)
+    }
+
+    pub fn session_id(&self) -> Result<i64> {
+        Ok(self.inner.session_id()?)
+    }
+
+    pub fn identity(&self) -> String {
+        self.inner.identity().to_string()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// `close()` for a thread that may block.
+    pub fn close_blocking(&self) {
+        let client = self.inner.clone();
+        crate::tasks::block(async move { client.close().await });
+    }
+
+    /// Ends the session: its nodes go at once, every waiter gets `CLOSED`.
+    /// (Not `close`: that is the generated object's own `AutoCloseable`.)
+    pub async fn close_async(&self) {
+        let client = self.inner.clone();
+        let _ = run(async move {
+            client.close().await;
+            Ok(())
+        })
+        .await;
+    }
+}

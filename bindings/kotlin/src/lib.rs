@@ -1,0 +1,13 @@
+//! The Kotlin binding: uniffi objects over the core, converted and nothing
+//! more. Every recipe decision is the core's; the idiomatic Kotlin API
+//! (suspend functions, Flows, `withLock`) lives in `kotlin/src/main/kotlin`.
+
+uniffi::setup_scaffolding!();
+
+mod client;
+mod election;
+mod errors;
+mod events;
+mod lock;
+mod queue;
+mod tasks;

@@ -1,0 +1,174 @@
+//! Exclusive locks and read/write locks. Each acquire is an owner of its
+//! own: coroutines exclude each other like processes do, and a hold is an
+//! object that releases once.
+
+use std::sync::{Arc, Mutex};
+
+use zkrecipes::{Error, ErrorCode, Lock, LockGuard, Owner, ReadWriteLock, WriteLock};
+
+use crate::client::NativeClient;
+use crate::errors::Result;
+use crate::events::NativeEvents;
+use crate::tasks::{run, wait};
+
+#[derive(uniffi::Object)]
+pub struct NativeLock {
+    lock: Lock,
+    client: zkrecipes::Client,
+}
+
+/// One participant of a lock, holder first.
+#[derive(uniffi::Record)]
+pub struct NativeParticipant {
+    pub node: String,
+    pub identity: String,
+    pub is_reader: bool,
+}
+
+#[uniffi::export]
+impl NativeLock {
+    #[uniffi::constructor]
+    pub fn write_lock(client: &NativeClient, dir: String) -> Result<Arc<Self>> {
+        let lock: WriteLock = WriteLock::new(&client.inner, &dir)?;
+        Ok(Arc::new(NativeLock {
+            lock,
+            client: client.inner.clone(),
+        }))
+    }
+
+    /// The hold, or `None` when `timeout_ms` passed first (`None`: no limit;
+    /// 0: a try). Cancelled, it withdraws its node; a hold that came anyway
+    /// is released.
+    pub async fn acquire(&self, timeout_ms: Option<f64>) -> Result<Option<Arc<NativeHold>>> {
+        let wait = wait(timeout_ms)?;
+        let lock = self.lock.clone();
+        let guard = run(async move { lock.acquire_as(Owner::unique(), wait).await }).await?;
+        Ok(guard.map(NativeHold::new))
+    }
+
+    pub fn is_held(&self) -> bool {
+        self.lock.is_held()
+    }
+
+    pub fn dir(&self) -> String {
+        self.lock.dir().to_string()
+    }
+
+    pub fn events(&self) -> Arc<NativeEvents> {
+        NativeEvents::lock(&self.client, self.lock.subscribe())
+    }
+
+    pub async fn participants(&self) -> Result<Vec<NativeParticipant>> {
+        let lock = self.lock.clone();
+        let all = run(async move { lock.participants().await }).await?;
+        Ok(all
+            .into_iter()
+            .map(|p| NativeParticipant {
+                node: p.node,
+                identity: p.identity,
+                is_reader: p.is_reader,
+            })
+            .collect())
+    }
+
+    /// `release_all()` for a thread that may block.
+    pub fn release_all_blocking(&self) {
+        let lock = self.lock.clone();
+        crate::tasks::block(async move { lock.release_all().await });
+    }
+
+    /// Releases every hold of this lock object.
+    pub async fn release_all(&self) -> Result<()> {
+        let lock = self.lock.clone();
+        run(async move {
+            lock.release_all().await;
+            Ok(())
+        })
+        .await
+    }
+}
+
+#[derive(uniffi::Object)]
+pub struct NativeReadWriteLock {
+    read: Arc<NativeLock>,
+    write: Arc<NativeLock>,
+}
+
+#[uniffi::export]
+impl NativeReadWriteLock {
+    #[uniffi::constructor]
+    pub fn new(client: &NativeClient, dir: String) -> Result<Arc<Self>> {
+        let rw = ReadWriteLock::new(&client.inner, &dir)?;
+        Ok(Arc::new(NativeReadWriteLock {
+            read: Arc::new(NativeLock {
+                lock: rw.read_lock().clone(),
+                client: client.inner.clone(),
+            }),
+            write: Arc::new(NativeLock {
+                lock: rw.write_lock().clone(),
+                client: client.inner.clone(),
+            }),
+        }))
+    }
+
+    pub fn read_lock(&self) -> Arc<NativeLock> {
+        self.read.clone()
+    }
+
+    pub fn write_lock(&self) -> Arc<NativeLock> {
+        self.write.clone()
+    }
+}
+
+/// A held lock: released once, by `release()` or, failing that, when the
+/// object is freed.
+#[derive(uniffi::Object)]
+pub struct NativeHold {
+    fencing_token: i64,
+    guard: Mutex<Option<LockGuard>>,
+}
+
+impl NativeHold {
+    fn new(guard: LockGuard) -> Arc<Self> {
+        Arc::new(NativeHold {
+            fencing_token: guard.fencing_token(),
+            guard: Mutex::new(Some(guard)),
+        })
+    }
+}
+
+#[uniffi::export]
+impl NativeHold {
+    pub fn fencing_token(&self) -> i64 {
+        self.fencing_token
+    }
+
+    /// Not released, not lost.
+    pub fn is_held(&self) -> bool {
+        self.guard
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(LockGuard::is_held)
+    }
+
+    /// `release()` for a thread that may block; nothing if released already.
+    pub fn release_blocking(&self) {
+        if let Some(guard) = self.guard.lock().unwrap().take() {
+            crate::tasks::block(async move {
+                let _ = guard.release().await;
+            });
+        }
+    }
+
+    /// Returns once the node is gone. A second release is `NOT_OWNER`.
+    pub async fn release(&self) -> Result<()> {
+        let guard = self
+            .guard
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| Error::new(ErrorCode::NotOwner, "this hold was released already"))?;
+        run(async move { guard.release().await }).await
+    }
+}

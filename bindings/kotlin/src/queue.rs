@@ -1,0 +1,119 @@
+//! Apache's `DistributedQueue`: an item taken is deleted. One taken for a
+//! coroutine that was cancelled before it saw the item goes back.
+
+use std::sync::{Arc, Mutex};
+
+use zkrecipes::{DistributedQueue, Item};
+
+use crate::client::NativeClient;
+use crate::errors::Result;
+use crate::tasks::run;
+
+#[derive(uniffi::Object)]
+pub struct NativeQueue {
+    queue: DistributedQueue,
+}
+
+#[uniffi::export]
+impl NativeQueue {
+    #[uniffi::constructor]
+    pub fn new(client: &NativeClient, dir: String) -> Result<Arc<Self>> {
+        Ok(Arc::new(NativeQueue {
+            queue: DistributedQueue::new(&client.inner, &dir)?,
+        }))
+    }
+
+    pub fn max_payload(&self) -> u64 {
+        self.queue.max_payload() as u64
+    }
+
+    /// The item's node path.
+    pub async fn offer(&self, data: Vec<u8>) -> Result<String> {
+        let queue = self.queue.clone();
+        run(async move { queue.offer(&data).await }).await
+    }
+
+    pub async fn peek(&self) -> Result<Option<Vec<u8>>> {
+        let queue = self.queue.clone();
+        run(async move { queue.peek().await }).await
+    }
+
+    /// The head, taken; `None` when empty.
+    pub async fn poll(&self) -> Result<Option<Arc<NativeTaken>>> {
+        let queue = self.queue.clone();
+        // Wrapped inside the task: an item the task finished with after its
+        // caller left is dropped as a `NativeTaken`, which puts it back.
+        run(async move {
+            let item = queue.poll_item().await?;
+            Ok(item.map(|item| NativeTaken::new(queue, item)))
+        })
+        .await
+    }
+
+    /// Waits for an item (`None` once `timeout_ms` passed; `None`: no limit).
+    pub async fn take(&self, timeout_ms: Option<f64>) -> Result<Option<Arc<NativeTaken>>> {
+        let timeout = crate::tasks::timeout(timeout_ms)?;
+        let queue = self.queue.clone();
+        run(async move {
+            let item = queue.take_item(timeout).await?;
+            Ok(item.map(|item| NativeTaken::new(queue, item)))
+        })
+        .await
+    }
+
+    pub async fn size(&self) -> Result<u64> {
+        let queue = self.queue.clone();
+        Ok(run(async move { queue.size().await }).await? as u64)
+    }
+
+    /// `close()` for a thread that may block.
+    pub fn close_blocking(&self) {
+        let queue = self.queue.clone();
+        crate::tasks::block(async move {
+            let _ = queue.close().await;
+        });
+    }
+
+    pub async fn close_async(&self) -> Result<()> {
+        let queue = self.queue.clone();
+        run(async move { queue.close().await }).await
+    }
+}
+
+/// An item taken from the queue, until Kotlin has its data: freed before
+/// that (the coroutine was cancelled in between), it goes back.
+#[derive(uniffi::Object)]
+pub struct NativeTaken {
+    queue: DistributedQueue,
+    item: Mutex<Option<Item>>,
+}
+
+impl NativeTaken {
+    fn new(queue: DistributedQueue, item: Item) -> Arc<Self> {
+        Arc::new(NativeTaken {
+            queue,
+            item: Mutex::new(Some(item)),
+        })
+    }
+}
+
+#[uniffi::export]
+impl NativeTaken {
+    /// The payload, handed over once (empty afterwards).
+    pub fn data(&self) -> Vec<u8> {
+        self.item
+            .lock()
+            .unwrap()
+            .take()
+            .map(|item| item.data)
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for NativeTaken {
+    fn drop(&mut self) {
+        if let Some(item) = self.item.get_mut().unwrap().take() {
+            self.queue.abandon_taken(item);
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.zkrecipes.kotlin
+
+import io.zkrecipes.kotlin.ffi.NativeClient
+import io.zkrecipes.kotlin.ffi.NativeClientOptions
+import io.zkrecipes.kotlin.ffi.connect as nativeConnect
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.flow.MutableStateFlow
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.asStateFlow
+import kotlinx.coroutines.launch
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.DurationUnit
+
+/** How to connect. */
+data class ClientOptions(
+    val sessionTimeout: Duration = 10.seconds,
+    /** The longest [Client.connect] (and each later re-session attempt) may take. */
+    val connectTimeout: Duration = 10.seconds,
+    /** `user:password` for the `digest` scheme: recipe nodes then get an ACL for that identity only. */
+    val digest: String? = null,
+    /** Written into lock and election nodes; defaults to the host name. */
+    val identity: String? = null,
+) {
+    override fun toString(): String =
+        "ClientOptions(sessionTimeout=$sessionTimeout, connectTimeout=$connectTimeout, " +
+            "digest=${if (digest == null) "null" else "<redacted>"}, identity=$identity)"
+}
+
+/** Curator's vocabulary: SUSPENDED = disconnected, the session may live on; LOST = it expired. */
+enum class ConnectionState { CONNECTED, SUSPENDED, RECONNECTED, LOST, CLOSED }
+
+/**
+ * One ZooKeeper session, shared by every recipe made from it. `use {}` or [close] ends it: its
+ * nodes go at once and every waiting call fails with [ZkException.Closed].
+ */
+class Client private constructor(internal val native: NativeClient) : AutoCloseable {
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+    private val states = MutableStateFlow(ConnectionState.valueOf(native.state()))
+
+    init {
+        val subscription = native.states()
+        scope.launch(start = CoroutineStart.UNDISPATCHED) {
+            subscription.use { events ->
+                while (true) {
+                    val event = events.next() ?: break
+                    states.value = ConnectionState.valueOf(event.name)
+                }
+            }
+        }
+    }
+
+    companion object {
+        /** Connects; fails with [ZkException] after [ClientOptions.connectTimeout] without a session. */
+        suspend fun connect(connectString: String, options: ClientOptions = ClientOptions()): Client {
+            NativeLibrary.ensure()
+            val settings = NativeClientOptions(
+                sessionTimeoutMs = options.sessionTimeout.toDouble(DurationUnit.MILLISECONDS),
+                connectTimeoutMs = options.connectTimeout.toDouble(DurationUnit.MILLISECONDS),
+                digest = options.digest,
+                identity = options.identity,
+            )
+            return Client(native { nativeConnect(connectString, settings) })
+        }
+    }
+
+    /** The connection's state, now and as it changes. */
+    val state: StateFlow<ConnectionState> = states.asStateFlow()
+
+    /** Written into this client's lock and election nodes. */
+    val identity: String get() = native.identity()
+
+    /** The session's id; [ZkException.Closed] once closed. */
+    val sessionId: Long get() = native { native.sessionId() }
+
+    fun writeLock(path: String): WriteLock = WriteLock(this, path)
+
+    fun readWriteLock(path: String): ReadWriteLock = ReadWriteLock(this, path)
+
+    fun queue(path: String): DistributedQueue = DistributedQueue(this, path)
+
+    fun leaderElection(root: String, hostName: String = identity): LeaderElectionSupport =
+        LeaderElectionSupport(this, root, hostName)
+
+    /** Ends the session without blocking a thread. */
+    suspend fun closeAsync() {
+        native.closeAsync()
+        scope.cancel()
+    }
+
+    override fun close() {
+        native.closeBlocking()
+        scope.cancel()
+    }
+}

@@ -1,0 +1,44 @@
+package io.zkrecipes.kotlin
+
+import io.zkrecipes.kotlin.ffi.NativeQueue
+import io.zkrecipes.kotlin.ffi.NativeTaken
+import kotlin.time.Duration
+
+/**
+ * Apache's `DistributedQueue`: FIFO, an item taken is deleted. An item taken for a coroutine
+ * cancelled before it saw the item goes back at its place.
+ */
+class DistributedQueue(client: Client, path: String) : AutoCloseable {
+    private val native = native { NativeQueue(client.native, path) }
+
+    /** The largest item, in bytes, that [offer] accepts. */
+    val maxPayload: Int get() = native.maxPayload().toInt()
+
+    /** Appends; returns the item's node path. */
+    suspend fun offer(data: ByteArray): String = native { native.offer(data) }
+
+    /** The head without taking it; `null` when empty. */
+    suspend fun peek(): ByteArray? = native { native.peek() }
+
+    /** Takes the head; `null` when empty. */
+    suspend fun poll(): ByteArray? = native { native.poll() }?.let(::handOver)
+
+    /** Waits as long as it takes for an item. */
+    suspend fun take(): ByteArray = take(Duration.INFINITE)!!
+
+    /** Waits up to [timeout] for an item; `null` if none came. */
+    suspend fun take(timeout: Duration): ByteArray? = native { native.take(timeout.toMillisOrNull()) }?.let(::handOver)
+
+    /** Items in the queue (one request). */
+    suspend fun size(): Int = native { native.size() }.toInt()
+
+    /** Deletes this consumer's claim marker without blocking a thread; the queue stays usable. */
+    suspend fun closeAsync() = native { native.closeAsync() }
+
+    /** Deletes this consumer's claim marker; the queue stays usable. */
+    override fun close() = native.closeBlocking()
+
+    // No suspension between the native result and this call: a cancellation lands before (the
+    // item goes back) or after (the caller has it).
+    private fun handOver(taken: NativeTaken): ByteArray = taken.use { it.data() }
+}

@@ -1,0 +1,169 @@
+package io.zkrecipes.kotlin
+
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.async
+import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.flow.take
+import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.util.Collections
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+class LockIT {
+    @Test
+    fun acquireReleaseTryAndTokensThatIncrease() = runBlocking {
+        Zk.client().use { a ->
+            Zk.client().use { b ->
+                val path = Zk.path("lock")
+                val lockA = a.writeLock(path)
+                val lockB = b.writeLock(path)
+                val first = present(lockA.acquire(5.seconds))
+                assertTrue(first.isHeld && lockA.isHeld)
+                assertNull(lockB.tryAcquire(), "held elsewhere: a try answers null")
+                assertNull(lockB.acquire(100.milliseconds), "a timeout answers null, never throws")
+                val participants = lockB.participants()
+                assertEquals(1, participants.size)
+                assertEquals(a.identity, participants[0].identity)
+                first.release()
+                assertFalse(first.isHeld)
+                assertThrows<ZkException.NotOwner> { runBlocking { first.release() } }
+                val second = present(lockB.acquire(5.seconds))
+                assertTrue(second.fencingToken > first.fencingToken)
+                second.use { }
+                assertFalse(lockB.isHeld)
+            }
+        }
+    }
+
+    @Test
+    fun eightCoroutinesOnOneDispatcherNeverOverlapAndTokensIncrease() = runBlocking {
+        Zk.client().use { client ->
+            val path = Zk.path("contended")
+            val inside = AtomicInteger()
+            val tokens = Collections.synchronizedList(mutableListOf<Long>())
+            coroutineScope {
+                repeat(8) {
+                    // Half share one lock object, half have their own: both exclude.
+                    val lock = if (it % 2 == 0) client.writeLock(path) else client.writeLock(path)
+                    launch {
+                        repeat(10) {
+                            lock.withLock { hold ->
+                                assertEquals(1, inside.incrementAndGet(), "two holders at once")
+                                tokens += hold.fencingToken
+                                delay(2)
+                                inside.decrementAndGet()
+                            }
+                        }
+                    }
+                }
+            }
+            assertEquals(80, tokens.size)
+            assertEquals(tokens.sorted(), tokens, "fencing tokens increase with every hold")
+            assertEquals(80, tokens.toSet().size)
+        }
+    }
+
+    @Test
+    fun cancellingAWaitingAcquireWithdrawsItsNode() = runBlocking {
+        Zk.client().use { a ->
+            Zk.client().use { b ->
+                val path = Zk.path("cancel")
+                val hold = present(a.writeLock(path).acquire())
+                val waiting = launch { b.writeLock(path).acquire() }
+                Zk.eventually("the waiter's node is there") { a.writeLock(path).participants().size == 2 }
+                waiting.cancelAndJoin()
+                Zk.eventually("the waiter's node is gone") { a.writeLock(path).participants().size == 1 }
+                hold.release()
+                assertTrue(a.writeLock(path).participants().isEmpty())
+            }
+        }
+    }
+
+    @Test
+    fun withLockReleasesOnExceptionAndOnCancellation() = runBlocking {
+        Zk.client().use { client ->
+            val path = Zk.path("with")
+            val lock = client.writeLock(path)
+            assertThrows<IllegalStateException> {
+                runBlocking { lock.withLock { error("worker failed") } }
+            }
+            assertFalse(lock.isHeld)
+            val job = launch { lock.withLock { delay(60_000) } }
+            Zk.eventually("held") { lock.isHeld }
+            job.cancelAndJoin()
+            assertFalse(lock.isHeld)
+            assertTrue(lock.participants().isEmpty(), "released on the server")
+            Zk.client().use { other ->
+                present(other.writeLock(path).tryAcquire()).release()
+                val held = present(other.writeLock(path).acquire())
+                assertThrows<ZkException.Timeout> { runBlocking { lock.withLock(50.milliseconds) { } } }
+                held.release()
+            }
+        }
+    }
+
+    @Test
+    fun eventsFlowCarriesTokensAndEnds() = runBlocking {
+        val client = Zk.client()
+        val lock = client.writeLock(Zk.path("events"))
+        val events = async(start = CoroutineStart.UNDISPATCHED) { lock.events.take(2).toList() }
+        val hold = present(lock.acquire())
+        hold.release()
+        val seen = withTimeout(5_000) { events.await() }
+        assertEquals(listOf(LockEvent.Type.ACQUIRED, LockEvent.Type.RELEASED), seen.map { it.type })
+        assertEquals(hold.fencingToken, seen[0].fencingToken)
+        assertEquals(ConnectionState.CONNECTED, client.state.value)
+        client.close()
+        withTimeout(5_000) { client.state.first { it == ConnectionState.CLOSED } }
+        assertThrows<ZkException.Closed> { runBlocking { lock.acquire() } }
+    }
+
+    @Test
+    fun readersShareAndAWriterExcludes() = runBlocking {
+        Zk.client().use { a ->
+            Zk.client().use { b ->
+                val path = Zk.path("rw")
+                val rwA = a.readWriteLock(path)
+                val rwB = b.readWriteLock(path)
+                val r1 = present(rwA.readLock.acquire(5.seconds))
+                val r2 = present(rwB.readLock.acquire(5.seconds))
+                assertNull(b.readWriteLock(path).writeLock.tryAcquire())
+                // As in Rust and Node: an acquire has no identity, so any read hold of this
+                // object could be the caller's own, and the upgrade would wait for itself.
+                assertThrows<ZkException.WouldDeadlock> { runBlocking { rwB.writeLock.tryAcquire() } }
+                r1.release()
+                r2.release()
+                val w = present(rwB.writeLock.acquire(5.seconds))
+                assertNull(rwA.readLock.tryAcquire())
+                w.release()
+            }
+        }
+    }
+
+    @Test
+    fun badInputIsTyped() = runBlocking {
+        Zk.client().use { client ->
+            assertThrows<ZkException.InvalidPath> { client.writeLock("no-slash") }
+            assertThrows<ZkException.InvalidArgument> {
+                runBlocking { client.writeLock(Zk.path("bad")).acquire((-5).milliseconds) }
+            }
+        }
+        assertThrows<ZkException> {
+            runBlocking { Client.connect("127.0.0.1:1", ClientOptions(connectTimeout = 300.milliseconds)) }
+        }
+        Unit
+    }
+}

@@ -1,0 +1,27 @@
+package io.zkrecipes.kotlin
+
+import kotlinx.coroutines.delay
+import java.util.UUID
+
+/** Test helpers: the server from `ZK_CONNECT` (tests/with-zk starts one), unique paths. */
+object Zk {
+    val connect: String
+        get() = System.getenv("ZK_CONNECT")?.takeIf { it.isNotEmpty() }
+            ?: error("ZK_CONNECT must point at a ZooKeeper (run the tests through tests/with-zk)")
+
+    suspend fun client(options: ClientOptions = ClientOptions()): Client = Client.connect(connect, options)
+
+    fun path(name: String) = "/kotlin-test/$name-${UUID.randomUUID()}"
+
+    suspend fun eventually(what: String, check: suspend () -> Boolean) {
+        val deadline = System.nanoTime() + 10_000_000_000L
+        while (System.nanoTime() < deadline) {
+            if (check()) return
+            delay(20)
+        }
+        throw AssertionError("not within 10 s: $what")
+    }
+}
+
+/** The value, or the test fails: JUnit's `assertNotNull` returns nothing to go on with. */
+fun <T : Any> present(value: T?, message: String = "expected a value, got null"): T = value ?: throw AssertionError(message)
