@@ -21,7 +21,7 @@ JAR := java/target/zkrecipes-$(VERSION).jar
 KOTLIN_JAR := kotlin/target/zkrecipes-kotlin-$(VERSION).jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-kotlin kotlin-jar test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-kotlin kotlin-jar kotlin-classpath test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # What the commands below need on this machine (checks only, once installed):
 # see tools/setup.sh for what it installs and where.
@@ -115,14 +115,23 @@ test-java: harness
 kotlin-jar: setup
 	mvn -q -B -f kotlin/pom.xml package -DskipTests
 
+# The Kotlin JAR, its three runtime dependencies and the compiled test agents, as a plain
+# classpath (for tests/cross, the demo and the bench).
+KOTLIN_CP := kotlin/target/classpath.txt
+kotlin-classpath: setup
+	mvn -q -B -f kotlin/pom.xml package -DskipTests dependency:build-classpath \
+		-DincludeScope=runtime -Dmdep.outputFile=$(CURDIR)/kotlin/target/deps.txt
+	echo "$(CURDIR)/$(KOTLIN_JAR):$(CURDIR)/kotlin/target/test-classes:$$(cat kotlin/target/deps.txt)" > $(KOTLIN_CP)
+
 # Kotlin: coroutine tests run by failsafe against the packaged JAR, against a harness ZooKeeper.
 test-kotlin: harness
 	tests/with-zk mvn -q -B -f kotlin/pom.xml verify
 
 # Python, Node.js and Java agents (installed artifacts) on the same lock, queue and election.
-test-cross: harness jar
+test-cross: harness jar kotlin-classpath
 	test -x $(PY_VENV)/bin/pytest -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
-	NODE_PROJECT=$(CURDIR)/$(NODE_PROJECT) ZKRECIPES_JAR=$(CURDIR)/$(JAR) tests/with-zk \
+	NODE_PROJECT=$(CURDIR)/$(NODE_PROJECT) ZKRECIPES_JAR=$(CURDIR)/$(JAR) \
+		ZKRECIPES_KOTLIN_CP=$$(cat $(KOTLIN_CP)) tests/with-zk \
 		$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider $(CURDIR)/tests/cross
 
 # Faults on a 3-node ensemble with workers in every language: `make test` runs the

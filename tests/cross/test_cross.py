@@ -1,8 +1,10 @@
-"""Python, Node.js and Java on the same lock, queue and election.
+"""Python, Node.js, Java and Kotlin on the same lock, queue and election.
 
 Runs in the test virtualenv (the installed wheel); the Node agent runs from the
 test project that installed the npm tarball, the Java agent with the JAR on a
-plain classpath. Paths come from ZK_CONNECT, NODE_PROJECT and ZKRECIPES_JAR.
+plain classpath, the Kotlin agent with the Kotlin JAR and its three dependencies
+(kotlin-stdlib, kotlinx-coroutines, JNA) on a plain classpath. Paths come from
+ZK_CONNECT, NODE_PROJECT, ZKRECIPES_JAR and ZKRECIPES_KOTLIN_CP.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ class Agent:
             cmd = ["node", str(HERE / "agent.js"), ZK]
             # The package as installed from the npm tarball into the test project.
             env["NODE_PATH"] = str(Path(os.environ["NODE_PROJECT"]) / "node_modules")
-        else:
+        elif lang == "java":
             cmd = ["java", "-cp", os.environ["ZKRECIPES_JAR"], str(HERE / "Agent.java"), ZK]
+        else:
+            cmd = ["java", "-cp", os.environ["ZKRECIPES_KOTLIN_CP"], "io.zkrecipes.kotlin.CrossAgent", ZK]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.lines: "queue.Queue[str]" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -76,7 +80,7 @@ class Agent:
             self.proc.kill()
 
 
-LANGS = ["python", "node", "java"]
+LANGS = ["python", "node", "java", "kotlin"]
 
 
 @pytest.fixture(scope="module")
