@@ -11,3 +11,4 @@ mod events;
 mod lock;
 mod queue;
 mod tasks;
+mod work_queue;

@@ -83,17 +83,26 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun queue(path: String): DistributedQueue = DistributedQueue(this, path)
 
+    fun workQueue(path: String, prefetch: Int = 1, maxDeliveries: Int? = null): WorkQueue =
+        WorkQueue(this, path, prefetch, maxDeliveries)
+
     fun leaderElection(root: String, hostName: String = identity): LeaderElectionSupport =
         LeaderElectionSupport(this, root, hostName)
 
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()
-        scope.cancel()
+        closed()
     }
 
     override fun close() {
         native.closeBlocking()
+        closed()
+    }
+
+    // The state collector may be cancelled before CLOSED reaches it: the flow shows it anyway.
+    private fun closed() {
+        states.value = ConnectionState.valueOf(native.state())
         scope.cancel()
     }
 }

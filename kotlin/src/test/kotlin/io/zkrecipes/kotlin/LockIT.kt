@@ -24,7 +24,7 @@ import kotlin.time.Duration.Companion.seconds
 
 class LockIT {
     @Test
-    fun acquireReleaseTryAndTokensThatIncrease() = runBlocking {
+    fun acquireReleaseTryAndTokensThatIncrease(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
                 val path = Zk.path("lock")
@@ -49,7 +49,7 @@ class LockIT {
     }
 
     @Test
-    fun eightCoroutinesOnOneDispatcherNeverOverlapAndTokensIncrease() = runBlocking {
+    fun eightCoroutinesOnOneDispatcherNeverOverlapAndTokensIncrease(): Unit = runBlocking {
         Zk.client().use { client ->
             val path = Zk.path("contended")
             val inside = AtomicInteger()
@@ -77,7 +77,7 @@ class LockIT {
     }
 
     @Test
-    fun cancellingAWaitingAcquireWithdrawsItsNode() = runBlocking {
+    fun cancellingAWaitingAcquireWithdrawsItsNode(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
                 val path = Zk.path("cancel")
@@ -93,7 +93,7 @@ class LockIT {
     }
 
     @Test
-    fun withLockReleasesOnExceptionAndOnCancellation() = runBlocking {
+    fun withLockReleasesOnExceptionAndOnCancellation(): Unit = runBlocking {
         Zk.client().use { client ->
             val path = Zk.path("with")
             val lock = client.writeLock(path)
@@ -116,7 +116,7 @@ class LockIT {
     }
 
     @Test
-    fun eventsFlowCarriesTokensAndEnds() = runBlocking {
+    fun eventsFlowCarriesTokensAndEnds(): Unit = runBlocking {
         val client = Zk.client()
         val lock = client.writeLock(Zk.path("events"))
         val events = async(start = CoroutineStart.UNDISPATCHED) { lock.events.take(2).toList() }
@@ -132,7 +132,7 @@ class LockIT {
     }
 
     @Test
-    fun readersShareAndAWriterExcludes() = runBlocking {
+    fun readersShareAndAWriterExcludes(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
                 val path = Zk.path("rw")
@@ -154,7 +154,7 @@ class LockIT {
     }
 
     @Test
-    fun badInputIsTyped() = runBlocking {
+    fun badInputIsTyped(): Unit = runBlocking {
         Zk.client().use { client ->
             assertThrows<ZkException.InvalidPath> { client.writeLock("no-slash") }
             assertThrows<ZkException.InvalidArgument> {

@@ -21,7 +21,7 @@ import kotlin.time.Duration.Companion.seconds
 
 class QueueElectionIT {
     @Test
-    fun queueOperationsInOrder() = runBlocking {
+    fun queueOperationsInOrder(): Unit = runBlocking {
         Zk.client().use { client ->
             client.queue(Zk.path("queue")).use { q ->
                 assertNull(q.poll())
@@ -44,7 +44,7 @@ class QueueElectionIT {
     }
 
     @Test
-    fun cancellingAWaitingTakeLeavesTheItemForOthers() = runBlocking {
+    fun cancellingAWaitingTakeLeavesTheItemForOthers(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
                 val path = Zk.path("take-cancel")
@@ -66,7 +66,7 @@ class QueueElectionIT {
     }
 
     @Test
-    fun electionHandsOverWhenTheLeaderStops() = runBlocking {
+    fun electionHandsOverWhenTheLeaderStops(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
                 val root = Zk.path("election")
