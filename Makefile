@@ -32,11 +32,12 @@ setup-test:
 setup-dist:
 	@tools/setup.sh --test --dist
 
-# Python, Node.js and Java workers share one election, queue and lock; the demo checks itself.
-# Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --jobs 500"
-demo: setup wheel npm-pack jar harness
+# Python, Node.js, Java and Kotlin workers share one election, queue and lock; the demo checks itself.
+# Flags: make demo DEMO_ARGS="--python 3 --node 2 --java 1 --kotlin 1 --jobs 500"
+demo: setup wheel npm-pack jar kotlin-classpath harness
 	$(PYTHON) demo/run.py --wheel $(CURDIR)/$(WHEELS)/zkrecipes-$(VERSION)-cp39-abi3-*.whl \
 		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-$(VERSION).tgz --jar $(CURDIR)/$(JAR) \
+		--kotlin-cp "$$(cat $(KOTLIN_CP))" \
 		--harness $(CURDIR)/target/debug/zk-harness $(DEMO_ARGS)
 
 # Benchmarks against Apache's recipes, Curator and kazoo on one harness ZooKeeper:

@@ -1,8 +1,9 @@
-"""`make demo`: Python, Node.js and Java processes share one election, one queue
-and one lock through zkrecipes, against a real ZooKeeper, and the demo checks
-the outcome itself.
+"""`make demo`: Python, Node.js, Java and Kotlin processes share one election, one
+queue and one lock through zkrecipes, against a real ZooKeeper, and the demo
+checks the outcome itself.
 
-    python3 demo/run.py --wheel W --npm-tarball T --jar J --harness H [--python 2 --node 2 --java 2 --jobs 200]
+    python3 demo/run.py --wheel W --npm-tarball T --jar J --kotlin-cp CP --harness H
+        [--python 2 --node 2 --java 2 --kotlin 1 --jobs 200]
 
 Midway the current leader is killed with SIGKILL; another process takes over.
 Exit code 0 only if every check of the summary holds. Ctrl-C stops everything
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ledger import Ledger, LedgerServer  # noqa: E402
 
 DEMO = Path(__file__).resolve().parent
-COLORS = {"py": "\033[33m", "node": "\033[32m", "java": "\033[36m"}
+COLORS = {"py": "\033[33m", "node": "\033[32m", "java": "\033[36m", "kt": "\033[35m"}
 RESET = "\033[0m"
 
 
@@ -61,8 +62,8 @@ class Demo:
             raise RuntimeError(f"the harness did not start ZooKeeper: {line!r}")
         return line.split("=", 1)[1]
 
-    def install(self) -> Tuple[List[str], List[str], List[str]]:
-        """Installs each artifact the way a user would; returns the three worker commands."""
+    def install(self) -> Tuple[List[str], List[str], List[str], List[str]]:
+        """Installs each artifact the way a user would; returns the four worker commands."""
         venv = self.tmp / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-index", self.args.wheel], check=True)
@@ -78,6 +79,8 @@ class Demo:
             [str(venv / "bin" / "python"), str(DEMO / "worker.py")],
             ["node", str(node_project / "worker.js")],
             ["java", "-cp", f"{self.args.jar}:{classes}", "Worker"],
+            # The Kotlin JAR with its three dependencies; the worker was compiled with its tests.
+            ["java", "-cp", self.args.kotlin_cp, "KotlinWorker"],
         )
 
     # -- run -----------------------------------------------------------------------------------
@@ -96,12 +99,13 @@ class Demo:
         connect = self.start_zookeeper()
         self.log(f"ZooKeeper at {connect}")
         commands = self.install()
-        self.log("installed the wheel in a venv, the npm tarball in a fresh project, the JAR on a classpath")
+        self.log("installed the wheel in a venv, the npm tarball in a fresh project, the Java and Kotlin JARs on classpaths")
         ledger = Ledger(jobs=a.jobs)
         server = LedgerServer(ledger)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         root = f"/zkrecipes-demo/{uuid.uuid4().hex[:8]}"
-        for lang, count, command in (("py", a.python, commands[0]), ("node", a.node, commands[1]), ("java", a.java, commands[2])):
+        for lang, count, command in (("py", a.python, commands[0]), ("node", a.node, commands[1]),
+                                     ("java", a.java, commands[2]), ("kt", a.kotlin, commands[3])):
             for i in range(1, count + 1):
                 self.spawn(f"{lang}-{i}", command, connect, root, server.address)
         self.log(f"started {len(self.workers)} workers: {', '.join(color(n) for n in self.workers)}")
@@ -168,11 +172,13 @@ class Demo:
             ("the leader was killed and another process took over"
              + (f" in {failover * 1000:.0f} ms" if failover is not None else ""), killed is not None and failover is not None),
             ("every language applied jobs", all(per_language.get(l, 0) > 0 for l, n in
-                                                (("py", a.python), ("node", a.node), ("java", a.java)) if n > 0)),
+                                                (("py", a.python), ("node", a.node), ("java", a.java),
+                                                 ("kt", a.kotlin)) if n > 0)),
             ("every surviving worker exited cleanly", survivors_ok),
         ]
         print("\n== summary ==")
-        print(f"jobs {a.jobs}, workers {len(self.workers)} ({a.python} Python, {a.node} Node.js, {a.java} Java), "
+        print(f"jobs {a.jobs}, workers {len(self.workers)} ({a.python} Python, {a.node} Node.js, {a.java} Java, "
+              f"{a.kotlin} Kotlin), "
               f"session timeout {a.session_timeout} s")
         print("applied per language: " + ", ".join(f"{k} {v}" for k, v in sorted(per_language.items())))
         print("applied per worker:   " + ", ".join(f"{k} {v}" for k, v in sorted(ledger.applied_by.items())))
@@ -209,12 +215,14 @@ def main() -> int:
     parser.add_argument("--python", type=int, default=2)
     parser.add_argument("--node", type=int, default=2)
     parser.add_argument("--java", type=int, default=2)
+    parser.add_argument("--kotlin", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--session-timeout", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
     parser.add_argument("--wheel", required=True)
     parser.add_argument("--npm-tarball", required=True)
     parser.add_argument("--jar", required=True)
+    parser.add_argument("--kotlin-cp", required=True, help="the Kotlin JAR, its dependencies and its test classes")
     parser.add_argument("--harness", required=True)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

@@ -1,0 +1,100 @@
+// A demo worker in Kotlin: election member, producer when leading, consumer always, in
+// coroutines. Compiled with the Kotlin JAR's test classes; run with that JAR on the classpath.
+import io.zkrecipes.kotlin.Client
+import io.zkrecipes.kotlin.ClientOptions
+import io.zkrecipes.kotlin.ElectionEvent
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import java.io.BufferedReader
+import java.io.InputStreamReader
+import java.io.OutputStreamWriter
+import java.net.Socket
+import kotlin.system.exitProcess
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+/** The demo's shared ledger: one line out, one line back. */
+class Ledger(address: String) {
+    private val socket = address.split(":").let { Socket(it[0], it[1].toInt()) }
+    private val input = BufferedReader(InputStreamReader(socket.getInputStream(), Charsets.UTF_8))
+    private val output = OutputStreamWriter(socket.getOutputStream(), Charsets.UTF_8)
+
+    suspend fun ask(line: String): String = withContext(Dispatchers.IO) {
+        synchronized(this@Ledger) {
+            output.write(line + "\n")
+            output.flush()
+            input.readLine()
+        }
+    }
+}
+
+object KotlinWorker {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        runBlocking(Dispatchers.Default) { work(args[0], args[1], args[2], Ledger(args[3]), args[4].toLong()) }
+        exitProcess(0)
+    }
+
+    private suspend fun work(connect: String, root: String, name: String, ledger: Ledger, sessionSeconds: Long) = coroutineScope {
+        ledger.ask("HELLO $name ${ProcessHandle.current().pid()}")
+        Client.connect(connect, ClientOptions(identity = name, sessionTimeout = sessionSeconds.seconds)).use { client ->
+            val lock = client.writeLock("$root/lock")
+            val audit = client.readWriteLock("$root/audit")
+            // At least once: a job whose worker dies is delivered again to another.
+            val jobs = client.workQueue("$root/jobs")
+            val election = client.leaderElection("$root/election", name)
+            val leading = CompletableDeferred<Unit>()
+            val watcher = launch(start = CoroutineStart.UNDISPATCHED) {
+                election.events.first { it.type == ElectionEvent.Type.ELECTED_COMPLETE }
+                ledger.ask("LEADER $name")
+                leading.complete(Unit)
+            }
+            election.start()
+            val producer = launch {
+                leading.await()
+                while (ledger.ask("DONE?") == "NO") {
+                    val n = ledger.ask("NEXT ${jobs.size()}").toInt()
+                    if (n < 0) {
+                        delay(200)
+                        continue
+                    }
+                    jobs.offer("job-$n".toByteArray())
+                    ledger.ask("OFFERED $n")
+                    delay(10)
+                }
+            }
+            val auditor = launch {
+                while (ledger.ask("DONE?") == "NO") {
+                    delay(1000)
+                    if (leading.isCompleted) {
+                        audit.readLock.withLock {
+                            ledger.ask("AUDIT $name")
+                            delay(50)
+                            ledger.ask("AUDITED $name")
+                        }
+                    }
+                }
+            }
+            while (ledger.ask("DONE?") == "NO") {
+                val delivery = jobs.consume(500.milliseconds) ?: continue
+                delivery.use { job -> // given back unless acknowledged
+                    val n = job.data.decodeToString().split("-")[1].toInt()
+                    ledger.ask("TAKEN $n $name")
+                    lock.withLock { hold ->
+                        audit.writeLock.withLock { ledger.ask("APPLY $n ${hold.fencingToken} $name") }
+                    }
+                    job.ack()
+                }
+            }
+            listOf(producer, auditor, watcher).forEach { it.cancel() }
+            election.stop()
+        }
+    }
+}
