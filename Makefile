@@ -42,11 +42,12 @@ demo: setup wheel npm-pack jar kotlin-classpath harness
 
 # Benchmarks against Apache's recipes, Curator and kazoo on one harness ZooKeeper:
 # writes bench/results.{md,png,json}. `make bench BENCH_ARGS=--quick` for a smoke run.
-bench: setup-test wheel npm-pack jar harness
+bench: setup-test wheel npm-pack jar kotlin-classpath harness
 	$(CARGO) build --quiet --release -p zkrecipes-bench
 	tests/with-zk bash -c '$(PYTHON) bench/run.py --connect "$$ZK_CONNECT" \
 		--wheel $(CURDIR)/$(WHEELS)/zkrecipes-$(VERSION)-cp39-abi3-*.whl \
 		--npm-tarball $(CURDIR)/$(NPM_OUT)/zkrecipes-$(VERSION).tgz --jar $(CURDIR)/$(JAR) \
+		--kotlin-cp "$$(cat $(KOTLIN_CP))" \
 		--apache-cp "$(APACHE_CP)" --curator-cp "$$(target/debug/zk-harness curator-cp)" $(BENCH_ARGS)'
 
 # Every benchmark workload with tiny N, so that `make test` keeps them working.

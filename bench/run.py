@@ -48,6 +48,7 @@ class Runner:
             "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
             "zkrecipes-node": ["node", "--expose-gc", str(work / "node" / "zkrecipes_node.js")],
             "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
+            "zkrecipes-kotlin": ["java", "-cp", env.kotlin_cp, "ZkrecipesKotlin"],
             "apache": ["java", "-cp", f"{work / 'java-apache'}:{env.apache_cp}", "ApacheJava"],
             "curator": ["java", "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
             "kazoo": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "kazoo_py.py")],
@@ -131,6 +132,7 @@ def main() -> int:
     parser.add_argument("--wheel", required=True)
     parser.add_argument("--npm-tarball", required=True)
     parser.add_argument("--jar", required=True)
+    parser.add_argument("--kotlin-cp", required=True, help="the Kotlin JAR, its dependencies and its test classes")
     parser.add_argument("--apache-cp", required=True)
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
@@ -160,7 +162,7 @@ def main() -> int:
     if 7 in want:
         print("\n7. binding overhead (workload 1, three alternating rounds)", flush=True)
         for _ in range(3):
-            for c in ["zkrecipes-rust", "zkrecipes-python", "zkrecipes-node", "zkrecipes-java"]:
+            for c in ["zkrecipes-rust", "zkrecipes-python", "zkrecipes-node", "zkrecipes-java", "zkrecipes-kotlin"]:
                 res = r.run(c, "cycle", cycles // 2)
                 if res:
                     res["round"] = "overhead"

@@ -17,6 +17,14 @@ pub struct NativeLock {
     client: zkrecipes::Client,
 }
 
+/// A hold with its token: one call across the FFI instead of two (each
+/// costs some microseconds through JNA).
+#[derive(uniffi::Record)]
+pub struct NativeAcquired {
+    pub hold: Arc<NativeHold>,
+    pub fencing_token: i64,
+}
+
 /// One participant of a lock, holder first.
 #[derive(uniffi::Record)]
 pub struct NativeParticipant {
@@ -39,11 +47,14 @@ impl NativeLock {
     /// The hold, or `None` when `timeout_ms` passed first (`None`: no limit;
     /// 0: a try). Cancelled, it withdraws its node; a hold that came anyway
     /// is released.
-    pub async fn acquire(&self, timeout_ms: Option<f64>) -> Result<Option<Arc<NativeHold>>> {
+    pub async fn acquire(&self, timeout_ms: Option<f64>) -> Result<Option<NativeAcquired>> {
         let wait = wait(timeout_ms)?;
         let lock = self.lock.clone();
         let guard = run(async move { lock.acquire_as(Owner::unique(), wait).await }).await?;
-        Ok(guard.map(NativeHold::new))
+        Ok(guard.map(|guard| NativeAcquired {
+            fencing_token: guard.fencing_token(),
+            hold: NativeHold::new(guard),
+        }))
     }
 
     pub fn is_held(&self) -> bool {
@@ -124,14 +135,12 @@ impl NativeReadWriteLock {
 /// object is freed.
 #[derive(uniffi::Object)]
 pub struct NativeHold {
-    fencing_token: i64,
     guard: Mutex<Option<LockGuard>>,
 }
 
 impl NativeHold {
     fn new(guard: LockGuard) -> Arc<Self> {
         Arc::new(NativeHold {
-            fencing_token: guard.fencing_token(),
             guard: Mutex::new(Some(guard)),
         })
     }
@@ -139,10 +148,6 @@ impl NativeHold {
 
 #[uniffi::export]
 impl NativeHold {
-    pub fn fencing_token(&self) -> i64 {
-        self.fencing_token
-    }
-
     /// Not released, not lost.
     pub fn is_held(&self) -> bool {
         self.guard

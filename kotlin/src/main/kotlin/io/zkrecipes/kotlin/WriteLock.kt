@@ -14,9 +14,7 @@ data class Participant(val node: String, val identity: String, val isReader: Boo
  * A held lock. [release] once (a second is [ZkException.NotOwner]); `use {}` releases too.
  * The fencing token increases with every hold of the lock, across processes and languages.
  */
-class LockHold internal constructor(private val native: NativeHold) : AutoCloseable {
-    val fencingToken: Long = native.fencingToken()
-
+class LockHold internal constructor(private val native: NativeHold, val fencingToken: Long) : AutoCloseable {
     /** Not released and not lost. */
     val isHeld: Boolean get() = native.isHeld()
 
@@ -45,7 +43,7 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? =
-        native { native.acquire(timeout.toMillisOrNull()) }?.let(::LockHold)
+        native { native.acquire(timeout.toMillisOrNull()) }?.let { LockHold(it.hold, it.fencingToken) }
 
     /** One request when the lock is visibly held; `null` then. */
     suspend fun tryAcquire(): LockHold? = acquire(Duration.ZERO)
