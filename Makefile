@@ -102,8 +102,9 @@ test-node: npm-pack harness
 test-readme: harness
 	test -x $(PY_VENV)/bin/python -a -d $(NODE_PROJECT)/node_modules/zkrecipes || $(MAKE) test-python test-node
 	test -f $(JAR) || $(MAKE) jar
+	test -f $(KOTLIN_JAR) || $(MAKE) kotlin-jar
 	tests/with-zk $(PYTHON) tools/readme_examples.py --python $(CURDIR)/$(PY_VENV)/bin/python \
-		--node-project $(NODE_PROJECT) --jar $(JAR)
+		--node-project $(NODE_PROJECT) --jar $(JAR) --kotlin-jar $(KOTLIN_JAR)
 
 # The JAR users put on their classpath; it carries libzkrecipes_java.so.
 jar: setup

@@ -6,9 +6,10 @@ Each example runs as written, with three changes only: the connect string points
 server ($ZK_CONNECT, keeping the example's chroot), placeholders the prose leaves to the reader
 (`storage`, `data`, `pauseWrites`, `on_event`) get a stub, and top-level `await` in Python gets an
 `asyncio.run` around it. Node examples run as an ES module, as CommonJS and through
-`tsc --strict`; Java compiles in a Maven project depending on the JAR; Rust against the core crate.
+`tsc --strict`; Java compiles in a Maven project depending on the JAR, Kotlin in one depending on
+the Kotlin JAR (inside `runBlocking`); Rust against the core crate.
 
-usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR
+usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR --kotlin-jar JAR
 """
 
 from __future__ import annotations
@@ -180,6 +181,57 @@ def java(code: str, where: str, jar: Path, tmp: Path) -> None:
     run(f"java  {where}", ["java", "-cp", classpath, "ReadmeExample"], project)
 
 
+def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
+    """Compiled by kotlin-maven-plugin in a fresh Maven project that depends on
+    io.zkrecipes:zkrecipes-kotlin (the JAR with its POM, installed into the local repository, so
+    that its three dependencies come the way a user gets them), then run on that classpath."""
+    imports = [line for line in code.splitlines() if line.startswith("import ")]
+    body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
+    source = (
+        "\n".join(imports + ["import kotlinx.coroutines.runBlocking"])
+        + "\n\nobject Storage { fun write(data: ByteArray, token: Long) {} }\n"
+        + "val storage = Storage\n"
+        + "val data = \"payload\".toByteArray()\n\n"
+        + "fun main(): Unit = runBlocking {\n"
+        + textwrap.indent(body, "    ")
+        + "\n}\n"
+    )
+    pom = REPO / "kotlin" / "pom.xml"
+    version = re.search(r"<artifactId>zkrecipes-kotlin</artifactId>\s*<version>([^<]+)</version>", pom.read_text()).group(1)
+    kotlin_version = re.search(r"<kotlin.version>([^<]+)</kotlin.version>", pom.read_text()).group(1)
+    run(
+        f"mvn install-file  {where}",
+        ["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}",
+         f"-DpomFile={pom}"],
+        tmp,
+    )
+    project = tmp / "kotlin-consumer"
+    (project / "src" / "main" / "kotlin").mkdir(parents=True, exist_ok=True)
+    (project / "src" / "main" / "kotlin" / "ReadmeExample.kt").write_text(source)
+    (project / "pom.xml").write_text(textwrap.dedent(f"""\
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>example</groupId><artifactId>readme-example-kotlin</artifactId><version>1</version>
+          <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget></properties>
+          <dependencies>
+            <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes-kotlin</artifactId><version>{version}</version></dependency>
+          </dependencies>
+          <build>
+            <sourceDirectory>src/main/kotlin</sourceDirectory>
+            <plugins><plugin>
+              <groupId>org.jetbrains.kotlin</groupId><artifactId>kotlin-maven-plugin</artifactId><version>{kotlin_version}</version>
+              <executions><execution><id>compile</id><goals><goal>compile</goal></goals></execution></executions>
+            </plugin></plugins>
+          </build>
+        </project>
+        """))
+    run(f"mvn compile (a Maven dependency)  {where}",
+        ["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-DincludeScope=runtime",
+         "-Dmdep.outputFile=cp.txt"], project)
+    classpath = f"{project / 'target' / 'classes'}{os.pathsep}{(project / 'cp.txt').read_text().strip()}"
+    run(f"kotlin  {where}", ["java", "-cp", classpath, "ReadmeExampleKt"], project)
+
+
 def rust(code: str, where: str, tmp: Path) -> None:
     crate = tmp / "readme-example"
     (crate / "src").mkdir(parents=True, exist_ok=True)
@@ -223,6 +275,7 @@ def main() -> None:
     parser.add_argument("--python", required=True)
     parser.add_argument("--node-project", required=True, type=Path)
     parser.add_argument("--jar", required=True, type=Path)
+    parser.add_argument("--kotlin-jar", required=True, type=Path)
     args = parser.parse_args()
     connect = os.environ["ZK_CONNECT"]
     counts: dict[str, int] = {}
@@ -230,7 +283,7 @@ def main() -> None:
         tmp = Path(tmp_dir)
         for doc in DOCS:
             for language, line, code in blocks(doc):
-                if language not in ("python", "js", "java", "rust"):
+                if language not in ("python", "js", "java", "kotlin", "rust"):
                     continue
                 code = HOSTS.sub(connect, code)
                 where = f"{doc.relative_to(REPO)}:{line}"
@@ -240,10 +293,12 @@ def main() -> None:
                     node(code, where, args.node_project.resolve())
                 elif language == "java":
                     java(code, where, args.jar.resolve(), tmp)
+                elif language == "kotlin":
+                    kotlin(code, where, args.kotlin_jar.resolve(), tmp)
                 else:
                     rust(code, where, tmp)
                 counts[language] = counts.get(language, 0) + 1
-    if not counts.get("python") or not counts.get("js") or not counts.get("java") or not counts.get("rust"):
+    if any(not counts.get(language) for language in ("python", "js", "java", "kotlin", "rust")):
         raise SystemExit(f"expected examples in every language, found {counts}")
     print(f"README examples run: {counts}")
 
