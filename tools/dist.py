@@ -8,6 +8,8 @@
            linux-x64-musl, linux-arm64-musl), each carrying its `.node`
   java/    one JAR carrying native/<platform>/libzkrecipes_java.so for the same
            four platforms, its sources and javadoc JARs, and its POM
+  kotlin/  one JAR carrying native/<platform>/libzkrecipes_kotlin.so for the same
+           four platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
   rust/    the core crate as `cargo package` makes it
 
 Native code for glibc targets is linked against glibc 2.17 by zig
@@ -82,15 +84,15 @@ def version() -> str:
 
 
 def native_libraries(platform: Platform) -> Path:
-    """Builds the Node and Java cdylibs for `platform`; returns their directory."""
+    """Builds the Node, Java and Kotlin cdylibs for `platform`; returns their directory."""
     run(
-        [TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet",
-         "-p", "zkrecipes-node", "-p", "zkrecipes-java", "--target", platform.zig_target],
+        [TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-node",
+         "-p", "zkrecipes-java", "-p", "zkrecipes-kotlin", "--lib", "--target", platform.zig_target],
         env=tool_env({"RUSTFLAGS": platform.rustflags}),
     )
     built = ROOT / "target" / platform.triple / "release"
     if platform.libc == "musl":
-        for lib in ["libzkrecipes_node.so", "libzkrecipes_java.so"]:
+        for lib in ["libzkrecipes_node.so", "libzkrecipes_java.so", "libzkrecipes_kotlin.so"]:
             musl_libc_name(built / lib, platform)
     return built
 
@@ -195,20 +197,63 @@ def java(out: Path, built: dict[str, Path], ver: str) -> None:
     (out / f"zkrecipes-{ver}.pom").write_text(consumer_pom(ver))
 
 
-def consumer_pom(ver: str) -> str:
-    """The POM users resolve: coordinates and metadata, none of the build
-    (the native build and the test dependency stay in java/pom.xml)."""
+def kotlin(out: Path, built: dict[str, Path], ver: str) -> None:
+    out.mkdir(parents=True)
+    natives = DIST.parent / "dist-staging" / "kotlin-native"
+    shutil.rmtree(natives, ignore_errors=True)
+    for platform in PLATFORMS:
+        (natives / platform.java).mkdir(parents=True)
+        shutil.copy(built[platform.triple] / "libzkrecipes_kotlin.so", natives / platform.java)
+    build_dir = DIST.parent / "dist-staging" / "kotlin-build"
+    # The generated Kotlin is the same for every platform. uniffi reads it from a library built
+    # by cargo itself: it finds no metadata in one linked by zig (the symbols are there).
+    run(["cargo", "build", "--release", "--quiet", "-p", "zkrecipes-kotlin", "--lib"], env=tool_env())
+    interface = ROOT / "target" / "release" / "libzkrecipes_kotlin.so"
+    run(["mvn", "-q", "-B", "-f", ROOT / "kotlin" / "pom.xml", "-P", "dist", "clean", "package",
+         "-DskipTests", f"-Dnative.from={natives}", f"-Dbuild.dir={build_dir}", f"-Dbindgen.library={interface}"])
+    shutil.copy(build_dir / f"zkrecipes-kotlin-{ver}.jar", out)
+    (out / f"zkrecipes-kotlin-{ver}.pom").write_text(kotlin_consumer_pom(ver))
+
+
+def kotlin_consumer_pom(ver: str) -> str:
+    """The Kotlin JAR's POM users resolve: its three runtime dependencies, none of the build."""
+    pom = (ROOT / "kotlin" / "pom.xml").read_text()
+    kotlin_version = pom.split("<kotlin.version>")[1].split("<")[0]
+    return consumer_pom(
+        ver, "zkrecipes-kotlin",
+        "ZooKeeper locks, read/write locks, queues and leader election for Kotlin coroutines: suspend functions "
+        "and Flows over the Rust core shared with Python, Node.js and Java. Carries its native library for Linux "
+        "x86-64 and aarch64 (glibc and musl).",
+        [("org.jetbrains.kotlin", "kotlin-stdlib", kotlin_version),
+         ("org.jetbrains.kotlinx", "kotlinx-coroutines-core", "1.11.0"),
+         ("net.java.dev.jna", "jna", "5.19.1")],
+    )
+
+
+JAVA_DESCRIPTION = ("ZooKeeper locks, read/write locks, queues and leader election with fencing tokens: one Rust "
+                    "core shared with Python and Node.js. Carries its native library for Linux x86-64 and aarch64 "
+                    "(glibc and musl). No runtime dependencies.")
+
+
+def consumer_pom(ver: str, artifact: str = "zkrecipes", description: str = JAVA_DESCRIPTION,
+                 dependencies: list[tuple[str, str, str]] | None = None) -> str:
+    """The POM users resolve: coordinates, metadata and runtime dependencies, none of the
+    build (the native build and the test dependencies stay in the project's pom.xml)."""
+    deps = "".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>\n"
+        for g, a, v in dependencies or [])
+    deps = f"  <dependencies>\n{deps}  </dependencies>\n" if deps else ""
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0"
          xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
          xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
   <modelVersion>4.0.0</modelVersion>
   <groupId>io.zkrecipes</groupId>
-  <artifactId>zkrecipes</artifactId>
+  <artifactId>{artifact}</artifactId>
   <version>{ver}</version>
   <packaging>jar</packaging>
-  <name>zkrecipes</name>
-  <description>ZooKeeper locks, read/write locks, queues and leader election with fencing tokens: one Rust core shared with Python and Node.js. Carries its native library for Linux x86-64 and aarch64 (glibc and musl). No runtime dependencies.</description>
+  <name>{artifact}</name>
+  <description>{description}</description>
   <url>https://github.com/zkrecipes/zkrecipes</url>
   <licenses>
     <license>
@@ -222,7 +267,7 @@ def consumer_pom(ver: str) -> str:
       <url>https://github.com/zkrecipes/zkrecipes</url>
     </developer>
   </developers>
-  <scm>
+{deps}  <scm>
     <url>https://github.com/zkrecipes/zkrecipes</url>
     <connection>scm:git:https://github.com/zkrecipes/zkrecipes.git</connection>
   </scm>
@@ -239,15 +284,15 @@ def rust(out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["python", "npm", "java", "rust"], action="append")
+    parser.add_argument("--only", choices=["python", "npm", "java", "kotlin", "rust"], action="append")
     args = parser.parse_args()
-    only = set(args.only or ["python", "npm", "java", "rust"])
+    only = set(args.only or ["python", "npm", "java", "kotlin", "rust"])
     run([sys.executable, ROOT / "tools" / "version_check.py"])
     ver = version()
     for part in only:
         shutil.rmtree(DIST / part, ignore_errors=True)
     built: dict[str, Path] = {}
-    if only & {"npm", "java"}:
+    if only & {"npm", "java", "kotlin"}:
         for platform in PLATFORMS:
             built[platform.triple] = native_libraries(platform)
     if "python" in only:
@@ -256,6 +301,8 @@ def main() -> int:
         npm(DIST / "npm", built, ver)
     if "java" in only:
         java(DIST / "java", built, ver)
+    if "kotlin" in only:
+        kotlin(DIST / "kotlin", built, ver)
     if "rust" in only:
         rust(DIST / "rust")
     for path in sorted(DIST.rglob("*")):

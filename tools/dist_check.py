@@ -21,7 +21,10 @@ where users run them. Needs ZK_CONNECT (run under tests/with-zk).
   local files, installs exactly the linux-x64-gnu package here and passes the
   Node tests.
 - The JAR, installed with `mvn install`, serves a fresh Maven project that
-  depends on io.zkrecipes:zkrecipes:<version>.
+  depends on io.zkrecipes:zkrecipes:<version>; the Kotlin JAR likewise serves
+  a Kotlin project that depends on io.zkrecipes:zkrecipes-kotlin:<version>
+  (its POM brings kotlin-stdlib, kotlinx-coroutines and JNA), and Debian's
+  arm64 JVM runs it under qemu too.
 """
 from __future__ import annotations
 
@@ -87,7 +90,7 @@ def natives() -> list[tuple[str, str, str, Path]]:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(t.extractfile(member).read())
                     found.append((tgz.name, arch, libc, target))
-    for jar in sorted((DIST / "java").glob("zkrecipes-*[0-9].jar")):
+    for jar in sorted([*(DIST / "java").glob("zkrecipes-*[0-9].jar"), *(DIST / "kotlin").glob("zkrecipes-kotlin-*[0-9].jar")]):
         with zipfile.ZipFile(jar) as z:
             for name in z.namelist():
                 if name.endswith(".so"):
@@ -285,6 +288,58 @@ def maven_dependency_works(connect: str) -> None:
     check("queue ok" in out, f"java smoke through the Maven dependency: {out.strip()}")
 
 
+def kotlin_consumer(connect: str) -> str:
+    """Installs the Kotlin JAR with its POM, compiles Smoke.kt in a fresh Kotlin Maven project
+    that depends on it, runs it; returns the classpath Maven resolved (for the arm64 run)."""
+    ver = version()
+    kotlin = DIST / "kotlin"
+    jar = kotlin / f"zkrecipes-kotlin-{ver}.jar"
+    with zipfile.ZipFile(jar) as z:
+        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith("libzkrecipes_kotlin.so"))
+    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
+    check(carried == expected, f"the Kotlin JAR carries native/{carried}")
+    run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file",
+         f"-Dfile={jar}", f"-DpomFile={kotlin / f'zkrecipes-kotlin-{ver}.pom'}"])
+    pom = (ROOT / "kotlin" / "pom.xml").read_text()
+    kotlin_version = re.search(r"<kotlin.version>([^<]+)</kotlin.version>", pom).group(1)
+    project = WORK / "kotlin-consumer"
+    shutil.rmtree(project, ignore_errors=True)
+    (project / "src/main/kotlin").mkdir(parents=True)
+    shutil.copy(SMOKE / "Smoke.kt", project / "src/main/kotlin")
+    (project / "pom.xml").write_text(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId><artifactId>kotlin-consumer</artifactId><version>1</version>
+  <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget></properties>
+  <dependencies>
+    <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes-kotlin</artifactId><version>{ver}</version></dependency>
+  </dependencies>
+  <build>
+    <sourceDirectory>src/main/kotlin</sourceDirectory>
+    <plugins><plugin>
+      <groupId>org.jetbrains.kotlin</groupId><artifactId>kotlin-maven-plugin</artifactId><version>{kotlin_version}</version>
+      <executions><execution><id>compile</id><goals><goal>compile</goal></goals></execution></executions>
+    </plugin></plugins>
+  </build>
+</project>
+""")
+    run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-DincludeScope=runtime",
+         "-Dmdep.outputFile=cp.txt"], cwd=project)
+    classpath = f"{project / 'target/classes'}:{(project / 'cp.txt').read_text().strip()}"
+    check(f"zkrecipes-kotlin-{ver}.jar" in classpath and "jna-" in classpath and "kotlinx-coroutines-core" in classpath,
+          "a fresh Kotlin project resolves io.zkrecipes:zkrecipes-kotlin and its three dependencies")
+    out = run(["java", "-cp", classpath, "SmokeKt", connect], capture=True)
+    check("queue ok" in out, f"kotlin smoke through the Maven dependency: {out.strip()}")
+    return classpath
+
+
+def kotlin_aarch64_runs(connect: str, classpath: str) -> None:
+    """Debian's arm64 JVM under qemu: JNA's aarch64 dispatch and the JAR's linux-aarch64 library."""
+    root = debian_root("aarch64", ["nodejs", "openjdk-17-jre-headless", "python3"], "arm64-root")
+    java = next(root.glob("usr/lib/jvm/java-17-openjdk-arm64/bin/java"))
+    out = qemu(root, f"/{java.relative_to(root)}", ["-cp", classpath, "SmokeKt", connect])
+    check("aarch64" in out and "queue ok" in out, f"arm64 Kotlin under qemu ran the Kotlin JAR: {out.strip()}")
+
+
 def licenses_ship() -> None:
     """Every artifact carries the license text, not only its name."""
     for wheel in [*(DIST / "python").glob("*.whl")]:
@@ -302,6 +357,11 @@ def licenses_ship() -> None:
     pom = next((DIST / "java").glob("*.pom")).read_text()
     check("<dependencies>" not in pom and "<build>" not in pom and "<developers>" in pom,
           "the published POM has no build and no dependencies, and names its developers")
+    for jar in (DIST / "kotlin").glob("zkrecipes-kotlin-*[0-9].jar"):
+        check("META-INF/LICENSE" in zipfile.ZipFile(jar).namelist(), f"{jar.name} carries META-INF/LICENSE")
+    pom = next((DIST / "kotlin").glob("*.pom")).read_text()
+    check(pom.count("<dependency>") == 3 and "<build>" not in pom and "<developers>" in pom,
+          "the Kotlin POM names its three runtime dependencies and no build")
 
 
 def main() -> int:
@@ -319,6 +379,7 @@ def main() -> int:
     musl_core_runs(connect)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)
+    kotlin_aarch64_runs(connect, kotlin_consumer(connect))
     sdist_builds_and_passes(connect)
     print("\nartifacts:")
     for path in sorted(DIST.rglob("*")):
