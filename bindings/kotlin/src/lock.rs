@@ -9,7 +9,7 @@ use zkrecipes::{Error, ErrorCode, Lock, LockGuard, Owner, ReadWriteLock, WriteLo
 use crate::client::NativeClient;
 use crate::errors::Result;
 use crate::events::NativeEvents;
-use crate::tasks::{run, wait};
+use crate::tasks::{run, run_cancellable, wait, NativeCancel};
 
 #[derive(uniffi::Object)]
 pub struct NativeLock {
@@ -47,10 +47,15 @@ impl NativeLock {
     /// The hold, or `None` when `timeout_ms` passed first (`None`: no limit;
     /// 0: a try). Cancelled, it withdraws its node; a hold that came anyway
     /// is released.
-    pub async fn acquire(&self, timeout_ms: Option<f64>) -> Result<Option<NativeAcquired>> {
+    pub async fn acquire(
+        &self,
+        timeout_ms: Option<f64>,
+        cancel: Arc<NativeCancel>,
+    ) -> Result<Option<NativeAcquired>> {
         let wait = wait(timeout_ms)?;
         let lock = self.lock.clone();
-        let guard = run(async move { lock.acquire_as(Owner::unique(), wait).await }).await?;
+        let acquiring = async move { lock.acquire_as(Owner::unique(), wait).await };
+        let guard = run_cancellable(&cancel, acquiring).await?;
         Ok(guard.map(|guard| NativeAcquired {
             fencing_token: guard.fencing_token(),
             hold: NativeHold::new(guard),

@@ -7,7 +7,7 @@ use zkrecipes::{DistributedQueue, Item};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
-use crate::tasks::run;
+use crate::tasks::{run, run_cancellable, NativeCancel};
 
 #[derive(uniffi::Object)]
 pub struct NativeQueue {
@@ -39,26 +39,30 @@ impl NativeQueue {
     }
 
     /// The head, taken; `None` when empty.
-    pub async fn poll(&self) -> Result<Option<Arc<NativeTaken>>> {
+    pub async fn poll(&self, cancel: Arc<NativeCancel>) -> Result<Option<Arc<NativeTaken>>> {
         let queue = self.queue.clone();
         // Wrapped inside the task: an item the task finished with after its
         // caller left is dropped as a `NativeTaken`, which puts it back.
-        run(async move {
+        let polling = async move {
             let item = queue.poll_item().await?;
             Ok(item.map(|item| NativeTaken::new(queue, item)))
-        })
-        .await
+        };
+        run_cancellable(&cancel, polling).await
     }
 
     /// Waits for an item (`None` once `timeout_ms` passed; `None`: no limit).
-    pub async fn take(&self, timeout_ms: Option<f64>) -> Result<Option<Arc<NativeTaken>>> {
+    pub async fn take(
+        &self,
+        timeout_ms: Option<f64>,
+        cancel: Arc<NativeCancel>,
+    ) -> Result<Option<Arc<NativeTaken>>> {
         let timeout = crate::tasks::timeout(timeout_ms)?;
         let queue = self.queue.clone();
-        run(async move {
+        let taking = async move {
             let item = queue.take_item(timeout).await?;
             Ok(item.map(|item| NativeTaken::new(queue, item)))
-        })
-        .await
+        };
+        run_cancellable(&cancel, taking).await
     }
 
     pub async fn size(&self) -> Result<u64> {

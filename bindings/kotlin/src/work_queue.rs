@@ -6,7 +6,7 @@ use zkrecipes::{Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
-use crate::tasks::run;
+use crate::tasks::{run, run_cancellable, NativeCancel};
 
 #[derive(uniffi::Object)]
 pub struct NativeWorkQueue {
@@ -52,12 +52,17 @@ impl NativeWorkQueue {
     }
 
     /// The next job claimed for this worker; `None` once `timeout_ms` passed.
-    pub async fn consume(&self, timeout_ms: Option<f64>) -> Result<Option<Arc<NativeDelivery>>> {
+    pub async fn consume(
+        &self,
+        timeout_ms: Option<f64>,
+        cancel: Arc<NativeCancel>,
+    ) -> Result<Option<Arc<NativeDelivery>>> {
         let timeout = crate::tasks::timeout(timeout_ms)?;
         let queue = self.queue.clone();
         // A job claimed for a caller that left is dropped inside the task's
         // output, and a delivery's drop gives it back.
-        run(async move { Ok(queue.consume(timeout).await?.map(NativeDelivery::new)) }).await
+        let consuming = async move { Ok(queue.consume(timeout).await?.map(NativeDelivery::new)) };
+        run_cancellable(&cancel, consuming).await
     }
 
     pub async fn size(&self) -> Result<u64> {

@@ -21,13 +21,14 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
     suspend fun peek(): ByteArray? = native { native.peek() }
 
     /** Takes the head; `null` when empty. */
-    suspend fun poll(): ByteArray? = native { native.poll() }?.let(::handOver)
+    suspend fun poll(): ByteArray? = obtaining(NativeTaken::close) { native.poll(it) }?.let(::handOver)
 
     /** Waits as long as it takes for an item. */
     suspend fun take(): ByteArray = take(Duration.INFINITE)!!
 
     /** Waits up to [timeout] for an item; `null` if none came. */
-    suspend fun take(timeout: Duration): ByteArray? = native { native.take(timeout.toMillisOrNull()) }?.let(::handOver)
+    suspend fun take(timeout: Duration): ByteArray? =
+        obtaining(NativeTaken::close) { native.take(timeout.toMillisOrNull(), it) }?.let(::handOver)
 
     /** Items in the queue (one request). */
     suspend fun size(): Int = native { native.size() }.toInt()
@@ -38,7 +39,6 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
     /** Deletes this consumer's claim marker; the queue stays usable. */
     override fun close() = native.closeBlocking()
 
-    // No suspension between the native result and this call: a cancellation lands before (the
-    // item goes back) or after (the caller has it).
+    // Closing a taken item that was never handed over puts it back (see `obtaining`).
     private fun handOver(taken: NativeTaken): ByteArray = taken.use { it.data() }
 }

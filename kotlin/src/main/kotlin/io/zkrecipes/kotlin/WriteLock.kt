@@ -43,7 +43,8 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? =
-        native { native.acquire(timeout.toMillisOrNull()) }?.let { LockHold(it.hold, it.fencingToken) }
+        obtaining({ it.hold.close() }) { native.acquire(timeout.toMillisOrNull(), it) }
+            ?.let { LockHold(it.hold, it.fencingToken) }
 
     /** One request when the lock is visibly held; `null` then. */
     suspend fun tryAcquire(): LockHold? = acquire(Duration.ZERO)

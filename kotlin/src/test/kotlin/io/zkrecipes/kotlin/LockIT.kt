@@ -1,6 +1,8 @@
 package io.zkrecipes.kotlin
 
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.withContext
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.coroutineScope
@@ -157,13 +159,26 @@ class LockIT {
     fun badInputIsTyped(): Unit = runBlocking {
         Zk.client().use { client ->
             assertThrows<ZkException.InvalidPath> { client.writeLock("no-slash") }
-            assertThrows<ZkException.InvalidArgument> {
-                runBlocking { client.writeLock(Zk.path("bad")).acquire((-5).milliseconds) }
-            }
+            // Negative is zero, as for delay and withTimeout: a try, which takes a free lock.
+            present(client.writeLock(Zk.path("negative")).acquire((-5).milliseconds)).release()
+            assertThrows<ZkException.InvalidArgument> { runBlocking { client.workQueue(Zk.path("bad")).offer(ByteArray(1), -1) } }
         }
         assertThrows<ZkException> {
             runBlocking { Client.connect("127.0.0.1:1", ClientOptions(connectTimeout = 300.milliseconds)) }
         }
         Unit
+    }
+
+    /** Found by an adversarial run: on Unconfined a coroutine resumes on the library's own thread, where close() did not wait. */
+    @Test
+    fun closeOnTheLibrarysOwnThreadWaitsForTheClose(): Unit = runBlocking {
+        val client = Zk.client()
+        val lock = client.writeLock(Zk.path("unconfined"))
+        withContext(Dispatchers.Unconfined) {
+            val hold = present(lock.acquire())
+            client.close()
+            assertFalse(hold.isHeld)
+            assertEquals(ConnectionState.CLOSED, client.state.value)
+        }
     }
 }

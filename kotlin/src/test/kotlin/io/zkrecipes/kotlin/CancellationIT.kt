@@ -1,0 +1,96 @@
+package io.zkrecipes.kotlin
+
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeoutOrNull
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import java.util.Collections
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+/**
+ * Found by an adversarial run: a coroutine cancelled (or timed out by `withTimeoutOrNull`) just as
+ * its hold, item or job arrived lost the item for good, or left the hold and the job claimed.
+ * Whatever arrives for a caller that is gone must be undone, on any dispatcher. (A value a
+ * `withTimeoutOrNull` block already returned is dropped by kotlinx itself, see the README: the
+ * timeout argument is the way to bound a wait.)
+ */
+class CancellationIT {
+    @Test
+    fun itemsTakenForCancelledCoroutinesGoBack(): Unit = runBlocking(Dispatchers.Default) {
+        Zk.client().use { client ->
+            val path = Zk.path("cancel-take")
+            val q = client.queue(path)
+            val n = 150
+            repeat(n) { q.offer("$it".toByteArray()) }
+            val got = Collections.synchronizedList(mutableListOf<String>())
+            repeat(900) { round ->
+                if (round % 3 != 0) {
+                    val waiting = launch { q.take()?.let { got += it.decodeToString() } }
+                    delay((round % 5).toLong())
+                    waiting.cancelAndJoin()
+                } else {
+                    q.take((round % 4).milliseconds)?.let { got += it.decodeToString() }
+                }
+            }
+            while (true) got += (q.take(1.seconds) ?: break).decodeToString()
+            val lost = (0 until n).map { "$it" } - got.toSet()
+            assertEquals(listOf<String>(), lost, "none lost")
+            assertEquals(n, got.size, "every item once")
+        }
+    }
+
+    @Test
+    fun holdsObtainedForCancelledCoroutinesAreReleased(): Unit = runBlocking(Dispatchers.Default) {
+        Zk.client().use { client ->
+            val path = Zk.path("cancel-acquire")
+            val lock = client.writeLock(path)
+            repeat(400) { round ->
+                if (round % 2 == 0) {
+                    val waiting = launch { lock.acquire()?.release() }
+                    delay((round % 4).toLong())
+                    waiting.cancelAndJoin()
+                } else {
+                    // withTimeoutOrNull around an acquire that succeeds cancels it, like a cancel.
+                    withTimeoutOrNull((round % 3).toLong()) { lock.acquire()?.release() }
+                }
+            }
+            // Releases of holds that came too late run in the background.
+            Zk.eventually("no hold left") { !lock.isHeld && lock.participants().isEmpty() }
+            Zk.client().use { other -> present(other.writeLock(path).acquire(5.seconds)).release() }
+        }
+    }
+
+    @Test
+    fun jobsClaimedForCancelledCoroutinesGoBack(): Unit = runBlocking(Dispatchers.Default) {
+        Zk.client().use { client ->
+            val path = Zk.path("cancel-consume")
+            val q = client.workQueue(path)
+            val n = 100
+            q.offerAll((0 until n).map { "$it".toByteArray() })
+            val acked = Collections.synchronizedSet(mutableSetOf<String>())
+            repeat(600) { round ->
+                if (round % 3 != 0) {
+                    val waiting = launch { q.consume()?.let { acked += it.data.decodeToString(); it.ack() } }
+                    delay((round % 5).toLong())
+                    waiting.cancelAndJoin()
+                } else {
+                    q.consume((round % 4).milliseconds)?.let { acked += it.data.decodeToString(); it.ack() }
+                }
+            }
+            // The client's session lives on: a job left claimed would never come.
+            while (true) {
+                val job = q.consume(2.seconds) ?: break
+                acked += job.data.decodeToString()
+                job.ack()
+            }
+            assertEquals(n, acked.size, "every job delivered while the session lives")
+            assertTrue(q.size() == 0)
+        }
+    }
+}
