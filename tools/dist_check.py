@@ -39,6 +39,7 @@ import zipfile
 from pathlib import Path
 
 from dist import DIST, ROOT, TOOLS, version  # tools/dist.py: where `make dist` puts what
+import kotlin_consumer as kotlin_project  # tools/kotlin_consumer.py
 
 WORK = ROOT / "target" / "dist-check"
 SMOKE = ROOT / "tools" / "dist-smoke"
@@ -300,31 +301,9 @@ def kotlin_consumer(connect: str) -> str:
     check(carried == expected, f"the Kotlin JAR carries native/{carried}")
     run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file",
          f"-Dfile={jar}", f"-DpomFile={kotlin / f'zkrecipes-kotlin-{ver}.pom'}"])
-    pom = (ROOT / "kotlin" / "pom.xml").read_text()
-    kotlin_version = re.search(r"<kotlin.version>([^<]+)</kotlin.version>", pom).group(1)
     project = WORK / "kotlin-consumer"
     shutil.rmtree(project, ignore_errors=True)
-    (project / "src/main/kotlin").mkdir(parents=True)
-    shutil.copy(SMOKE / "Smoke.kt", project / "src/main/kotlin")
-    (project / "pom.xml").write_text(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>example</groupId><artifactId>kotlin-consumer</artifactId><version>1</version>
-  <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget></properties>
-  <dependencies>
-    <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes-kotlin</artifactId><version>{ver}</version></dependency>
-  </dependencies>
-  <build>
-    <sourceDirectory>src/main/kotlin</sourceDirectory>
-    <plugins><plugin>
-      <groupId>org.jetbrains.kotlin</groupId><artifactId>kotlin-maven-plugin</artifactId><version>{kotlin_version}</version>
-      <executions><execution><id>compile</id><goals><goal>compile</goal></goals></execution></executions>
-    </plugin></plugins>
-  </build>
-</project>
-""")
-    run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-DincludeScope=runtime",
-         "-Dmdep.outputFile=cp.txt"], cwd=project)
-    classpath = f"{project / 'target/classes'}:{(project / 'cp.txt').read_text().strip()}"
+    classpath = kotlin_project.make(project, ver, {"Smoke.kt": (SMOKE / "Smoke.kt").read_text()})
     check(f"zkrecipes-kotlin-{ver}.jar" in classpath and "jna-" in classpath and "kotlinx-coroutines-core" in classpath,
           "a fresh Kotlin project resolves io.zkrecipes:zkrecipes-kotlin and its three dependencies")
     out = run(["java", "-cp", classpath, "SmokeKt", connect], capture=True)

@@ -23,6 +23,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import kotlin_consumer  # tools/kotlin_consumer.py
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", REPO / "node" / "README.md"]
 # "zk1:2181,zk2:2181,zk3:2181/myapp" -> "<test server>/myapp"
@@ -198,7 +200,6 @@ def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
     )
     pom = REPO / "kotlin" / "pom.xml"
     version = re.search(r"<artifactId>zkrecipes-kotlin</artifactId>\s*<version>([^<]+)</version>", pom.read_text()).group(1)
-    kotlin_version = re.search(r"<kotlin.version>([^<]+)</kotlin.version>", pom.read_text()).group(1)
     run(
         f"mvn install-file  {where}",
         ["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}",
@@ -206,29 +207,7 @@ def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
         tmp,
     )
     project = tmp / "kotlin-consumer"
-    (project / "src" / "main" / "kotlin").mkdir(parents=True, exist_ok=True)
-    (project / "src" / "main" / "kotlin" / "ReadmeExample.kt").write_text(source)
-    (project / "pom.xml").write_text(textwrap.dedent(f"""\
-        <project xmlns="http://maven.apache.org/POM/4.0.0">
-          <modelVersion>4.0.0</modelVersion>
-          <groupId>example</groupId><artifactId>readme-example-kotlin</artifactId><version>1</version>
-          <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget></properties>
-          <dependencies>
-            <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes-kotlin</artifactId><version>{version}</version></dependency>
-          </dependencies>
-          <build>
-            <sourceDirectory>src/main/kotlin</sourceDirectory>
-            <plugins><plugin>
-              <groupId>org.jetbrains.kotlin</groupId><artifactId>kotlin-maven-plugin</artifactId><version>{kotlin_version}</version>
-              <executions><execution><id>compile</id><goals><goal>compile</goal></goals></execution></executions>
-            </plugin></plugins>
-          </build>
-        </project>
-        """))
-    run(f"mvn compile (a Maven dependency)  {where}",
-        ["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-DincludeScope=runtime",
-         "-Dmdep.outputFile=cp.txt"], project)
-    classpath = f"{project / 'target' / 'classes'}{os.pathsep}{(project / 'cp.txt').read_text().strip()}"
+    classpath = kotlin_consumer.make(project, version, {"ReadmeExample.kt": source})
     run(f"kotlin  {where}", ["java", "-cp", classpath, "ReadmeExampleKt"], project)
 
 
