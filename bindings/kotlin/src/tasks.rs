@@ -20,7 +20,14 @@ where
 {
     let task = zkrecipes::runtime::runtime().spawn(operation);
     let _abort = AbortOnDrop(task.abort_handle());
-    match task.await {
+    outcome(task.await)
+}
+
+/// A task's end as Kotlin sees it: a panic is `INTERNAL`, an abort `INTERRUPTED`.
+fn outcome<T>(
+    joined: std::result::Result<zkrecipes::Result<T>, tokio::task::JoinError>,
+) -> Result<T> {
+    match joined {
         Ok(result) => result.map_err(NativeError::from),
         Err(join) if join.is_panic() => Err(NativeError::Zk {
             code: "INTERNAL".into(),
@@ -76,17 +83,7 @@ where
             task.await
         }
     };
-    match joined {
-        Ok(result) => result.map_err(NativeError::from),
-        Err(join) if join.is_panic() => Err(NativeError::Zk {
-            code: "INTERNAL".into(),
-            detail: "zkrecipes panicked".into(),
-        }),
-        Err(_) => Err(NativeError::Zk {
-            code: "INTERRUPTED".into(),
-            detail: "the operation was cancelled".into(),
-        }),
-    }
+    outcome(joined)
 }
 
 struct AbortOnDrop(AbortHandle);
