@@ -202,6 +202,11 @@ impl Client {
     }
 
     /// The data written into this client's lock and election nodes.
+    /// The connect string this client was made with.
+    pub fn connect_string(&self) -> &str {
+        &self.inner.connect_string
+    }
+
     pub fn identity(&self) -> &str {
         &self.inner.identity
     }

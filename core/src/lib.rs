@@ -10,6 +10,7 @@ mod election;
 mod emitter;
 mod error;
 mod event;
+pub mod inspect;
 mod lock;
 mod memory;
 pub mod path;

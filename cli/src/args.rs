@@ -1,0 +1,220 @@
+//! The command line, as clap reads it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::duration;
+
+fn duration(text: &str) -> Result<Duration, String> {
+    duration::parse(text)
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  # cron: run the backup on one host only; skip this run if another holds the lock
+  zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh
+
+  # run the scheduler only on the elected leader, restart it on re-election
+  zkrecipes elect /election/scheduler --id \"$(hostname)\" -- ./scheduler
+
+  # who holds what, and which nodes outlived their process
+  zkrecipes status /locks/backup
+
+Exit statuses: CMD's own; 64 usage, 65 bad data, 69 ZooKeeper unavailable,
+70 internal, 75 timeout, 77 permission, 79 lock/leadership lost (CMD stopped),
+126 CMD not executable, 127 CMD not found.
+Environment: ZK_CONNECT, ZKRECIPES_AUTH (user:password), NO_COLOR.";
+
+/// Locks, leader election and queues on ZooKeeper, for scripts, cron jobs and operators.
+#[derive(Parser, Debug)]
+#[command(name = "zkrecipes", version, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Args, Debug)]
+pub struct Common {
+    /// ZooKeeper servers: host:port[,host:port...][/chroot].
+    #[arg(
+        long,
+        global = true,
+        env = "ZK_CONNECT",
+        default_value = "127.0.0.1:2181"
+    )]
+    pub connect: String,
+    /// Session timeout: how long after a crash our nodes stay (e.g. 10s).
+    #[arg(long, global = true, value_parser = duration, default_value = "10s")]
+    pub session_timeout: Duration,
+    /// The longest the first connection may take.
+    #[arg(long, global = true, value_parser = duration, default_value = "10s")]
+    pub connect_timeout: Duration,
+    /// File holding digest credentials `user:password` (ZKRECIPES_AUTH in the
+    /// environment works too); never put them on the command line.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub auth_file: Option<PathBuf>,
+    /// Written into lock and election nodes (default: the host name).
+    #[arg(long, global = true)]
+    pub identity: Option<String>,
+    /// Machine-readable output: one JSON object per line.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run CMD while holding a lock; CMD gets ZKRECIPES_FENCING_TOKEN.
+    #[command(after_help = "Example: zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh")]
+    Lock(LockArgs),
+    /// Run CMD only while leader, or watch who leads (--observe).
+    #[command(
+        after_help = "Example: zkrecipes elect /election/scheduler --id web-1 -- ./scheduler"
+    )]
+    Elect(ElectArgs),
+    /// A FIFO queue (Apache's and Curator's `qn-` layout).
+    #[command(subcommand)]
+    Queue(QueueCommand),
+    /// An acknowledged job queue (kazoo's LockingQueue layout): a job comes back
+    /// unless CMD succeeds.
+    #[command(subcommand)]
+    Work(WorkCommand),
+    /// Who holds, waits, leads; queue depth; which library made each node;
+    /// nodes of dead sessions.
+    Status(StatusArgs),
+}
+
+/// How CMD is stopped when the lock or leadership goes.
+#[derive(Args, Debug)]
+pub struct StopArgs {
+    /// After SIGTERM, how long CMD has before SIGKILL.
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub kill_after: Duration,
+    /// Stop CMD once the connection has been down this long, before the
+    /// lock is known lost (default: only when it is lost, which the library
+    /// reports before another client can take it).
+    #[arg(long, value_parser = duration)]
+    pub suspended_grace: Option<Duration>,
+}
+
+#[derive(Args, Debug)]
+pub struct LockArgs {
+    /// The lock's directory, e.g. /locks/backup.
+    pub path: String,
+    /// Give up after this long (0: only if free now); default: wait forever.
+    #[arg(long, short = 'w', value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Exit status when --timeout passes (default 75).
+    #[arg(long, default_value_t = crate::exit::TIMEOUT)]
+    pub timeout_exit_code: i32,
+    /// Take the read side of a read/write lock (shared with other readers).
+    #[arg(long, conflicts_with = "write")]
+    pub read: bool,
+    /// Take the write side of a read/write lock.
+    #[arg(long)]
+    pub write: bool,
+    #[command(flatten)]
+    pub stop: StopArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ElectArgs {
+    /// The election's directory, e.g. /election/scheduler.
+    pub path: String,
+    /// This member's name, shown to the others as the leader's name.
+    #[arg(long, required_unless_present = "observe")]
+    pub id: Option<String>,
+    /// Print every change of leader (no CMD).
+    #[arg(long, conflicts_with_all = ["id", "command"])]
+    pub observe: bool,
+    #[command(flatten)]
+    pub stop: StopArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required_unless_present = "observe", value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum QueueCommand {
+    /// Append DATA, or every line of standard input with `-`.
+    Offer {
+        path: String,
+        /// The item, or `-` for one item per line of standard input.
+        data: String,
+        /// Items are separated by NUL instead of newline.
+        #[arg(long, short = '0')]
+        null: bool,
+    },
+    /// Remove items from the head and print them, one per line.
+    Take {
+        path: String,
+        /// Give up after this long (0: only what is there now); default: wait.
+        #[arg(long, short = 'w', value_parser = duration)]
+        timeout: Option<Duration>,
+        /// Take this many items.
+        #[arg(long, short = 'n', default_value_t = 1)]
+        count: u64,
+        /// Exit status when --timeout passes first (default 75).
+        #[arg(long, default_value_t = crate::exit::TIMEOUT)]
+        timeout_exit_code: i32,
+        /// Print a NUL after each item instead of a newline.
+        #[arg(long, short = '0')]
+        null: bool,
+    },
+    /// Print the head item without removing it.
+    Peek { path: String },
+    /// Print the number of items.
+    Size { path: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkCommand {
+    /// Add a job (DATA, or every line of standard input with `-`).
+    Offer {
+        path: String,
+        data: String,
+        /// 0 (first) to 999; default 100.
+        #[arg(long, default_value_t = zkrecipes::DEFAULT_PRIORITY as i64)]
+        priority: i64,
+        #[arg(long, short = '0')]
+        null: bool,
+    },
+    /// Run CMD once per job with the job on its standard input: exit 0 acks
+    /// the job, anything else gives it back. Without CMD, print jobs and ack them.
+    Consume {
+        path: String,
+        /// Stop after this many jobs; default: run until interrupted.
+        #[arg(long, short = 'n')]
+        count: Option<u64>,
+        /// Stop when no job came for this long.
+        #[arg(long, short = 'w', value_parser = duration)]
+        timeout: Option<Duration>,
+        /// Exit status when --timeout passes before --count jobs (default 75).
+        #[arg(long, default_value_t = crate::exit::TIMEOUT)]
+        timeout_exit_code: i32,
+        /// Deliveries after which a job is moved to `<path>/dead`.
+        #[arg(long)]
+        max_deliveries: Option<i64>,
+        #[arg(long, short = '0')]
+        null: bool,
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Print the number of jobs waiting or in progress.
+    Size { path: String },
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    pub path: String,
+    /// Print again whenever something changes, until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+}

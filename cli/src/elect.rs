@@ -1,0 +1,116 @@
+//! `zkrecipes elect PATH --id NAME -- CMD`: CMD runs only while we lead; we
+//! stay in the election and start it again when re-elected.
+//! `zkrecipes elect PATH --observe`: prints every change of leader.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use zkrecipes::{inspect, Client, ElectionEvent, LeaderElectionSupport};
+
+use crate::args::ElectArgs;
+use crate::exit::Outcome;
+use crate::output::Output;
+use crate::supervise::{Cmd, Signals};
+use crate::watchdog::Watchdog;
+
+/// How often `--observe` looks again even without a change (a leader's
+/// session can die without any node changing until it expires).
+const OBSERVE_REFRESH: Duration = Duration::from_secs(30);
+
+pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
+    if args.observe {
+        return observe(client, &args.path, output).await;
+    }
+    let id = args.id.clone().unwrap_or_default();
+    let election = LeaderElectionSupport::new(client, &args.path, &id)?;
+    let mut signals = Signals::install()?;
+    let mut events = election.subscribe();
+    election.start().await?;
+    let env = [
+        ("ZKRECIPES_LEADER_ID", id.clone()),
+        ("ZKRECIPES_ELECTION_PATH", args.path.clone()),
+    ];
+    loop {
+        let led = tokio::select! {
+            led = election.await_leadership(None) => led?,
+            signal = signals.recv() => {
+                let _ = election.stop().await;
+                return Ok(128 + signal);
+            }
+        };
+        if !led {
+            continue;
+        }
+        eprintln!(
+            "zkrecipes: elected leader of {} as {id}; starting CMD",
+            args.path
+        );
+        let mut cmd = match Cmd::spawn(&args.command, &env, Stdio::inherit()) {
+            Ok(cmd) => cmd,
+            Err(failure) => {
+                let _ = election.stop().await;
+                return Err(failure);
+            }
+        };
+        let mut watchdog = Watchdog::new(args.stop.suspended_grace);
+        let mut cut_off = false;
+        let why = loop {
+            tokio::select! {
+                status = cmd.wait() => {
+                    // CMD finished by itself: we are done, and step down.
+                    let _ = election.stop().await;
+                    return Ok(status);
+                }
+                signal = signals.recv() => cmd.signal(signal),
+                event = events.recv() => match event {
+                    Ok(ElectionEvent::Failed(err)) => break format!("leadership of {} lost: {err}", args.path),
+                    Ok(ElectionEvent::Suspended) => watchdog.suspended(),
+                    Ok(ElectionEvent::Reconnected) => watchdog.reconnected(),
+                    Ok(_) | Err(RecvError::Lagged(_)) => {
+                        if !election.is_leader() {
+                            break format!("leadership of {} lost", args.path);
+                        }
+                    }
+                    Err(RecvError::Closed) => break format!("election {} closed", args.path),
+                },
+                _ = watchdog.expired() => {
+                    cut_off = true;
+                    break format!("connection down for longer than --suspended-grace while leading {}", args.path);
+                }
+            }
+        };
+        let failure = crate::stop_on_loss(&mut cmd, &why, args.stop.kill_after).await;
+        if let Err(failure) = &failure {
+            eprintln!("zkrecipes: {failure}; waiting to be elected again");
+        }
+        // Cut off past the grace, our offer may still lead: CMD may start
+        // again only once the connection is back (or the offer is gone and
+        // the library has offered again, after FAILED).
+        while cut_off {
+            match events.recv().await {
+                Ok(ElectionEvent::Reconnected | ElectionEvent::Failed(_))
+                | Err(RecvError::Closed) => cut_off = false,
+                _ => {}
+            }
+        }
+    }
+}
+
+async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
+    let mut signals = Signals::install()?;
+    let mut last: Option<Option<String>> = None;
+    loop {
+        let status = inspect::status(client, path).await?;
+        let leader = status.leader();
+        let key = leader.map(|l| l.name.clone());
+        if last.as_ref() != Some(&key) {
+            output.leader(path, leader);
+            last = Some(key);
+        }
+        tokio::select! {
+            changed = inspect::await_change(client, path, OBSERVE_REFRESH) => changed?,
+            _ = signals.recv() => return Ok(0),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Exit statuses (documented in the README's "Command line" section) and the
+//! one-line error every failure prints.
+//!
+//! The numbers follow sysexits(3) where one fits, so scripts can tell "not
+//! obtained in time" from "ZooKeeper unreachable" from "CMD failed".
+
+use std::fmt;
+
+use zkrecipes::{Error, ErrorCode};
+
+/// Bad command line, bad path, bad duration.
+pub const USAGE: i32 = 64;
+/// Bad input data (a payload over the limit, an unreadable auth file).
+pub const DATA: i32 = 65;
+/// ZooKeeper unreachable, or the session lost before anything was obtained.
+pub const UNAVAILABLE: i32 = 69;
+/// A bug or an unexpected server answer.
+pub const SOFTWARE: i32 = 70;
+/// `--timeout` passed without the lock, leadership or items (`--timeout-exit-code` changes it).
+pub const TIMEOUT: i32 = 75;
+/// The server refused our credentials or the path's ACL refused us.
+pub const NO_PERMISSION: i32 = 77;
+/// The lock or leadership was lost while CMD ran; CMD was stopped.
+pub const LOST: i32 = 79;
+/// CMD exists but cannot be executed.
+pub const CANNOT_EXECUTE: i32 = 126;
+/// CMD was not found.
+pub const NOT_FOUND: i32 = 127;
+
+/// A failure: the status to exit with and what to say.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(status: i32, message: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure::new(USAGE, message)
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(err: Error) -> Failure {
+        let status = match err.code() {
+            ErrorCode::InvalidPath | ErrorCode::InvalidArgument => USAGE,
+            ErrorCode::ConnectionLoss | ErrorCode::SessionExpired | ErrorCode::Closed => {
+                UNAVAILABLE
+            }
+            ErrorCode::Timeout => TIMEOUT,
+            ErrorCode::NoAuth | ErrorCode::AuthFailed => NO_PERMISSION,
+            ErrorCode::Interrupted => 128 + libc::SIGINT,
+            _ => SOFTWARE,
+        };
+        Failure::new(
+            status,
+            format!("{} ({})", err.message(), err.code().as_str()),
+        )
+    }
+}
+
+pub type Outcome = Result<i32, Failure>;

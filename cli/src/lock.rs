@@ -1,0 +1,92 @@
+//! `zkrecipes lock PATH -- CMD`: CMD runs only while we hold the lock.
+
+use std::process::Stdio;
+
+use tokio::sync::broadcast::error::RecvError;
+use zkrecipes::{Client, Lock, LockEvent, ReadWriteLock, WriteLock};
+
+use crate::args::LockArgs;
+use crate::exit::{Failure, Outcome};
+use crate::supervise::{Cmd, Signals};
+use crate::watchdog::Watchdog;
+
+pub async fn run(client: &Client, args: LockArgs) -> Outcome {
+    let lock: Lock = if args.read || args.write {
+        let both = ReadWriteLock::new(client, &args.path)?;
+        if args.read {
+            both.read_lock().clone()
+        } else {
+            both.write_lock().clone()
+        }
+    } else {
+        WriteLock::new(client, &args.path)?
+    };
+    let mut signals = Signals::install()?;
+    let mut events = lock.subscribe();
+    let acquire = async {
+        match args.timeout {
+            Some(timeout) => lock.acquire_timeout(timeout).await,
+            None => lock.acquire().await.map(Some),
+        }
+    };
+    let guard = tokio::select! {
+        guard = acquire => guard?,
+        signal = signals.recv() => return Ok(128 + signal),
+    };
+    let Some(guard) = guard else {
+        eprintln!(
+            "zkrecipes: {} is held by another; not obtained within the timeout",
+            args.path
+        );
+        return Ok(args.timeout_exit_code);
+    };
+    let token = guard.fencing_token();
+    let env = [
+        ("ZKRECIPES_FENCING_TOKEN", token.to_string()),
+        ("ZKRECIPES_LOCK_NODE", lock.node_path().unwrap_or_default()),
+        ("ZKRECIPES_LOCK_PATH", args.path.clone()),
+    ];
+    let mut cmd = match Cmd::spawn(&args.command, &env, Stdio::inherit()) {
+        Ok(cmd) => cmd,
+        Err(failure) => {
+            let _ = guard.release().await;
+            return Err(failure);
+        }
+    };
+    let mut watchdog = Watchdog::new(args.stop.suspended_grace);
+    loop {
+        tokio::select! {
+            status = cmd.wait() => {
+                guard.release().await.map_err(Failure::from)?;
+                return Ok(status);
+            }
+            signal = signals.recv() => cmd.signal(signal),
+            event = events.recv() => match event {
+                Ok(LockEvent::Lost { reason }) => {
+                    return lost(&mut cmd, &args, format!("lock {} lost: {reason}", args.path)).await;
+                }
+                Ok(LockEvent::Suspended) => watchdog.suspended(),
+                Ok(LockEvent::Reconnected) => watchdog.reconnected(),
+                Ok(_) | Err(RecvError::Lagged(_)) => {
+                    if !guard.is_held() {
+                        return lost(&mut cmd, &args, format!("lock {} lost", args.path)).await;
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    return lost(&mut cmd, &args, format!("lock {} closed", args.path)).await;
+                }
+            },
+            _ = watchdog.expired() => {
+                let message = format!(
+                    "connection down for longer than --suspended-grace while holding {}",
+                    args.path
+                );
+                return lost(&mut cmd, &args, message).await;
+            }
+        }
+    }
+}
+
+async fn lost(cmd: &mut Cmd, args: &LockArgs, why: String) -> Outcome {
+    crate::stop_on_loss(cmd, &why, args.stop.kill_after).await
+}

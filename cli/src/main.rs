@@ -1,0 +1,124 @@
+//! `zkrecipes`: the recipes from a shell. See `zkrecipes --help` and the
+//! README's "Command line" section.
+
+mod args;
+mod connect;
+mod duration;
+mod elect;
+mod exit;
+mod lines;
+mod lock;
+mod output;
+mod queue;
+mod status;
+mod supervise;
+mod watchdog;
+mod work;
+
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::exit::{Failure, Outcome};
+use crate::output::Output;
+use crate::supervise::Cmd;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            if !err.use_stderr() {
+                // --help, --version
+                let _ = err.print();
+                std::process::exit(0);
+            }
+            // One line, like every other failure.
+            let text = err.to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("bad usage");
+            let detail = text
+                .lines()
+                .skip_while(|l| *l != first)
+                .skip(1)
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more"))
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            eprintln!(
+                "zkrecipes: {}{detail} (see zkrecipes --help)",
+                first.trim_start_matches("error: ")
+            );
+            std::process::exit(exit::USAGE);
+        }
+    };
+    // One thread: CMD is started from it, and the kernel's parent-death
+    // signal follows the thread that forked, which must live as long as we do.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let status = match runtime.block_on(run(cli)) {
+        Ok(status) => status,
+        Err(failure) => {
+            eprintln!("zkrecipes: {}", failure.message.replace('\n', " "));
+            failure.status
+        }
+    };
+    std::process::exit(status);
+}
+
+async fn run(cli: Cli) -> Outcome {
+    check_path(&cli.command)?;
+    let output = Output::new(cli.common.json);
+    let client = connect::connect(&cli.common).await?;
+    let outcome = match cli.command {
+        Command::Lock(args) => lock::run(&client, args).await,
+        Command::Elect(args) => elect::run(&client, args, &output).await,
+        Command::Queue(command) => queue::run(&client, command).await,
+        Command::Work(command) => work::run(&client, command).await,
+        Command::Status(args) => status::run(&client, args, &output).await,
+    };
+    // Closing ends the session: whatever it still held is deleted now, not
+    // one session timeout later.
+    client.close().await;
+    outcome
+}
+
+/// A bad path is a usage error before any connection is tried.
+fn check_path(command: &Command) -> Result<(), Failure> {
+    let path = match command {
+        Command::Lock(a) => &a.path,
+        Command::Elect(a) => &a.path,
+        Command::Status(a) => &a.path,
+        Command::Queue(q) => match q {
+            args::QueueCommand::Offer { path, .. }
+            | args::QueueCommand::Take { path, .. }
+            | args::QueueCommand::Peek { path }
+            | args::QueueCommand::Size { path } => path,
+        },
+        Command::Work(w) => match w {
+            args::WorkCommand::Offer { path, .. }
+            | args::WorkCommand::Consume { path, .. }
+            | args::WorkCommand::Size { path } => path,
+        },
+    };
+    zkrecipes::path::validate(path).map_err(Failure::from)
+}
+
+/// The lock or leadership is gone: CMD must stop before another holder
+/// starts. SIGTERM first, SIGKILL after `kill_after`.
+pub(crate) async fn stop_on_loss(cmd: &mut Cmd, why: &str, kill_after: Duration) -> Outcome {
+    eprintln!("zkrecipes: {why}; stopping CMD (SIGTERM, SIGKILL after {kill_after:?})");
+    let started = tokio::time::Instant::now();
+    let status = cmd.stop(kill_after).await;
+    Err(Failure::new(
+        exit::LOST,
+        format!(
+            "CMD stopped after {:.1}s with status {status}",
+            started.elapsed().as_secs_f64()
+        ),
+    ))
+}

@@ -1,0 +1,223 @@
+//! Human and JSON renderings. Colour only on a terminal, and never with
+//! NO_COLOR set.
+
+use std::io::IsTerminal;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use zkrecipes::inspect::{NodeStatus, Role, SessionState, Status};
+
+pub struct Output {
+    json: bool,
+    colour: bool,
+}
+
+impl Output {
+    pub fn new(json: bool) -> Output {
+        let colour =
+            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Output { json, colour }
+    }
+
+    pub fn leader(&self, path: &str, leader: Option<&NodeStatus>) {
+        if self.json {
+            let value = json!({
+                "path": path,
+                "leader": leader.map(|l| l.data.clone()),
+                "node": leader.map(|l| l.name.clone()),
+                "session": leader.and_then(|l| l.session).map(hex),
+                "time_ms": now_ms(),
+            });
+            println!("{value}");
+        } else {
+            match leader {
+                Some(l) => println!("{} leader {} ({})", clock(), l.data, l.name),
+                None => println!("{} no leader", clock()),
+            }
+        }
+    }
+
+    pub fn status(&self, status: &Status) -> String {
+        if self.json {
+            status_json(status).to_string()
+        } else {
+            self.status_text(status)
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn status_text(&self, status: &Status) -> String {
+        let mut out = String::new();
+        if !status.exists {
+            return format!("{}: no such node\n", status.path);
+        }
+        let push = |out: &mut String, line: String| {
+            out.push_str(&line);
+            out.push('\n');
+        };
+        let holders = status.holders().count();
+        let waiters = status
+            .nodes
+            .iter()
+            .filter(|n| n.role == Role::Waiter)
+            .count();
+        if holders + waiters > 0 {
+            push(
+                &mut out,
+                format!(
+                    "{}: lock, {holders} holding, {waiters} waiting",
+                    status.path
+                ),
+            );
+        }
+        if let Some(leader) = status.leader() {
+            let candidates = status
+                .nodes
+                .iter()
+                .filter(|n| n.role == Role::Candidate)
+                .count();
+            push(
+                &mut out,
+                format!(
+                    "{}: election, leader {:?}, {candidates} candidates",
+                    status.path, leader.data
+                ),
+            );
+        }
+        if status.queue_items > 0 {
+            push(
+                &mut out,
+                format!("{}: queue, {} items", status.path, status.queue_items),
+            );
+        }
+        if let Some(work) = status.work_queue {
+            push(
+                &mut out,
+                format!(
+                    "{}: work queue, {} ready, {} claimed, {} dead",
+                    status.path, work.ready, work.claimed, work.dead
+                ),
+            );
+        }
+        if out.is_empty() {
+            push(&mut out, format!("{}: no recipe nodes", status.path));
+        }
+        let now = now_ms();
+        for node in &status.nodes {
+            let role = match node.role {
+                Role::Holder | Role::Leader => {
+                    self.paint("1;32", &format!("{:<9}", node.role.as_str()))
+                }
+                _ => format!("{:<9}", node.role.as_str()),
+            };
+            let kind = node.kind.map(|k| format!(" {k}")).unwrap_or_default();
+            let session = match node.session {
+                Some(s) => format!("session {} {}", hex(s), node.session_state.as_str()),
+                None => "persistent".to_string(),
+            };
+            let session = match node.session_state {
+                SessionState::Alive | SessionState::Unknown => session,
+                _ => self.paint("1;31", &session),
+            };
+            let token = if node.role == Role::Holder {
+                format!("  token {}", node.czxid)
+            } else {
+                String::new()
+            };
+            push(
+                &mut out,
+                format!(
+                    "  {role}{kind} {}  {}  {:?}  {session}  age {}{token}",
+                    node.name,
+                    node.libraries.join("/"),
+                    node.data,
+                    age(now - node.created_ms)
+                ),
+            );
+            if let Some(why) = &node.orphan {
+                push(
+                    &mut out,
+                    self.paint("31", &format!("    ! likely orphan: {why}")),
+                );
+            }
+        }
+        if !status.other_children.is_empty() {
+            push(
+                &mut out,
+                format!("  other children: {}", status.other_children.join(", ")),
+            );
+        }
+        if let Some(note) = &status.sessions_note {
+            push(&mut out, format!("  note: {note}"));
+        }
+        out
+    }
+}
+
+fn status_json(status: &Status) -> Value {
+    let nodes: Vec<Value> = status
+        .nodes
+        .iter()
+        .map(|n| {
+            json!({
+                "name": n.name,
+                "role": n.role.as_str(),
+                "kind": n.kind,
+                "sequence": n.sequence,
+                "recipe": n.recipe,
+                "libraries": n.libraries,
+                "data": n.data,
+                "session": n.session.map(hex),
+                "session_state": n.session_state.as_str(),
+                "created_ms": n.created_ms,
+                "fencing_token": (n.role == Role::Holder).then_some(n.czxid),
+                "orphan": n.orphan,
+            })
+        })
+        .collect();
+    json!({
+        "path": status.path,
+        "exists": status.exists,
+        "holders": status.holders().map(|n| n.name.clone()).collect::<Vec<_>>(),
+        "waiters": status.nodes.iter().filter(|n| n.role == Role::Waiter).map(|n| n.name.clone()).collect::<Vec<_>>(),
+        "leader": status.leader().map(|l| l.data.clone()),
+        "queue_items": status.queue_items,
+        "work_queue": status.work_queue.map(|w| json!({"ready": w.ready, "claimed": w.claimed, "dead": w.dead})),
+        "orphans": status.orphans().count(),
+        "nodes": nodes,
+        "other_children": status.other_children,
+        "sessions_note": status.sessions_note,
+    })
+}
+
+fn hex(session: i64) -> String {
+    format!("{:#x}", session as u64)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn clock() -> String {
+    let secs = now_ms() / 1000 % 86_400;
+    format!("{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+fn age(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}

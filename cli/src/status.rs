@@ -1,0 +1,56 @@
+//! `zkrecipes status PATH [--watch]`.
+
+use std::time::Duration;
+
+use zkrecipes::{inspect, Client};
+
+use crate::args::StatusArgs;
+use crate::exit::Outcome;
+use crate::output::Output;
+use crate::supervise::Signals;
+
+/// `--watch` looks again at least this often: a holder's session can die
+/// without any node changing until the session expires.
+const WATCH_REFRESH: Duration = Duration::from_secs(2);
+
+pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome {
+    if !args.watch {
+        print!(
+            "{}",
+            with_newline(output.status(&inspect::status(client, &args.path).await?))
+        );
+        return Ok(0);
+    }
+    let mut signals = Signals::install()?;
+    let mut shown = String::new();
+    loop {
+        let status = inspect::status(client, &args.path).await?;
+        // Ages change every second; a change is of who, what and whether alive.
+        let key = format!(
+            "{} {} {:?} {:?}",
+            status.exists,
+            status.queue_items,
+            status.work_queue,
+            status
+                .nodes
+                .iter()
+                .map(|n| (&n.name, n.role, n.session_state))
+                .collect::<Vec<_>>()
+        );
+        if key != shown {
+            print!("{}", with_newline(output.status(&status)));
+            shown = key;
+        }
+        tokio::select! {
+            changed = inspect::await_change(client, &args.path, WATCH_REFRESH) => changed?,
+            _ = signals.recv() => return Ok(0),
+        }
+    }
+}
+
+fn with_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,371 @@
+"""The `zkrecipes` command line against a real ZooKeeper.
+
+Runs the built binary (ZKRECIPES_CLI) as a user's shell would, with ZK_CONNECT
+from tests/with-zk; Apache's and Curator's recipes come from the interop
+drivers (Debian's zookeeper jars, the harness's Curator classpath) and kazoo
+from the test virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ZK = os.environ["ZK_CONNECT"]
+CLI = os.environ.get("ZKRECIPES_CLI", str(ROOT / "target/debug/zkrecipes"))
+HARNESS = os.environ.get("ZK_HARNESS", str(ROOT / "target/debug/zk-harness"))
+APACHE_JARS = ":".join(
+    f"/usr/share/java/{j}.jar"
+    for j in ["zookeeper", "zookeeper-recipes-lock", "zookeeper-recipes-queue",
+              "zookeeper-recipes-election", "slf4j-nop"]
+)
+
+# Exit statuses the README documents.
+USAGE, DATA, UNAVAILABLE, TIMEOUT, LOST, NOT_FOUND = 64, 65, 69, 75, 79, 127
+
+
+def unique(name: str) -> str:
+    return f"/cli-tests/{name}-{uuid.uuid4().hex[:8]}"
+
+
+def run(*args: str, input: Optional[bytes] = None, timeout: float = 60, env=None):
+    return subprocess.run([CLI, *args], input=input, capture_output=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def start(*args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def status(path: str) -> dict:
+    done = run("status", path, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def eventually(what: str, check, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def one_line_error(done) -> str:
+    err = done.stderr.decode().strip()
+    assert err.startswith("zkrecipes: "), err
+    assert "\n" not in err, err
+    return err
+
+
+# --- lock -------------------------------------------------------------------
+
+def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
+    path, log = unique("exclusive"), tmp_path / "log"
+    script = ('echo "start $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"; sleep 0.05; '
+              'echo "end $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"')
+
+    def worker():
+        for _ in range(6):
+            done = run("lock", path, "--", "sh", "-c", script, env={"LOG": str(log)})
+            assert done.returncode == 0, done.stderr
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = log.read_text().split()
+    events = [lines[i:i + 3] for i in range(0, len(lines), 3)]
+    assert len(events) == 2 * 24
+    tokens = []
+    for i in range(0, len(events), 2):
+        begin, end = events[i], events[i + 1]
+        assert begin[0] == "start" and end[0] == "end", f"overlap at {i}: {events[i:i + 2]}"
+        assert begin[1:] == end[1:], f"overlap at {i}: {events[i:i + 2]}"
+        tokens.append(int(begin[1]))
+    assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), tokens
+    assert status(path)["nodes"] == []
+
+
+def test_the_command_gets_its_token_and_node_and_its_status_is_passed_through():
+    path = unique("passthrough")
+    done = run("lock", path, "--", "sh", "-c",
+               'echo "$ZKRECIPES_FENCING_TOKEN $ZKRECIPES_LOCK_NODE $ZKRECIPES_LOCK_PATH"; exit 3')
+    assert done.returncode == 3, done.stderr
+    token, node, lock_path = done.stdout.decode().split()
+    assert int(token) > 0 and node.startswith(path + "/_c_") and lock_path == path
+    killed = run("lock", path, "--", "sh", "-c", "kill -USR1 $$")
+    assert killed.returncode == 128 + signal.SIGUSR1
+
+
+def test_timeout_exits_with_its_own_status_and_leaves_nothing(tmp_path: Path):
+    path = unique("timeout")
+    holder = start("lock", path, "--", "sleep", "30")
+    try:
+        eventually("the holder", lambda: status(path)["holders"])
+        marker = tmp_path / "ran"
+        started = time.monotonic()
+        done = run("lock", path, "--timeout", "0", "--", "touch", str(marker))
+        assert done.returncode == TIMEOUT and not marker.exists()
+        done = run("lock", path, "--timeout", "300ms", "--timeout-exit-code", "1", "--", "true")
+        assert done.returncode == 1
+        assert time.monotonic() - started < 10
+        assert len(status(path)["nodes"]) == 1, "a timed-out attempt left its node"
+    finally:
+        holder.terminate()
+        holder.wait(10)
+
+
+def test_deleting_the_holders_node_stops_the_command_within_the_grace():
+    path = unique("lost")
+    # The command ignores SIGTERM: only SIGKILL after --kill-after stops it.
+    cmd = start("lock", path, "--kill-after", "1s", "--", "sh", "-c",
+                'trap "" TERM; echo running; while :; do sleep 0.1; done')
+    assert cmd.stdout.readline() == b"running\n"
+    node = status(path)["holders"][0]
+    subprocess.run([HARNESS, "rm", ZK, f"{path}/{node}"], check=True)
+    deleted = time.monotonic()
+    assert cmd.wait(15) == LOST
+    assert time.monotonic() - deleted < 5
+    err = cmd.stderr.read().decode()
+    assert "lost" in err and "SIGKILL" in err, err
+
+
+def test_sigterm_to_the_cli_stops_the_command_and_releases(tmp_path: Path):
+    path, out = unique("sigterm"), tmp_path / "out"
+    cli = start("lock", path, "--", "sh", "-c",
+                f'trap "echo term > {out}; exit 5" TERM; echo running; while :; do sleep 0.1; done')
+    assert cli.stdout.readline() == b"running\n"
+    cli.send_signal(signal.SIGTERM)
+    assert cli.wait(15) == 5, cli.stderr.read()
+    assert out.read_text() == "term\n"
+    assert status(path)["nodes"] == [], "the lock was not released"
+    assert run("lock", path, "--timeout", "0", "--", "true").returncode == 0
+
+
+def test_signal_while_waiting_for_the_lock_withdraws(tmp_path: Path):
+    path = unique("waiting")
+    holder = start("lock", path, "--", "sleep", "30")
+    try:
+        eventually("the holder", lambda: status(path)["holders"])
+        waiter = start("lock", path, "--", "touch", str(tmp_path / "ran"))
+        eventually("the waiter", lambda: status(path)["waiters"])
+        waiter.send_signal(signal.SIGINT)
+        assert waiter.wait(15) == 128 + signal.SIGINT
+        assert not (tmp_path / "ran").exists()
+        assert status(path)["waiters"] == []
+    finally:
+        holder.terminate()
+        holder.wait(10)
+
+
+def test_readers_share_and_a_writer_excludes(tmp_path: Path):
+    path = unique("rw")
+    r1 = start("lock", path, "--read", "--", "sleep", "30")
+    r2 = start("lock", path, "--read", "--", "sleep", "30")
+    try:
+        eventually("two readers", lambda: len(status(path)["holders"]) == 2)
+        assert run("lock", path, "--write", "--timeout", "0", "--", "true").returncode == TIMEOUT
+        assert run("lock", path, "--read", "--timeout", "0", "--", "true").returncode == 0
+    finally:
+        for r in (r1, r2):
+            r.terminate()
+            r.wait(10)
+    assert run("lock", path, "--write", "--timeout", "5s", "--", "true").returncode == 0
+
+
+# --- elect ------------------------------------------------------------------
+
+def test_elect_runs_the_command_only_on_the_leader_and_hands_over(tmp_path: Path):
+    path = unique("elect")
+    script = 'echo "$ZKRECIPES_LEADER_ID" >> "$LOG"; trap "exit 0" TERM; while :; do sleep 0.1; done'
+    env = {**os.environ, "LOG": str(tmp_path / "leaders")}
+    observer = start("elect", path, "--observe", "--json")
+    first = start("elect", path, "--id", "first", "--", "sh", "-c", script, env=env)
+    eventually("first leads", lambda: (tmp_path / "leaders").exists())
+    second = start("elect", path, "--id", "second", "--", "sh", "-c", script, env=env)
+    try:
+        eventually("second offers", lambda: len(status(path)["nodes"]) == 2)
+        time.sleep(0.5)
+        assert (tmp_path / "leaders").read_text() == "first\n", "the follower started its command"
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(15) == 0
+        eventually("second leads", lambda: (tmp_path / "leaders").read_text() == "first\nsecond\n")
+        # Losing the node stops the command; the member offers again and, alone, leads again.
+        node = status(path)["nodes"][0]["name"]
+        subprocess.run([HARNESS, "rm", ZK, f"{path}/{node}"], check=True)
+        eventually("second re-elected",
+                   lambda: (tmp_path / "leaders").read_text() == "first\nsecond\nsecond\n")
+        assert second.poll() is None
+        assert "leadership" in second.stderr.read1().decode()
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(15)
+        observer.send_signal(signal.SIGINT)
+        assert observer.wait(15) == 0
+    leaders = [json.loads(line)["leader"] for line in observer.stdout.read().decode().splitlines()]
+    assert leaders[:1] in ([None], ["first"]) and "first" in leaders and "second" in leaders, leaders
+    assert leaders[-1] is None, leaders
+
+
+# --- queues -----------------------------------------------------------------
+
+def test_queue_offer_take_size_keeps_order():
+    path = unique("queue")
+    lines = [f"item {i}" for i in range(200)]
+    done = run("queue", "offer", path, "-", input=("\n".join(lines) + "\n").encode())
+    assert done.returncode == 0, done.stderr
+    assert run("queue", "offer", path, "last one").returncode == 0
+    assert run("queue", "size", path).stdout == b"201\n"
+    assert run("queue", "peek", path).stdout == b"item 0\n"
+    taken = run("queue", "take", path, "--count", "201")
+    assert taken.returncode == 0 and taken.stdout.decode().splitlines() == lines + ["last one"]
+    empty = run("queue", "take", path, "--timeout", "200ms")
+    assert empty.returncode == TIMEOUT and empty.stdout == b""
+
+
+def test_queue_item_is_given_back_when_nobody_reads_it():
+    path = unique("queue-pipe")
+    run("queue", "offer", path, "precious")
+    # Standard output closed before the item is written.
+    proc = subprocess.Popen([CLI, "queue", "take", path], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    assert proc.wait(15) == DATA
+    assert run("queue", "take", path, "--timeout", "5s").stdout == b"precious\n"
+
+
+def test_work_consume_acks_on_success_and_gives_back_on_failure(tmp_path: Path):
+    path = unique("work")
+    assert run("work", "offer", path, "-", input=b"a\nb\nc\n").returncode == 0
+    assert run("work", "size", path).stdout == b"3\n"
+    # A command that fails on the first delivery of "b": b goes back at its
+    # place, comes again, and is acked.
+    done = run("work", "consume", path, "--count", "3", "--", "sh", "-c",
+               'read job; echo "$job $ZKRECIPES_DELIVERY_COUNT" >> "$LOG"; '
+               '[ "$job" != b ] || [ "$ZKRECIPES_DELIVERY_COUNT" -gt 1 ]',
+               env={"LOG": str(tmp_path / "log")})
+    assert done.returncode == 0, done.stderr
+    assert "goes back" in done.stderr.decode()
+    assert (tmp_path / "log").read_text().splitlines() == ["a 1", "b 1", "b 2"]
+    assert run("work", "size", path).stdout == b"1\n"
+    again = run("work", "consume", path, "--timeout", "2s")
+    assert again.returncode == 0 and again.stdout == b"c\n"
+    assert run("work", "size", path).stdout == b"0\n"
+    idle = run("work", "consume", path, "--count", "1", "--timeout", "200ms")
+    assert idle.returncode == TIMEOUT
+
+
+# --- status -----------------------------------------------------------------
+
+def java(classpath: str, source: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(["java", "-cp", classpath, str(ROOT / source), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def expect_line(proc: subprocess.Popen, prefix: str):
+    line = proc.stdout.readline().decode()
+    assert line.startswith(prefix), (line, proc.stderr.read1().decode() if proc.poll() else "")
+
+
+def test_status_tells_which_library_made_each_node():
+    from kazoo.client import KazooClient
+
+    path = unique("peers")
+    curator_cp = subprocess.run([HARNESS, "curator-cp"], capture_output=True, check=True,
+                                text=True).stdout.strip()
+    ours = start("lock", path, "--identity", "ours-1", "--", "sleep", "60")
+    eventually("our holder", lambda: status(path)["holders"])
+    # Apache's WriteLock needs its directory, which ours created.
+    apache = java(APACHE_JARS, "tests/interop/ApacheDriver.java", "hold", ZK, path, "60000")
+    curator = java(curator_cp, "tests/interop/CuratorDriver.java", "mutex", ZK, path, "60000")
+    kazoo = KazooClient(hosts=ZK)
+    kazoo.start()
+    kazoo_lock = kazoo.Lock(path, "kazoo-1")
+    waiter = threading.Thread(target=kazoo_lock.acquire, daemon=True)
+    try:
+        expect_line(apache, "WAITING")
+        expect_line(curator, "WAITING")
+        waiter.start()
+        got = eventually("four contenders", lambda: (lambda s: s if len(s["nodes"]) == 4 else None)(status(path)))
+        libraries = [n["libraries"] for n in got["nodes"]]
+        assert libraries[0] == ["zkrecipes"] and got["nodes"][0]["role"] == "holder"
+        assert sorted(tuple(l) for l in libraries[1:]) == [("apache",), ("curator",), ("kazoo",)], libraries
+        assert all(n["role"] == "waiter" for n in got["nodes"][1:])
+        assert all(n["session_state"] == "alive" and n["orphan"] is None for n in got["nodes"])
+        kazoo_node = next(n for n in got["nodes"] if n["libraries"] == ["kazoo"])
+        assert kazoo_node["data"] == "kazoo-1"
+        human = run("status", path).stdout.decode()
+        assert "1 holding, 3 waiting" in human and "apache" in human and "kazoo" in human
+    finally:
+        ours.terminate()
+        ours.wait(10)
+        for proc in (apache, curator):
+            proc.kill()
+            proc.wait()
+        kazoo.stop()
+        kazoo.close()
+
+
+def test_status_flags_the_node_of_a_dead_process():
+    path = unique("orphan")
+    holder = start("--session-timeout", "40s", "lock", path, "--", "sleep", "60")
+    eventually("the holder", lambda: status(path)["holders"])
+    assert status(path)["orphans"] == 0
+    holder.kill()  # SIGKILL: the session lives on until it expires
+    holder.wait()
+    got = eventually("the orphan", lambda: (lambda s: s if s["orphans"] else None)(status(path)))
+    node = got["nodes"][0]
+    assert node["session_state"] == "disconnected" and "expires" in node["orphan"]
+    assert "likely orphan" in run("status", path).stdout.decode()
+    # The dead holder still blocks the lock, which status explains.
+    assert run("lock", path, "--timeout", "0", "--", "true").returncode == TIMEOUT
+
+
+def test_status_of_elections_and_queues():
+    path = unique("mixed")
+    run("queue", "offer", path + "/q", "x")
+    assert status(path + "/q")["queue_items"] == 1
+    run("work", "offer", path + "/w", "-", input=b"1\n2\n")
+    assert status(path + "/w")["work_queue"] == {"ready": 2, "claimed": 0, "dead": 0}
+    assert status(path + "/none")["exists"] is False
+
+
+# --- bad input --------------------------------------------------------------
+
+@pytest.mark.parametrize("args,code", [
+    (["lock", "relative", "--", "true"], USAGE),
+    (["lock", "/a/", "--", "true"], USAGE),
+    (["lock", "/a"], USAGE),
+    (["lock", "/a", "--timeout", "soon", "--", "true"], USAGE),
+    (["status", "/zookeeper/quota"], USAGE),
+    (["elect", "/a", "--", "true"], USAGE),
+    (["frobnicate"], USAGE),
+    (["--connect", "127.0.0.1:1", "--connect-timeout", "1s", "status", "/a"], UNAVAILABLE),
+    (["--auth-file", "/nonexistent", "status", "/a"], DATA),
+    (["lock", "/cli-tests/nf", "--", "/no/such/command"], NOT_FOUND),
+])
+def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):
+    done = run(*args)
+    assert done.returncode == code, (done.returncode, done.stderr)
+    one_line_error(done)
+
+
+def test_help_has_examples():
+    done = run("--help")
+    assert done.returncode == 0
+    assert b"zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh" in done.stdout
