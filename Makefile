@@ -21,7 +21,7 @@ JAR := java/target/zkrecipes-$(VERSION).jar
 KOTLIN_JAR := kotlin/target/zkrecipes-kotlin-$(VERSION).jar
 APACHE_CP := /usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-recipes-lock.jar:/usr/share/java/zookeeper-recipes-queue.jar:/usr/share/java/zookeeper-recipes-election.jar:/usr/share/java/slf4j-nop.jar
 
-.PHONY: test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-kotlin kotlin-jar kotlin-classpath test-cross wheel npm-pack jar harness lint zk-jars clean
+.PHONY: cli test-cli test-readme setup setup-test setup-dist dist dist-check version-check torture torture-smoke bench-smoke soak test-reliability reliability-workers bench demo demo-rust test test-rust test-python test-node test-java test-kotlin kotlin-jar kotlin-classpath test-cross wheel npm-pack jar harness lint zk-jars clean
 
 # What the commands below need on this machine (checks only, once installed):
 # see tools/setup.sh for what it installs and where.
@@ -58,7 +58,7 @@ bench-smoke:
 demo-rust:
 	$(CARGO) run --quiet -p zkrecipes --example demo
 
-test: setup-test version-check lint test-rust test-python test-node test-java test-kotlin test-readme test-cross test-reliability bench-smoke torture-smoke
+test: setup-test version-check lint test-rust test-python test-cli test-node test-java test-kotlin test-readme test-cross test-reliability bench-smoke torture-smoke
 
 # Rust core: unit tests + integration tests against real ZooKeeper
 # (standalone, 3-node ensemble, fault proxy, Apache's own recipes).
@@ -80,6 +80,17 @@ test-python: wheel harness
 	cd $(PY_VENV) && bin/mypy --strict $(CURDIR)/python/examples/quickstart.py
 	cd $(PY_VENV) && ZK_HARNESS=$(CURDIR)/target/debug/zk-harness bin/python -m pytest -q -p no:cacheprovider \
 		--import-mode=importlib $(CURDIR)/python/tests
+
+# The `zkrecipes` command (cargo install --path cli installs the same).
+CLI := target/debug/zkrecipes
+cli: setup
+	$(CARGO) build --quiet -p zkrecipes-cli --bin zkrecipes
+
+# The command line against a harness ZooKeeper, with Apache's, Curator's and kazoo's nodes.
+test-cli: cli harness
+	test -x $(PY_VENV)/bin/pytest || $(MAKE) test-python
+	ZKRECIPES_CLI=$(CURDIR)/$(CLI) tests/with-zk $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider \
+		$(CURDIR)/tests/cli
 
 # The npm tarball users install; it carries the Linux x86-64 addon.
 npm-pack: setup

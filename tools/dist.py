@@ -11,6 +11,8 @@
   kotlin/  one JAR carrying native/<platform>/libzkrecipes_kotlin.so for the same
            four platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
   rust/    the core crate as `cargo package` makes it
+  cli/     the `zkrecipes` command as static musl binaries for x86_64 and
+           aarch64 (run on any Linux), one .tar.gz each, with SHA256SUMS
 
 Native code for glibc targets is linked against glibc 2.17 by zig
 (cargo-zigbuild); musl targets link musl dynamically so that Node and the JVM
@@ -282,11 +284,38 @@ def rust(out: Path) -> None:
     shutil.copy(ROOT / "target" / "package" / f"zkrecipes-{ver}.crate", out)
 
 
+CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"]
+
+
+def cli(out: Path, ver: str) -> None:
+    """Static binaries: musl linked in, nothing to install but the file."""
+    import hashlib
+    import tarfile
+
+    out.mkdir(parents=True)
+    sums = []
+    for triple in CLI_TRIPLES:
+        # A target directory of its own: the shared libraries above are built
+        # with other RUSTFLAGS (dynamic musl), which would rebuild each other.
+        target_dir = ROOT / "target" / "cli-dist"
+        run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-cli",
+             "--bin", "zkrecipes", "--target", triple, "--target-dir", target_dir], env=tool_env())
+        binary = target_dir / triple / "release" / "zkrecipes"
+        arch = triple.split("-")[0]
+        archive = out / f"zkrecipes-cli-{ver}-{arch}-linux.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(binary, arcname=f"zkrecipes-{ver}-{arch}-linux/zkrecipes")
+            tar.add(ROOT / "LICENSE", arcname=f"zkrecipes-{ver}-{arch}-linux/LICENSE")
+        sums.append(f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}\n")
+    (out / "SHA256SUMS").write_text("".join(sums))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["python", "npm", "java", "kotlin", "rust"], action="append")
+    parts = ["python", "npm", "java", "kotlin", "rust", "cli"]
+    parser.add_argument("--only", choices=parts, action="append")
     args = parser.parse_args()
-    only = set(args.only or ["python", "npm", "java", "kotlin", "rust"])
+    only = set(args.only or parts)
     run([sys.executable, ROOT / "tools" / "version_check.py"])
     ver = version()
     for part in only:
@@ -305,6 +334,8 @@ def main() -> int:
         kotlin(DIST / "kotlin", built, ver)
     if "rust" in only:
         rust(DIST / "rust")
+    if "cli" in only:
+        cli(DIST / "cli", ver)
     for path in sorted(DIST.rglob("*")):
         if path.is_file():
             print(f"{path.relative_to(ROOT)}  {path.stat().st_size:,} bytes")

@@ -212,6 +212,24 @@ def musl_core_runs(connect: str) -> None:
         check(f"rust {arch}-musl" in out and "queue ok" in out, f"the core built for {triple} ran: {out.strip()}")
 
 
+def cli_binaries_run(connect: str) -> None:
+    """The command-line archives: static, and they take a lock on either CPU."""
+    for archive in sorted((DIST / "cli").glob("*.tar.gz")):
+        arch = "aarch64" if "aarch64" in archive.name else "x86_64"
+        unpacked = WORK / "cli" / arch
+        shutil.rmtree(unpacked, ignore_errors=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(unpacked, filter="data")
+        binary = next(unpacked.rglob("zkrecipes"))
+        header = run(["readelf", "-h", "-l", binary], capture=True)
+        check(MACHINE[arch] in header and "INTERP" not in header and "DYNAMIC" not in header,
+              f"{archive.name}: a static {arch} executable")
+        cmd = [binary] if arch == "x86_64" else ["qemu-aarch64", binary]
+        out = run([*cmd, "--connect", connect, "lock", f"/dist-check/cli-{arch}", "--timeout", "5s", "--",
+                   "sh", "-c", "echo token=$ZKRECIPES_FENCING_TOKEN"], capture=True)
+        check(out.startswith("token="), f"{archive.name} ran a command under a lock: {out.strip()}")
+
+
 # --- installing as users do -------------------------------------------------------------
 
 def sdist_builds_and_passes(connect: str) -> None:
@@ -356,6 +374,7 @@ def main() -> int:
     licenses_ship()
     aarch64_runs(connect)
     musl_core_runs(connect)
+    cli_binaries_run(connect)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)
     kotlin_aarch64_runs(connect, kotlin_consumer(connect))

@@ -63,7 +63,7 @@ impl Role {
 pub enum SessionState {
     /// A server has a connection for the session.
     Alive,
-    /// No server has a connection for it: its process is dead, paused or cut
+    /// No server has a connection for it: its process is dead or cut
     /// off, and the server deletes its nodes when the session expires.
     Disconnected,
     /// Not every server answered `cons`.
@@ -430,7 +430,7 @@ fn flag_orphans(nodes: &mut [NodeStatus]) {
     for node in nodes {
         node.orphan = match node.session_state {
             SessionState::Disconnected => Some(format!(
-                "session {:#x} has no connection to any server: its process is gone or paused; \
+                "session {:#x} has no connection to any server: its process died or is cut off; \
                  the server deletes this node only when the session expires",
                 node.session.unwrap_or_default()
             )),

@@ -321,13 +321,18 @@ def test_status_tells_which_library_made_each_node():
         kazoo.close()
 
 
-def test_status_flags_the_node_of_a_dead_process():
-    path = unique("orphan")
-    holder = start("--session-timeout", "40s", "lock", path, "--", "sleep", "60")
-    eventually("the holder", lambda: status(path)["holders"])
+def test_status_flags_the_node_of_a_dead_process_and_its_command_dies_with_it(tmp_path: Path):
+    path, pid_file = unique("orphan"), tmp_path / "pid"
+    holder = start("--session-timeout", "40s", "lock", path, "--", "sh", "-c",
+                   f'echo $$ > {pid_file}; exec sleep 60')
+    eventually("the holder", lambda: status(path)["holders"] and pid_file.exists())
     assert status(path)["orphans"] == 0
+    cmd_pid = int(eventually("the pid", lambda: pid_file.read_text().strip()))
     holder.kill()  # SIGKILL: the session lives on until it expires
     holder.wait()
+    # CMD must not outlive the CLI: the next holder would overlap it.
+    eventually("CMD killed with the CLI", lambda: not Path(f"/proc/{cmd_pid}").exists()
+               or "Z" in Path(f"/proc/{cmd_pid}/stat").read_text().split()[2], timeout=5)
     got = eventually("the orphan", lambda: (lambda s: s if s["orphans"] else None)(status(path)))
     node = got["nodes"][0]
     assert node["session_state"] == "disconnected" and "expires" in node["orphan"]
