@@ -6,7 +6,7 @@ use tokio::sync::broadcast::error::RecvError;
 use zkrecipes::{Client, Lock, LockEvent, ReadWriteLock, WriteLock};
 
 use crate::args::LockArgs;
-use crate::exit::{Failure, Outcome};
+use crate::exit::Outcome;
 use crate::supervise::{Cmd, Signals};
 use crate::watchdog::Watchdog;
 
@@ -57,7 +57,13 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
     loop {
         tokio::select! {
             status = cmd.wait() => {
-                guard.release().await.map_err(Failure::from)?;
+                // CMD's status is the answer. A release that cannot reach the
+                // server is finished by closing the session right after.
+                match tokio::time::timeout(client.session_timeout(), guard.release()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => eprintln!("zkrecipes: releasing {}: {err}; closing the session", args.path),
+                    Err(_) => eprintln!("zkrecipes: releasing {} timed out; closing the session", args.path),
+                }
                 return Ok(status);
             }
             signal = signals.recv() => cmd.signal(signal),
