@@ -374,3 +374,18 @@ def test_help_has_examples():
     done = run("--help")
     assert done.returncode == 0
     assert b"zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh" in done.stdout
+
+
+def test_credentials_come_from_a_file_or_the_environment(tmp_path: Path):
+    path, secret = unique("auth"), tmp_path / "secret"
+    secret.write_text("ops:s3cret\n")
+    done = run("--auth-file", str(secret), "lock", path, "--", "true")
+    assert done.returncode == 0, done.stderr
+    # The lock's directory grants only the digest identity that made it.
+    assert run("status", path).returncode == 77
+    assert run("status", path, env={"ZKRECIPES_AUTH": "ops:s3cret"}).returncode == 0
+    assert run("--auth-file", str(secret), "status", path).returncode == 0
+    secret.write_text("no colon")
+    bad = run("--auth-file", str(secret), "status", path)
+    assert bad.returncode == DATA and "s3cret" not in bad.stderr.decode()
+    one_line_error(bad)
