@@ -389,3 +389,39 @@ def test_credentials_come_from_a_file_or_the_environment(tmp_path: Path):
     bad = run("--auth-file", str(secret), "status", path)
     assert bad.returncode == DATA and "s3cret" not in bad.stderr.decode()
     one_line_error(bad)
+
+
+def test_status_asks_every_server_of_an_ensemble():
+    ensemble = subprocess.Popen([HARNESS, "serve", "--ensemble"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        line = ensemble.stdout.readline().strip()
+        assert line.startswith("ZK_CONNECT="), line
+        servers = line.split("=", 1)[1].split(",")
+        path = unique("ensemble")
+        # Each holder talks to one server only; status asks all three.
+        holders = [start("--connect", server, "--session-timeout", "30s", "lock", path, "--read", "--",
+                         "sleep", "60") for server in servers]
+        every = ",".join(servers)
+
+        def three_alive():
+            got = json.loads(run("--connect", every, "status", path, "--json").stdout)
+            return got if len(got["holders"]) == 3 else None
+
+        got = eventually("three readers", three_alive)
+        assert [n["session_state"] for n in got["nodes"]] == ["alive"] * 3, got["nodes"]
+        holders[1].kill()
+        holders[1].wait()
+
+        def one_orphan():
+            got = json.loads(run("--connect", every, "status", path, "--json").stdout)
+            return got if got["orphans"] == 1 else None
+
+        got = eventually("the killed reader flagged", one_orphan)
+        assert sorted(n["session_state"] for n in got["nodes"]) == ["alive", "alive", "disconnected"]
+        for holder in holders:
+            holder.terminate()
+            holder.wait(10)
+    finally:
+        ensemble.stdin.close()
+        ensemble.wait(60)
