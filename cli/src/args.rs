@@ -109,8 +109,8 @@ pub struct LockArgs {
     #[arg(long, short = 'w', value_parser = duration)]
     pub timeout: Option<Duration>,
     /// Exit status when --timeout passes (default 75).
-    #[arg(long, default_value_t = crate::exit::TIMEOUT)]
-    pub timeout_exit_code: i32,
+    #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+    pub timeout_exit_code: u8,
     /// Take the read side of a read/write lock (shared with other readers).
     #[arg(long, conflicts_with = "write")]
     pub read: bool,
@@ -162,8 +162,8 @@ pub enum QueueCommand {
         #[arg(long, short = 'n', default_value_t = 1)]
         count: u64,
         /// Exit status when --timeout passes first (default 75).
-        #[arg(long, default_value_t = crate::exit::TIMEOUT)]
-        timeout_exit_code: i32,
+        #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+        timeout_exit_code: u8,
         /// Print a NUL after each item instead of a newline.
         #[arg(long, short = '0')]
         null: bool,
@@ -197,11 +197,15 @@ pub enum WorkCommand {
         #[arg(long, short = 'w', value_parser = duration)]
         timeout: Option<Duration>,
         /// Exit status when --timeout passes before --count jobs (default 75).
-        #[arg(long, default_value_t = crate::exit::TIMEOUT)]
-        timeout_exit_code: i32,
+        #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+        timeout_exit_code: u8,
         /// Deliveries after which a job is moved to `<path>/dead`.
         #[arg(long)]
         max_deliveries: Option<i64>,
+        /// After SIGTERM (on SIGINT/SIGTERM/SIGHUP to us, or for what CMD
+        /// left running), how long CMD has before SIGKILL.
+        #[arg(long, value_parser = duration, default_value = "10s")]
+        kill_after: Duration,
         #[arg(long, short = '0')]
         null: bool,
         #[arg(last = true, value_name = "CMD")]

@@ -2,7 +2,6 @@
 //! stay in the election and start it again when re-elected.
 //! `zkrecipes elect PATH --observe`: prints every change of leader.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
@@ -11,7 +10,7 @@ use zkrecipes::{inspect, Client, ElectionEvent, LeaderElectionSupport};
 use crate::args::ElectArgs;
 use crate::exit::Outcome;
 use crate::output::Output;
-use crate::supervise::{Cmd, Signals};
+use crate::supervise::{Cmd, Input, Signals};
 use crate::watchdog::Watchdog;
 
 /// How often `--observe` looks again even without a change (a leader's
@@ -42,17 +41,17 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
         if !led {
             continue;
         }
-        eprintln!(
-            "zkrecipes: elected leader of {} as {id}; starting CMD",
-            args.path
-        );
-        let mut cmd = match Cmd::spawn(&args.command, &env, Stdio::inherit()) {
+        let mut cmd = match Cmd::spawn(&args.command, &env, Input::Inherit, args.stop.kill_after) {
             Ok(cmd) => cmd,
             Err(failure) => {
                 let _ = election.stop().await;
                 return Err(failure);
             }
         };
+        eprintln!(
+            "zkrecipes: elected leader of {} as {id}; CMD started",
+            args.path
+        );
         let mut watchdog = Watchdog::new(args.stop.suspended_grace);
         let mut cut_off = false;
         let why = loop {
@@ -80,10 +79,8 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
                 }
             }
         };
-        let failure = crate::stop_on_loss(&mut cmd, &why, args.stop.kill_after).await;
-        if let Err(failure) = &failure {
-            eprintln!("zkrecipes: {failure}; waiting to be elected again");
-        }
+        let failure = crate::stop_on_loss(&mut cmd, &why).await;
+        eprintln!("zkrecipes: {failure}; waiting to be elected again");
         // Cut off past the grace, our offer may still lead: CMD may start
         // again only once the connection is back (or the offer is gone and
         // the library has offered again, after FAILED).
@@ -105,7 +102,7 @@ async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
         let leader = status.leader();
         let key = leader.map(|l| l.name.clone());
         if last.as_ref() != Some(&key) {
-            output.leader(path, leader);
+            output.leader(path, leader)?;
             last = Some(key);
         }
         tokio::select! {

@@ -72,4 +72,15 @@ impl From<Error> for Failure {
     }
 }
 
+/// For errors of an offer: what the library calls an invalid argument there
+/// is the data itself (a payload over the limit), so 65, not 64.
+pub fn offer_failure(err: Error) -> Failure {
+    let bad_data = err.code() == ErrorCode::InvalidArgument;
+    let mut failure = Failure::from(err);
+    if bad_data {
+        failure.status = DATA;
+    }
+    failure
+}
+
 pub type Outcome = Result<i32, Failure>;

@@ -1,13 +1,11 @@
 //! `zkrecipes lock PATH -- CMD`: CMD runs only while we hold the lock.
 
-use std::process::Stdio;
-
 use tokio::sync::broadcast::error::RecvError;
 use zkrecipes::{Client, Lock, LockEvent, ReadWriteLock, WriteLock};
 
 use crate::args::LockArgs;
 use crate::exit::Outcome;
-use crate::supervise::{Cmd, Signals};
+use crate::supervise::{Cmd, Input, Signals};
 use crate::watchdog::Watchdog;
 
 pub async fn run(client: &Client, args: LockArgs) -> Outcome {
@@ -35,10 +33,10 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
     };
     let Some(guard) = guard else {
         eprintln!(
-            "zkrecipes: {} is held by another; not obtained within the timeout",
+            "zkrecipes: {} is held by another; not obtained within --timeout",
             args.path
         );
-        return Ok(args.timeout_exit_code);
+        return Ok(i32::from(args.timeout_exit_code));
     };
     let token = guard.fencing_token();
     let env = [
@@ -46,7 +44,7 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
         ("ZKRECIPES_LOCK_NODE", lock.node_path().unwrap_or_default()),
         ("ZKRECIPES_LOCK_PATH", args.path.clone()),
     ];
-    let mut cmd = match Cmd::spawn(&args.command, &env, Stdio::inherit()) {
+    let mut cmd = match Cmd::spawn(&args.command, &env, Input::Inherit, args.stop.kill_after) {
         Ok(cmd) => cmd,
         Err(failure) => {
             let _ = guard.release().await;
@@ -69,17 +67,17 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
             signal = signals.recv() => cmd.signal(signal),
             event = events.recv() => match event {
                 Ok(LockEvent::Lost { reason }) => {
-                    return lost(&mut cmd, &args, format!("lock {} lost: {reason}", args.path)).await;
+                    return lost(&mut cmd, format!("lock {} lost: {reason}", args.path)).await;
                 }
                 Ok(LockEvent::Suspended) => watchdog.suspended(),
                 Ok(LockEvent::Reconnected) => watchdog.reconnected(),
                 Ok(_) | Err(RecvError::Lagged(_)) => {
                     if !guard.is_held() {
-                        return lost(&mut cmd, &args, format!("lock {} lost", args.path)).await;
+                        return lost(&mut cmd, format!("lock {} lost", args.path)).await;
                     }
                 }
                 Err(RecvError::Closed) => {
-                    return lost(&mut cmd, &args, format!("lock {} closed", args.path)).await;
+                    return lost(&mut cmd, format!("lock {} closed", args.path)).await;
                 }
             },
             _ = watchdog.expired() => {
@@ -87,12 +85,12 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
                     "connection down for longer than --suspended-grace while holding {}",
                     args.path
                 );
-                return lost(&mut cmd, &args, message).await;
+                return lost(&mut cmd, message).await;
             }
         }
     }
 }
 
-async fn lost(cmd: &mut Cmd, args: &LockArgs, why: String) -> Outcome {
-    crate::stop_on_loss(cmd, &why, args.stop.kill_after).await
+async fn lost(cmd: &mut Cmd, why: String) -> Outcome {
+    Err(crate::stop_on_loss(cmd, &why).await)
 }

@@ -15,8 +15,6 @@ mod supervise;
 mod watchdog;
 mod work;
 
-use std::time::Duration;
-
 use clap::Parser;
 
 use crate::args::{Cli, Command};
@@ -25,6 +23,10 @@ use crate::output::Output;
 use crate::supervise::Cmd;
 
 fn main() {
+    let mut argv = std::env::args_os();
+    if argv.nth(1).as_deref() == Some(std::ffi::OsStr::new(supervise::GUARD_ARG)) {
+        supervise::guard(&argv.next().unwrap_or_default());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -109,16 +111,15 @@ fn check_path(command: &Command) -> Result<(), Failure> {
 }
 
 /// The lock or leadership is gone: CMD must stop before another holder
-/// starts. SIGTERM first, SIGKILL after `kill_after`.
-pub(crate) async fn stop_on_loss(cmd: &mut Cmd, why: &str, kill_after: Duration) -> Outcome {
-    eprintln!("zkrecipes: {why}; stopping CMD (SIGTERM, SIGKILL after {kill_after:?})");
+/// starts. SIGTERM first, SIGKILL after `--kill-after`; one line says it all.
+pub(crate) async fn stop_on_loss(cmd: &mut Cmd, why: &str) -> Failure {
     let started = tokio::time::Instant::now();
-    let status = cmd.stop(kill_after).await;
-    Err(Failure::new(
+    let status = cmd.stop().await;
+    Failure::new(
         exit::LOST,
         format!(
-            "CMD stopped after {:.1}s with status {status}",
+            "{why}; CMD stopped with status {status} after {:.1}s",
             started.elapsed().as_secs_f64()
         ),
-    ))
+    )
 }

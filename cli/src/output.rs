@@ -7,6 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 use zkrecipes::inspect::{NodeStatus, Role, SessionState, Status};
 
+use crate::exit::Failure;
+use crate::lines::print_line;
+
 pub struct Output {
     json: bool,
     colour: bool,
@@ -19,7 +22,7 @@ impl Output {
         Output { json, colour }
     }
 
-    pub fn leader(&self, path: &str, leader: Option<&NodeStatus>) {
+    pub fn leader(&self, path: &str, leader: Option<&NodeStatus>) -> Result<(), Failure> {
         if self.json {
             let value = json!({
                 "path": path,
@@ -28,11 +31,11 @@ impl Output {
                 "session": leader.and_then(|l| l.session).map(hex),
                 "time_ms": now_ms(),
             });
-            println!("{value}");
+            print_line(&value.to_string())
         } else {
             match leader {
-                Some(l) => println!("{} leader {} ({})", clock(), l.data, l.name),
-                None => println!("{} no leader", clock()),
+                Some(l) => print_line(&format!("{} leader {} ({})", clock(), l.data, l.name)),
+                None => print_line(&format!("{} no leader", clock())),
             }
         }
     }

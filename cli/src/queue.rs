@@ -20,7 +20,10 @@ pub async fn run(client: &Client, command: QueueCommand) -> Outcome {
         QueueCommand::Offer { path, data, null } => {
             let queue = DistributedQueue::new(client, &path)?;
             if data != "-" {
-                queue.offer(data.as_bytes()).await?;
+                queue
+                    .offer(data.as_bytes())
+                    .await
+                    .map_err(exit::offer_failure)?;
                 return Ok(0);
             }
             offer_lines(&queue, null).await
@@ -33,13 +36,15 @@ pub async fn run(client: &Client, command: QueueCommand) -> Outcome {
             null,
         } => {
             let queue = DistributedQueue::new(client, &path)?;
-            take(&queue, timeout, count, timeout_exit_code, null).await
+            take(&queue, timeout, count, i32::from(timeout_exit_code), null).await
         }
         QueueCommand::Peek { path } => {
             let queue = DistributedQueue::new(client, &path)?;
             match queue.peek().await? {
                 Some(item) => {
-                    Sink::new(false).write(&item).map_err(broken_pipe)?;
+                    Sink::new(false)?
+                        .write(&item)
+                        .map_err(lines::write_failure)?;
                     Ok(0)
                 }
                 None => Err(Failure::new(exit::TIMEOUT, format!("{path} is empty"))),
@@ -47,7 +52,7 @@ pub async fn run(client: &Client, command: QueueCommand) -> Outcome {
         }
         QueueCommand::Size { path } => {
             let queue = DistributedQueue::new(client, &path)?;
-            println!("{}", queue.size().await?);
+            lines::print_line(&queue.size().await?.to_string())?;
             Ok(0)
         }
     }
@@ -58,7 +63,7 @@ async fn offer_lines(queue: &DistributedQueue, null: bool) -> Outcome {
     let mut offered = 0u64;
     let mut in_flight = FuturesOrdered::new();
     let report = |offered: u64, err: zkrecipes::Error| {
-        let mut failure = Failure::from(err);
+        let mut failure = exit::offer_failure(err);
         failure.message = format!(
             "{} ({offered} items before it were offered; later lines were not)",
             failure.message
@@ -66,7 +71,7 @@ async fn offer_lines(queue: &DistributedQueue, null: bool) -> Outcome {
         failure
     };
     // The first offer alone creates the directory; later ones are pipelined.
-    while let Some(item) = input.next().await.map_err(read_failure)? {
+    while let Some(item) = input.next().await.map_err(lines::read_failure)? {
         let queue = queue.clone();
         in_flight.push_back(async move { queue.offer(&item).await });
         if in_flight.len() >= WINDOW || offered == 0 {
@@ -92,9 +97,11 @@ async fn take(
 ) -> Outcome {
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut signals = Signals::install()?;
-    let mut sink = Sink::new(null);
+    let mut sink = Sink::new(null)?;
     for _ in 0..count {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        // A take cut off by a signal gives back what it had claimed, and
+        // closing waits for that.
         let item = tokio::select! {
             item = queue.take_item(left) => item?,
             signal = signals.recv() => return Ok(128 + signal),
@@ -105,19 +112,8 @@ async fn take(
         if let Err(err) = sink.write(&item.data) {
             // Nobody read it: it goes back at its place, never lost.
             queue.give_back(&item).await?;
-            return Err(broken_pipe(err));
+            return Err(lines::write_failure(err));
         }
     }
     Ok(0)
-}
-
-pub fn broken_pipe(err: std::io::Error) -> Failure {
-    Failure::new(
-        exit::DATA,
-        format!("cannot write to standard output: {err}"),
-    )
-}
-
-pub fn read_failure(err: std::io::Error) -> Failure {
-    Failure::new(exit::DATA, format!("cannot read standard input: {err}"))
 }

@@ -6,6 +6,7 @@ use zkrecipes::{inspect, Client};
 
 use crate::args::StatusArgs;
 use crate::exit::Outcome;
+use crate::lines;
 use crate::output::Output;
 use crate::supervise::Signals;
 
@@ -15,10 +16,8 @@ const WATCH_REFRESH: Duration = Duration::from_secs(2);
 
 pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome {
     if !args.watch {
-        print!(
-            "{}",
-            with_newline(output.status(&inspect::status(client, &args.path).await?))
-        );
+        let status = inspect::status(client, &args.path).await?;
+        lines::print_line(output.status(&status).trim_end_matches('\n'))?;
         return Ok(0);
     }
     let mut signals = Signals::install()?;
@@ -38,7 +37,7 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
                 .collect::<Vec<_>>()
         );
         if key != shown {
-            print!("{}", with_newline(output.status(&status)));
+            lines::print_line(output.status(&status).trim_end_matches('\n'))?;
             shown = key;
         }
         tokio::select! {
@@ -46,11 +45,4 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
             _ = signals.recv() => return Ok(0),
         }
     }
-}
-
-fn with_newline(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text
 }

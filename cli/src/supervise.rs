@@ -1,39 +1,89 @@
-//! CMD as a child process: started with our environment plus the recipe's,
-//! given the signals we receive, and stopped with SIGTERM then SIGKILL.
+//! CMD as a child process: started in a process group of its own with our
+//! environment plus the recipe's, given the signals we receive, and stopped
+//! with SIGTERM then SIGKILL — CMD and everything it started, since a child
+//! left running (a script's `sleep`, a pipeline's other end) would overlap
+//! the next holder (found by the adversarial test: a `sh -c` CMD's children
+//! ran on, re-parented to init, after the lock had gone to another).
 
-use std::io::ErrorKind;
+use std::ffi::OsStr;
+use std::io::{ErrorKind, IsTerminal, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::time::Instant;
 
 use crate::exit::{self, Failure};
 
+/// The hidden first argument that makes this binary a guardian (see `guard`).
+pub const GUARD_ARG: &str = "__zkrecipes-guard";
+
+/// How often a leftover process group is looked at while it is stopping.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// CMD's standard input: ours (and the terminal, if we have it), or a pipe.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    Inherit,
+    Piped,
+}
+
 pub struct Cmd {
     child: Child,
-    pid: i32,
+    /// CMD's process group (its pid): CMD and whatever it starts that stays
+    /// in the group.
+    group: i32,
+    kill_after: Duration,
+    guardian: Option<Guardian>,
+    /// We gave CMD the terminal's foreground and must take it back.
+    terminal: bool,
 }
 
 impl Cmd {
-    /// Starts `argv` with `env` added. If we die without stopping it (SIGKILL,
-    /// OOM), the kernel kills it too: our session and lock go with us, so
-    /// CMD must not outlive us and overlap the next holder.
-    pub fn spawn(argv: &[String], env: &[(&str, String)], stdin: Stdio) -> Result<Cmd, Failure> {
+    /// Starts `argv` with `env` added, in a new process group. If we die
+    /// without stopping it (SIGKILL, OOM), the kernel kills CMD and a
+    /// guardian process kills the rest of its group: our session and lock go
+    /// with us, so nothing of CMD may outlive us and overlap the next holder.
+    pub fn spawn(
+        argv: &[String],
+        env: &[(&str, String)],
+        input: Input,
+        kill_after: Duration,
+    ) -> Result<Cmd, Failure> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| Failure::usage("no command given after `--`"))?;
         let mut command = Command::new(program);
-        command.args(args).stdin(stdin);
+        command.args(args).process_group(0);
+        command.stdin(match input {
+            Input::Inherit => Stdio::inherit(),
+            Input::Piped => Stdio::piped(),
+        });
         for (key, value) in env {
             command.env(key, value);
         }
-        // SAFETY: only async-signal-safe calls (prctl, getppid, _exit)
-        // between fork and exec.
+        // An interactive CMD (a shell, an editor) in a group of its own must
+        // own the terminal, or reading it would stop it (SIGTTIN).
+        let terminal = input == Input::Inherit && in_foreground();
+        // What CMD leaves behind is re-parented to us, not to init, so that
+        // we reap it when it exits: a zombie member keeps the group alive,
+        // and an init that reaps slowly (or never, in a container) would keep
+        // us waiting for it.
+        // SAFETY: a flag of our own process.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+        }
         let parent = unsafe { libc::getpid() };
+        // SAFETY: only async-signal-safe calls (sigprocmask, tcsetpgrp,
+        // prctl, getppid, _exit) between fork and exec.
         unsafe {
             command.pre_exec(move || {
+                if terminal {
+                    with_sigttou_blocked(|| libc::tcsetpgrp(0, libc::getpid()));
+                }
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -54,38 +104,194 @@ impl Cmd {
             ),
             _ => Failure::new(exit::CANNOT_EXECUTE, format!("{program}: {err}")),
         })?;
-        let pid = child.id().map_or(0, |id| id as i32);
-        Ok(Cmd { child, pid })
+        let group = child.id().map_or(0, |id| id as i32);
+        Ok(Cmd {
+            child,
+            group,
+            kill_after,
+            guardian: Guardian::start(group),
+            terminal,
+        })
     }
 
     pub fn stdin(&mut self) -> Option<tokio::process::ChildStdin> {
         self.child.stdin.take()
     }
 
+    /// CMD's status once it exits; whatever it left running in its group is
+    /// stopped (SIGTERM, SIGKILL after `kill_after`) before this returns.
     pub async fn wait(&mut self) -> i32 {
-        status_code(self.child.wait().await)
+        let status = status_code(self.child.wait().await);
+        self.finish(Instant::now() + self.kill_after).await;
+        status
     }
 
+    /// Sends `signal` to CMD's whole group.
     pub fn signal(&self, signal: i32) {
-        if self.pid > 0 {
-            // SAFETY: plain kill(2) of our own child, which we have not reaped.
+        if self.group > 1 {
+            // SAFETY: kill(2) of the group we created, which stays ours
+            // while any member lives.
             unsafe {
-                libc::kill(self.pid, signal);
+                libc::kill(-self.group, signal);
             }
         }
     }
 
-    /// SIGTERM, then SIGKILL after `kill_after`; returns CMD's status.
-    pub async fn stop(&mut self, kill_after: Duration) -> i32 {
-        self.signal(libc::SIGTERM);
-        match tokio::time::timeout(kill_after, self.child.wait()).await {
+    /// SIGTERM to the group, then SIGKILL after `kill_after`; returns CMD's status.
+    pub async fn stop(&mut self) -> i32 {
+        let deadline = Instant::now() + self.kill_after;
+        self.terminate();
+        let status = match tokio::time::timeout_at(deadline, self.child.wait()).await {
             Ok(status) => status_code(status),
             Err(_) => {
                 self.signal(libc::SIGKILL);
                 status_code(self.child.wait().await)
             }
+        };
+        self.finish(deadline).await;
+        status
+    }
+
+    /// A stopped process acts on SIGTERM only once continued.
+    fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+        self.signal(libc::SIGCONT);
+    }
+
+    /// Reaps the group's members that exited as our children (CMD's
+    /// orphans, ours as subreaper), then looks whether any is left.
+    fn group_alive(&self) -> bool {
+        if self.group <= 1 {
+            return false;
+        }
+        // SAFETY: waitid on CMD's group only (CMD itself is already reaped
+        // by then, so tokio's wait is never robbed), and kill with signal 0,
+        // which only checks that the group exists.
+        unsafe {
+            loop {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let reaped = libc::waitid(
+                    libc::P_PGID,
+                    self.group as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG,
+                );
+                if reaped != 0 || info.si_pid() == 0 {
+                    break;
+                }
+            }
+            libc::kill(-self.group, 0) == 0
         }
     }
+
+    /// CMD has exited: the terminal comes back to us, and the rest of its
+    /// group is stopped by `deadline` (killed then).
+    async fn finish(&mut self, deadline: Instant) {
+        if self.terminal {
+            self.terminal = false;
+            with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, libc::getpgrp()) });
+        }
+        if self.group_alive() {
+            self.terminate();
+            while self.group_alive() && Instant::now() < deadline {
+                tokio::time::sleep(GROUP_POLL).await;
+            }
+            if self.group_alive() {
+                self.signal(libc::SIGKILL);
+                let killed = Instant::now() + Duration::from_secs(1);
+                while self.group_alive() && Instant::now() < killed {
+                    tokio::time::sleep(GROUP_POLL).await;
+                }
+            }
+        }
+        if let Some(guardian) = self.guardian.take() {
+            guardian.dismiss().await;
+        }
+    }
+}
+
+/// Whether we are the terminal's foreground process group.
+fn in_foreground() -> bool {
+    // SAFETY: plain queries of our own terminal and group.
+    std::io::stdin().is_terminal() && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() }
+}
+
+/// A background group that changes the terminal's foreground gets SIGTTOU
+/// unless it blocks it. Async-signal-safe (used between fork and exec).
+fn with_sigttou_blocked(call: impl FnOnce() -> i32) {
+    // SAFETY: sigset manipulation on a local set; the old mask is restored.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGTTOU);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+        call();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+}
+
+/// A small process (this binary, re-executed) that SIGKILLs CMD's group
+/// when we die without dismissing it: the parent-death signal reaches CMD
+/// alone, not what CMD started.
+struct Guardian {
+    process: Child,
+}
+
+impl Guardian {
+    /// `None` if it cannot be started (no /proc): CMD itself is still
+    /// covered by the parent-death signal.
+    fn start(group: i32) -> Option<Guardian> {
+        if group <= 1 {
+            return None;
+        }
+        Command::new("/proc/self/exe")
+            .arg(GUARD_ARG)
+            .arg(group.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()
+            .map(|process| Guardian { process })
+    }
+
+    /// CMD's group is gone or stopped by us: the guardian leaves quietly.
+    async fn dismiss(mut self) {
+        if let Some(mut pipe) = self.process.stdin.take() {
+            let _ = pipe.write_all(b"x").await;
+        }
+        let _ = self.process.wait().await;
+    }
+}
+
+/// The guardian's life: wait for a byte (dismissed) or the end of the pipe
+/// (we died), then SIGKILL the group in the second case.
+pub fn guard(group: &OsStr) -> ! {
+    let group: i32 = group.to_str().and_then(|g| g.parse().ok()).unwrap_or(0);
+    // Ctrl-C at the terminal, or a signal to our process group, must not
+    // take the guardian down before it has done its job.
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: ignoring a signal in this single-threaded process.
+        unsafe {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+    }
+    let mut byte = [0u8];
+    let dismissed = loop {
+        match std::io::stdin().read(&mut byte) {
+            Ok(read) => break read > 0,
+            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => break false,
+        }
+    };
+    if !dismissed && group > 1 {
+        // SAFETY: kill(2) of the group we were started to watch.
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
+    }
+    std::process::exit(0)
 }
 
 /// A shell's view of an exit: the code, or 128 + the signal that ended it.

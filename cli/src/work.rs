@@ -2,7 +2,6 @@
 //! is deleted only after CMD exited 0 for it (or, without CMD, after it was
 //! written to standard output); anything else gives it back.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -10,10 +9,9 @@ use tokio::time::Instant;
 use zkrecipes::{priority, Client, Delivery, WorkQueue, WorkQueueOptions};
 
 use crate::args::WorkCommand;
-use crate::exit::{Failure, Outcome};
+use crate::exit::{self, Failure, Outcome};
 use crate::lines::{self, Sink};
-use crate::queue::{broken_pipe, read_failure};
-use crate::supervise::{Cmd, Signals};
+use crate::supervise::{Cmd, Input, Signals};
 
 /// Lines per `offer_all` transaction.
 const BATCH: usize = 1000;
@@ -29,7 +27,10 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
             let queue = WorkQueue::new(client, &path)?;
             let priority = priority(given)?;
             if data != "-" {
-                queue.offer_with_priority(data.as_bytes(), priority).await?;
+                queue
+                    .offer_with_priority(data.as_bytes(), priority)
+                    .await
+                    .map_err(exit::offer_failure)?;
                 return Ok(0);
             }
             let mut input = lines::Reader::stdin(null);
@@ -37,7 +38,7 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
             loop {
                 let mut batch = Vec::new();
                 while batch.len() < BATCH {
-                    match input.next().await.map_err(read_failure)? {
+                    match input.next().await.map_err(lines::read_failure)? {
                         Some(item) => batch.push(item),
                         None => break,
                     }
@@ -47,7 +48,7 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
                 }
                 let done = queue.offer_all_with_priority(&batch, priority).await;
                 done.map_err(|err| {
-                    let mut failure = Failure::from(err);
+                    let mut failure = exit::offer_failure(err);
                     failure.message = format!(
                         "{} ({offered} jobs before this batch were offered)",
                         failure.message
@@ -63,23 +64,34 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
             timeout,
             timeout_exit_code,
             max_deliveries,
+            kill_after,
             null,
             command,
         } => {
             let options = WorkQueueOptions::from_numbers(1, max_deliveries)?;
             let queue = WorkQueue::with_options(client, &path, options)?;
+            let sink = if command.is_empty() {
+                Some(Sink::new(null)?)
+            } else {
+                None
+            };
             let mut consumer = Consumer {
                 queue: &queue,
                 command,
-                sink: Sink::new(null),
+                sink,
                 signals: Signals::install()?,
+                kill_after,
+                max_deliveries,
+                failed: None,
             };
-            let outcome = consumer.run(count, timeout, timeout_exit_code).await;
+            let outcome = consumer
+                .run(count, timeout, i32::from(timeout_exit_code))
+                .await;
             let _ = queue.close().await;
             outcome
         }
         WorkCommand::Size { path } => {
-            println!("{}", WorkQueue::new(client, &path)?.size().await?);
+            lines::print_line(&WorkQueue::new(client, &path)?.size().await?.to_string())?;
             Ok(0)
         }
     }
@@ -88,8 +100,14 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
 struct Consumer<'a> {
     queue: &'a WorkQueue,
     command: Vec<String>,
-    sink: Sink,
+    /// Where jobs go without CMD.
+    sink: Option<Sink>,
     signals: Signals,
+    kill_after: Duration,
+    max_deliveries: Option<i64>,
+    /// The status of the last CMD that failed: the run's status, so that a
+    /// script can tell (like `xargs`) that not every job was done.
+    failed: Option<i32>,
 }
 
 impl Consumer<'_> {
@@ -109,7 +127,7 @@ impl Consumer<'_> {
                 return Ok(if count.is_some() {
                     timeout_exit_code
                 } else {
-                    0
+                    self.failed.unwrap_or(0)
                 });
             };
             if let Some(stopped) = self.handle(delivery).await? {
@@ -117,17 +135,17 @@ impl Consumer<'_> {
             }
             done += 1;
         }
-        Ok(0)
+        Ok(self.failed.unwrap_or(0))
     }
 
     /// Settles one job; `Some(status)` when a signal ends the run.
     async fn handle(&mut self, delivery: Delivery) -> Result<Option<i32>, Failure> {
-        if self.command.is_empty() {
-            return match self.sink.write(delivery.data()) {
+        if let Some(sink) = self.sink.as_mut() {
+            return match sink.write(delivery.data()) {
                 Ok(()) => delivery.ack().await.map(|_| None).map_err(Failure::from),
                 Err(err) => {
                     delivery.nack().await?;
-                    Err(broken_pipe(err))
+                    Err(lines::write_failure(err))
                 }
             };
         }
@@ -139,7 +157,7 @@ impl Consumer<'_> {
                 delivery.delivery_count().to_string(),
             ),
         ];
-        let mut cmd = match Cmd::spawn(&self.command, &env, Stdio::piped()) {
+        let mut cmd = match Cmd::spawn(&self.command, &env, Input::Piped, self.kill_after) {
             Ok(cmd) => cmd,
             Err(failure) => {
                 delivery.nack().await?;
@@ -174,14 +192,26 @@ impl Consumer<'_> {
         );
         if status == 0 {
             delivery.ack().await?;
-        } else {
-            eprintln!(
-                "zkrecipes: CMD exited {status} after {:.1}s for {}; the job goes back",
-                started.elapsed().as_secs_f64(),
-                delivery.name()
-            );
-            delivery.nack().await?;
+            return Ok(interrupted);
         }
+        let last = self
+            .max_deliveries
+            .is_some_and(|max| i64::from(delivery.delivery_count()) >= max);
+        eprintln!(
+            "zkrecipes: CMD exited {status} after {:.1}s for {}; {}",
+            started.elapsed().as_secs_f64(),
+            delivery.name(),
+            if last {
+                format!(
+                    "that was its last delivery: it goes to {}",
+                    self.queue.dead_letter_path()
+                )
+            } else {
+                "the job goes back".to_string()
+            }
+        );
+        self.failed = Some(status);
+        delivery.nack().await?;
         Ok(interrupted)
     }
 }

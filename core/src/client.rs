@@ -683,6 +683,12 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
     if let Some(identity) = &options.identity {
         check_node_data("identity", identity)?;
     }
+    let hosts = connect_string.split('/').next().unwrap_or_default();
+    for host in hosts.split(',').filter(|h| !h.trim().is_empty()) {
+        check_host(host).map_err(|why| {
+            Error::invalid_argument(format!("bad connect string {connect_string:?}: {why}"))
+        })?;
+    }
     if let Some(at) = connect_string.find('/') {
         let chroot = &connect_string[at..];
         if chroot.len() > crate::path::MAX_PATH {
@@ -691,6 +697,27 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
                 chroot.len(),
                 crate::path::MAX_PATH
             )));
+        }
+    }
+    Ok(())
+}
+
+/// `host:port` (or `[v6]:port`): a malformed one is a usage error at once,
+/// not a connect timeout later (found by the CLI's adversarial test: `::::`
+/// waited the whole connect timeout).
+fn check_host(host: &str) -> std::result::Result<(), String> {
+    let host = host.trim();
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (host, None),
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    if name.is_empty() || name.trim_matches(':').is_empty() {
+        return Err(format!("{host:?} has no host name"));
+    }
+    if let Some(port) = port {
+        if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+            return Err(format!("{host:?} has no valid port (1 to 65535)"));
         }
     }
     Ok(())

@@ -235,7 +235,12 @@ impl DistributedQueue {
             // caller is gone by then, the item goes back (never lost).
             let (reply, answer) = tokio::sync::oneshot::channel();
             let inner = self.inner.clone();
+            // `close` waits for a claim in flight too: a caller that gave up
+            // and closed at once would otherwise end the session before the
+            // claimed item could go back (found by the CLI's SIGINT test).
+            let settling = self.inner.client.settling();
             runtime::handle().spawn(async move {
+                let _settling = settling;
                 let outcome = inner.claim(&name, next, previous).await;
                 let item = Item { name, data };
                 // The claimed item travels in a guard: dropped undelivered (the

@@ -262,6 +262,41 @@ async fn cancelled_takes_never_lose_an_item() {
     assert_eq!(got, expected, "every item exactly once");
 }
 
+/// A take cancelled and the client closed right after (what a CLI does on
+/// SIGINT): `close` waited for items on their way back, but not for a claim
+/// still in flight, whose item then went with the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_take_cancelled_just_before_close_loses_no_item() {
+    let dir = unique("cancel-close");
+    let feeder = client().await;
+    let queue = DistributedQueue::new(&feeder, &dir).unwrap();
+    let items = 40;
+    for i in 0..items {
+        queue.offer(format!("{i}").as_bytes()).await.unwrap();
+    }
+    let mut got = Vec::new();
+    let mut rng = 11u64;
+    for _ in 0..items {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let after = Duration::from_micros((rng >> 33) % 2000);
+        let c = client().await;
+        let taker = DistributedQueue::new(&c, &dir).unwrap();
+        if let Ok(item) = tokio::time::timeout(after, taker.take()).await {
+            got.push(String::from_utf8(item.unwrap()).unwrap());
+        }
+        drop(taker);
+        c.close().await;
+    }
+    while let Some(item) = queue.poll().await.unwrap() {
+        got.push(String::from_utf8(item).unwrap());
+    }
+    got.sort_by_key(|s| s.parse::<usize>().unwrap());
+    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
+    assert_eq!(got, expected, "every item exactly once");
+}
+
 /// Defect 8: a holder whose connection drops is told SUSPENDED at once, then
 /// RECONNECTED when its session and node survived.
 #[tokio::test(flavor = "multi_thread")]

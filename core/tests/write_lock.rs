@@ -116,6 +116,33 @@ async fn timeout_is_one_deadline_and_leaves_no_node() {
     guard.release().await.unwrap();
 }
 
+/// A timeout shorter than a round trip gets the server's answer, as a try
+/// does: a free lock is taken, a held one refused without a node left
+/// (`--timeout 1ms` on the CLI failed on a free lock half the time).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_below_one_round_trip_answers_like_a_try() {
+    let dir = unique("lock-tiny-timeout");
+    let (a, b) = (client().await, client().await);
+    let lock = WriteLock::new(&a, &dir).unwrap();
+    let tiny = [1u64, 100, 1000].map(Duration::from_micros);
+    for timeout in tiny.iter().cycle().take(15) {
+        let guard = lock.acquire_timeout(*timeout).await.unwrap();
+        let guard = guard.unwrap_or_else(|| panic!("a free lock refused with {timeout:?}"));
+        guard.release().await.unwrap();
+    }
+    let holder = WriteLock::new(&b, &dir).unwrap().acquire().await.unwrap();
+    for timeout in tiny.iter().cycle().take(15) {
+        assert!(lock.acquire_timeout(*timeout).await.unwrap().is_none());
+    }
+    eventually(
+        "refused attempts left no node",
+        Duration::from_secs(5),
+        || async { children(server().connect_string(), &dir).await.len() == 1 },
+    )
+    .await;
+    holder.release().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn reentrant_with_a_hold_count() {
     let dir = unique("lock-reentrant");

@@ -43,6 +43,9 @@ pub(super) struct Attempt {
     node: Option<String>,
     /// Cleared once the node became a hold: nothing is left to clean up.
     armed: bool,
+    /// Set once the attempt knows the lock is held by another (its first
+    /// look is answered): until then a deadline does not cut it.
+    looked: tokio::sync::watch::Sender<bool>,
 }
 
 impl Attempt {
@@ -55,7 +58,13 @@ impl Attempt {
             session: None,
             node: None,
             armed: true,
+            looked: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Becomes true once the attempt has seen the lock held by another.
+    pub(super) fn looked(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.looked.subscribe()
     }
 
     /// Contends until the lock is ours (its fencing token), or `None` when
@@ -111,6 +120,7 @@ impl Attempt {
             if try_only {
                 return Ok(None);
             }
+            self.looked.send_replace(true);
             // A waiter must not keep the child watch: it would wake on every join.
             created.children_watch = None;
             let blocker = blocker.name.clone();

@@ -255,9 +255,12 @@ impl Lock {
                 let deadline = Instant::now()
                     .checked_add(timeout)
                     .unwrap_or_else(far_future);
-                match tokio::time::timeout_at(deadline, attempt.run(false)).await {
+                let looked = attempt.looked();
+                let run = attempt.run(false);
+                tokio::pin!(run);
+                match tokio::time::timeout_at(deadline, &mut run).await {
                     Ok(outcome) => outcome,
-                    Err(_) => Ok(None),
+                    Err(_) => first_look(&core.client, looked, run).await,
                 }
             }
         };
@@ -926,5 +929,28 @@ impl LockCore {
             }
         }
         Ok(participants)
+    }
+}
+
+/// A deadline shorter than a round trip must not answer "no" for a free lock
+/// when a try (timeout 0) would answer "yes" (found by the CLI's adversarial
+/// test: `--timeout 1ms` failed on a free lock half the time). So an attempt
+/// whose first look is still unanswered at the deadline runs on until it is
+/// answered, unless the connection is down.
+async fn first_look(
+    client: &Client,
+    mut looked: tokio::sync::watch::Receiver<bool>,
+    mut run: std::pin::Pin<&mut impl std::future::Future<Output = Result<Option<i64>>>>,
+) -> Result<Option<i64>> {
+    let mut states = client.subscribe();
+    loop {
+        if *looked.borrow() || !client.state().is_usable() {
+            return Ok(None);
+        }
+        tokio::select! {
+            outcome = &mut run => return outcome,
+            _ = looked.changed() => {}
+            _ = states.recv() => {}
+        }
     }
 }
