@@ -80,6 +80,22 @@ async fn unreachable_server_fails_within_the_connect_timeout() {
     );
 }
 
+/// A malformed host is refused before any connection is tried, not after
+/// the connect timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_hosts_are_refused_at_once() {
+    for connect in ["::::", "host:", ":2181", "host:0", "host:http", "a:1,:2/chroot"] {
+        let options = ClientOptions {
+            connect_timeout: Duration::from_secs(30),
+            ..Default::default()
+        };
+        let started = std::time::Instant::now();
+        let err = Client::connect(connect, options).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{connect}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(1), "{connect}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_options_are_refused() {
     for options in [

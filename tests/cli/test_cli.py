@@ -141,8 +141,66 @@ def test_deleting_the_holders_node_stops_the_command_within_the_grace():
     deleted = time.monotonic()
     assert cmd.wait(15) == LOST
     assert time.monotonic() - deleted < 5
-    err = cmd.stderr.read().decode()
-    assert "lost" in err and "SIGKILL" in err, err
+    err = cmd.stderr.read().decode().strip()
+    assert err.count("\n") == 0 and "lost" in err and "status 137" in err, err
+
+
+def pid_gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("ending", ["sigterm", "sigkill", "lost", "cmd-exits"])
+def test_nothing_the_command_started_outlives_the_lock(tmp_path: Path, ending: str):
+    """CMD's children too: a script's background loop kept writing inside the
+    next holder's turn once only CMD itself was signalled."""
+    path, pid_file = unique("group-" + ending), tmp_path / "pid"
+    loop = (rf'sh -c "trap \"\" TERM; echo \$\$ > {pid_file}; while :; do sleep 0.05; done" & '
+            f'while [ ! -s {pid_file} ]; do sleep 0.01; done;')
+    tail = "echo started" if ending == "cmd-exits" else "echo started; wait"
+    cli = start("lock", path, "--kill-after", "1s", "--", "sh", "-c", f"{loop} {tail}")
+    assert cli.stdout.readline() == b"started\n"
+    inner = int(eventually("the inner pid", lambda: pid_file.exists() and pid_file.read_text().strip()))
+    if ending == "sigterm":
+        cli.send_signal(signal.SIGTERM)
+    elif ending == "sigkill":
+        cli.kill()
+    elif ending == "lost":
+        node = status(path)["holders"][0]
+        subprocess.run([HARNESS, "rm", ZK, f"{path}/{node}"], check=True)
+    code = cli.wait(15)
+    assert code == {"sigterm": 128 + signal.SIGTERM, "sigkill": -signal.SIGKILL,
+                    "lost": LOST, "cmd-exits": 0}[ending], cli.stderr.read()
+    # The inner loop ignores SIGTERM: only the group's SIGKILL ends it, and
+    # it must be gone before the lock is anybody else's.
+    if ending != "sigkill":
+        assert pid_gone(inner), "CMD's child outlived the CLI"
+        assert run("lock", path, "--timeout", "0", "--", "true").returncode == 0
+    else:
+        eventually("the guardian kills the group", lambda: pid_gone(inner), timeout=5)
+
+
+def test_work_consume_stops_the_jobs_children_on_sigterm(tmp_path: Path):
+    path, pid_file = unique("work-group"), tmp_path / "pid"
+    run("work", "offer", path, "job")
+    cli = start("work", "consume", path, "--kill-after", "1s", "--", "sh", "-c",
+                rf'sh -c "trap \"\" TERM; echo \$\$ > {pid_file}; while :; do sleep 0.05; done" & wait')
+    inner = int(eventually("the inner pid", lambda: pid_file.exists() and pid_file.read_text().strip()))
+    cli.send_signal(signal.SIGTERM)
+    assert cli.wait(15) == 128 + signal.SIGTERM
+    assert pid_gone(inner), "the job's child outlived the consumer"
+    assert run("work", "consume", path, "--timeout", "5s").stdout == b"job\n", "the job went back"
+
+
+def test_a_timeout_below_one_round_trip_takes_a_free_lock():
+    path = unique("tiny-timeout")
+    for timeout in ["1ms", "0.0001s", "1ms"] * 3:
+        done = run("lock", path, "--timeout", timeout, "--", "true")
+        assert done.returncode == 0, (timeout, done.stderr)
+    done = run("lock", path, "--write", "--timeout", "1ms", "--", "true")
+    assert done.returncode == 0, done.stderr
 
 
 def test_sigterm_to_the_cli_stops_the_command_and_releases(tmp_path: Path):
@@ -249,6 +307,60 @@ def test_queue_item_is_given_back_when_nobody_reads_it():
     assert run("queue", "take", path, "--timeout", "5s").stdout == b"precious\n"
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_during_take_count_loses_no_item(tmp_path: Path, sig):
+    """The item being taken when the signal came went with the session."""
+    path, items = unique("take-signal"), 3000
+    run("queue", "offer", path, "-", input="".join(f"{i}\n" for i in range(items)).encode())
+    for delay in (0.15, 0.3):
+        with open(tmp_path / "got", "wb") as out:
+            taker = subprocess.Popen([CLI, "queue", "take", path, "--count", str(items)],
+                                     stdout=out, stderr=subprocess.PIPE)
+            time.sleep(delay)
+            taker.send_signal(sig)
+            assert taker.wait(15) == 128 + sig, taker.stderr.read()
+        got = [int(l) for l in (tmp_path / "got").read_text().split()]
+        remaining = int(run("queue", "size", path).stdout)
+        assert len(got) + remaining == items, (len(got), remaining)
+        if remaining:
+            assert run("queue", "peek", path).stdout == f"{got[-1] + 1 if got else 0}\n".encode()
+        items = remaining
+        run("queue", "offer", path, "-", input=b"")
+
+
+def close_stdout():
+    os.close(1)
+
+
+def test_a_closed_standard_output_takes_nothing():
+    path, work = unique("closed-out"), unique("closed-work")
+    run("queue", "offer", path, "-", input=b"1\n2\n")
+    run("work", "offer", work, "-", input=b"a\nb\n")
+    for args in (["queue", "take", path], ["queue", "take", path, "--count", "2"],
+                 ["work", "consume", work, "--count", "1"], ["queue", "size", path]):
+        done = subprocess.run([CLI, *args], preexec_fn=close_stdout, stderr=subprocess.PIPE,
+                              timeout=30)
+        assert done.returncode == DATA, (args, done.stderr)
+        assert "standard output is closed" in one_line_error(done)
+    assert run("queue", "size", path).stdout == b"2\n"
+    assert run("work", "size", work).stdout == b"2\n"
+
+
+def test_work_consume_exits_with_the_last_failure_and_says_where_a_job_goes(tmp_path: Path):
+    path = unique("work-fail")
+    run("work", "offer", path, "only")
+    failed = run("work", "consume", path, "--count", "1", "--", "sh", "-c", "exit 3")
+    assert failed.returncode == 3 and "goes back" in failed.stderr.decode()
+    last = run("work", "consume", path, "--count", "1", "--max-deliveries", "2", "--",
+               "sh", "-c", "exit 4")
+    assert last.returncode == 4
+    assert f"last delivery: it goes to {path}/dead" in one_line_error(last)
+    # Moved aside by the next claim.
+    nothing = run("work", "consume", path, "--max-deliveries", "2", "--timeout", "1s")
+    assert nothing.returncode == 0 and nothing.stdout == b""
+    assert status(path)["work_queue"] == {"ready": 0, "claimed": 0, "dead": 1}
+
+
 def test_work_consume_acks_on_success_and_gives_back_on_failure(tmp_path: Path):
     path = unique("work")
     assert run("work", "offer", path, "-", input=b"a\nb\nc\n").returncode == 0
@@ -259,7 +371,9 @@ def test_work_consume_acks_on_success_and_gives_back_on_failure(tmp_path: Path):
                'read job; echo "$job $ZKRECIPES_DELIVERY_COUNT" >> "$LOG"; '
                '[ "$job" != b ] || [ "$ZKRECIPES_DELIVERY_COUNT" -gt 1 ]',
                env={"LOG": str(tmp_path / "log")})
-    assert done.returncode == 0, done.stderr
+    # Like xargs: a run in which a CMD failed says so, even if the job was
+    # done on its next delivery.
+    assert done.returncode == 1, done.stderr
     assert "goes back" in done.stderr.decode()
     assert (tmp_path / "log").read_text().splitlines() == ["a 1", "b 1", "b 2"]
     assert run("work", "size", path).stdout == b"1\n"
@@ -363,11 +477,23 @@ def test_status_of_elections_and_queues():
     (["--connect", "127.0.0.1:1", "--connect-timeout", "1s", "status", "/a"], UNAVAILABLE),
     (["--auth-file", "/nonexistent", "status", "/a"], DATA),
     (["lock", "/cli-tests/nf", "--", "/no/such/command"], NOT_FOUND),
+    (["elect", "/cli-tests/nf-elect", "--id", "x", "--", "/no/such/command"], NOT_FOUND),
+    (["lock", "/a", "--timeout", "0", "--timeout-exit-code", "256", "--", "true"], USAGE),
+    (["--connect", "::::", "--connect-timeout", "30s", "status", "/a"], USAGE),
 ])
 def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):
     done = run(*args)
     assert done.returncode == code, (done.returncode, done.stderr)
     one_line_error(done)
+
+
+def test_a_payload_over_the_limit_is_bad_data_and_offers_nothing():
+    path = unique("big")
+    for args in (["queue", "offer", path, "-"], ["work", "offer", path + "-w", "-"]):
+        done = run(*args, input=b"x" * 1_100_000 + b"\n")
+        assert done.returncode == DATA, done.stderr
+        assert "limit" in one_line_error(done)
+    assert status(path)["queue_items"] in (0, None)
 
 
 def test_help_has_examples():
