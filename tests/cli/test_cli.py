@@ -182,6 +182,38 @@ def test_nothing_the_command_started_outlives_the_lock(tmp_path: Path, ending: s
         eventually("the guardian kills the group", lambda: pid_gone(inner), timeout=5)
 
 
+def test_an_interactive_command_gets_the_terminal():
+    """In a group of its own, CMD would be stopped (SIGTTIN) on reading the
+    terminal unless it is handed the terminal's foreground."""
+    import pty
+    import select
+
+    path = unique("tty")
+    pid, master = pty.fork()
+    if pid == 0:
+        os.execv(CLI, [CLI, "lock", path, "--", "sh", "-c", 'read x; echo "got:$x"'])
+    os.write(master, b"hello\n")
+    out, deadline = b"", time.monotonic() + 15
+    while b"got:hello" not in out and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                out += os.read(master, 1024)
+            except OSError:
+                break
+    while time.monotonic() < deadline:
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError(f"the CLI did not finish; terminal showed {out!r}")
+    os.close(master)
+    assert b"got:hello" in out, out
+    assert os.waitstatus_to_exitcode(wait_status) == 0
+
+
 def test_work_consume_stops_the_jobs_children_on_sigterm(tmp_path: Path):
     path, pid_file = unique("work-group"), tmp_path / "pid"
     run("work", "offer", path, "job")
