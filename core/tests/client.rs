@@ -84,7 +84,14 @@ async fn unreachable_server_fails_within_the_connect_timeout() {
 /// the connect timeout.
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_hosts_are_refused_at_once() {
-    for connect in ["::::", "host:", ":2181", "host:0", "host:http", "a:1,:2/chroot"] {
+    for connect in [
+        "::::",
+        "host:",
+        ":2181",
+        "host:0",
+        "host:http",
+        "a:1,:2/chroot",
+    ] {
         let options = ClientOptions {
             connect_timeout: Duration::from_secs(30),
             ..Default::default()
