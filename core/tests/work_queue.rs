@@ -405,3 +405,69 @@ async fn consumes_cut_short_at_any_moment_leave_nothing_claimed() {
             .is_empty()
     );
 }
+
+/// An item's version counts its claims, so one read at its last version by
+/// a consumer may be in its last delivery with another right now: burying it
+/// then put a job that succeeded on its last delivery in the dead letters
+/// too (found by the CLI's adversarial test, 5 of 19 such jobs with 6
+/// consumers). Item i fails its first i % 4 deliveries: with 3 allowed, only
+/// those with i % 4 == 3 are dead, and every other one is acknowledged once.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_item_in_its_last_delivery_is_never_buried_by_another_consumer() {
+    let path = unique("wq-last");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    let n = 240;
+    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+    producer.offer_all(&items).await.unwrap();
+    let mut tasks = Vec::new();
+    for c in 0..6 {
+        let options = WorkQueueOptions {
+            prefetch: 1 + c % 3,
+            max_deliveries: Some(3),
+        };
+        let q = WorkQueue::with_options(&client().await, &path, options).unwrap();
+        tasks.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            while let Some(job) = q.consume(Some(Duration::from_millis(500))).await.unwrap() {
+                let i: u32 = std::str::from_utf8(job.data()).unwrap().parse().unwrap();
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                if job.delivery_count() <= i % 4 {
+                    job.nack().await.unwrap();
+                } else {
+                    acked.push(i);
+                    job.ack().await.unwrap();
+                }
+            }
+            acked
+        }));
+    }
+    let mut acked = Vec::new();
+    for t in tasks {
+        acked.extend(t.await.unwrap());
+    }
+    let dead = children(server().connect_string(), producer.dead_letter_path()).await;
+    let mut dead_items = Vec::new();
+    let zk = zookeeper_client::Client::connect(server().connect_string())
+        .await
+        .unwrap();
+    for name in &dead {
+        let (data, _) = zk
+            .get_data(&format!("{}/{name}", producer.dead_letter_path()))
+            .await
+            .unwrap();
+        dead_items.push(String::from_utf8(data).unwrap().parse::<u32>().unwrap());
+    }
+    let both: Vec<u32> = dead_items
+        .iter()
+        .filter(|i| acked.contains(i))
+        .copied()
+        .collect();
+    assert!(both.is_empty(), "acknowledged and buried: {both:?}");
+    let unique: HashSet<u32> = acked.iter().copied().collect();
+    assert_eq!(unique.len(), acked.len(), "acknowledged once each");
+    let mut expected_dead: Vec<u32> = (0..n as u32).filter(|i| i % 4 == 3).collect();
+    dead_items.sort();
+    expected_dead.sort();
+    assert_eq!(dead_items, expected_dead);
+    assert_eq!(acked.len() + dead_items.len(), n);
+}
