@@ -661,6 +661,23 @@ pub(crate) async fn with_deadline<T>(
     }
 }
 
+/// `future`'s output, unless the connection stops being usable first: a
+/// request already sent past a caller's deadline is waited for only while
+/// its answer can still come.
+pub(crate) async fn while_usable<T>(client: &Client, future: impl Future<Output = T>) -> Option<T> {
+    let mut states = client.subscribe();
+    tokio::pin!(future);
+    loop {
+        if !client.state().is_usable() {
+            return None;
+        }
+        tokio::select! {
+            output = &mut future => return Some(output),
+            _ = states.recv() => {}
+        }
+    }
+}
+
 fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()> {
     if connect_string.trim().is_empty() {
         return Err(Error::invalid_argument("connect string is empty"));

@@ -36,7 +36,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{with_deadline, Client, MAX_PACKET};
+use crate::client::{while_usable, with_deadline, Client, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{path, runtime};
 
@@ -45,10 +45,6 @@ pub const DEFAULT_PRIORITY: u16 = 100;
 pub const MAX_PRIORITY: u16 = 999;
 /// Room for the request header, the path and the ACL of one operation.
 const OP_OVERHEAD: usize = 512;
-/// How long a claim of items already listed may take past a caller's
-/// deadline: `consume` with a timeout of 0 is a try, not a certain `None`.
-const TRY_GRACE: Duration = Duration::from_millis(250);
-
 /// How a work queue object consumes.
 #[derive(Clone, Debug)]
 pub struct WorkQueueOptions {
@@ -320,11 +316,19 @@ impl WorkQueue {
                 });
                 let _ = sent.send(got);
             });
-            let bound = deadline.map(|d| d.max(Instant::now() + TRY_GRACE));
-            let got = match with_deadline(bound, received).await {
-                Ok(got) => got.map_err(|_| Error::new(ErrorCode::Internal, "claim task ended"))?,
-                Err(_) => return Ok(None),
+            // A claim under way at the deadline is waited for while its
+            // answer can come: a timeout shorter than a round trip (0 over
+            // a slow link) is a try that gets the server's answer, not a
+            // certain `None` (found by the CLI's adversarial test).
+            let mut received = received;
+            let got = match with_deadline(deadline, &mut received).await {
+                Ok(got) => got,
+                Err(_) => match while_usable(&inner.client, received).await {
+                    Some(got) => got,
+                    None => return Ok(None),
+                },
             };
+            let got = got.map_err(|_| Error::new(ErrorCode::Internal, "claim task ended"))?;
             if let Some(delivery) = got? {
                 return Ok(Some(delivery));
             }

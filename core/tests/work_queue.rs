@@ -471,3 +471,28 @@ async fn an_item_in_its_last_delivery_is_never_buried_by_another_consumer() {
     assert_eq!(dead_items, expected_dead);
     assert_eq!(acked.len() + dead_items.len(), n);
 }
+
+/// A consume whose timeout is shorter than its claim's round trips (0, or
+/// any timeout over a slow link) gets the server's answer: a ready job is
+/// delivered, as a free lock is taken (found by the CLI's adversarial test:
+/// `work consume --timeout 0` over 100 ms of latency never got a job).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timeout_below_the_claims_round_trips_still_gets_a_ready_job() {
+    let path = unique("wq-slow-try");
+    let producer = WorkQueue::new(&client().await, &path).unwrap();
+    let proxy = FaultProxy::start(server().connect_string());
+    let slow = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let q = WorkQueue::new(&slow, &path).unwrap();
+    proxy.set_latency(150);
+    for (i, timeout) in [0u64, 1, 50].into_iter().enumerate() {
+        producer.offer(format!("{i}").as_bytes()).await.unwrap();
+        let job = q
+            .consume(Some(Duration::from_millis(timeout)))
+            .await
+            .unwrap();
+        let job = job.unwrap_or_else(|| panic!("a ready job missed with {timeout} ms"));
+        assert_eq!(job.data(), format!("{i}").as_bytes());
+        job.ack().await.unwrap();
+    }
+    assert!(q.consume(Some(Duration::ZERO)).await.unwrap().is_none());
+}
