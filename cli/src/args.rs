@@ -129,7 +129,7 @@ pub struct ElectArgs {
     /// The election's directory, e.g. /election/scheduler.
     pub path: String,
     /// This member's name, shown to the others as the leader's name.
-    #[arg(long, required_unless_present = "observe")]
+    #[arg(long, required_unless_present = "observe", value_parser = member_id)]
     pub id: Option<String>,
     /// Print every change of leader (no CMD).
     #[arg(long, conflicts_with_all = ["id", "command"])]
@@ -221,4 +221,16 @@ pub struct StatusArgs {
     /// Print again whenever something changes, until interrupted.
     #[arg(long)]
     pub watch: bool,
+}
+
+/// A member's name shows in one-line messages and `--observe` lines: it must
+/// say something and stay on one line.
+fn member_id(id: &str) -> Result<String, String> {
+    if id.trim().is_empty() {
+        return Err("an empty name".to_string());
+    }
+    if id.chars().any(char::is_control) {
+        return Err("a name with a control character (newline, tab…)".to_string());
+    }
+    Ok(id.to_string())
 }

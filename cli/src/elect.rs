@@ -61,7 +61,7 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
                     let _ = election.stop().await;
                     return Ok(status);
                 }
-                signal = signals.recv() => cmd.signal(signal),
+                signal = signals.recv() => cmd.pass_on(signal),
                 event = events.recv() => match event {
                     Ok(ElectionEvent::Failed(err)) => break format!("leadership of {} lost: {err}", args.path),
                     Ok(ElectionEvent::Suspended) => watchdog.suspended(),
@@ -98,6 +98,7 @@ async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
     let mut signals = Signals::install()?;
     let mut last: Option<Option<String>> = None;
     loop {
+        let change = inspect::watch_change(client, path).await?;
         let status = inspect::status(client, path).await?;
         let leader = status.leader();
         let key = leader.map(|l| l.name.clone());
@@ -106,7 +107,7 @@ async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
             last = Some(key);
         }
         tokio::select! {
-            changed = inspect::await_change(client, path, OBSERVE_REFRESH) => changed?,
+            () = change.changed(OBSERVE_REFRESH) => {}
             _ = signals.recv() => return Ok(0),
         }
     }

@@ -64,7 +64,7 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
                 }
                 return Ok(status);
             }
-            signal = signals.recv() => cmd.signal(signal),
+            signal = signals.recv() => cmd.pass_on(signal),
             event = events.recv() => match event {
                 Ok(LockEvent::Lost { reason }) => {
                     return lost(&mut cmd, format!("lock {} lost: {reason}", args.path)).await;

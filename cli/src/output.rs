@@ -89,15 +89,21 @@ impl Output {
             push(
                 &mut out,
                 format!(
-                    "{}: election, leader {:?}, {candidates} candidates",
-                    status.path, leader.data
+                    "{}: election, leader {:?}, {}",
+                    status.path,
+                    leader.data,
+                    counted(candidates, "candidate")
                 ),
             );
         }
         if status.queue_items > 0 {
             push(
                 &mut out,
-                format!("{}: queue, {} items", status.path, status.queue_items),
+                format!(
+                    "{}: queue, {}",
+                    status.path,
+                    counted(status.queue_items, "item")
+                ),
             );
         }
         if let Some(work) = status.work_queue {
@@ -223,4 +229,9 @@ fn age(ms: i64) -> String {
         s if s < 172_800 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86_400),
     }
+}
+
+/// "1 item", "2 items".
+fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }

@@ -36,7 +36,8 @@ pub async fn run(client: &Client, command: QueueCommand) -> Outcome {
             null,
         } => {
             let queue = DistributedQueue::new(client, &path)?;
-            take(&queue, timeout, count, i32::from(timeout_exit_code), null).await
+            let exit_code = i32::from(timeout_exit_code);
+            take(&queue, &path, timeout, count, exit_code, null).await
         }
         QueueCommand::Peek { path } => {
             let queue = DistributedQueue::new(client, &path)?;
@@ -90,6 +91,7 @@ async fn offer_lines(queue: &DistributedQueue, null: bool) -> Outcome {
 
 async fn take(
     queue: &DistributedQueue,
+    path: &str,
     timeout: Option<Duration>,
     count: u64,
     timeout_exit_code: i32,
@@ -98,7 +100,7 @@ async fn take(
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut signals = Signals::install()?;
     let mut sink = Sink::new(null)?;
-    for _ in 0..count {
+    for taken in 0..count {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         // A take cut off by a signal gives back what it had claimed, and
         // closing waits for that.
@@ -107,6 +109,11 @@ async fn take(
             signal = signals.recv() => return Ok(128 + signal),
         };
         let Some(item) = item else {
+            if count == 1 {
+                eprintln!("zkrecipes: {path} is empty; nothing taken within --timeout");
+            } else {
+                eprintln!("zkrecipes: {path}: {taken} of {count} items taken within --timeout");
+            }
             return Ok(timeout_exit_code);
         };
         if let Err(err) = sink.write(&item.data) {

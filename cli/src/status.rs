@@ -23,6 +23,7 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
     let mut signals = Signals::install()?;
     let mut shown = String::new();
     loop {
+        let change = inspect::watch_change(client, &args.path).await?;
         let status = inspect::status(client, &args.path).await?;
         // Ages change every second; a change is of who, what and whether alive.
         let key = format!(
@@ -41,7 +42,7 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
             shown = key;
         }
         tokio::select! {
-            changed = inspect::await_change(client, &args.path, WATCH_REFRESH) => changed?,
+            () = change.changed(WATCH_REFRESH) => {}
             _ = signals.recv() => return Ok(0),
         }
     }

@@ -182,7 +182,7 @@ impl Consumer<'_> {
                     tokio::select! {
                         status = cmd.wait() => break status,
                         signal = self.signals.recv() => {
-                            cmd.signal(signal);
+                            cmd.pass_on(signal);
                             interrupted = Some(128 + signal);
                         }
                     }
@@ -203,7 +203,7 @@ impl Consumer<'_> {
             delivery.name(),
             if last {
                 format!(
-                    "that was its last delivery: it goes to {}",
+                    "that was its last delivery: the next claim moves it to {}",
                     self.queue.dead_letter_path()
                 )
             } else {

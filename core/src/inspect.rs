@@ -276,30 +276,34 @@ pub async fn status(client: &Client, dir: &str) -> Result<Status> {
     Ok(status)
 }
 
-/// Waits until the children of `dir` change, or `timeout` passes.
-pub async fn await_change(client: &Client, dir: &str, timeout: Duration) -> Result<()> {
+/// A watch on the children of a directory (or on its creation). Set it
+/// before reading what it guards: a change between the read and the watch
+/// would go unseen until the next one (found by the adversarial test: `elect
+/// --observe` missed a whole one-second term on a new election path).
+pub struct Change(Option<zk::OneshotWatcher>);
+
+impl Change {
+    /// Returns once the watched children change, or `timeout` passes.
+    pub async fn changed(self, timeout: Duration) {
+        if let Some(watcher) = self.0 {
+            let _ = tokio::time::timeout(timeout, watcher.changed()).await;
+        }
+    }
+}
+
+/// Watches the children of `dir`; see `Change`.
+pub async fn watch_change(client: &Client, dir: &str) -> Result<Change> {
     path::validate(dir)?;
     let zk = client.zk()?;
-    let watch = async {
-        match zk.list_and_watch_children(dir).await {
-            Ok((_, watcher)) => {
-                watcher.changed().await;
-            }
-            Err(zk::Error::NoNode) => match zk.check_and_watch_stat(dir).await {
-                // Made between the two requests: that is the change.
-                Ok((Some(_), _)) => {}
-                Ok((None, watcher)) => {
-                    watcher.changed().await;
-                }
-                Err(err) => return Err(Error::from(err)),
-            },
-            Err(err) => return Err(Error::from(err)),
-        }
-        Ok(())
-    };
-    match tokio::time::timeout(timeout, watch).await {
-        Ok(result) => result,
-        Err(_) => Ok(()),
+    match zk.list_and_watch_children(dir).await {
+        Ok((_, watcher)) => Ok(Change(Some(watcher))),
+        Err(zk::Error::NoNode) => match zk.check_and_watch_stat(dir).await {
+            // Made between the two requests: that is the change.
+            Ok((Some(_), _)) => Ok(Change(None)),
+            Ok((None, watcher)) => Ok(Change(Some(watcher))),
+            Err(err) => Err(Error::from(err)),
+        },
+        Err(err) => Err(Error::from(err)),
     }
 }
 

@@ -64,6 +64,18 @@ def eventually(what: str, check, timeout: float = 30):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def readline(proc: subprocess.Popen, timeout: float = 15) -> bytes:
+    """A line of proc's output, or a failure (and proc killed) after `timeout`."""
+    got: List[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not got:
+        proc.kill()
+        raise AssertionError(f"no line from {proc.args!r} within {timeout}s")
+    return got[0]
+
+
 def one_line_error(done) -> str:
     err = done.stderr.decode().strip()
     assert err.startswith("zkrecipes: "), err
@@ -180,6 +192,67 @@ def test_nothing_the_command_started_outlives_the_lock(tmp_path: Path, ending: s
         assert run("lock", path, "--timeout", "0", "--", "true").returncode == 0
     else:
         eventually("the guardian kills the group", lambda: pid_gone(inner), timeout=5)
+
+
+def test_a_kill_of_the_clis_whole_group_still_stops_the_commands_children(tmp_path: Path):
+    """`timeout -s KILL`, `kill -9 -PGID` or a supervisor kill our process
+    group: the guardian lives in a group of its own, so it survives to kill
+    CMD's (it died with us, and CMD's children outlived the lock)."""
+    path, pid_file = unique("group-kill"), tmp_path / "pid"
+    cli = start("lock", path, "--", "sh", "-c",
+                f'sleep 300 & echo $! > {pid_file}; echo started; wait', process_group=0)
+    assert readline(cli) == b"started\n"
+    inner = int(pid_file.read_text().strip())
+    os.killpg(cli.pid, signal.SIGKILL)
+    assert cli.wait(15) == -signal.SIGKILL
+    eventually("the guardian kills CMD's group", lambda: pid_gone(inner), timeout=5)
+
+
+@pytest.mark.parametrize("cmd,code", [
+    ("sleep 300", 128 + signal.SIGTERM),
+    ('trap "" TERM; while :; do sleep 0.05; done', 128 + signal.SIGKILL),
+])
+def test_a_signal_passed_on_ends_a_stopped_or_stubborn_command(cmd: str, code: int):
+    """A stopped CMD is continued so that it sees the signal; one that ignores
+    it is killed after --kill-after (the lock was held until somebody
+    continued CMD by hand)."""
+    path = unique("stopped")
+    cli = start("lock", path, "--kill-after", "1s", "--", "sh", "-c", f"echo started; {cmd}")
+    assert readline(cli) == b"started\n"
+    cmd_pid = int(subprocess.run(["pgrep", "-P", str(cli.pid), "-x", "sh"], capture_output=True,
+                                 text=True).stdout.split()[0])
+    os.killpg(cmd_pid, signal.SIGSTOP)
+    cli.send_signal(signal.SIGTERM)
+    try:
+        assert cli.wait(15) == code, cli.stderr.read()
+    finally:
+        try:
+            os.killpg(cmd_pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass  # gone, as it should be
+        cli.kill()
+    assert status(path)["nodes"] == [], "the lock was not released"
+
+
+def test_observe_sees_a_short_term_on_a_new_election_path():
+    """The watch is set before the read it guards: a leader elected between
+    the two went unseen for its whole term (1 run in 8)."""
+    runs = []
+    for i in range(6):
+        path = unique(f"short-term-{i}")
+        observer = start("elect", path, "--observe", "--json")
+        runs.append((path, observer))
+    for path, observer in runs:
+        assert json.loads(readline(observer))["leader"] is None
+    leaders = [start("elect", path, "--id", f"m{i}", "--", "sleep", "0.3")
+               for i, (path, _) in enumerate(runs)]
+    for leader in leaders:
+        assert leader.wait(15) == 0, leader.stderr.read()
+    for i, (path, observer) in enumerate(runs):
+        line = readline(observer)
+        assert json.loads(line)["leader"] == f"m{i}", line
+        observer.send_signal(signal.SIGINT)
+        assert observer.wait(15) == 0
 
 
 def test_an_interactive_command_gets_the_terminal():
@@ -364,6 +437,16 @@ def close_stdout():
     os.close(1)
 
 
+def test_a_take_that_times_out_says_so_in_one_line():
+    path = unique("take-timeout")
+    done = run("queue", "take", path, "--timeout", "0")
+    assert done.returncode == TIMEOUT and "nothing taken within --timeout" in one_line_error(done)
+    run("queue", "offer", path, "only")
+    done = run("queue", "take", path, "--count", "3", "--timeout", "300ms")
+    assert done.returncode == TIMEOUT and done.stdout == b"only\n"
+    assert "1 of 3 items taken within --timeout" in one_line_error(done)
+
+
 def test_a_closed_standard_output_takes_nothing():
     path, work = unique("closed-out"), unique("closed-work")
     run("queue", "offer", path, "-", input=b"1\n2\n")
@@ -386,7 +469,7 @@ def test_work_consume_exits_with_the_last_failure_and_says_where_a_job_goes(tmp_
     last = run("work", "consume", path, "--count", "1", "--max-deliveries", "2", "--",
                "sh", "-c", "exit 4")
     assert last.returncode == 4
-    assert f"last delivery: it goes to {path}/dead" in one_line_error(last)
+    assert f"last delivery: the next claim moves it to {path}/dead" in one_line_error(last)
     # Moved aside by the next claim.
     nothing = run("work", "consume", path, "--max-deliveries", "2", "--timeout", "1s")
     assert nothing.returncode == 0 and nothing.stdout == b""
@@ -512,6 +595,8 @@ def test_status_of_elections_and_queues():
     (["elect", "/cli-tests/nf-elect", "--id", "x", "--", "/no/such/command"], NOT_FOUND),
     (["lock", "/a", "--timeout", "0", "--timeout-exit-code", "256", "--", "true"], USAGE),
     (["--connect", "::::", "--connect-timeout", "30s", "status", "/a"], USAGE),
+    (["elect", "/a", "--id", "", "--", "true"], USAGE),
+    (["elect", "/a", "--id", "a\nb", "--", "true"], USAGE),
 ])
 def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):
     done = run(*args)
