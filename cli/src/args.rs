@@ -61,7 +61,8 @@ pub struct Common {
     /// Written into lock and election nodes (default: the host name).
     #[arg(long, global = true)]
     pub identity: Option<String>,
-    /// Machine-readable output: one JSON object per line.
+    /// Machine-readable output of `status` and `elect --observe`: one JSON
+    /// object per line (queue and work output is the items themselves).
     #[arg(long, global = true)]
     pub json: bool,
 }
