@@ -73,8 +73,18 @@ async fn offer_lines(queue: &DistributedQueue, null: bool) -> Outcome {
     };
     // The first offer alone creates the directory; later ones are pipelined.
     while let Some(item) = input.next().await.map_err(lines::read_failure)? {
+        // An item too big fails before any line after it is sent: the
+        // message's count must be where a re-run starts (lines already in
+        // flight past a bad one were offered, after a gap).
+        let too_big = item.len() > queue.max_payload();
         let queue = queue.clone();
         in_flight.push_back(async move { queue.offer(&item).await });
+        if too_big {
+            while let Some(result) = in_flight.next().await {
+                result.map_err(|err| report(offered, err))?;
+                offered += 1;
+            }
+        }
         if in_flight.len() >= WINDOW || offered == 0 {
             if let Some(result) = in_flight.next().await {
                 result.map_err(|err| report(offered, err))?;

@@ -77,6 +77,7 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
             };
             let mut consumer = Consumer {
                 queue: &queue,
+                path: &path,
                 command,
                 sink,
                 signals: Signals::install()?,
@@ -99,6 +100,7 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
 
 struct Consumer<'a> {
     queue: &'a WorkQueue,
+    path: &'a str,
     command: Vec<String>,
     /// Where jobs go without CMD.
     sink: Option<Sink>,
@@ -124,11 +126,14 @@ impl Consumer<'_> {
                 signal = self.signals.recv() => return Ok(128 + signal),
             };
             let Some(delivery) = delivery else {
-                return Ok(if count.is_some() {
-                    timeout_exit_code
-                } else {
-                    self.failed.unwrap_or(0)
-                });
+                let Some(count) = count else {
+                    return Ok(self.failed.unwrap_or(0));
+                };
+                eprintln!(
+                    "zkrecipes: {}: {done} of {count} jobs came within --timeout",
+                    self.path
+                );
+                return Ok(timeout_exit_code);
             };
             if let Some(stopped) = self.handle(delivery).await? {
                 return Ok(stopped);
