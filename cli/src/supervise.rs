@@ -42,6 +42,9 @@ pub struct Cmd {
     terminal: bool,
     /// When a signal we passed on has not ended CMD by then, SIGKILL.
     kill_at: Option<Instant>,
+    input: Input,
+    /// SIGCHLD, which also tells that CMD was stopped (see `follow_stop`).
+    children: Option<Signal>,
 }
 
 impl Cmd {
@@ -70,6 +73,8 @@ impl Cmd {
         // An interactive CMD (a shell, an editor) in a group of its own must
         // own the terminal, or reading it would stop it (SIGTTIN).
         let terminal = input == Input::Inherit && in_foreground();
+        // Made before CMD exists, so that no stop of CMD goes unseen.
+        let children = signal(SignalKind::child()).ok();
         // What CMD leaves behind is re-parented to us, not to init, so that
         // we reap it when it exits: a zombie member keeps the group alive,
         // and an init that reaps slowly (or never, in a container) would keep
@@ -114,6 +119,8 @@ impl Cmd {
             guardian: Guardian::start(group),
             terminal,
             kill_at: None,
+            input,
+            children,
         })
     }
 
@@ -126,15 +133,20 @@ impl Cmd {
     /// After `pass_on`, CMD is killed if it has not exited by `kill_after`.
     pub async fn wait(&mut self) -> i32 {
         let status = loop {
-            let Some(kill_at) = self.kill_at else {
-                break self.child.wait().await;
+            let kill_at = self.kill_at;
+            let stopped = async {
+                match self.children.as_mut() {
+                    Some(children) => children.recv().await,
+                    None => std::future::pending().await,
+                }
             };
             tokio::select! {
                 status = self.child.wait() => break status,
-                _ = tokio::time::sleep_until(kill_at) => {
+                _ = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
                     self.signal(libc::SIGKILL);
                     self.kill_at = None;
                 }
+                _ = stopped => self.follow_stop().await,
             }
         };
         let status = status_code(status);
@@ -151,6 +163,61 @@ impl Cmd {
         self.signal(libc::SIGCONT);
         if self.kill_at.is_none() {
             self.kill_at = Some(Instant::now() + self.kill_after);
+        }
+    }
+
+    /// CMD stopped by job control (Ctrl-Z, or reading the terminal in the
+    /// background): we stop the same way, so that the shell sees the job
+    /// stopped and its `fg`/`bg` reach us; once continued, CMD is continued
+    /// (with the terminal again if we are in the foreground). Found by the
+    /// adversarial test: after Ctrl-Z, CMD stayed stopped, we kept running
+    /// and the shell waited on us forever, the lock held. A plain SIGSTOP of
+    /// CMD (an operator's) is left alone.
+    async fn follow_stop(&mut self) {
+        let Some(stop) = self.stopped_by() else {
+            return;
+        };
+        if ![libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU].contains(&stop) {
+            return;
+        }
+        if self.terminal {
+            self.terminal = false;
+            with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, libc::getpgrp()) });
+        }
+        let before = Instant::now();
+        // SAFETY: a job-control signal to ourselves; it stops us until
+        // continued, unless our group is orphaned (the kernel drops it).
+        unsafe {
+            libc::kill(libc::getpid(), stop);
+        }
+        if before.elapsed() < Duration::from_millis(50) {
+            // Not stopped (nobody could continue us): do not spin on a CMD
+            // that stops again at once.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        if self.input == Input::Inherit && in_foreground() {
+            let group = self.group;
+            with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, group) });
+            self.terminal = true;
+        }
+        self.signal(libc::SIGCONT);
+    }
+
+    /// The signal that stopped CMD, if it is stopped now (a stop not
+    /// reported before; exits are left for tokio to reap).
+    fn stopped_by(&self) -> Option<i32> {
+        let pid = self.child.id()?;
+        // SAFETY: waitid on our own child for stops only (no WEXITED), so
+        // its exit status stays for tokio.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let found = libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WSTOPPED | libc::WNOHANG,
+            );
+            (found == 0 && info.si_pid() != 0).then(|| info.si_status())
         }
     }
 

@@ -287,6 +287,59 @@ def test_an_interactive_command_gets_the_terminal():
     assert os.waitstatus_to_exitcode(wait_status) == 0
 
 
+def proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+
+
+def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path):
+    """Ctrl-Z at an interactive shell stops CMD; we stop with it, so the shell
+    gets its prompt back and `fg` continues both (CMD stayed stopped, we
+    waited on it and the shell on us, forever, with the lock held)."""
+    import pty
+
+    path, pid_file = unique("ctrl-z"), tmp_path / "pid"
+    pid, master = pty.fork()
+    if pid == 0:
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"],
+                   {**os.environ, "PS1": "$ ", "TERM": "dumb"})
+    screen = bytearray()
+
+    def read_until(what: bytes, timeout: float = 15):
+        deadline = time.monotonic() + timeout
+        while what not in screen and time.monotonic() < deadline:
+            import select
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    screen.extend(os.read(master, 4096))
+                except OSError:
+                    break
+        assert what in screen, bytes(screen)
+
+    try:
+        read_until(b"$ ")
+        os.write(master, f"{CLI} lock {path} -- sh -c 'echo $$ > {pid_file}; exec sleep 60'\n"
+                 .encode())
+        cmd = int(eventually("CMD", lambda: pid_file.exists() and pid_file.read_text().strip()))
+        os.write(master, b"\x1a")  # Ctrl-Z
+        read_until(b"Stopped")
+        assert proc_state(cmd) == "T"
+        assert status(path)["holders"], "a stopped job still holds its lock"
+        os.write(master, b"fg\n")
+        eventually("CMD continued", lambda: proc_state(cmd) == "S", timeout=10)
+        os.write(master, b"\x03")  # Ctrl-C reaches CMD, which has the terminal again
+        os.write(master, b"echo exited:$?\n")
+        read_until(b"exited:130")
+        assert status(path)["nodes"] == [], "the lock was not released"
+    finally:
+        os.write(master, b"exit\n")
+        os.close(master)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
 def test_work_consume_stops_the_jobs_children_on_sigterm(tmp_path: Path):
     path, pid_file = unique("work-group"), tmp_path / "pid"
     run("work", "offer", path, "job")
