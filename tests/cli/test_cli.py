@@ -340,6 +340,34 @@ def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path):
         os.waitpid(pid, 0)
 
 
+def test_a_consumer_cut_off_past_its_session_stops_cmd_before_another_takes_the_job(tmp_path: Path):
+    """The claim is an ephemeral node: a consumer cut off past its session's
+    grace stops CMD (79), as a lock holder does, before the job can be
+    another consumer's (both ran it at once for 10 s)."""
+    path, log = unique("work-cut-off"), tmp_path / "log"
+    run("work", "offer", path, "job")
+    proxy = subprocess.Popen([HARNESS, "proxy", ZK], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        connect = proxy.stdout.readline().strip().removeprefix("ZK_CONNECT=")
+        record = f'echo "$1 start $(date +%s.%N)" >> {log}; trap "echo \\"$1 end $(date +%s.%N)\\" >> {log}; exit 1" TERM; sleep 30 & wait'
+        old = start("--connect", connect, "--session-timeout", "4s", "work", "consume", path,
+                    "--count", "1", "--", "sh", "-c", record, "sh", "old")
+        eventually("the old consumer's CMD", lambda: log.exists() and "old start" in log.read_text())
+        proxy.stdin.write("hole on\n")
+        proxy.stdin.flush()
+        new = start("work", "consume", path, "--count", "1", "--timeout", "20s", "--",
+                    "sh", "-c", f'echo "new start $(date +%s.%N)" >> {log}')
+        assert old.wait(15) == LOST
+        assert "claim on" in one_line_error(subprocess.CompletedProcess([], 0, b"", old.stderr.read()))
+        assert new.wait(30) == 0, new.stderr.read()
+        times = dict(line.rsplit(" ", 1) for line in log.read_text().splitlines())
+        assert float(times["old end"]) < float(times["new start"]), times
+    finally:
+        proxy.stdin.close()
+        proxy.wait(10)
+
+
 def test_work_consume_stops_the_jobs_children_on_sigterm(tmp_path: Path):
     path, pid_file = unique("work-group"), tmp_path / "pid"
     run("work", "offer", path, "job")
