@@ -25,7 +25,7 @@ use crate::supervise::Cmd;
 fn main() {
     let mut argv = std::env::args_os();
     if argv.nth(1).as_deref() == Some(std::ffi::OsStr::new(supervise::GUARD_ARG)) {
-        supervise::guard(&argv.next().unwrap_or_default());
+        supervise::guard();
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

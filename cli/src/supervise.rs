@@ -5,7 +5,6 @@
 //! the next holder (found by the adversarial test: a `sh -c` CMD's children
 //! ran on, re-parented to init, after the lock had gone to another).
 
-use std::ffi::OsStr;
 use std::io::{ErrorKind, IsTerminal, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -45,6 +44,8 @@ pub struct Cmd {
     input: Input,
     /// SIGCHLD, which also tells that CMD was stopped (see `follow_stop`).
     children: Option<Signal>,
+    /// Ctrl-Z when CMD does not have the terminal (see `suspend_job`).
+    suspend: Option<Signal>,
 }
 
 impl Cmd {
@@ -75,6 +76,14 @@ impl Cmd {
         let terminal = input == Input::Inherit && in_foreground();
         // Made before CMD exists, so that no stop of CMD goes unseen.
         let children = signal(SignalKind::child()).ok();
+        // Without the terminal, Ctrl-Z reaches us alone: CMD must stop with
+        // us (found by the adversarial test: `work consume`'s CMD ran on
+        // while we were stopped, and another consumer ran the same job).
+        let suspend = if terminal {
+            None
+        } else {
+            signal(SignalKind::from_raw(libc::SIGTSTP)).ok()
+        };
         // What CMD leaves behind is re-parented to us, not to init, so that
         // we reap it when it exits: a zombie member keeps the group alive,
         // and an init that reaps slowly (or never, in a container) would keep
@@ -101,6 +110,10 @@ impl Cmd {
                 Ok(())
             });
         }
+        // Started before CMD and told CMD's group right after: a kill of
+        // us just after CMD started would otherwise come before any
+        // guardian (found by a test: 1 run in 10 left CMD's children).
+        let mut guardian = Guardian::start();
         let child = command.spawn().map_err(|err| match err.kind() {
             ErrorKind::NotFound => {
                 Failure::new(exit::NOT_FOUND, format!("{program}: command not found"))
@@ -112,15 +125,21 @@ impl Cmd {
             _ => Failure::new(exit::CANNOT_EXECUTE, format!("{program}: {err}")),
         })?;
         let group = child.id().map_or(0, |id| id as i32);
+        if let Some(watching) = guardian.as_mut() {
+            if group <= 1 || !watching.watch(group) {
+                guardian = None;
+            }
+        }
         Ok(Cmd {
             child,
             group,
             kill_after,
-            guardian: Guardian::start(group),
+            guardian,
             terminal,
             kill_at: None,
             input,
             children,
+            suspend,
         })
     }
 
@@ -140,6 +159,12 @@ impl Cmd {
                     None => std::future::pending().await,
                 }
             };
+            let suspended = async {
+                match self.suspend.as_mut() {
+                    Some(suspend) => suspend.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 status = self.child.wait() => break status,
                 _ = tokio::time::sleep_until(kill_at.unwrap_or_else(Instant::now)), if kill_at.is_some() => {
@@ -147,6 +172,7 @@ impl Cmd {
                     self.kill_at = None;
                 }
                 _ = stopped => self.follow_stop().await,
+                _ = suspended => self.suspend_job(),
             }
         };
         let status = status_code(status);
@@ -185,11 +211,7 @@ impl Cmd {
             with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, libc::getpgrp()) });
         }
         let before = Instant::now();
-        // SAFETY: a job-control signal to ourselves; it stops us until
-        // continued, unless our group is orphaned (the kernel drops it).
-        unsafe {
-            libc::kill(libc::getpid(), stop);
-        }
+        stop_like_a_job(stop);
         if before.elapsed() < Duration::from_millis(50) {
             // Not stopped (nobody could continue us): do not spin on a CMD
             // that stops again at once.
@@ -200,6 +222,14 @@ impl Cmd {
             with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, group) });
             self.terminal = true;
         }
+        self.signal(libc::SIGCONT);
+    }
+
+    /// Ctrl-Z reached us (CMD has no terminal): CMD's group is stopped, we
+    /// stop as the shell expects, and both go on when continued.
+    fn suspend_job(&mut self) {
+        self.signal(libc::SIGSTOP);
+        stop_like_a_job(libc::SIGTSTP);
         self.signal(libc::SIGCONT);
     }
 
@@ -305,6 +335,23 @@ impl Cmd {
     }
 }
 
+/// Stops us with a job-control signal's default action, even when we handle
+/// it, until the shell continues us; nothing when our process group is
+/// orphaned (the kernel drops such stops: nobody could continue us).
+fn stop_like_a_job(stop: i32) {
+    // SAFETY: the signal's action is swapped for the default around a
+    // signal to this thread alone (delivered before raise returns), then
+    // restored.
+    unsafe {
+        let mut default: libc::sigaction = std::mem::zeroed();
+        let mut old: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(stop, &default, &mut old);
+        libc::raise(stop);
+        libc::sigaction(stop, &old, std::ptr::null_mut());
+    }
+}
+
 /// Whether we are the terminal's foreground process group.
 fn in_foreground() -> bool {
     // SAFETY: plain queries of our own terminal and group.
@@ -336,10 +383,7 @@ struct Guardian {
 impl Guardian {
     /// `None` if it cannot be started (no /proc): CMD itself is still
     /// covered by the parent-death signal.
-    fn start(group: i32) -> Option<Guardian> {
-        if group <= 1 {
-            return None;
-        }
+    fn start() -> Option<Guardian> {
         // A group of its own: whatever kills our group (`timeout -s KILL`,
         // `kill -9 -PGID`, a supervisor stopping the job) must leave the
         // guardian to do its job (found by the adversarial test).
@@ -347,13 +391,25 @@ impl Guardian {
             .arg0("zkrecipes")
             .process_group(0)
             .arg(GUARD_ARG)
-            .arg(group.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .ok()
             .map(|process| Guardian { process })
+    }
+
+    /// Names the group to kill; false if the guardian cannot be told.
+    fn watch(&mut self, group: i32) -> bool {
+        use std::os::fd::AsRawFd;
+        let Some(pipe) = self.process.stdin.as_ref() else {
+            return false;
+        };
+        let line = format!("{group}\n");
+        // SAFETY: a write of a few bytes to the empty pipe we own (it never
+        // blocks), outside async code paths' buffering.
+        let written = unsafe { libc::write(pipe.as_raw_fd(), line.as_ptr().cast(), line.len()) };
+        written == line.len() as isize
     }
 
     /// CMD's group is gone or stopped by us: the guardian leaves quietly.
@@ -365,10 +421,10 @@ impl Guardian {
     }
 }
 
-/// The guardian's life: wait for a byte (dismissed) or the end of the pipe
-/// (we died), then SIGKILL the group in the second case.
-pub fn guard(group: &OsStr) -> ! {
-    let group: i32 = group.to_str().and_then(|g| g.parse().ok()).unwrap_or(0);
+/// The guardian's life: read the group to watch (one line), then wait for a
+/// byte (dismissed) or the end of the pipe (we died), and SIGKILL the group
+/// in the second case.
+pub fn guard() -> ! {
     // Ctrl-C at the terminal, or a signal to our process group, must not
     // take the guardian down before it has done its job.
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
@@ -377,14 +433,32 @@ pub fn guard(group: &OsStr) -> ! {
             libc::signal(signal, libc::SIG_IGN);
         }
     }
-    let mut byte = [0u8];
-    let dismissed = loop {
-        match std::io::stdin().read(&mut byte) {
-            Ok(read) => break read > 0,
-            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-            Err(_) => break false,
+    let mut stdin = std::io::stdin().lock();
+    let mut next = || {
+        let mut byte = [0u8];
+        loop {
+            match stdin.read(&mut byte) {
+                Ok(0) => return None,
+                Ok(_) => return Some(byte[0]),
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => return None,
+            }
         }
     };
+    let mut group = 0i32;
+    loop {
+        match next() {
+            Some(digit @ b'0'..=b'9') => {
+                group = group
+                    .saturating_mul(10)
+                    .saturating_add(i32::from(digit - b'0'));
+            }
+            Some(b'\n') => break,
+            // Dismissed or gone before CMD existed: nothing to watch.
+            _ => std::process::exit(0),
+        }
+    }
+    let dismissed = next().is_some();
     if !dismissed && group > 1 {
         // SAFETY: kill(2) of the group we were started to watch.
         unsafe {

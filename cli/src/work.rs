@@ -226,7 +226,13 @@ impl Consumer<'_> {
             }
         };
         if status == 0 {
-            delivery.ack().await?;
+            let name = delivery.name().to_string();
+            delivery.ack().await.map_err(|err| {
+                Failure::new(
+                    exit::LOST,
+                    format!("CMD succeeded for {name}, but the job could not be acknowledged ({err}): it will be delivered again"),
+                )
+            })?;
             return Ok(interrupted);
         }
         let last = self
@@ -247,6 +253,8 @@ impl Consumer<'_> {
         );
         self.failed = Some(status);
         delivery.nack().await?;
-        Ok(interrupted)
+        // Stopped by a signal we passed on, CMD's own status tells how it
+        // ended, as `lock` reports it.
+        Ok(interrupted.map(|_| status))
     }
 }

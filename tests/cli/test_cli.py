@@ -294,7 +294,8 @@ def proc_state(pid: int) -> str:
         return "gone"
 
 
-def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path):
+@pytest.mark.parametrize("command", ["lock", "work"])
+def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path, command: str):
     """Ctrl-Z at an interactive shell stops CMD; we stop with it, so the shell
     gets its prompt back and `fg` continues both (CMD stayed stopped, we
     waited on it and the shell on us, forever, with the lock held)."""
@@ -320,19 +321,30 @@ def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path):
 
     try:
         read_until(b"$ ")
-        os.write(master, f"{CLI} lock {path} -- sh -c 'echo $$ > {pid_file}; exec sleep 60'\n"
+        if command == "work":
+            # CMD without the terminal: Ctrl-Z reaches zkrecipes alone, which
+            # must stop CMD too (it ran on, and another consumer ran the job).
+            run("work", "offer", path, "job")
+            argv = f"work consume {path} --count 1"
+        else:
+            argv = f"lock {path}"
+        os.write(master, f"{CLI} {argv} -- sh -c 'echo $$ > {pid_file}; exec sleep 60'\n"
                  .encode())
         cmd = int(eventually("CMD", lambda: pid_file.exists() and pid_file.read_text().strip()))
         os.write(master, b"\x1a")  # Ctrl-Z
         read_until(b"Stopped")
         assert proc_state(cmd) == "T"
-        assert status(path)["holders"], "a stopped job still holds its lock"
+        if command == "lock":
+            assert status(path)["holders"], "a stopped job still holds its lock"
         os.write(master, b"fg\n")
         eventually("CMD continued", lambda: proc_state(cmd) == "S", timeout=10)
         os.write(master, b"\x03")  # Ctrl-C reaches CMD, which has the terminal again
         os.write(master, b"echo exited:$?\n")
         read_until(b"exited:130")
-        assert status(path)["nodes"] == [], "the lock was not released"
+        if command == "lock":
+            assert status(path)["nodes"] == [], "the lock was not released"
+        else:
+            assert status(path)["work_queue"] == {"ready": 1, "claimed": 0, "dead": 0}
     finally:
         os.write(master, b"exit\n")
         os.close(master)
