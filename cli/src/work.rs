@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
-use zkrecipes::{priority, Client, ConnectionState, Delivery, WorkQueue, WorkQueueOptions};
+use zkrecipes::{priority, Client, Delivery, WorkQueue, WorkQueueOptions};
 
 use crate::args::WorkCommand;
 use crate::exit::{self, Failure, Outcome};
 use crate::lines::{self, Sink};
 use crate::supervise::{Cmd, Input, Signals};
-use crate::watchdog::Watchdog;
 
 /// Lines per `offer_all` transaction.
 const BATCH: usize = 1000;
@@ -77,7 +76,6 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
                 None
             };
             let mut consumer = Consumer {
-                client,
                 queue: &queue,
                 path: &path,
                 command,
@@ -101,7 +99,6 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
 }
 
 struct Consumer<'a> {
-    client: &'a Client,
     queue: &'a WorkQueue,
     path: &'a str,
     command: Vec<String>,
@@ -184,12 +181,8 @@ impl Consumer<'_> {
         };
         let mut interrupted = None;
         let started = Instant::now();
-        // Our claim is an ephemeral node: past the session's grace the job
-        // may be another consumer's, and CMD must stop as a lock holder's
-        // does (found by the adversarial test: two CMDs ran one job at once
-        // for 10 s, and the old one's end said "the job goes back").
-        let mut states = self.client.subscribe();
-        let mut watchdog = Watchdog::new(Some(self.client.suspended_grace()));
+        // A claim that may be another consumer's stops CMD, as a lost lock
+        // does.
         let (ended, ()) = tokio::join!(
             async {
                 loop {
@@ -199,15 +192,7 @@ impl Consumer<'_> {
                             cmd.pass_on(signal);
                             interrupted = Some(128 + signal);
                         }
-                        state = states.recv() => match state {
-                            Ok(ConnectionState::Suspended) => watchdog.suspended(),
-                            Ok(ConnectionState::Connected | ConnectionState::Reconnected) => {
-                                watchdog.reconnected()
-                            }
-                            Ok(ConnectionState::Lost | ConnectionState::Closed) => break Err("the session ended"),
-                            Err(_) => {}
-                        },
-                        _ = watchdog.expired() => break Err("the connection was down past the session's grace"),
+                        err = delivery.lost() => break Err(err),
                     }
                 }
             },
@@ -216,10 +201,7 @@ impl Consumer<'_> {
         let status = match ended {
             Ok(status) => status,
             Err(why) => {
-                let why = format!(
-                    "claim on {} lost ({why}): it may be another consumer's",
-                    delivery.name()
-                );
+                let why = format!("claim on {} lost: {why}", delivery.name());
                 // Dropped, the delivery gives the job back if it still can.
                 drop(delivery);
                 return Err(crate::stop_on_loss(&mut cmd, &why).await);

@@ -226,7 +226,7 @@ impl Client {
     /// a session timeout after another client took it (found by an adversarial
     /// test); so the notice delay comes off, and a tenth more for the one-way
     /// trip of the last answer and clock drift.
-    pub fn suspended_grace(&self) -> Duration {
+    pub(crate) fn suspended_grace(&self) -> Duration {
         let session = self
             .zk()
             .map(|zk| zk.session_timeout())

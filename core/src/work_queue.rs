@@ -32,11 +32,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{while_usable, with_deadline, Client, MAX_PACKET};
+use crate::client::{while_usable, with_deadline, Client, ConnectionState, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::{path, runtime};
 
@@ -387,6 +388,40 @@ impl Delivery {
     /// zkrecipes consumers; kazoo's do not count).
     pub fn delivery_count(&self) -> u32 {
         self.claimed().version.max(1) as u32
+    }
+
+    /// Completes when this delivery's claim may have passed to another
+    /// consumer: its session ended, or the connection has been down past
+    /// `Client::suspended_grace`, the margin locks and leaders use. Work on
+    /// the job should stop then, before another consumer can start it
+    /// (found by the CLI's adversarial test: two runs of one job overlapped
+    /// for 10 s).
+    pub async fn lost(&self) -> Error {
+        let client = &self.inner.client;
+        let mut states = client.subscribe();
+        let mut down_since = (!client.state().is_usable()).then(Instant::now);
+        loop {
+            let deadline = down_since.map(|since| since + client.suspended_grace());
+            tokio::select! {
+                state = states.recv() => match state {
+                    Ok(ConnectionState::Suspended) => {
+                        down_since.get_or_insert_with(Instant::now);
+                    }
+                    Ok(ConnectionState::Connected | ConnectionState::Reconnected) => down_since = None,
+                    Ok(ConnectionState::Lost) => return crate::client::expired(),
+                    Ok(ConnectionState::Closed) | Err(RecvError::Closed) => {
+                        return Error::new(ErrorCode::Closed, "the client was closed");
+                    }
+                    Err(RecvError::Lagged(_)) => {}
+                },
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                    return Error::new(
+                        ErrorCode::SessionExpired,
+                        "disconnected past the session's grace: the claim may have passed to another consumer",
+                    );
+                }
+            }
+        }
     }
 
     fn claimed(&self) -> &Claimed {

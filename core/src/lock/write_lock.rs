@@ -33,7 +33,7 @@ use zookeeper_client as zk;
 use super::attempt::{Attempt, Created};
 use super::contenders::{self, Contender, Kind};
 use super::holder::{release_node, Hold, Released};
-use crate::client::{expired, Client};
+use crate::client::{expired, while_usable, Client};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::{path, runtime};
@@ -942,15 +942,16 @@ async fn first_look(
     mut looked: tokio::sync::watch::Receiver<bool>,
     mut run: std::pin::Pin<&mut impl std::future::Future<Output = Result<Option<i64>>>>,
 ) -> Result<Option<i64>> {
-    let mut states = client.subscribe();
-    loop {
-        if *looked.borrow() || !client.state().is_usable() {
-            return Ok(None);
+    let answered = async {
+        loop {
+            if *looked.borrow() {
+                return Ok(None);
+            }
+            tokio::select! {
+                outcome = &mut run => return outcome,
+                _ = looked.changed() => {}
+            }
         }
-        tokio::select! {
-            outcome = &mut run => return outcome,
-            _ = looked.changed() => {}
-            _ = states.recv() => {}
-        }
-    }
+    };
+    while_usable(client, answered).await.unwrap_or(Ok(None))
 }
