@@ -73,11 +73,39 @@ pub fn maven_classpath(pom: &str, dir: &Path, marker: &str) -> String {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    free_ports(1)[0]
+}
+
+/// `n` distinct ports nobody listens on. They are taken below the kernel's
+/// ephemeral range, where another test's outgoing connection cannot grab one
+/// between our check and the server's bind, and all are held at once while
+/// choosing: ports checked one at a time can come back twice, and an ensemble
+/// whose client and election port are equal never starts.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let (low, high) = (20_000u32, 32_000u32);
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u32)
+        .unwrap_or(0)
+        ^ std::process::id().wrapping_mul(2_654_435_761);
+    let mut held: Vec<TcpListener> = Vec::new();
+    for _ in 0..n * 200 {
+        if held.len() == n {
+            break;
+        }
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let port = (low + (seed >> 8) % (high - low)) as u16;
+        // 0.0.0.0 covers the wildcard client port and the loopback quorum ports.
+        if let Ok(listener) = TcpListener::bind(("0.0.0.0", port)) {
+            held.push(listener);
+        }
+    }
+    while held.len() < n {
+        held.push(TcpListener::bind("127.0.0.1:0").unwrap());
+    }
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
 }
 
 /// Sends a four-letter command (`mntr`, `srvr`, `ruok`) and returns the reply.
@@ -308,8 +336,9 @@ struct Member {
 impl Ensemble {
     pub fn start(n: usize) -> Ensemble {
         let dir = temp_dir("ensemble");
-        let ports: Vec<(u16, u16, u16)> = (0..n)
-            .map(|_| (free_port(), free_port(), free_port()))
+        let ports: Vec<(u16, u16, u16)> = free_ports(3 * n)
+            .chunks(3)
+            .map(|p| (p[0], p[1], p[2]))
             .collect();
         let servers: String = ports
             .iter()
