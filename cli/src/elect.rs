@@ -98,8 +98,14 @@ async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
     let mut signals = Signals::install()?;
     let mut last: Option<Option<String>> = None;
     loop {
-        let change = inspect::watch_change(client, path).await?;
-        let status = inspect::status(client, path).await?;
+        let look = inspect::through_outages(client, || async {
+            let change = inspect::watch_change(client, path).await?;
+            Ok((change, inspect::status(client, path).await?))
+        });
+        let (change, status) = tokio::select! {
+            looked = look => looked?,
+            _ = signals.recv() => return Ok(0),
+        };
         let leader = status.leader();
         let key = leader.map(|l| l.name.clone());
         if last.as_ref() != Some(&key) {

@@ -23,8 +23,14 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
     let mut signals = Signals::install()?;
     let mut shown = String::new();
     loop {
-        let change = inspect::watch_change(client, &args.path).await?;
-        let status = inspect::status(client, &args.path).await?;
+        let look = inspect::through_outages(client, || async {
+            let change = inspect::watch_change(client, &args.path).await?;
+            Ok((change, inspect::status(client, &args.path).await?))
+        });
+        let (change, status) = tokio::select! {
+            looked = look => looked?,
+            _ = signals.recv() => return Ok(0),
+        };
         // Ages change every second; a change is of who, what and whether alive.
         let key = format!(
             "{} {} {:?} {:?}",

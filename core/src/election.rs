@@ -579,7 +579,7 @@ async fn run_once(
                     });
                     return Err(Error::new(
                         ErrorCode::SessionExpired,
-                        "disconnected for longer than the session timeout: leadership may have passed",
+                        "disconnected for as long as the server may take to expire the session: leadership may have passed",
                     ));
                 }
             }

@@ -14,6 +14,7 @@
 //! "unknown", never "dead".
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client as zk;
 
-use crate::client::Client;
+use crate::client::{Backoff, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{self, Kind};
 use crate::path;
@@ -304,6 +305,28 @@ pub async fn watch_change(client: &Client, dir: &str) -> Result<Change> {
             Err(err) => Err(Error::from(err)),
         },
         Err(err) => Err(Error::from(err)),
+    }
+}
+
+/// `read` again after each connection loss or session expiry, once the
+/// client is usable again: a watcher (`elect --observe`, `status --watch`)
+/// must keep watching through an outage, not exit, and whatever it reads in
+/// a new session describes the directory afresh.
+pub async fn through_outages<T, F, Fut>(client: &Client, mut read: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    // The error can come before the state it is caused by is published.
+    let mut backoff = Backoff::new(Duration::from_millis(20), Duration::from_secs(2));
+    loop {
+        match read().await {
+            Err(err) if err.is_connection_loss() || err.code() == ErrorCode::SessionExpired => {
+                backoff.sleep().await;
+                client.await_new_session().await?;
+            }
+            other => return other,
+        }
     }
 }
 

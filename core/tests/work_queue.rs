@@ -496,3 +496,61 @@ async fn a_timeout_below_the_claims_round_trips_still_gets_a_ready_job() {
     }
     assert!(q.consume(Some(Duration::ZERO)).await.unwrap().is_none());
 }
+
+/// Eight tasks share one queue object: some give their consume up at a
+/// varying moment, the others consume with a short timeout and acknowledge
+/// (the Kotlin suite's shape, where 22 of 300 jobs once stayed claimed).
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_sharing_one_queue_with_cancelled_consumes_deliver_every_job() {
+    let path = unique("wq-shared-cut");
+    let n = 300;
+    let c = client().await;
+    let q = WorkQueue::with_options(&c, &path, with_prefetch(8)).unwrap();
+    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+    q.offer_all(&items).await.unwrap();
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = std::time::Instant::now();
+    let mut workers = Vec::new();
+    for worker in 0..8usize {
+        let (q, got) = (q.clone(), got.clone());
+        workers.push(tokio::spawn(async move {
+            let mut round = 0usize;
+            while got.lock().unwrap().len() < n && round < 2000 {
+                round += 1;
+                if (round + worker) % 4 == 0 {
+                    let giving = {
+                        let q = q.clone();
+                        tokio::spawn(async move { q.consume(Some(Duration::from_secs(2))).await })
+                    };
+                    tokio::time::sleep(Duration::from_millis((round % 3) as u64)).await;
+                    giving.abort();
+                    if let Ok(Ok(Some(job))) = giving.await {
+                        job.nack().await.unwrap();
+                    }
+                    continue;
+                }
+                let Some(job) = q.consume(Some(Duration::from_millis(300))).await.unwrap() else {
+                    continue;
+                };
+                got.lock()
+                    .unwrap()
+                    .push(String::from_utf8(job.data().to_vec()).unwrap());
+                job.ack().await.unwrap();
+            }
+        }));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    let took = started.elapsed();
+    q.close().await.unwrap();
+    let mut got = got.lock().unwrap().clone();
+    let rest = WorkQueue::new(&c, &path).unwrap();
+    while let Some(job) = rest.consume(Some(Duration::from_secs(2))).await.unwrap() {
+        got.push(String::from_utf8(job.data().to_vec()).unwrap());
+        job.ack().await.unwrap();
+    }
+    let unique: HashSet<&String> = got.iter().collect();
+    assert_eq!(unique.len(), n, "every job delivered (took {took:?})");
+    assert_eq!(got.len(), n, "each acknowledged once");
+}

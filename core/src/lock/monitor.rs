@@ -10,10 +10,11 @@
 //!   still live, or may already have been expired by the server: act as if
 //!   the lock might be gone); `RECONNECTED` when the same session is back and
 //!   our node is still there (checked before telling); `LOST` otherwise.
-//! - Disconnected for longer than the session timeout counts as `LOST` at
-//!   once, without waiting to hear it from the server (by then the server may
-//!   have handed the lock to somebody else); if the session survives after
-//!   all, our node is deleted so that it blocks nobody.
+//! - Disconnected for as long as the server may take to expire the session
+//!   (`Client::suspended_grace`) counts as `LOST` at once, without waiting
+//!   to hear it from the server (by then the server may have handed the lock
+//!   to somebody else); if the session survives after all, our node is
+//!   deleted so that it blocks nobody.
 //! - `LOST` also when our node is deleted by somebody else (an operator).
 //! - A watch is never dropped before it fires: dropping the last watcher of
 //!   a path costs a request (`removeWatches`), and a released lock's watch
@@ -477,7 +478,7 @@ fn given_up(client: &Client, path: &str, session: i64) -> Error {
     });
     Error::new(
         ErrorCode::SessionExpired,
-        "disconnected for longer than the session timeout: the lock may have passed to another client",
+        "disconnected for as long as the server may take to expire the session: the lock may have passed to another client",
     )
 }
 

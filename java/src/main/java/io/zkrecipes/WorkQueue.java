@@ -92,8 +92,8 @@ public final class WorkQueue extends NativeObject {
 
     /**
      * Waits up to {@code timeout} for a job; {@code null} if none came. Like
-     * {@code BlockingQueue.poll}, a timeout of zero or less is a try (which may take up to 250 ms
-     * to claim jobs already listed).
+     * {@code BlockingQueue.poll}, a timeout of zero or less is a try (a claim under way is waited
+     * for while connected, so a ready job is delivered).
      */
     public Delivery consume(long timeout, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
