@@ -517,7 +517,7 @@ async fn tasks_sharing_one_queue_with_cancelled_consumes_deliver_every_job() {
             let mut round = 0usize;
             while got.lock().unwrap().len() < n && round < 2000 {
                 round += 1;
-                if (round + worker) % 4 == 0 {
+                if (round + worker).is_multiple_of(4) {
                     let giving = {
                         let q = q.clone();
                         tokio::spawn(async move { q.consume(Some(Duration::from_secs(2))).await })
