@@ -218,6 +218,7 @@ pub enum WorkCommand {
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
+    /// The directory of a lock, election or queue, e.g. /locks/backup.
     pub path: String,
     /// Print again whenever something changes, until interrupted.
     #[arg(long)]

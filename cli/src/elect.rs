@@ -96,7 +96,7 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
 
 async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
     let mut signals = Signals::install()?;
-    let mut last: Option<Option<String>> = None;
+    let mut last: Option<Option<(String, i64)>> = None;
     loop {
         let look = inspect::through_outages(client, || async {
             let change = inspect::watch_change(client, path).await?;
@@ -107,7 +107,10 @@ async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
             _ = signals.recv() => return Ok(0),
         };
         let leader = status.leader();
-        let key = leader.map(|l| l.name.clone());
+        // The node's czxid, not its name: an election directory emptied and
+        // made again during an outage numbers its nodes from 0 again, and a
+        // new leader got the old one's name (found by the adversarial test).
+        let key = leader.map(|l| (l.name.clone(), l.czxid));
         if last.as_ref() != Some(&key) {
             output.leader(path, leader)?;
             last = Some(key);

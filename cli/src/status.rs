@@ -31,16 +31,19 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
             looked = look => looked?,
             _ = signals.recv() => return Ok(0),
         };
-        // Ages change every second; a change is of who, what and whether alive.
+        // Ages change every second; a change is of who, what and whether
+        // alive. Nodes are told apart by czxid: a directory made again
+        // numbers them from 0 again.
         let key = format!(
-            "{} {} {:?} {:?}",
+            "{} {} {:?} {:?} {:?}",
             status.exists,
             status.queue_items,
             status.work_queue,
+            status.sessions_note,
             status
                 .nodes
                 .iter()
-                .map(|n| (&n.name, n.role, n.session_state))
+                .map(|n| (&n.name, n.czxid, n.role, n.session_state))
                 .collect::<Vec<_>>()
         );
         if key != shown {

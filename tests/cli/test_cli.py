@@ -288,6 +288,49 @@ def test_observe_waits_out_an_expired_session_and_shows_what_changed_meanwhile()
         proxy.wait(10)
 
 
+def test_observe_tells_a_new_leader_from_an_old_one_of_the_same_node_name():
+    """An election directory emptied during an outage is removed by the
+    server and made again; the next leader's node has the old one's name
+    (n_0000000000). Compared by name, the observers kept showing the old
+    leader (5 of 5 runs)."""
+    path = unique("observe-same-name")
+    proxy = subprocess.Popen([HARNESS, "proxy", ZK], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    members = []
+    try:
+        connect = proxy.stdout.readline().strip().removeprefix("ZK_CONNECT=")
+        members.append(start("elect", path, "--id", "old", "--", "sleep", "60"))
+        eventually("the old leader", lambda: status(path).get("leader"))
+        observer = start("--connect", connect, "--session-timeout", "2s", "elect", path,
+                         "--observe", "--json")
+        watcher = start("--connect", connect, "--session-timeout", "2s", "status", path,
+                        "--watch", "--json")
+        assert json.loads(readline(observer))["leader"] == "old"
+        first = json.loads(readline(watcher))
+        proxy.stdin.write("hole on\n")
+        proxy.stdin.flush()
+        members[0].send_signal(signal.SIGTERM)
+        members[0].wait(15)
+        eventually("the directory removed", lambda: not status(path)["exists"])
+        members.append(start("elect", path, "--id", "new", "--", "sleep", "60"))
+        eventually("the new leader", lambda: status(path).get("leader"))
+        proxy.stdin.write("hole off\n")
+        proxy.stdin.flush()
+        line = readline(observer, timeout=30)
+        assert json.loads(line)["leader"] == "new", line
+        again = json.loads(readline(watcher, timeout=30))
+        assert again["leader"] == "new" and again["nodes"][0]["name"] == first["nodes"][0]["name"], again
+        for proc in (observer, watcher):
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(15) == 0
+    finally:
+        for member in members:
+            member.send_signal(signal.SIGTERM)
+            member.wait(15)
+        proxy.stdin.close()
+        proxy.wait(10)
+
+
 def test_an_interactive_command_gets_the_terminal():
     """In a group of its own, CMD would be stopped (SIGTTIN) on reading the
     terminal unless it is handed the terminal's foreground."""
