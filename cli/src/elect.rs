@@ -9,6 +9,7 @@ use zkrecipes::{inspect, Client, ElectionEvent, LeaderElectionSupport};
 
 use crate::args::ElectArgs;
 use crate::exit::Outcome;
+use crate::outage::OutageNotes;
 use crate::output::Output;
 use crate::supervise::{Cmd, Input, Signals};
 use crate::watchdog::Watchdog;
@@ -96,6 +97,7 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
 
 async fn observe(client: &Client, path: &str, output: &Output) -> Outcome {
     let mut signals = Signals::install()?;
+    let _notes = OutageNotes::start(client, path);
     let mut last: Option<Option<(String, i64)>> = None;
     loop {
         let look = inspect::through_outages(client, || async {

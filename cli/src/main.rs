@@ -8,6 +8,7 @@ mod elect;
 mod exit;
 mod lines;
 mod lock;
+mod outage;
 mod output;
 mod queue;
 mod status;

@@ -7,6 +7,7 @@ use zkrecipes::{inspect, Client};
 use crate::args::StatusArgs;
 use crate::exit::Outcome;
 use crate::lines;
+use crate::outage::OutageNotes;
 use crate::output::Output;
 use crate::supervise::Signals;
 
@@ -21,6 +22,7 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
         return Ok(0);
     }
     let mut signals = Signals::install()?;
+    let _notes = OutageNotes::start(client, &args.path);
     let mut shown = String::new();
     loop {
         let look = inspect::through_outages(client, || async {
