@@ -18,6 +18,14 @@ fn with_prefetch(prefetch: usize) -> WorkQueueOptions {
     }
 }
 
+/// A queue object with jobs "0" to "n-1" offered.
+async fn numbered_jobs(c: &zkrecipes::Client, path: &str, prefetch: usize, n: usize) -> WorkQueue {
+    let q = WorkQueue::with_options(c, path, with_prefetch(prefetch)).unwrap();
+    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
+    q.offer_all(&items).await.unwrap();
+    q
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn priorities_then_fifo_and_ack_deletes() {
     let path = unique("wq-order");
@@ -360,12 +368,8 @@ async fn with_several_consumers_an_item_is_overtaken_by_a_bounded_number() {
 /// to be delivered.
 #[tokio::test(flavor = "multi_thread")]
 async fn consumes_cut_short_at_any_moment_leave_nothing_claimed() {
-    let path = unique("wq-cut");
-    let n = 300;
-    let c = client().await;
-    let q = WorkQueue::with_options(&c, &path, with_prefetch(16)).unwrap();
-    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
-    q.offer_all(&items).await.unwrap();
+    let (path, n, c) = (unique("wq-cut"), 300, client().await);
+    let q = numbered_jobs(&c, &path, 16, n).await;
     let mut acked = HashSet::new();
     for round in 0..3000 {
         if acked.len() == n {
@@ -498,16 +502,13 @@ async fn a_timeout_below_the_claims_round_trips_still_gets_a_ready_job() {
 }
 
 /// Eight tasks share one queue object: some give their consume up at a
-/// varying moment, the others consume with a short timeout and acknowledge
-/// (the Kotlin suite's shape, where 22 of 300 jobs once stayed claimed).
+/// varying moment (a consume that returned first hands its job back), the
+/// others consume with a short timeout and acknowledge (the Kotlin suite's
+/// shape).
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_sharing_one_queue_with_cancelled_consumes_deliver_every_job() {
-    let path = unique("wq-shared-cut");
-    let n = 300;
-    let c = client().await;
-    let q = WorkQueue::with_options(&c, &path, with_prefetch(8)).unwrap();
-    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
-    q.offer_all(&items).await.unwrap();
+    let (path, n, c) = (unique("wq-shared-cut"), 300, client().await);
+    let q = numbered_jobs(&c, &path, 8, n).await;
     let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let started = std::time::Instant::now();
     let mut workers = Vec::new();

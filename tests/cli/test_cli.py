@@ -255,10 +255,11 @@ def test_observe_sees_a_short_term_on_a_new_election_path():
         assert observer.wait(15) == 0
 
 
-def test_observe_waits_out_an_expired_session_and_shows_what_changed_meanwhile():
-    """An observer cut off past its session exited 69 and watched nothing
-    more; it now waits for a new session and reports the leader elected
-    while it was away."""
+@pytest.mark.parametrize("outage", ["partition", "pause"])
+def test_observe_waits_out_an_expired_session_and_shows_what_changed_meanwhile(outage: str):
+    """An observer cut off past its session (a partition, or itself paused
+    with SIGSTOP) exited 69 and watched nothing more; it now waits for a new
+    session and reports the leader elected while it was away."""
     path = unique("observe-outage")
     proxy = subprocess.Popen([HARNESS, "proxy", ZK], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
@@ -268,14 +269,20 @@ def test_observe_waits_out_an_expired_session_and_shows_what_changed_meanwhile()
         observer = start("--connect", connect, "--session-timeout", "2s", "elect", path,
                          "--observe", "--json")
         assert json.loads(readline(observer))["leader"] is None
-        proxy.stdin.write("hole on\n")
-        proxy.stdin.flush()
+        if outage == "pause":
+            observer.send_signal(signal.SIGSTOP)
+        else:
+            proxy.stdin.write("hole on\n")
+            proxy.stdin.flush()
         leader = start("elect", path, "--id", "elected-meanwhile", "--", "sleep", "60")
         eventually("the leader", lambda: status(path)["nodes"])
         time.sleep(4)  # twice the observer's session timeout: the server expires it
         assert observer.poll() is None, observer.stderr.read()
-        proxy.stdin.write("hole off\n")
-        proxy.stdin.flush()
+        if outage == "pause":
+            observer.send_signal(signal.SIGCONT)
+        else:
+            proxy.stdin.write("hole off\n")
+            proxy.stdin.flush()
         line = readline(observer, timeout=30)
         assert json.loads(line)["leader"] == "elected-meanwhile", line
         observer.send_signal(signal.SIGINT)
