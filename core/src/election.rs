@@ -179,14 +179,16 @@ impl LeaderElectionSupport {
         let taken = {
             let mut run = inner.run.lock().unwrap();
             run.driver.take().map(|driver| {
+                // Under the run lock, so that a driver still mid-step cannot
+                // say it leads after this (see `Inner::current`).
                 run.generation += 1;
+                inner.emit(ElectionEvent::StopStart);
+                inner.leader.send_replace(false);
                 (driver, run.offer.take(), run.creating.take())
             })
         };
         if let Some((driver, _, _)) = &taken {
-            inner.emit(ElectionEvent::StopStart);
             driver.abort();
-            inner.leader.send_replace(false);
         }
         async move {
             let Some((_, offer, creating)) = taken else {
@@ -276,13 +278,24 @@ impl Inner {
         err.about(&self.client.describe("election", &self.root))
     }
 
+    /// Runs `step` unless a `stop` (or a newer `start`) came since
+    /// `generation`. An aborted driver runs on until its next await, maybe on
+    /// another thread: its events and its leadership must not land after the
+    /// stop's (the adversarial suite saw `is_leader()` true after `stop`).
+    fn current<T>(&self, generation: u64, step: impl FnOnce(&mut Run) -> T) -> Option<T> {
+        let mut run = self.run.lock().unwrap();
+        (run.generation == generation).then(|| step(&mut run))
+    }
+
+    /// Emits `event` for the driver of `generation` if it is still current.
+    fn emit_for(&self, generation: u64, event: ElectionEvent) {
+        self.current(generation, |_| self.emit(event));
+    }
+
     /// The member is stopped by its driver giving up, unless a `stop` (and
     /// maybe a new `start`) came first.
     fn end_driver(&self, generation: u64) {
-        let mut run = self.run.lock().unwrap();
-        if run.generation == generation {
-            run.driver = None;
-        }
+        self.current(generation, |run| run.driver = None);
     }
 
     /// Our offers' names in order (foreign children ignored).
@@ -315,7 +328,6 @@ impl Inner {
     /// task registers the offer only if no stop came since `generation`;
     /// otherwise it withdraws the offer itself.
     async fn make_offer(self: &Arc<Self>, generation: u64) -> Result<(String, i64)> {
-        self.emit(ElectionEvent::OfferStart);
         let inner = self.clone();
         let (done, creating) = watch::channel(false);
         let created = {
@@ -323,6 +335,7 @@ impl Inner {
             if run.generation != generation {
                 return Err(Error::closed());
             }
+            self.emit(ElectionEvent::OfferStart);
             run.creating = Some(creating);
             runtime::handle().spawn(async move {
                 let result = inner.register_offer(generation).await;
@@ -331,7 +344,7 @@ impl Inner {
             })
         };
         let created = created.await.map_err(|_| Error::closed())??;
-        self.emit(ElectionEvent::OfferComplete);
+        self.emit_for(generation, ElectionEvent::OfferComplete);
         Ok(created)
     }
 
@@ -409,14 +422,14 @@ impl Inner {
 
     /// One determination, ending with a watch armed on the node to wait for:
     /// our own as leader (to learn that we lost it), else the predecessor.
-    async fn determine(&self, offer: &str, session: i64) -> Result<Step> {
-        self.emit(ElectionEvent::DetermineStart);
+    async fn determine(&self, generation: u64, offer: &str, session: i64) -> Result<Step> {
+        self.emit_for(generation, ElectionEvent::DetermineStart);
         let offers = self.offers().await?;
         let name = &offer[self.root.len() + 1..];
         let Some(position) = offers.iter().position(|o| o == name) else {
             return Ok(Step::OfferGone);
         };
-        self.emit(ElectionEvent::DetermineComplete);
+        self.emit_for(generation, ElectionEvent::DetermineComplete);
         if position == 0 {
             // The watch on our own node is armed before we say we lead: a
             // connection that drops while arming it must not leave a leader
@@ -424,17 +437,24 @@ impl Inner {
             let Some(watcher) = self.watch_node(offer, session).await? else {
                 return Ok(Step::OfferGone);
             };
-            self.emit(ElectionEvent::ElectedStart);
-            self.leader.send_replace(true);
-            self.emit(ElectionEvent::ElectedComplete);
+            let elected = self.current(generation, |_| {
+                self.emit(ElectionEvent::ElectedStart);
+                self.leader.send_replace(true);
+                self.emit(ElectionEvent::ElectedComplete);
+            });
+            if elected.is_none() {
+                return Err(Error::closed());
+            }
             return Ok(Step::Leading(watcher));
         }
         let predecessor = format!("{}/{}", self.root, offers[position - 1]);
         let Some(watcher) = self.watch_node(&predecessor, session).await? else {
             return Ok(Step::Again);
         };
-        self.emit(ElectionEvent::ReadyStart);
-        self.emit(ElectionEvent::ReadyComplete);
+        self.current(generation, |_| {
+            self.emit(ElectionEvent::ReadyStart);
+            self.emit(ElectionEvent::ReadyComplete);
+        });
         Ok(Step::Following(watcher))
     }
 
@@ -476,14 +496,12 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
         // A stopped driver can run on until its next await: `stop` has
         // already withdrawn its offer and said so, and a newer driver may own
         // the state now.
-        let offer = {
-            let mut run = inner.run.lock().unwrap();
-            if run.generation != generation {
-                return;
-            }
+        let Some(offer) = inner.current(generation, |run| {
+            inner.leader.send_replace(false);
             run.offer.take()
+        }) else {
+            return;
         };
-        inner.leader.send_replace(false);
         if let Some(offer) = &offer {
             live_offers().lock().unwrap().remove(offer);
         }
@@ -491,14 +509,16 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
             // Closing the client is a deliberate shutdown, not a failure: the
             // member stops as if `stop` had been called (the session's end
             // took the offer with it).
-            inner.end_driver(generation);
-            inner.emit(ElectionEvent::StopStart);
-            inner.emit(ElectionEvent::StopComplete);
+            inner.current(generation, |run| {
+                run.driver = None;
+                inner.emit(ElectionEvent::StopStart);
+                inner.emit(ElectionEvent::StopComplete);
+            });
             return;
         }
         let reason = inner.about(reason);
         let closed = reason.code() == ErrorCode::Closed;
-        inner.emit(ElectionEvent::Failed(reason.clone()));
+        inner.emit_for(generation, ElectionEvent::Failed(reason.clone()));
         if let Some(first) = first.take() {
             // Failed to start: withdraw what exists and stay stopped.
             if let Some(offer) = offer {
@@ -530,7 +550,7 @@ async fn run_once(
     let mut states = inner.client.subscribe();
     let (offer, session) = inner.make_offer(generation).await?;
     loop {
-        let step = inner.determine(&offer, session).await?;
+        let step = inner.determine(generation, &offer, session).await?;
         *determined = true;
         if let Some(first) = first.take() {
             let _ = first.send(Ok(()));
@@ -556,14 +576,14 @@ async fn run_once(
                 state = states.recv() => match state.unwrap_or_else(|_| inner.client.state()) {
                     ConnectionState::Suspended if leading && suspended_until.is_none() => {
                         suspended_until = Some(Instant::now() + inner.client.suspended_grace());
-                        inner.emit(ElectionEvent::Suspended);
+                        inner.emit_for(generation, ElectionEvent::Suspended);
                     }
                     ConnectionState::Connected | ConnectionState::Reconnected => {
                         if inner.client.session_id().ok() != Some(session) {
                             return Err(expired());
                         }
                         if suspended_until.take().is_some() {
-                            inner.emit(ElectionEvent::Reconnected);
+                            inner.emit_for(generation, ElectionEvent::Reconnected);
                         }
                     }
                     ConnectionState::Lost => return Err(expired()),

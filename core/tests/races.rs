@@ -921,6 +921,45 @@ async fn a_stop_during_the_offer_leaves_no_orphan_offer() {
     member.stop().await.unwrap();
 }
 
+/// Found by CI (Python, `wait_for(start_async(), 0.001)` then `stop_async`,
+/// 1 round in a few hundred): a stop aborts the member's driver, but a driver
+/// mid-step on another thread runs on until its next await, and said it led
+/// right after the stop said it did not. After a stop, the member must not
+/// lead, and no event of the old start may follow `STOP_START`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stopped_member_never_leads_or_speaks_for_the_old_start() {
+    let root = unique("stopped-never-leads");
+    let c = client().await;
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut stopped_mid_election = 0;
+    for round in 0..400 {
+        let member = LeaderElectionSupport::new(&c, &root, &format!("m{round}")).unwrap();
+        let mut events = member.subscribe();
+        let wait = Duration::from_micros(rng.u64(0..4_000));
+        let _ = tokio::time::timeout(wait, member.start()).await;
+        member.stop().await.unwrap();
+        assert!(!member.is_leader(), "round {round} (stop after {wait:?})");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(!member.is_leader(), "round {round} (stop after {wait:?})");
+        let mut seen = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            seen.push(event.name());
+        }
+        let stop = seen.iter().position(|e| *e == "STOP_START").unwrap();
+        assert_eq!(
+            &seen[stop..],
+            ["STOP_START", "STOP_COMPLETE"],
+            "round {round} (stop after {wait:?}): {seen:?}"
+        );
+        if !seen.contains(&"ELECTED_COMPLETE") {
+            stopped_mid_election += 1;
+        }
+    }
+    // The random stops must have hit the election itself, not only after it.
+    assert!(stopped_mid_election > 20, "{stopped_mid_election}");
+    assert!(children(server().connect_string(), &root).await.is_empty());
+}
+
 /// Found by the adversarial review (Node: `start()` not awaited, then
 /// `stop()`): the bindings ran the two futures in either order, and a stop
 /// that ran first left a member that then started and led for good. A start
