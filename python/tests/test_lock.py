@@ -214,7 +214,11 @@ def test_cancelling_an_awaiting_task_withdraws_its_node(make_client, zk_connect,
 
 CHILD = textwrap.dedent(
     """
-    import sys, time, zkrecipes
+    import signal, sys, time, zkrecipes
+    # A shell that starts a job in the background has it ignore SIGINT, and
+    # Python then installs no KeyboardInterrupt handler: ask for Python's own,
+    # as an interactive program has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     client = zkrecipes.Client(sys.argv[1], session_timeout=float(sys.argv[3]))
     lock = client.write_lock(sys.argv[2])
     if sys.argv[4] == "hold":
@@ -232,9 +236,21 @@ CHILD = textwrap.dedent(
 )
 
 
+def line_of(child: subprocess.Popen[str], seconds: float = 10.0) -> str:
+    """The child's next line; a child that says nothing fails the test instead of hanging it."""
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(child.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    if not line:
+        child.kill()
+        pytest.fail(f"the child printed no line within {seconds} s")
+    return line[0].strip()
+
+
 def test_sigkilled_holder_releases_to_a_waiter_within_session_timeout(client, zk_connect, path):
     child = subprocess.Popen([sys.executable, "-c", CHILD, zk_connect, path, "2", "hold"], stdout=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "HELD"
+    assert line_of(child) == "HELD"
     lock = client.write_lock(path)
     assert lock.acquire(blocking=False) is False
     child.send_signal(signal.SIGKILL)
@@ -249,14 +265,14 @@ def test_ctrl_c_interrupts_a_wait_and_withdraws_the_node(client, zk_connect, pat
     lock = client.write_lock(path)
     lock.acquire()
     child = subprocess.Popen([sys.executable, "-c", CHILD, zk_connect, path, "10", "wait"], stdout=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "WAITING"
+    assert line_of(child) == "WAITING"
     deadline = time.monotonic() + 10
     while len(lock.participants()) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert len(lock.participants()) == 2
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
-    assert child.stdout.readline().strip() == "INTERRUPTED"
+    assert line_of(child) == "INTERRUPTED"
     assert time.monotonic() - sent < 0.5
     deadline = time.monotonic() + 5
     while len(lock.participants()) > 1 and time.monotonic() < deadline:
