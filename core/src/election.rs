@@ -107,6 +107,40 @@ struct Run {
     /// from before may still be running after its abort, and must neither
     /// register an offer nor clear the current driver.
     generation: u64,
+    /// Done once the last stop's offer is withdrawn.
+    withdrawing: Option<watch::Receiver<bool>>,
+}
+
+enum Withdrawal {
+    Ours(tokio::task::JoinHandle<Result<()>>),
+    Earlier(Option<watch::Receiver<bool>>),
+}
+
+/// Deletes a stopped member's offer, one still being created included, and
+/// says `STOP_COMPLETE`.
+async fn withdraw(
+    inner: Arc<Inner>,
+    offer: Option<String>,
+    creating: Option<watch::Receiver<bool>>,
+) -> Result<()> {
+    if let Some(mut creating) = creating {
+        // A create in flight withdraws its own offer (it sees the stop). Cut
+        // off from the server, that waits for the connection: a stop waits
+        // at most a session timeout for it, and the create still withdraws
+        // its offer whenever it completes.
+        let created = creating.wait_for(|done| *done);
+        let _ = tokio::time::timeout(inner.client.session_timeout(), created).await;
+    }
+    let mut result = Ok(());
+    if let Some(offer) = offer {
+        result = delete_confirmed(&inner.client, &offer).await;
+        live_offers().lock().unwrap().remove(&offer);
+        if let Err(err) = &result {
+            inner.emit(ElectionEvent::Failed(err.clone()));
+        }
+    }
+    inner.emit(ElectionEvent::StopComplete);
+    result
 }
 
 /// Offers that members of this process hold, so that the orphan sweep after a
@@ -176,42 +210,46 @@ impl LeaderElectionSupport {
     /// (waiting at most a session timeout for that one while disconnected).
     pub fn stop(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let inner = self.inner.clone();
-        let taken = {
+        let withdrawal = {
             let mut run = inner.run.lock().unwrap();
-            run.driver.take().map(|driver| {
-                // Under the run lock, so that a driver still mid-step cannot
-                // say it leads after this (see `Inner::current`).
-                run.generation += 1;
-                inner.emit(ElectionEvent::StopStart);
-                inner.leader.send_replace(false);
-                (driver, run.offer.take(), run.creating.take())
-            })
-        };
-        if let Some((driver, _, _)) = &taken {
-            driver.abort();
-        }
-        async move {
-            let Some((_, offer, creating)) = taken else {
-                return Ok(());
-            };
-            if let Some(mut creating) = creating {
-                // A create in flight withdraws its own offer (it sees the stop).
-                // Cut off from the server, that waits for the connection: a
-                // stop waits at most a session timeout for it, and the create
-                // still withdraws its offer whenever it completes.
-                let created = creating.wait_for(|done| *done);
-                let _ = tokio::time::timeout(inner.client.session_timeout(), created).await;
-            }
-            let mut result = Ok(());
-            if let Some(offer) = offer {
-                result = delete_confirmed(&inner.client, &offer).await;
-                live_offers().lock().unwrap().remove(&offer);
-                if let Err(err) = &result {
-                    inner.emit(ElectionEvent::Failed(err.clone()));
+            match run.driver.take() {
+                Some(driver) => {
+                    // Under the run lock, so that a driver still mid-step
+                    // cannot say it leads after this (see `Inner::current`).
+                    run.generation += 1;
+                    inner.emit(ElectionEvent::StopStart);
+                    inner.leader.send_replace(false);
+                    driver.abort();
+                    // The withdrawal is a task of its own: a caller that gives
+                    // up on the stop (a cancelled await) must not leave the
+                    // offer behind to lead for the rest of the session.
+                    let (offer, creating) = (run.offer.take(), run.creating.take());
+                    let (done, withdrawing) = watch::channel(false);
+                    run.withdrawing = Some(withdrawing);
+                    let task = withdraw(inner.clone(), offer, creating);
+                    Withdrawal::Ours(runtime::handle().spawn(async move {
+                        let withdrawn = task.await;
+                        let _ = done.send(true);
+                        withdrawn
+                    }))
                 }
+                None => Withdrawal::Earlier(run.withdrawing.clone()),
             }
-            inner.emit(ElectionEvent::StopComplete);
-            result.map_err(|err| inner.about(err))
+        };
+        async move {
+            match withdrawal {
+                Withdrawal::Ours(task) => {
+                    let withdrawn = task.await.unwrap_or(Ok(()));
+                    withdrawn.map_err(|err| inner.about(err))
+                }
+                // A stop whose caller gave up may still be withdrawing:
+                // stopped means no offer of this member is left.
+                Withdrawal::Earlier(Some(mut withdrawing)) => {
+                    let _ = withdrawing.wait_for(|done| *done).await;
+                    Ok(())
+                }
+                Withdrawal::Earlier(None) => Ok(()),
+            }
         }
     }
 
