@@ -17,8 +17,12 @@
 //!   timeout, when the server may have elected somebody else).
 //! - `start` that fails (no such chroot, `NO_AUTH`, a root that cannot have
 //!   children) returns the error and leaves the member stopped: nothing keeps
-//!   trying behind the caller's back. Later failures are retried with a
-//!   bounded, jittered backoff, never in a tight loop.
+//!   trying behind the caller's back. A lost connection or an expired
+//!   session is not such a failure: the offer waits for the next session.
+//!   Later failures are retried with a bounded, jittered backoff, never in a
+//!   tight loop.
+//! - A `stop` withdraws the offer in a task of its own, so a caller that
+//!   gives up on it leaves nothing behind; a later `stop` waits for it.
 //! - The root is created if missing; foreign children are ignored.
 
 use std::collections::HashSet;
@@ -421,9 +425,17 @@ impl Inner {
             match created {
                 Ok((_, sequence)) => return Ok((format!("{prefix}{sequence}"), session)),
                 Err(zk::Error::NoNode) => self.client.ensure_container(&self.root, None).await?,
+                // The session's end took whatever the lost create made, and
+                // is not the caller's error: offer on the next session.
+                Err(zk::Error::SessionExpired) => self.client.await_session_after(session).await?,
                 Err(zk::Error::ConnectionLoss) => {
-                    self.client.await_usable(session, None).await?;
-                    self.sweep_orphans(session).await?;
+                    match self.client.await_usable(session, None).await {
+                        Ok(()) => self.sweep_orphans(session).await?,
+                        Err(err) if err.code() == ErrorCode::SessionExpired => {
+                            self.client.await_session_after(session).await?
+                        }
+                        Err(err) => return Err(err),
+                    }
                 }
                 Err(err) => return Err(err.into()),
             }
@@ -585,8 +597,11 @@ async fn run_once(
     first: &mut Option<oneshot::Sender<Result<()>>>,
     determined: &mut bool,
 ) -> Result<()> {
-    let mut states = inner.client.subscribe();
     let (offer, session) = inner.make_offer(generation).await?;
+    // Subscribed after the offer: a start that waited out an expired session
+    // must not take that session's `LOST` for its new offer's. What happens
+    // to the connection from here on is seen by `determine`'s requests first.
+    let mut states = inner.client.subscribe();
     loop {
         let step = inner.determine(generation, &offer, session).await?;
         *determined = true;

@@ -1001,6 +1001,48 @@ async fn a_cancelled_stop_still_withdraws_the_offer() {
     }
 }
 
+/// Found by the adversarial review (Java, a process resumed after a pause past
+/// its session calling `stop(); start()`): a start whose offer met the
+/// expired session failed with SESSION_EXPIRED and left the member stopped.
+/// The session's end is not the caller's error: the offer is made on the
+/// client's next session, as a lock waiter lines up again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_on_an_expired_session_offers_on_the_next_one() {
+    let root = unique("start-expired");
+    let marker = unique("start-expired-marker");
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let held = WriteLock::new(&c, &marker).unwrap();
+    held.lock_as(Owner(1), Wait::Forever)
+        .await
+        .unwrap()
+        .unwrap();
+    proxy.set_blackhole(true);
+    eventually(
+        "the server expires the cut-off session",
+        Duration::from_secs(15),
+        || async {
+            children(server().connect_string(), &marker)
+                .await
+                .is_empty()
+        },
+    )
+    .await;
+    let member = LeaderElectionSupport::new(&c, &root, "late").unwrap();
+    let started = tokio::spawn(member.start());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    proxy.set_blackhole(false);
+    tokio::time::timeout(Duration::from_secs(15), started)
+        .await
+        .expect("start answers")
+        .unwrap()
+        .unwrap();
+    assert!(member.is_leader());
+    member.stop().await.unwrap();
+    assert!(children(server().connect_string(), &root).await.is_empty());
+    c.close().await;
+}
+
 /// Found by the adversarial review (Node: `start()` not awaited, then
 /// `stop()`): the bindings ran the two futures in either order, and a stop
 /// that ran first left a member that then started and led for good. A start
