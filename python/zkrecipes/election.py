@@ -26,7 +26,7 @@ class LeaderElectionSupport:
     def __init__(self, client: Client, root: str, host_name: Optional[str] = None) -> None:
         """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
-        self._native = _native.NativeElection(native_client, root, host_name or native_client.identity())
+        self._native = _native.NativeElection(native_client, root, native_client.identity() if host_name is None else host_name)
         self._listeners: Listeners[Event[ElectionEvent]] = Listeners(self._native.subscribe, election_event)
 
     def start(self) -> None:
