@@ -11,6 +11,7 @@ from . import _native
 from .errors import ZkError
 from ._args import _client, _timeout
 from ._listeners import Listeners
+from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class _Lock:
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
-        return (await self._native.lock_async(_task_owner(), blocking, _timeout(timeout, blocking))) is not None
+        return (await undoable(self._native.lock_async(_task_owner(), blocking, _timeout(timeout, blocking)))) is not None
 
     async def release_async(self) -> None:
         """``release`` for a hold taken with ``acquire_async`` (per asyncio task)."""

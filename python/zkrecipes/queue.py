@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
 from ._args import _client, _timeout
+from ._undoable import undoable
 
 if TYPE_CHECKING:
     from .client import Client
@@ -82,7 +83,7 @@ class DistributedQueue:
 
     async def poll_async(self) -> Optional[bytes]:
         """``poll`` without blocking the event loop."""
-        return await self._native.poll_async()
+        return await undoable(self._native.poll_async())
 
     async def element_async(self) -> bytes:
         """``element`` without blocking the event loop."""
@@ -90,11 +91,11 @@ class DistributedQueue:
 
     async def remove_async(self) -> bytes:
         """``remove`` without blocking the event loop."""
-        return await self._native.remove_async()
+        return await undoable(self._native.remove_async())
 
     async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
         """``take`` without blocking the event loop; cancelling it gives a taken item back."""
-        return await self._native.take_async(_timeout(timeout))
+        return await undoable(self._native.take_async(_timeout(timeout)))
 
     async def size_async(self) -> int:
         """``size`` without blocking the event loop."""

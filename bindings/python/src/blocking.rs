@@ -89,21 +89,31 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    resolved_on_loop(py, async move { future.await.map(|value| (value, None)) })
+    resolved_on_loop(
+        py,
+        false,
+        async move { future.await.map(|value| (value, None)) },
+    )
 }
 
 /// `awaitable` for an operation whose result must not be dropped: if the
 /// awaiting task was cancelled by the time the result arrives, it is undone
-/// (lock released, item put back).
+/// (lock released, item put back). The future resolves to `(value, undo)`:
+/// a task cancelled after that (its wake-up already scheduled) never sees
+/// the value, and `zkrecipes._undoable` calls `undo` for it.
 pub fn awaitable_undoable<'py, T, F>(py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
 where
     T: Undoable,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    resolved_on_loop(py, async move { future.await.map(Undoable::split) })
+    resolved_on_loop(py, true, async move { future.await.map(Undoable::split) })
 }
 
-fn resolved_on_loop<'py, T, F>(py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
+fn resolved_on_loop<'py, T, F>(
+    py: Python<'py>,
+    paired: bool,
+    future: F,
+) -> PyResult<Bound<'py, PyAny>>
 where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
     F: Future<Output = zkrecipes::Result<(T, Option<UndoFn>)>> + Send + 'static,
@@ -119,13 +129,17 @@ where
                     Ok((value, undo)) => (Ok(value), undo.map(Undo::new)),
                     Err(err) => (Err(err), None),
                 };
-                let (ok, value) = match value.map_err(to_py).and_then(|v| v.into_py_any(py)) {
-                    Ok(value) => (true, value),
-                    Err(err) => (false, err.into_value(py).into_any()),
-                };
                 let undo = match undo {
                     Some(undo) => Py::new(py, undo).map(|u| u.into_any()).ok(),
                     None => None,
+                };
+                let value = value.map_err(to_py).and_then(|v| match paired {
+                    true => (v, undo.as_ref().map(|u| u.clone_ref(py))).into_py_any(py),
+                    false => v.into_py_any(py),
+                });
+                let (ok, value) = match value {
+                    Ok(value) => (true, value),
+                    Err(err) => (false, err.into_value(py).into_any()),
                 };
                 let resolve = py
                     .import("zkrecipes._native")
