@@ -111,13 +111,8 @@ struct Run {
     /// from before may still be running after its abort, and must neither
     /// register an offer nor clear the current driver.
     generation: u64,
-    /// Done once the last stop's offer is withdrawn.
-    withdrawing: Option<watch::Receiver<bool>>,
-}
-
-enum Withdrawal {
-    Ours(tokio::task::JoinHandle<Result<()>>),
-    Earlier(Option<watch::Receiver<bool>>),
+    /// The last stop's withdrawal: its outcome once done.
+    withdrawing: Option<watch::Receiver<Option<Result<()>>>>,
 }
 
 /// Deletes a stopped member's offer, one still being created included, and
@@ -214,45 +209,36 @@ impl LeaderElectionSupport {
     /// (waiting at most a session timeout for that one while disconnected).
     pub fn stop(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let inner = self.inner.clone();
-        let withdrawal = {
+        let (withdrawing, ours) = {
             let mut run = inner.run.lock().unwrap();
-            match run.driver.take() {
-                Some(driver) => {
-                    // Under the run lock, so that a driver still mid-step
-                    // cannot say it leads after this (see `Inner::current`).
-                    run.generation += 1;
-                    inner.emit(ElectionEvent::StopStart);
-                    inner.leader.send_replace(false);
-                    driver.abort();
-                    // The withdrawal is a task of its own: a caller that gives
-                    // up on the stop (a cancelled await) must not leave the
-                    // offer behind to lead for the rest of the session.
-                    let (offer, creating) = (run.offer.take(), run.creating.take());
-                    let (done, withdrawing) = watch::channel(false);
-                    run.withdrawing = Some(withdrawing);
-                    let task = withdraw(inner.clone(), offer, creating);
-                    Withdrawal::Ours(runtime::handle().spawn(async move {
-                        let withdrawn = task.await;
-                        let _ = done.send(true);
-                        withdrawn
-                    }))
-                }
-                None => Withdrawal::Earlier(run.withdrawing.clone()),
-            }
+            let ours = run.driver.take().map(|driver| {
+                // Under the run lock, so that a driver still mid-step cannot
+                // say it leads after this (see `Inner::current`).
+                run.generation += 1;
+                inner.emit(ElectionEvent::StopStart);
+                inner.leader.send_replace(false);
+                driver.abort();
+                // The withdrawal is a task of its own: a caller that gives up
+                // on the stop (a cancelled await) must not leave the offer
+                // behind to lead for the rest of the session.
+                let (done, withdrawing) = watch::channel(None);
+                run.withdrawing = Some(withdrawing);
+                let task = withdraw(inner.clone(), run.offer.take(), run.creating.take());
+                runtime::handle().spawn(async move { done.send_replace(Some(task.await)) });
+            });
+            (run.withdrawing.clone(), ours.is_some())
         };
         async move {
-            match withdrawal {
-                Withdrawal::Ours(task) => {
-                    let withdrawn = task.await.unwrap_or(Ok(()));
-                    withdrawn.map_err(|err| inner.about(err))
-                }
-                // A stop whose caller gave up may still be withdrawing:
-                // stopped means no offer of this member is left.
-                Withdrawal::Earlier(Some(mut withdrawing)) => {
-                    let _ = withdrawing.wait_for(|done| *done).await;
-                    Ok(())
-                }
-                Withdrawal::Earlier(None) => Ok(()),
+            // A stop on a stopped member still waits for an earlier stop
+            // whose caller gave up: stopped means no offer of it is left.
+            // Only the stop that withdrew reports how that went.
+            let Some(mut withdrawing) = withdrawing else {
+                return Ok(());
+            };
+            let withdrawn = withdrawing.wait_for(Option::is_some).await.ok();
+            match withdrawn.and_then(|outcome| outcome.clone()) {
+                Some(Err(err)) if ours => Err(inner.about(err)),
+                _ => Ok(()),
             }
         }
     }

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -91,13 +93,13 @@ class ElectionIT {
     @Test
     void aCancelledStopStillWithdrawsTheOffer() throws Exception {
         String root = Zk.path("cancelled-stop");
-        java.util.Random random = new java.util.Random(3);
+        Random random = new Random(3);
         try (Client c = Zk.client(); LeaderElectionSupport watcher = new LeaderElectionSupport(c, root, "watcher")) {
             for (int round = 0; round < 60; round++) {
                 try (LeaderElectionSupport m = new LeaderElectionSupport(c, root, "m" + round)) {
                     m.start();
                     assertTrue(m.isLeader());
-                    java.util.concurrent.CompletableFuture<Void> stopping = m.stopAsync();
+                    CompletableFuture<Void> stopping = m.stopAsync();
                     long until = System.nanoTime() + random.nextInt(2_000_000);
                     while (System.nanoTime() < until) {
                         Thread.onSpinWait();
