@@ -41,6 +41,8 @@ class Runner:
         self.connect = connect
         self.port = int(connect.split(":")[1])
         self.results: List[dict] = []
+        # Every run that errored or gave no figure: `--strict` (the smoke run of `make test`) fails on any.
+        self.failures: List[str] = []
         env = self.args
         work = ROOT / "target" / "bench"
         self.contestants = {
@@ -62,8 +64,7 @@ class Runner:
         line = proc.stdout.readline().strip()
         if line != "READY":
             proc.kill()
-            print(f"  {contestant} {workload}: did not get ready ({line!r})", flush=True)
-            return None
+            return self.failed(contestant, workload, f"did not get ready ({line!r})")
         # Packets the server received, and its fsyncs (one per flushed batch of
         # transactions: `zk_cnt_fsynctime` counts the timings it records).
         before = mntr(self.port)
@@ -76,13 +77,17 @@ class Runner:
         watchdog.cancel()
         after = mntr(self.port)
         try:
-            proc.wait(timeout=60)
+            code = proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
+            code = None
         if not out.startswith("{"):
-            print(f"  {contestant} {workload}: failed ({out!r})", flush=True)
-            return None
+            return self.failed(contestant, workload, f"failed ({out!r})")
         result = json.loads(out)
+        if code != 0:
+            return self.failed(contestant, workload, f"exited with {code} after its figures")
+        if not result.get("ops") or not result.get("seconds"):
+            return self.failed(contestant, workload, f"gave no figure ({out!r})")
         def per_op(key: str) -> float:
             return (int(after.get(key, 0)) - int(before.get(key, 0))) / result["ops"]
         result.update(contestant=contestant, workload=workload, params=list(params),
@@ -93,6 +98,11 @@ class Runner:
                  if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds")}
         print(f"  {contestant:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
+
+    def failed(self, contestant: str, workload: str, why: str) -> None:
+        print(f"  {contestant} {workload}: {why}", flush=True)
+        self.failures.append(f"{contestant} {workload}: {why}")
+        return None
 
 
 def prepare(args: argparse.Namespace) -> None:
@@ -136,6 +146,8 @@ def main() -> int:
     parser.add_argument("--apache-cp", required=True)
     parser.add_argument("--curator-cp", required=True)
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
     parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9", help="which sections to run, e.g. 8")
     parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
@@ -226,6 +238,9 @@ def main() -> int:
     subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only", str(OUT)],
                    check=False)
     print(f"\nwrote {OUT / 'results.md'}, results.png and results.json")
+    if r.failures:
+        print(f"\n{len(r.failures)} run(s) failed:", *r.failures, sep="\n  ", file=sys.stderr)
+        return 1 if args.strict else 0
     return 0
 
 

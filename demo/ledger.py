@@ -9,6 +9,9 @@ Workers talk to it over a line protocol on 127.0.0.1 (one request, one reply):
     TAKEN <job> <worker>            -> OK
     APPLY <job> <token> <worker>    -> OK | STALE | DUP
     AUDIT <worker> / AUDITED <worker> -> OK <balance> / OK   (an audit is open in between)
+
+An audit of a worker that the demo kills stays open in its books only until the kill: its read
+lock ends with its session, so a later write is no write during an audit.
     DONE?                           -> YES | NO
 
 APPLY is what a real storage service would do with a fencing token: it refuses
@@ -42,7 +45,8 @@ class Ledger:
     duplicates: int = 0
     audits: int = 0
     audit_violations: int = 0
-    auditing: int = 0
+    # Open audits per worker (a killed worker's are closed by `mark_dead`).
+    auditing: Dict[str, int] = field(default_factory=dict)
     offered: Set[int] = field(default_factory=set)
     taken: Dict[int, str] = field(default_factory=dict)
     dead: Set[str] = field(default_factory=set)
@@ -88,7 +92,7 @@ class Ledger:
                 if job in self.applied:
                     self.duplicates += 1
                     return "DUP"
-                if self.auditing:
+                if any(self.auditing.values()):
                     self.audit_violations += 1
                 self.applied.add(job)
                 self.balance += 1
@@ -96,10 +100,12 @@ class Ledger:
                 return "OK"
             if cmd == "AUDIT":
                 self.audits += 1
-                self.auditing += 1
+                if args[0] not in self.dead:  # a request still in flight when the demo killed it
+                    self.auditing[args[0]] = self.auditing.get(args[0], 0) + 1
                 return f"OK {self.balance}"
             if cmd == "AUDITED":
-                self.auditing -= 1
+                if self.auditing.get(args[0], 0) > 0:
+                    self.auditing[args[0]] -= 1
                 return "OK"
             if cmd == "DONE?":
                 return "YES" if len(self.applied) >= self.jobs else "NO"
@@ -115,6 +121,8 @@ class Ledger:
     def mark_dead(self, worker: str) -> None:
         with self.lock:
             self.dead.add(worker)
+            # Killed between AUDIT and AUDITED: the audit ends with its session, not with a call.
+            self.auditing.pop(worker, None)
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs every code example of README.md, python/README.md and node/README.md against the installed artifacts,
-so that the docs cannot drift from the library.
+so that the docs cannot drift from the library; shell blocks run their command lines (see `shell`).
 
 Each example runs as written, with three changes only: the connect string points at the test
 server ($ZK_CONNECT, keeping the example's chroot), placeholders the prose leaves to the reader
@@ -9,7 +9,8 @@ server ($ZK_CONNECT, keeping the example's chroot), placeholders the prose leave
 `tsc --strict`; Java compiles in a Maven project depending on the JAR, Kotlin in one depending on
 the Kotlin JAR (inside `runBlocking`); Rust against the core crate.
 
-usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR --kotlin-jar JAR
+usage: readme_examples.py --python VENV_PYTHON --node-project DIR --jar JAR --kotlin-jar JAR --cli ZKRECIPES
+       --npm-tarballs TGZ...
 """
 
 from __future__ import annotations
@@ -211,6 +212,84 @@ def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
     run(f"kotlin  {where}", ["java", "-cp", classpath, "ReadmeExampleKt"], project)
 
 
+# `make demo` / `make test` lines are this suite's own entry points, not run from inside it.
+SUITE_COMMAND = re.compile(r"^make\s")
+# A crontab line: five schedule fields, then the command cron runs.
+CRON_LINE = re.compile(r"^(?:\S+\s+){5}(zkrecipes\s.*)$")
+# Commands that run until stopped: they must print, then stop on SIGINT.
+WATCHING = re.compile(r"\s--(?:observe|watch)\b")
+STUBS = {
+    "backup.sh": "#!/bin/sh\necho ran >> backup.ran\n",
+    "scheduler": "#!/bin/sh\necho ran >> scheduler.ran\n",
+}
+
+
+def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path) -> None:
+    """Each command line as a shell runs it: `zkrecipes` is the built CLI against $ZK_CONNECT,
+    `./backup.sh` and `./scheduler` are stubs that leave a mark, `npm install zkrecipes` installs
+    the packed tarballs into a fresh project (the registry does not have them)."""
+    work = tmp / "shell"
+    work.mkdir(exist_ok=True)
+    for name, text in STUBS.items():
+        (work / name).write_text(text)
+        (work / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{cli.parent}{os.pathsep}{os.environ['PATH']}")
+    for number, raw in enumerate(code.splitlines()):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        what = f"sh  {where}+{number}: {line}"
+        if SUITE_COMMAND.match(line):
+            print(f"--  {what} (the suite's own entry point)")
+            continue
+        if line == "npm install zkrecipes":
+            project = tmp / "npm-install"
+            project.mkdir(exist_ok=True)
+            run(f"npm init  {where}", ["npm", "init", "-y"], project)
+            run(what, ["npm", "install", "--offline", "--no-audit", "--no-fund", *map(str, npm_tarballs)], project)
+            run(f"node require  {where}", ["node", "-e", "require('zkrecipes').Client"], project)
+            continue
+        cron = CRON_LINE.match(line)
+        command = cron.group(1) if cron else line
+        if not command.startswith("zkrecipes "):
+            raise SystemExit(f"{where}: no way to run this shell line: {line}")
+        if WATCHING.search(command):
+            watch(what, command, work, env)
+            continue
+        done = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            sys.stderr.write(f"--- {what} failed ({done.returncode})\n{done.stdout}{done.stderr}\n")
+            raise SystemExit(1)
+        print(f"ok  {what}")
+    for name in STUBS:
+        mark = work / (name.split(".")[0] + ".ran")
+        if name in code and not mark.exists():
+            raise SystemExit(f"{where}: ./{name} never ran")
+
+
+def watch(what: str, command: str, cwd: Path, env: dict[str, str]) -> None:
+    """A command that runs until stopped: its first line within 60 s, then SIGINT ends it."""
+    import selectors
+    import signal
+
+    child = subprocess.Popen(["bash", "-c", "exec " + command], cwd=cwd, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(child.stdout, selectors.EVENT_READ)
+    first = child.stdout.readline() if selector.select(timeout=60) else ""
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        raise SystemExit(f"--- {what}: still running 60 s after SIGINT")
+    if not first.strip():
+        sys.stderr.write(f"--- {what} printed nothing within 60 s\n{err}\n")
+        raise SystemExit(1)
+    print(f"ok  {what} -> {first.strip()}")
+
+
 def rust(code: str, where: str, tmp: Path) -> None:
     crate = tmp / "readme-example"
     (crate / "src").mkdir(parents=True, exist_ok=True)
@@ -255,6 +334,8 @@ def main() -> None:
     parser.add_argument("--node-project", required=True, type=Path)
     parser.add_argument("--jar", required=True, type=Path)
     parser.add_argument("--kotlin-jar", required=True, type=Path)
+    parser.add_argument("--cli", required=True, type=Path, help="the built zkrecipes command")
+    parser.add_argument("--npm-tarballs", required=True, type=Path, nargs="+", help="what `npm install` installs")
     args = parser.parse_args()
     connect = os.environ["ZK_CONNECT"]
     counts: dict[str, int] = {}
@@ -262,7 +343,7 @@ def main() -> None:
         tmp = Path(tmp_dir)
         for doc in DOCS:
             for language, line, code in blocks(doc):
-                if language not in ("python", "js", "java", "kotlin", "rust"):
+                if language not in ("python", "js", "java", "kotlin", "rust", "sh"):
                     continue
                 code = HOSTS.sub(connect, code)
                 where = f"{doc.relative_to(REPO)}:{line}"
@@ -272,12 +353,14 @@ def main() -> None:
                     node(code, where, args.node_project.resolve())
                 elif language == "java":
                     java(code, where, args.jar.resolve(), tmp)
+                elif language == "sh":
+                    shell(code, where, args.cli.resolve(), [t.resolve() for t in args.npm_tarballs], tmp)
                 elif language == "kotlin":
                     kotlin(code, where, args.kotlin_jar.resolve(), tmp)
                 else:
                     rust(code, where, tmp)
                 counts[language] = counts.get(language, 0) + 1
-    if any(not counts.get(language) for language in ("python", "js", "java", "kotlin", "rust")):
+    if any(not counts.get(language) for language in ("python", "js", "java", "kotlin", "rust", "sh")):
         raise SystemExit(f"expected examples in every language, found {counts}")
     print(f"README examples run: {counts}")
 

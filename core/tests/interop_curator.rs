@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zkrecipes::{DistributedQueue, ReadWriteLock, WriteLock};
+use zkrecipes::{DistributedQueue, LockGuard, ReadWriteLock, WriteLock};
 
 fn curator(args: &[&str]) -> Driver {
     Driver::spawn(
@@ -23,6 +23,22 @@ async fn expect(driver: Driver, line: &str) -> Driver {
     driver
 }
 
+/// The name of a hold's lock node inside its directory.
+fn node_name(guard: &LockGuard) -> String {
+    let path = guard.lock().node_path_of(guard.owner()).expect("held");
+    path.rsplit('/').next().unwrap().to_string()
+}
+
+/// The `CHILDREN` line a driver started with `children` prints right after `ACQUIRED`.
+async fn children_when_acquired(driver: Driver) -> (Driver, Vec<String>) {
+    let (driver, line) = tokio::time::timeout(Duration::from_secs(30), driver.line())
+        .await
+        .expect("CHILDREN");
+    let listed = line.strip_prefix("CHILDREN ").expect(&line);
+    let names = listed.split(',').filter(|n| !n.is_empty());
+    (driver, names.map(str::to_string).collect())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn curator_mutex_holder_excludes_ours() {
     let dir = unique("curator-mutex-1");
@@ -38,14 +54,15 @@ async fn curator_mutex_holder_excludes_ours() {
         ours.try_acquire().await.unwrap().is_none(),
         "Curator holds it"
     );
-    let started = std::time::Instant::now();
     let guard = ours
         .acquire_timeout(Duration::from_secs(20))
         .await
         .unwrap()
         .expect("after Curator releases");
-    assert!(
-        started.elapsed() >= Duration::from_millis(900),
+    // Curator's node goes only with its release: still there means we got in while it held.
+    assert_eq!(
+        children(server().connect_string(), &dir).await,
+        [node_name(&guard)],
         "we must wait for Curator's release"
     );
     let driver = expect(driver, "RELEASED").await;
@@ -60,7 +77,7 @@ async fn our_holder_excludes_curator_mutex() {
     let ours = WriteLock::new(&c, &dir).unwrap();
     let guard = ours.acquire().await.unwrap();
     let driver = expect(
-        curator(&["mutex", server().connect_string(), &dir, "10"]),
+        curator(&["mutex", server().connect_string(), &dir, "10", "children"]),
         "WAITING",
     )
     .await;
@@ -68,14 +85,14 @@ async fn our_holder_excludes_curator_mutex() {
         children(server().connect_string(), &dir).await.len() == 2
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(
-        children(server().connect_string(), &dir).await.len(),
-        2,
-        "Curator must still wait"
-    );
+    let ours_node = node_name(&guard);
     guard.release().await.unwrap();
     let driver = expect(driver, "ACQUIRED").await;
+    let (driver, seen) = children_when_acquired(driver).await;
+    assert!(
+        !seen.contains(&ours_node),
+        "Curator got in while we held: {seen:?}"
+    );
     let driver = expect(driver, "RELEASED").await;
     driver.finish();
 }
@@ -112,13 +129,22 @@ async fn read_write_locks_interoperate_with_curator() {
     let reader = expect(reader, "RELEASED").await;
     reader.finish();
     let writer = expect(
-        curator(&["write", server().connect_string(), &dir, "10"]),
+        curator(&["write", server().connect_string(), &dir, "10", "children"]),
         "WAITING",
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    eventually("Curator's writer queued", Duration::from_secs(20), || async {
+        children(server().connect_string(), &dir).await.len() == 2
+    })
+    .await;
+    let read_node = node_name(&read);
     read.release().await.unwrap();
     let writer = expect(writer, "ACQUIRED").await;
+    let (writer, seen) = children_when_acquired(writer).await;
+    assert!(
+        !seen.contains(&read_node),
+        "Curator's writer got in while our reader held: {seen:?}"
+    );
     let writer = expect(writer, "RELEASED").await;
     writer.finish();
 }

@@ -96,7 +96,8 @@ test('an open client keeps the process alive; unref() lets it exit', async () =>
   const alive = await runScript(`
     const zk = require('zkrecipes')
     zk.Client.connect(process.argv[1]).then(() => console.log('OPEN'))
-    setTimeout(() => { console.log('STILL ALIVE'); process.exit(0) }, 1500)
+    // unref'd: only the open client may keep the process alive until then.
+    setTimeout(() => { console.log('STILL ALIVE'); process.exit(0) }, 1500).unref()
   `)
   assert.match(alive.out, /STILL ALIVE/)
   const unref = await runScript(`

@@ -1,8 +1,10 @@
 // Drives Apache Curator 5.9's recipes for the interop tests. Run as a single-file program with
 // the jars of tests/interop/curator-pom.xml on the classpath:
 //   java -cp <curator jars> CuratorDriver.java <command> <connect> <path> [arg]
-//   mutex|write|read <connect> <dir> <holdMs>   InterProcessMutex / InterProcessReadWriteLock:
-//                                               WAITING, ACQUIRED, RELEASED
+//   mutex|write|read <connect> <dir> <holdMs> [children]
+//                                               InterProcessMutex / InterProcessReadWriteLock:
+//                                               WAITING, ACQUIRED, RELEASED; with `children`, ACQUIRED is
+//                                               followed by `CHILDREN <a,b,..>`: dir's children when it got in
 //   offer <connect> <dir> <n>                   SimpleDistributedQueue.offer("curator-<i>"), OFFERED <n>
 //   drain <connect> <dir> <n>                   SimpleDistributedQueue.take() n times, ITEM <utf8>
 import java.nio.charset.StandardCharsets;
@@ -30,6 +32,11 @@ public class CuratorDriver {
                     System.out.println("WAITING");
                     lock.acquire();
                     System.out.println("ACQUIRED");
+                    if (args.length > 4 && args[4].equals("children")) {
+                        // What the lock directory held at the moment we got in: the exclusion record.
+                        System.out.println("CHILDREN " + String.join(",", curator.getChildren().forPath(path)));
+                    }
+                    System.out.flush();
                     Thread.sleep(Long.parseLong(args[3]));
                     lock.release();
                     System.out.println("RELEASED");

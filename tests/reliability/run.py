@@ -107,11 +107,50 @@ class Suite:
                              capture_output=True, text=True, timeout=60)
         return [line for line in out.stdout.splitlines() if line.strip()]
 
+    def children(self, path: str) -> int:
+        """How many children `path` has on the ensemble now (0 when it does not exist)."""
+        out = subprocess.run([self.args.harness, "children", self.ensemble.connect, path],
+                             capture_output=True, text=True, timeout=60, check=True)
+        return int(out.stdout.strip())
+
     def no_orphans(self, scenario: str, root: str) -> None:
-        # Sessions of killed processes end within the session timeout.
-        time.sleep(SESSION_S + 2)
+        # Every worker has exited: the sessions of killed ones end once the server expires them
+        # (the session timeout, after the server noticed), so what is left then is an orphan.
+        deadline = time.monotonic() + 3 * SESSION_S + 30
         left = self.orphans(root)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = self.orphans(root)
         self.check(scenario, f"no recipe node of a dead session remains ({len(left)} ephemeral nodes)", not left)
+
+    def drained(self, paths: List[str], timeout: float) -> bool:
+        """Waits until every one of `paths` has no children left on the server."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(self.children(p) == 0 for p in paths):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def pause_holder(self, res: Resource) -> Optional[str]:
+        """SIGSTOPs a worker that is inside an accepted critical section, and stays so once stopped.
+        A holder seen an instant before the signal may have ended its section meanwhile: that one
+        is continued and another is chosen."""
+        for _ in range(50):
+            holder = self.wait_holder(res)
+            if not holder:
+                return None
+            pid = res.pids[holder]
+            os.kill(pid, signal.SIGSTOP)
+            while process_state(pid) not in ("T", "t", None):
+                time.sleep(0.001)
+            with res.lock:
+                section = res.open.get(holder)
+                inside = section is not None and section.refused == 0
+            if inside:
+                return holder
+            os.kill(pid, signal.SIGCONT)
+        return None
 
     # -- scenarios -----------------------------------------------------------------------------
 
@@ -141,12 +180,12 @@ class Suite:
         self.ensemble.ask(f"kill {follower}")
         time.sleep(3)
         self.ensemble.ask(f"start {follower}")
-        holder = self.wait_holder(res)
+        holder = self.pause_holder(res)
+        self.check(scenario, f"a worker inside its critical section was paused (holder: {holder})", holder is not None)
         pause_window = (0.0, 0.0)
         if holder:
             self.log(f"fault: SIGSTOP the lock holder {holder} for {SESSION_S + 3} s (past its session timeout)")
             paused = holder
-            os.kill(res.pids[holder], signal.SIGSTOP)
             pause_window = (time.monotonic(), time.monotonic() + SESSION_S + 3)
             time.sleep(SESSION_S + 3)
             os.kill(res.pids[holder], signal.SIGCONT)
@@ -158,6 +197,7 @@ class Suite:
         for m in lost_quorum:
             self.ensemble.ask(f"start {m}")
         victim = self.wait_holder(res, exclude={paused})
+        self.check(scenario, f"a lock holder to SIGKILL showed up (holder: {victim})", victim is not None)
         if victim:
             self.log(f"fault: SIGKILL the lock holder {victim}")
             killed = victim
@@ -193,8 +233,11 @@ class Suite:
             with res.lock:
                 taken_over = sum(1 for s in res.sections if s.name != paused and pause_window[0] < s.begin < pause_window[1])
                 stale = sum(1 for s in res.sections if s.name == paused and s.refused)
-            self.check(scenario, f"the paused holder's writes after others took over ({taken_over} sections) were "
-                                 f"refused by its token ({stale} of its sections refused)", taken_over == 0 or stale >= 1)
+            # Three other workers contend all along: one takes over during a pause past the session,
+            # and the paused one, stopped inside its section, writes again once continued.
+            self.check(scenario, f"another worker took over during the pause ({taken_over} sections), and the paused "
+                                 f"holder's later writes were refused by its token ({stale} of its sections refused)",
+                       taken_over >= 1 and stale >= 1)
         for name in stuck:
             self.procs[name].kill()
         if killed:
@@ -203,7 +246,7 @@ class Suite:
         server.shutdown()
 
     def wait_holder(self, res: Resource, exclude: Optional[set] = None) -> Optional[str]:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             holder = res.holder()
             if holder and holder not in (exclude or set()) and self.procs[holder].poll() is None:
@@ -237,19 +280,9 @@ class Suite:
         os.kill(res.pids[victim], signal.SIGKILL)
         consumers = consumers[1:]
         stuck = self.wait_workers(producers, timeout=self.args.timeout)
-        # Drained: everything acknowledged was consumed, or nothing new came for 3 s.
-        deadline, last_count, quiet_since = time.monotonic() + 60, -1, time.monotonic()
-        while time.monotonic() < deadline:
-            with res.lock:
-                count, target = len(res.got), len(res.offered)
-            if count >= target:
-                break
-            if count != last_count:
-                last_count, quiet_since = count, time.monotonic()
-            elif time.monotonic() - quiet_since > 3:
-                break
-            time.sleep(0.2)
-        time.sleep(1.5)
+        # Drained when the server's queue is empty; a consumer that took the last items reports
+        # them before it exits, and the verdict waits for every consumer to exit.
+        self.check(scenario, "the queue drained on the server", self.drained([f"{root}/queue"], timeout=120))
         with res.lock:
             res.stop = True
         self.wait_workers(consumers, timeout=30)
@@ -303,18 +336,10 @@ class Suite:
         os.kill(res.pids[victim], signal.SIGKILL)
         consumers = [c for c in consumers if c != victim]
         stuck = self.wait_workers(producers, timeout=self.args.timeout)
-        deadline, last_count, quiet_since = time.monotonic() + 60, -1, time.monotonic()
-        while time.monotonic() < deadline:
-            with res.lock:
-                delivered = {item for item, _ in res.got}
-                target = set(res.offered)
-            if target <= delivered:
-                break
-            if len(delivered) != last_count:
-                last_count, quiet_since = len(delivered), time.monotonic()
-            elif time.monotonic() - quiet_since > SESSION_S + 5:
-                break
-            time.sleep(0.2)
+        # Drained when no job is left on the server: every one acknowledged (the killed consumer's
+        # claims go with its session, and its jobs to the others).
+        self.check(scenario, "the work queue drained on the server (every job acknowledged)",
+                   self.drained([f"{root}/work/entries", f"{root}/work/taken"], timeout=120))
         with res.lock:
             res.stop = True
         self.wait_workers(consumers, timeout=30)
@@ -358,7 +383,7 @@ class Suite:
             os.kill(res.pids[leader], signal.SIGKILL if fault == "SIGKILL" else signal.SIGSTOP)
             at = time.monotonic()
             previous = leader
-            leader = self.wait_leader(res, cut, timeout=SESSION_S + 10)
+            leader = self.wait_leader(res, cut, timeout=3 * SESSION_S)
             if leader:
                 failovers.append(time.monotonic() - at)
             if fault == "SIGSTOP":
@@ -366,8 +391,10 @@ class Suite:
                 os.kill(res.pids[previous], signal.SIGCONT)
         self.log(f"{scenario}: failover after the leader's process stopped: "
                  + ", ".join(f"{f * 1000:.0f} ms" for f in failovers))
-        self.check(scenario, f"a new leader within session timeout + 2 s each time ({len(failovers)}/2)",
-                   len(failovers) == 2 and all(f <= SESSION_S + 2 for f in failovers))
+        # The figure itself is a benchmark's (it was about 2 s with a 4 s session on an idle machine);
+        # here only that a leader comes within a bound a loaded machine keeps.
+        self.check(scenario, f"a new leader within 3 session timeouts each time ({len(failovers)}/2)",
+                   len(failovers) == 2 and all(f <= 3 * SESSION_S for f in failovers))
         time.sleep(2)
         with res.lock:
             res.stop = True
@@ -401,6 +428,15 @@ class Suite:
                     pass
         self.proxy.close()
         self.ensemble.close()
+
+
+def process_state(pid: int) -> Optional[str]:
+    """The state letter of /proc/PID/stat (`T` once a SIGSTOP took effect), None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
 
 
 def main() -> int:

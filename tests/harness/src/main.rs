@@ -8,6 +8,7 @@
 //!   `latency <ms>`.
 //! - `zk-harness rm <connect> <path>`: deletes a node, as an operator would.
 //! - `zk-harness ephemerals <connect> <path>`: prints every ephemeral node under `path`.
+//! - `zk-harness children <connect> <path>`: prints how many children `path` has (0 if absent).
 //! - `zk-harness fetch` / `curator-cp`: the classpaths of the server and of Curator.
 
 use std::io::{BufRead, Read, Write};
@@ -27,6 +28,14 @@ fn main() {
         (Some("fetch"), _) => println!("{}", zk_harness::classpath()),
         (Some("curator-cp"), _) => println!("{}", zk_harness::curator_classpath()),
         (Some("rm"), 3) => run(async { zk_client(&args[1]).await?.delete(&args[2], None).await }),
+        (Some("children"), 3) => run(async {
+            let children = match zk_client(&args[1]).await?.list_children(&args[2]).await {
+                Err(zookeeper_client::Error::NoNode) => Vec::new(),
+                listed => listed?,
+            };
+            println!("{}", children.len());
+            Ok(())
+        }),
         (Some("ephemerals"), 3) => run(async {
             for (path, owner) in zk_harness::ephemerals(&zk_client(&args[1]).await?, &args[2])
                 .await?
@@ -39,7 +48,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: zk-harness serve [--ensemble] | proxy <servers> | rm <connect> <path> | \
-                 ephemerals <connect> <path> | fetch | curator-cp"
+                 ephemerals <connect> <path> | children <connect> <path> | fetch | curator-cp"
             );
             std::process::exit(2);
         }

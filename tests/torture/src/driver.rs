@@ -206,7 +206,8 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
 
     let mut rng = fastrand::Rng::with_seed(seed);
     let total = Duration::from_secs_f64(plan.seconds);
-    let calm = Duration::from_secs(4).max(total / 4);
+    // The calm phase outlasts the liveness bound, so that the last faults' failovers are judged.
+    let calm = (checks::liveness_limit(SESSION) + Duration::from_secs(1)).max(total / 4);
     let chaos = total.saturating_sub(calm).max(Duration::from_secs(1));
     history.note(Ev::Phase("chaos"));
     let faults = Faults {

@@ -82,10 +82,10 @@ pub fn single_leader(records: &[Record], timeline: &Timeline, facts: &Facts) -> 
 }
 
 /// After the leader's process is killed, another started member leads
-/// within the session timeout + 2 s — judged when no other fault began
+/// within `liveness_limit` — judged when no other fault began
 /// meanwhile and some other member was started at the time.
 pub fn failover(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
-    let limit = facts.session + Duration::from_secs(2);
+    let limit = super::liveness_limit(facts.session);
     let mut leading: HashSet<&str> = HashSet::new();
     let mut started: HashSet<&str> = HashSet::new();
     let mut paused: HashSet<&str> = HashSet::new();

@@ -105,10 +105,10 @@ pub fn exclusion(
 }
 
 /// While a task waits in a blocking `acquire()`, the exclusive lock is
-/// never idle (no `BEGIN`) for longer than the session timeout + 2 s, not
+/// never idle (no `BEGIN`) for longer than `liveness_limit`, not
 /// counting fault windows (the clock restarts when a fault ends).
 pub fn liveness(records: &[Record], facts: &Facts) -> Check {
-    let limit = facts.session + Duration::from_secs(2);
+    let limit = super::liveness_limit(facts.session);
     let mut waiters: HashMap<String, u32> = HashMap::new();
     let mut total = 0u32;
     let mut idle_since = facts.started;

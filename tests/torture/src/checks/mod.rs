@@ -10,6 +10,14 @@ use std::time::{Duration, Instant};
 use crate::resource::{Ev, Record, Sec};
 pub use timeline::Timeline;
 
+/// How long a liveness check (a failover, a lock idle while a task waits) may take before it is
+/// reported. Idle, either takes the session timeout plus a few round trips (about 3.5 s with a
+/// 3 s session); the bound is three session timeouts so that a loaded machine (a busy core, a
+/// JVM collecting) does not fail a correct run. How fast it is belongs to `make bench`.
+pub fn liveness_limit(session: Duration) -> Duration {
+    session * 3
+}
+
 /// What the driver learnt outside the history.
 pub struct Facts {
     pub session: Duration,

@@ -305,11 +305,8 @@ class LockIT {
             assertTrue(queue.offer("job".getBytes()));
             assertArrayEquals("job".getBytes(), queue.take());
             assertNull(queue.poll());
-            try {
-                new WriteLock(zk, "no-slash");
-            } catch (ZkException e) {
-                assertEquals(ZkException.Code.INVALID_PATH, e.code());
-            }
+            ZkException badPath = assertThrows(ZkException.class, () -> new WriteLock(zk, "no-slash"));
+            assertEquals(ZkException.Code.INVALID_PATH, badPath.code());
             ZkException refused = assertThrows(ZkException.class,
                 () -> new WriteLock(zk, dir, List.of("an ACL granting somebody"), null));
             assertEquals(ZkException.Code.INVALID_ARGUMENT, refused.getCode());

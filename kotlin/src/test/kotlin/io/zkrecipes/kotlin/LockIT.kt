@@ -56,10 +56,11 @@ class LockIT {
             val path = Zk.path("contended")
             val inside = AtomicInteger()
             val tokens = Collections.synchronizedList(mutableListOf<Long>())
+            // Half share one lock object, half have their own: both exclude.
+            val shared = client.writeLock(path)
             coroutineScope {
                 repeat(8) {
-                    // Half share one lock object, half have their own: both exclude.
-                    val lock = if (it % 2 == 0) client.writeLock(path) else client.writeLock(path)
+                    val lock = if (it % 2 == 0) shared else client.writeLock(path)
                     launch {
                         repeat(10) {
                             lock.withLock { hold ->
