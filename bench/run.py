@@ -46,7 +46,7 @@ class Runner:
         env = self.args
         work = ROOT / "target" / "bench"
         self.contestants = {
-            "zkrecipes-rust": [str(ROOT / "target" / "release" / "zkrecipes-bench")],
+            "zkrecipes-rust": [self.args.rust_bench],
             "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
             "zkrecipes-node": ["node", "--expose-gc", str(work / "node" / "zkrecipes_node.js")],
             "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
@@ -145,6 +145,8 @@ def main() -> int:
     parser.add_argument("--kotlin-cp", required=True, help="the Kotlin JAR, its dependencies and its test classes")
     parser.add_argument("--apache-cp", required=True)
     parser.add_argument("--curator-cp", required=True)
+    parser.add_argument("--rust-bench", default=str(ROOT / "target" / "release" / "zkrecipes-bench"),
+                        help="the zkrecipes-bench binary (a release build)")
     parser.add_argument("--quick", action="store_true", help="smaller counts (a smoke run)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")

@@ -1,46 +1,101 @@
 #!/usr/bin/env bash
-# tools/steps.sh STEP...: runs `make STEP` for each step in order, stops at the first that
-# fails, and prints a table of each step's wall time (also when one failed), so that a slow
-# or a failing step is named at the end of a long log. `make test` runs its steps so.
+# tools/steps.sh --first "S..." --builds "B..." --tests "T[:B]...": how `make test` runs.
+#
+# Two lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the build
+# lane (artifacts, in the order the tests need them) runs in the background while the test lane
+# runs its steps in order; `T:B` waits until build B has finished. Most of a test's time is spent
+# waiting for ZooKeeper, so the next artifact's compilation overlaps it: the suite is as long as
+# the tests, not as the builds plus the tests. Every test is meant to pass on a loaded machine.
+#
+# Stops at the first failing step (a failed build fails the test waiting for it, and the
+# run) and prints a table of every step's start and wall time, also when one failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-make_cmd=${MAKE:-make}
-names=()
-times=()
-results=()
-# Microseconds since the epoch, from bash itself (no bc, no date forks).
-now_us() { echo "${EPOCHREALTIME/./}"; }
-seconds_since() { local us=$(( $(now_us) - $1 )); printf '%d.%d' $((us / 1000000)) $(((us % 1000000) / 100000)); }
-suite_started=$(now_us)
-failed=""
-
-for step in "$@"; do
-  echo "=== $step" >&2
-  started=$(now_us)
-  "$make_cmd" --no-print-directory "$step"
-  rc=$?
-  names+=("$step")
-  times+=("$(seconds_since "$started")")
-  if [ "$rc" -ne 0 ]; then
-    results+=("FAILED ($rc)")
-    failed=$step
-    break
-  fi
-  results+=("ok")
+first=() builds=() tests=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --first) read -ra first <<<"$2"; shift 2 ;;
+    --builds) read -ra builds <<<"$2"; shift 2 ;;
+    --tests) read -ra tests <<<"$2"; shift 2 ;;
+    *) echo "usage: tools/steps.sh --first 'S...' --builds 'B...' --tests 'T[:B]...'" >&2; exit 2 ;;
+  esac
 done
 
-total=$(seconds_since "$suite_started")
-{
-  echo
-  echo "== make test: wall time per step =="
-  printf '  %-18s %9s  %s\n' step seconds result
-  for i in "${!names[@]}"; do
-    printf '  %-18s %9s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
-  done
-  printf '  %-18s %9s\n' total "$total"
-} >&2
-if [ -n "$failed" ]; then
-  echo "make test: $failed failed" >&2
+make_cmd=${MAKE:-make}
+lane_dir=target/steps
+rm -rf "$lane_dir" && mkdir -p "$lane_dir"
+
+# Microseconds since the epoch, from bash itself (no bc, no date forks).
+now_us() { echo "${EPOCHREALTIME/./}"; }
+tenths() { printf '%d.%d' $(($1 / 1000000)) $((($1 % 1000000) / 100000)); }
+suite_started=$(now_us)
+
+# run_step LANE STEP: `make STEP`, recording start, duration and status in target/steps/STEP.
+run_step() {
+  local lane=$1 step=$2 started rc
+  started=$(now_us)
+  echo "=== [$lane] $step" >&2
+  "$make_cmd" --no-print-directory "$step"
+  rc=$?
+  echo "$lane $((started - suite_started)) $(($(now_us) - started)) $rc" >"$lane_dir/$step"
+  [ "$rc" -eq 0 ] || echo "=== [$lane] $step FAILED ($rc)" >&2
+  return "$rc"
+}
+
+table() {
+  {
+    echo
+    echo "== make test: wall time per step (the build lane runs beside the tests) =="
+    printf '  %-20s %-6s %8s %8s  %s\n' step lane 'start s' seconds result
+    local step lane start took rc
+    for step in "${first[@]}" "${builds[@]}" "${tests[@]%%:*}"; do
+      [ -f "$lane_dir/$step" ] || continue
+      read -r lane start took rc <"$lane_dir/$step"
+      printf '  %-20s %-6s %8s %8s  %s\n' "$step" "$lane" "$(tenths "$start")" "$(tenths "$took")" \
+        "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED ($rc)")"
+    done
+    printf '  %-20s %-6s %8s %8s\n' total '' '' "$(tenths $(($(now_us) - suite_started)))"
+  } >&2
+}
+
+fail() {
+  echo "make test: $1" >&2
+  [ -n "${builder:-}" ] && kill -- -"$builder" 2>/dev/null
+  wait 2>/dev/null
+  table
   exit 1
-fi
+}
+
+for step in "${first[@]}"; do
+  run_step first "$step" || fail "$step failed"
+done
+
+# The build lane, in a process group of its own so that a failing test can stop it.
+set -m
+(
+  for step in "${builds[@]}"; do
+    run_step build "$step" || exit 1
+  done
+) &
+builder=$!
+set +m
+
+for entry in "${tests[@]}"; do
+  step=${entry%%:*}
+  needs=""
+  [ "$entry" != "$step" ] && needs=${entry#*:}
+  if [ -n "$needs" ]; then
+    # The build lane writes the file when the build ends; it is gone only if the lane died.
+    while [ ! -f "$lane_dir/$needs" ]; do
+      kill -0 "$builder" 2>/dev/null || [ -f "$lane_dir/$needs" ] || fail "the build lane ended before $needs"
+      sleep 0.2
+    done
+    read -r _ _ _ rc <"$lane_dir/$needs"
+    [ "$rc" -eq 0 ] || fail "$needs failed (needed by $step)"
+  fi
+  run_step test "$step" || fail "$step failed"
+done
+
+wait "$builder" || fail "a build failed"
+table
