@@ -401,6 +401,8 @@ impl Inner {
     async fn create_offer(&self) -> Result<(String, i64)> {
         let prefix = format!("{}/{}", self.root, OFFER_PREFIX);
         let options = zk::CreateMode::EphemeralSequential.with_acls(self.client.acls());
+        // As a lock's create: a connection lost on every offer backs off instead of storming.
+        let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
         loop {
             let zk = self.client.zk()?;
             let session = zk.session_id().0;
@@ -422,6 +424,7 @@ impl Inner {
                         }
                         Err(err) => return Err(err),
                     }
+                    backoff.sleep().await;
                 }
                 Err(err) => return Err(err.into()),
             }

@@ -45,15 +45,18 @@ async fn apache_write_lock_holder_excludes_ours() {
         ours.try_acquire().await.unwrap().is_none(),
         "Apache holds it"
     );
-    let started = std::time::Instant::now();
     let guard = ours
         .acquire_timeout(Duration::from_secs(20))
         .await
         .unwrap()
         .expect("after Apache releases");
-    assert!(
-        started.elapsed() >= Duration::from_millis(900),
-        "we must wait for Apache's release"
+    // Apache's node goes only with its release: still there means we got in while it held.
+    let ours_node = guard.lock().node_path_of(guard.owner()).unwrap();
+    let ours_node = ours_node.rsplit('/').next().unwrap();
+    assert_eq!(
+        children(server().connect_string(), &dir).await,
+        [ours_node],
+        "we must wait for Apache's release ({acquired})"
     );
     let (driver, released) = driver.line().await;
     assert_eq!(released, "RELEASED");
@@ -68,20 +71,20 @@ async fn our_holder_excludes_apache_write_lock() {
     let ours = WriteLock::new(&c, &dir).unwrap();
     let guard = ours.acquire().await.unwrap();
     let driver = apache(&["hold", server().connect_string(), &dir, "10"]);
-    let (driver, waiting) = driver.line().await;
+    let (mut driver, waiting) = driver.line().await;
     assert_eq!(waiting, "WAITING");
-    // Apache's contender queues behind ours and must not get in while we hold.
-    eventually("Apache queued", Duration::from_secs(20), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
+    // Apache's contender queues behind ours and must not get in while we
+    // hold: its watch on our node says it decided to wait; had it got in, it
+    // would have printed ACQUIRED instead.
+    let printed = peer_waits_on(
+        &mut driver,
+        &guard.lock().node_path_of(guard.owner()).unwrap(),
+        c.session_id().unwrap(),
+    )
     .await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    let names = children(server().connect_string(), &dir).await;
-    assert_eq!(names.len(), 2, "Apache must still be waiting: {names:?}");
+    assert_eq!(printed, None, "Apache got in while we held");
     guard.release().await.unwrap();
-    let (driver, acquired) = tokio::time::timeout(Duration::from_secs(20), driver.line())
-        .await
-        .expect("Apache acquires");
+    let (driver, acquired) = driver.line_within(Duration::from_secs(20)).await;
     assert!(acquired.starts_with("ACQUIRED"), "{acquired}");
     driver.finish();
 }

@@ -76,15 +76,20 @@ async fn our_holder_excludes_curator_mutex() {
     let c = client().await;
     let ours = WriteLock::new(&c, &dir).unwrap();
     let guard = ours.acquire().await.unwrap();
-    let driver = expect(
+    let mut driver = expect(
         curator(&["mutex", server().connect_string(), &dir, "10", "children"]),
         "WAITING",
     )
     .await;
-    eventually("Curator queued", Duration::from_secs(20), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
+    // Curator's waiter watches the node before its own, ours: it decided to
+    // wait. Had it got in, it would have said so instead.
+    let printed = peer_waits_on(
+        &mut driver,
+        &guard.lock().node_path_of(guard.owner()).unwrap(),
+        c.session_id().unwrap(),
+    )
     .await;
+    assert_eq!(printed, None, "Curator got in while we held");
     let ours_node = node_name(&guard);
     guard.release().await.unwrap();
     let driver = expect(driver, "ACQUIRED").await;
@@ -117,6 +122,12 @@ async fn read_write_locks_interoperate_with_curator() {
         .await
         .unwrap()
         .expect("after Curator's writer");
+    // The writer's node goes only with its release.
+    assert_eq!(
+        children(server().connect_string(), &dir).await,
+        [node_name(&read)],
+        "our reader must wait for Curator's writer"
+    );
     let driver = expect(driver, "RELEASED").await;
     driver.finish();
     // Our reader shares with a Curator reader, and excludes a Curator writer.
@@ -128,15 +139,21 @@ async fn read_write_locks_interoperate_with_curator() {
     let reader = expect(reader, "ACQUIRED").await;
     let reader = expect(reader, "RELEASED").await;
     reader.finish();
-    let writer = expect(
+    let mut writer = expect(
         curator(&["write", server().connect_string(), &dir, "10", "children"]),
         "WAITING",
     )
     .await;
-    eventually("Curator's writer queued", Duration::from_secs(20), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
+    let printed = peer_waits_on(
+        &mut writer,
+        &read.lock().node_path_of(read.owner()).unwrap(),
+        c.session_id().unwrap(),
+    )
     .await;
+    assert_eq!(
+        printed, None,
+        "Curator's writer got in while our reader held"
+    );
     let read_node = node_name(&read);
     read.release().await.unwrap();
     let writer = expect(writer, "ACQUIRED").await;

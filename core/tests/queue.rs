@@ -104,8 +104,20 @@ async fn concurrent_consumers_get_each_item_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn take_wakes_when_an_item_arrives_and_times_out_otherwise() {
+    // A server of its own: its watch count tells when the take is waiting.
+    let own = ZkServer::start_local();
+    let watches = || {
+        zk_harness::mntr(own.port())
+            .get("zk_watch_count")
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let dir = unique("q-take");
-    let (a, b) = (client().await, client().await);
+    let connect = own.connect_string();
+    let (a, b) = (
+        client_at(connect, Duration::from_secs(10)).await,
+        client_at(connect, Duration::from_secs(10)).await,
+    );
     let consumer = DistributedQueue::new(&a, &dir).unwrap();
     let producer = DistributedQueue::new(&b, &dir).unwrap();
     let started = std::time::Instant::now();
@@ -117,8 +129,19 @@ async fn take_wakes_when_an_item_arrives_and_times_out_otherwise() {
         None
     );
     assert!(started.elapsed() >= Duration::from_millis(300));
+    // The timed take's watch is withdrawn; the next one is the waiting take's.
+    until(
+        "the timed take's watch withdrawn",
+        Duration::from_secs(20),
+        || watches() == 0,
+    )
+    .await;
     let task = tokio::spawn(async move { consumer.take().await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    until("the take waits on a watch", Duration::from_secs(20), || {
+        watches() == 1
+    })
+    .await;
+    assert!(!task.is_finished(), "an empty queue gave the take an item");
     producer.offer(b"wake").await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(5), task)
         .await
@@ -128,40 +151,40 @@ async fn take_wakes_when_an_item_arrives_and_times_out_otherwise() {
     assert_eq!(got, b"wake");
 }
 
+/// A drain costs a `getData` and a `delete` per item, and a fixed number of
+/// listings beyond those whatever the queue's length: each listing carries
+/// every name, so listings that grew with N would make a drain quadratic in
+/// bytes (and in time) while still looking like "2 per item" on average.
 #[tokio::test(flavor = "multi_thread")]
 async fn draining_costs_two_requests_per_item_and_grows_linearly() {
     let server = ZkServer::start_local();
     let c = client_at(server.connect_string(), Duration::from_secs(30)).await;
-    let mut per_item_times = Vec::new();
-    for n in [200usize, 800] {
+    let mut extra = Vec::new();
+    for n in [100usize, 1000] {
         let q = DistributedQueue::new(&c, &format!("/drain-{n}")).unwrap();
-        for i in 0..n {
-            q.offer(format!("{i}").as_bytes()).await.unwrap();
+        let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        for item in &items {
+            q.offer(item.as_bytes()).await.unwrap();
         }
         let before = server.packets_received();
-        let started = std::time::Instant::now();
         let mut count = 0;
         while let Some(item) = q.poll().await.unwrap() {
-            assert_eq!(item, format!("{count}").as_bytes(), "FIFO");
+            assert_eq!(item, items[count].as_bytes(), "FIFO");
             count += 1;
         }
-        let elapsed = started.elapsed();
-        let per_item = (server.packets_received() - before) as f64 / n as f64;
-        println!(
-            "drain N={n}: {per_item:.3} requests/item, {:?}/item",
-            elapsed / n as u32
-        );
+        let requests = server.packets_received() - before;
         assert_eq!(count, n);
-        assert!(
-            per_item <= 2.1,
-            "getData + delete per item expected, measured {per_item}"
-        );
-        per_item_times.push(elapsed.as_secs_f64() / n as f64);
+        let beyond = requests as i64 - 2 * n as i64;
+        println!("drain N={n}: {requests} requests, {beyond} beyond 2 per item");
+        extra.push(beyond);
     }
-    // Linear: the per-item cost must not grow with N (quadratic would be ~4x here).
+    // 6 beyond 2 per item at every N measured (100 to 3200): the bound leaves
+    // room for a ping or two, and fails a drain that lists again every k items.
+    let (fewest, most) = (*extra.iter().min().unwrap(), *extra.iter().max().unwrap());
     assert!(
-        per_item_times[1] < per_item_times[0] * 2.5,
-        "per-item time grew: {per_item_times:?}"
+        fewest >= 0 && most <= 10 && most - fewest <= 3,
+        "getData + delete per item and a fixed number of listings expected; beyond 2 per \
+         item: {extra:?} for N = 100, 1000"
     );
 }
 

@@ -25,9 +25,18 @@ async fn readers_share_and_a_writer_waits_for_them() {
     );
     let writer = w.write_lock().clone();
     let task = tokio::spawn(async move { writer.acquire().await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The queued writer watches the reader before it: it decided to wait.
+    let second_reader = g2.lock().node_path_of(g2.owner()).unwrap();
+    let writer_session = session_hex(c.session_id().unwrap());
+    until(
+        "the writer waits on the second reader",
+        Duration::from_secs(20),
+        || watchers_of(server().port(), &second_reader).contains(&writer_session),
+    )
+    .await;
     assert!(!task.is_finished(), "writer must wait for both readers");
     g1.release().await.unwrap();
+    // A chance for a writer that woke on the first reader's release to get in.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !task.is_finished(),

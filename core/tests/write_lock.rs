@@ -105,8 +105,11 @@ async fn timeout_is_one_deadline_and_leaves_no_node() {
         .unwrap()
         .is_none());
     let took = started.elapsed();
+    println!("a 300 ms acquire on a held lock answered in {took:?}");
+    // One deadline: never early; late only by the withdrawal of the node
+    // (about 5 ms on an idle machine: the bound is for a loaded one).
     assert!(
-        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
         "took {took:?}"
     );
     eventually("waiter node removed", Duration::from_secs(5), || async {
@@ -285,7 +288,7 @@ async fn holder_is_told_when_session_expires_and_client_gets_a_new_session() {
     let first_session = c.session_id().unwrap();
     // A partition longer than the session timeout: the server expires the session.
     proxy.set_blackhole(true);
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    until_expired(server().port(), first_session).await;
     proxy.set_blackhole(false);
     // SUSPENDED as soon as the connection is seen to be gone, then LOST.
     let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
@@ -331,11 +334,23 @@ async fn waiter_survives_connection_drops() {
     let holder = WriteLock::new(&holder_client, &dir).unwrap();
     let waiter = WriteLock::new(&waiter_client, &dir).unwrap();
     let guard = holder.acquire().await.unwrap();
+    let mut states = waiter_client.subscribe();
     let task = tokio::spawn(async move { waiter.acquire_timeout(Duration::from_secs(30)).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    proxy.drop_all();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    proxy.drop_all();
+    eventually("waiter queued", Duration::from_secs(20), || async {
+        children(server().connect_string(), &dir).await.len() == 2
+    })
+    .await;
+    // Two drops in a row, the second once the waiter's client is back.
+    for _ in 0..2 {
+        proxy.drop_all();
+        for expected in [ConnectionState::Suspended, ConnectionState::Reconnected] {
+            let state = tokio::time::timeout(Duration::from_secs(20), states.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {expected:?} within 20 s"))
+                .unwrap();
+            assert_eq!(state, expected);
+        }
+    }
     guard.release().await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(15), task)
         .await
@@ -461,4 +476,129 @@ async fn cancelled_acquire_leaves_no_node() {
     )
     .await;
     guard.release().await.unwrap();
+}
+
+/// README: "no herd": a waiter watches only the contender it waits for, so a
+/// release wakes one waiter. 50 waiters (ten on each of five sessions: the
+/// server counts requests, whichever session sends them) queue behind a
+/// holder on a server of this test's own; the 51 hand-offs that follow must
+/// cost a fixed number of requests each, not one per waiter still queued.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_wakes_one_waiter_not_the_herd() {
+    const WAITERS: usize = 50;
+    let server = ZkServer::start_local();
+    let connect = server.connect_string();
+    let dir = "/herd/lock";
+    let holder_client = client_at(connect, Duration::from_secs(30)).await;
+    let mut clients = Vec::new();
+    for _ in 0..5 {
+        clients.push(client_at(connect, Duration::from_secs(30)).await);
+    }
+    let holder = WriteLock::new(&holder_client, dir).unwrap();
+    let guard = holder.acquire().await.unwrap();
+    let mut waiters = Vec::new();
+    for i in 0..WAITERS {
+        let lock = WriteLock::new(&clients[i % clients.len()], dir).unwrap();
+        waiters.push(tokio::spawn(async move {
+            lock.acquire().await.unwrap().release().await.unwrap();
+        }));
+    }
+    eventually("every waiter queued", Duration::from_secs(30), || async {
+        children(connect, dir).await.len() == WAITERS + 1
+    })
+    .await;
+    // Every waiter has armed its watch (here: one data watch each, on the
+    // node before its own, and the holder's child watch), or, for any other
+    // way of waiting, the server has heard nothing for 300 ms: from here on,
+    // only the hand-offs send requests (a setup request arriving later would
+    // add 1/51 to the measure, against a margin of 1). Every `mntr` counts
+    // as a packet itself: one a look.
+    let look = || {
+        let stats = zk_harness::mntr(server.port());
+        let number = |key: &str| {
+            stats
+                .get(key)
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        (number("zk_watch_count"), number("zk_packets_received"))
+    };
+    let (started, mut last, mut quiet) = (std::time::Instant::now(), 0, 0);
+    loop {
+        let (watches, packets) = look();
+        quiet = if packets == last + 1 { quiet + 1 } else { 0 };
+        last = packets;
+        if watches == WAITERS as u64 + 1 || quiet == 3 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the waiters did not settle within 30 s ({watches} watches)"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = server.packets_received();
+    guard.release().await.unwrap();
+    for waiter in waiters {
+        tokio::time::timeout(Duration::from_secs(60), waiter)
+            .await
+            .expect("the line of waiters moves on")
+            .unwrap();
+    }
+    let requests = server.packets_received() - before - 1;
+    let per_release = requests as f64 / (WAITERS + 1) as f64;
+    println!(
+        "{WAITERS} waiters: {requests} requests for {} releases, {per_release:.2} each",
+        WAITERS + 1
+    );
+    assert!(
+        per_release <= 3.0,
+        "a release must wake one waiter (delete + one listing), measured {per_release:.2} \
+         requests per release with {WAITERS} waiters"
+    );
+    assert!(children(connect, dir).await.is_empty());
+}
+
+/// The retry rule (`Backoff` in client.rs): "a persistent failure must never
+/// turn into a request storm against the ensemble". A server whose
+/// `jute.maxbuffer` (4 KiB here) is below the client's idea of it drops the
+/// connection of every create that carries an 8 KiB identity: each retry of
+/// the acquire costs a reconnect, counted at a proxy. After a second or two of
+/// backing off, retries come at most every half second (the jittered 1 s
+/// cap); a hot loop makes hundreds a second. The timed acquire still answers
+/// `None` at its deadline.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acquire_that_keeps_failing_backs_off() {
+    let server = ZkServer::start_local_with(&["-Djute.maxbuffer=4096"]);
+    let proxy = FaultProxy::start(server.connect_string());
+    let options = zkrecipes::ClientOptions {
+        identity: Some("i".repeat(8 * 1024)),
+        ..options(Duration::from_secs(10))
+    };
+    let c = zkrecipes::Client::connect(&proxy.connect_string(), options)
+        .await
+        .unwrap();
+    let lock = WriteLock::new(&c, "/backoff/lock").unwrap();
+    let acquiring = tokio::spawn(async move { lock.acquire_timeout(Duration::from_secs(6)).await });
+    // The length of the measurement, not a synchronisation: retries are
+    // counted from 2 s to 5 s into the failing acquire.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = proxy.connections();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let retries = proxy.connections() - before;
+    println!("{retries} reconnects in 3 s of a failing acquire");
+    let answer = tokio::time::timeout(Duration::from_secs(30), acquiring)
+        .await
+        .expect("a timed acquire answers")
+        .unwrap();
+    assert!(
+        retries <= 10,
+        "{retries} retries (reconnects) in 3 s of an acquire whose create the server refuses: \
+         a hot loop, not a backoff"
+    );
+    assert!(
+        matches!(answer, Ok(None)),
+        "a timed acquire answers None at its deadline"
+    );
+    c.close().await;
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import random
 import signal
 import subprocess
@@ -36,19 +37,35 @@ class Line:
 
     def __init__(self, cmd: List[str]) -> None:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        first = self.proc.stdout.readline().strip()
+        self.lines: "queue.Queue[str]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        # An ensemble's three JVMs elect a leader first: up to the harness's own 90 s per member.
+        first = self.line(timeout=300)
         if not first.startswith("ZK_CONNECT="):
             raise RuntimeError(f"{cmd[1]} did not start: {first!r}")
         self.connect = first.split("=", 1)[1]
         self.lock = threading.Lock()
 
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.strip())
+        self.lines.put("<ended>")
+
+    def line(self, timeout: float) -> str:
+        """The helper's next line; one that says nothing fails the suite instead of hanging it."""
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise RuntimeError(f"the harness said nothing within {timeout} s") from None
+
     def ask(self, line: str) -> str:
         with self.lock:
-            assert self.proc.stdin and self.proc.stdout
+            assert self.proc.stdin
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
-            return self.proc.stdout.readline().strip()
+            # A restarted member waits up to 90 s to serve.
+            return self.line(timeout=180)
 
     def close(self) -> None:
         if self.proc.stdin:

@@ -9,12 +9,13 @@
 //! for every process while its cleanup waited behind that attempt.)
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use zookeeper_client as zk;
 
 use super::contenders;
 use super::write_lock::{LockCore, Owner};
-use crate::client::{delete_confirmed, expired, Client};
+use crate::client::{delete_confirmed, expired, Backoff, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
@@ -173,6 +174,9 @@ impl Attempt {
         let path_prefix = format!("{dir}/{}", self.prefix);
         let options = zk::CreateMode::EphemeralSequential.with_acls(client.acls());
         let identity = client.identity().as_bytes().to_vec();
+        // A create that keeps losing its connection (a server that drops every create, one past
+        // its packet limit) must not become a reconnect storm: ~300 a second without it.
+        let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
         loop {
             let zk = client.zk()?;
             let session = zk.session_id().0;
@@ -213,6 +217,7 @@ impl Attempt {
                             children_watch: None,
                         });
                     }
+                    backoff.sleep().await;
                 }
                 Err(err) => return Err(err),
             }

@@ -139,8 +139,17 @@ struct Jvm {
 
 impl Jvm {
     fn spawn(main_class: &str, config: &Path, log: &Path) -> Jvm {
+        Jvm::spawn_with(main_class, config, log, &[])
+    }
+
+    /// With extra JVM options (`-Djute.maxbuffer=4096`), each a single word.
+    fn spawn_with(main_class: &str, config: &Path, log: &Path, jvm_options: &[&str]) -> Jvm {
+        let extra: String = jvm_options
+            .iter()
+            .map(|option| format!(" '{option}'"))
+            .collect();
         let script = format!(
-            "java -Xmx256m -Dzookeeper.admin.enableServer=false -Dznode.container.checkIntervalMs=500 -cp '{cp}' {main_class} '{cfg}' >'{log}' 2>&1 & j=$!; \
+            "java -Xmx256m -Dzookeeper.admin.enableServer=false -Dznode.container.checkIntervalMs=500{extra} -cp '{cp}' {main_class} '{cfg}' >'{log}' 2>&1 & j=$!; \
              echo $j; read _; kill -9 $j 2>/dev/null; wait $j 2>/dev/null",
             cp = classpath(),
             cfg = config.display(),
@@ -262,6 +271,13 @@ impl ZkServer {
 
     /// Always a new local server, whatever `ZK_CONNECT` says.
     pub fn start_local() -> ZkServer {
+        ZkServer::start_local_with(&[])
+    }
+
+    /// A new local server whose JVM gets `jvm_options` too, e.g.
+    /// `-Djute.maxbuffer=4096`: a server that drops the connection of any
+    /// client sending a packet over 4 KiB.
+    pub fn start_local_with(jvm_options: &[&str]) -> ZkServer {
         let dir = temp_dir("standalone");
         let port = free_port();
         let config = dir.join("zoo.cfg");
@@ -274,10 +290,11 @@ impl ZkServer {
         )
         .unwrap();
         let log = dir.join("server.log");
-        let jvm = Jvm::spawn(
+        let jvm = Jvm::spawn_with(
             "org.apache.zookeeper.server.ZooKeeperServerMain",
             &config,
             &log,
+            jvm_options,
         );
         wait_until_serving(port, Duration::from_secs(60), &log);
         ZkServer {

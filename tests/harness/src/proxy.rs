@@ -21,6 +21,8 @@ struct State {
     latency_ms: AtomicU64,
     stopped: AtomicBool,
     streams: Mutex<Vec<TcpStream>>,
+    /// Client connections accepted so far.
+    accepted: AtomicU64,
 }
 
 impl FaultProxy {
@@ -36,6 +38,7 @@ impl FaultProxy {
             latency_ms: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
+            accepted: AtomicU64::new(0),
         });
         let accept_state = state.clone();
         std::thread::spawn(move || {
@@ -44,6 +47,7 @@ impl FaultProxy {
                     return;
                 }
                 let Ok(client) = client else { continue };
+                accept_state.accepted.fetch_add(1, Ordering::SeqCst);
                 if accept_state.blackhole.load(Ordering::SeqCst) {
                     // A partition: the connection goes nowhere.
                     accept_state.streams.lock().unwrap().push(client);
@@ -97,6 +101,12 @@ impl FaultProxy {
     /// replies never arrive: "the create happened, the reply was lost".
     pub fn set_drop_replies(&self, on: bool) {
         self.state.drop_replies.store(on, Ordering::SeqCst);
+    }
+
+    /// How many client connections the proxy has accepted: every reconnect
+    /// of a client behind it counts one.
+    pub fn connections(&self) -> u64 {
+        self.state.accepted.load(Ordering::SeqCst)
     }
 
     /// Adds `ms` of latency to every chunk in both directions (0 = none).
