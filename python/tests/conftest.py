@@ -6,8 +6,10 @@ harness binary (`zk-harness serve`, path in `ZK_HARNESS`)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -33,7 +35,16 @@ def zk_connect() -> Iterator[str]:
     harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
     proc = subprocess.Popen([harness, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
+    # ZooKeeper is a JVM: slow to start on a loaded machine, but a harness
+    # that never answers must fail the run, not hang it.
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(180)
+    if not got:
+        proc.kill()
+        pytest.fail("zk-harness serve printed no ZK_CONNECT within 180 s")
+    line = got[0].strip()
     assert line.startswith("ZK_CONNECT="), line
     try:
         yield line.split("=", 1)[1]
@@ -41,6 +52,27 @@ def zk_connect() -> Iterator[str]:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+# Far above the slowest test (about 6 s on an idle machine): only a hang reaches it.
+HANG_SECONDS = 300
+
+
+@pytest.fixture(autouse=True)
+def a_hang_fails_the_test() -> Iterator[None]:
+    """A test that hangs fails instead of hanging the suite: SIGALRM interrupts a
+    blocking call in the main thread (zkrecipes' own waits look at signals every 50 ms)."""
+
+    def hung(signum: int, frame: object) -> None:
+        pytest.fail(f"still running after {HANG_SECONDS} s: the test hung")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

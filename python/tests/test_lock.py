@@ -98,10 +98,15 @@ def test_gil_is_released_while_waiting(make_client, path):
 
     t = threading.Thread(target=ticker)
     t.start()
+    before = len(ticks)
     assert waiter.acquire(timeout=0.5) is False
+    during = len(ticks) - before
     stop.set()
     t.join()
-    assert len(ticks) >= 20, "another Python thread must run while one waits"
+    # About 50 ticks fit in the wait; a wait that held the GIL would let none
+    # through (at most the one already under way). 5 leaves room for a
+    # loaded machine without letting a held GIL pass.
+    assert during >= 5, f"another Python thread must run while one waits ({during} ticks)"
     holder.release()
 
 
@@ -111,9 +116,10 @@ def test_timeout_and_try_leave_nothing_behind(make_client, path):
     holder.acquire()
     started = time.monotonic()
     assert other.acquire(timeout=0.3) is False
-    assert 0.3 <= time.monotonic() - started < 2
+    # Not before the timeout; and not much after it (10x its 0.3 s, for a loaded machine).
+    assert 0.3 <= time.monotonic() - started < 3
     assert other.acquire(blocking=False) is False
-    time.sleep(0.3)
+    time.sleep(0.3)  # a chance for a late node of the given-up attempts to appear, which it must not
     assert len(holder.participants()) == 1
     holder.release()
 
@@ -177,9 +183,13 @@ def test_asyncio_tasks_contend_and_listeners_run_on_the_loop(zk_connect, path):
         t = asyncio.ensure_future(ticker())
         await asyncio.gather(*(worker() for _ in range(4)))
         t.cancel()
-        await asyncio.sleep(0.1)
         assert overlaps == []
         assert ticks > 10, "the event loop must keep running"
+        # Listener events arrive on the loop after the calls that caused them:
+        # wait for all 24 (ACQUIRED and RELEASED of 12 holds), not a fixed time.
+        deadline = time.monotonic() + 10
+        while len(events) < 24 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         assert len(events) == 24 and all(tid == threading.get_ident() for _, tid in events)
         await client.close_async()
 
@@ -194,17 +204,15 @@ def test_cancelling_an_awaiting_task_withdraws_its_node(make_client, zk_connect,
         client = await zkrecipes.Client.connect_async(zk_connect)
         lock = client.write_lock(path)
         task = asyncio.ensure_future(lock.acquire_async())
-        for _ in range(100):
+        deadline = time.monotonic() + 10
+        while len(holder.participants()) < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-            if len(holder.participants()) == 2:
-                break
         assert len(holder.participants()) == 2
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        for _ in range(100):
-            if len(holder.participants()) == 1:
-                break
+        deadline = time.monotonic() + 10
+        while len(holder.participants()) > 1 and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         assert len(holder.participants()) == 1
         await client.close_async()
@@ -256,9 +264,10 @@ def test_sigkilled_holder_releases_to_a_waiter_within_session_timeout(client, zk
     assert lock.acquire(blocking=False) is False
     child.send_signal(signal.SIGKILL)
     child.wait()
-    started = time.monotonic()
-    assert lock.acquire(timeout=10) is True
-    assert time.monotonic() - started < 2 + 2, "within the 2 s session timeout (+ tick)"
+    # The lock passes once the server expires the dead holder's 2 s session
+    # (2 to 3 s on an idle machine); the acquire's own timeout is the bound,
+    # with room for a loaded machine.
+    assert lock.acquire(timeout=20) is True, "the dead holder's session never released the lock"
     lock.release()
 
 
@@ -274,7 +283,10 @@ def test_ctrl_c_interrupts_a_wait_and_withdraws_the_node(client, zk_connect, pat
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     assert line_of(child) == "INTERRUPTED"
-    assert time.monotonic() - sent < 0.5
+    # The wait looks at Python's signal handlers every 50 ms: idle, the line
+    # comes within about 0.1 s. 5 s still tells that from a wait Ctrl-C
+    # cannot break (which line_of's 10 s would catch anyway).
+    assert time.monotonic() - sent < 5
     deadline = time.monotonic() + 5
     while len(lock.participants()) > 1 and time.monotonic() < deadline:
         time.sleep(0.02)

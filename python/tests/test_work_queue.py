@@ -9,11 +9,36 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
 
 import zkrecipes
+
+
+def line_of(child: "subprocess.Popen[str]", seconds: float = 30.0) -> str:
+    """The child's next line; a child that says nothing fails the test instead of hanging it."""
+    line: list = []
+    reader = threading.Thread(target=lambda: line.append(child.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(seconds)
+    if not line:
+        child.kill()
+        pytest.fail(f"the child printed no line within {seconds} s")
+    return line[0].strip()
+
+
+def blocked_in(thread: threading.Thread, function: str, seconds: float = 10.0) -> None:
+    """Returns once `thread` runs inside zkrecipes' `function` (there it waits in the
+    native call, without the GIL); fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident or -1)
+        if frame is not None and frame.f_code.co_name == function and "zkrecipes" in frame.f_code.co_filename:
+            return
+        time.sleep(0.005)
+    pytest.fail(f"{thread.name} did not get into {function}() within {seconds} s")
 
 
 def test_with_acks_on_success_and_gives_back_on_exception(client, path):
@@ -62,7 +87,9 @@ def test_async_with_and_cancellation_give_back(zk_connect, path):
             async with q.consume_async() as job:
                 assert job.data == b"one"
             assert await q.consume_async(0.1) is None
-            # A task cancelled while it waits leaves nothing claimed.
+            # A task cancelled while it waits leaves nothing claimed. (The pause
+            # makes it likely that the consume is under way when cancelled; what
+            # is asserted below holds either way.)
             waiting = asyncio.create_task(q.consume_async())
             await asyncio.sleep(0.1)
             waiting.cancel()
@@ -96,11 +123,10 @@ def test_close_ends_the_queue_object_but_not_the_jobs_in_hand(client, path):
         except zkrecipes.ClosedError as e:
             outcome.append(e)
 
-    import threading
-
     t = threading.Thread(target=wait)
     t.start()
-    time.sleep(0.2)
+    # Closed while the thread waits inside consume(), not before it got there.
+    blocked_in(t, "consume")
     waiter.close()
     t.join(5)
     assert not t.is_alive() and isinstance(outcome[0], zkrecipes.ClosedError), outcome
@@ -152,8 +178,7 @@ def test_a_sigkilled_worker_gives_every_held_job_back(zk_connect, path, client):
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    held = proc.stdout.readline().strip().split(",")
+    held = line_of(proc).split(",")
     assert held == ["0", "1", "2"]
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
