@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# tools/steps.sh --first "S..." --builds "B..." --tests "T[:B]...": how `make test` runs.
+# tools/steps.sh --first "S..." --side "B..." --tests "T[:B]...": how `make test` runs.
 #
-# Two lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the build
-# lane (artifacts, in the order the tests need them) runs in the background while the test lane
-# runs its steps in order; `T:B` waits until build B has finished. Most of a test's time is spent
-# waiting for ZooKeeper, so the next artifact's compilation overlaps it: the suite is as long as
-# the tests, not as the builds plus the tests. Every test is meant to pass on a loaded machine.
+# Two lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the side
+# lane (the artifacts, in the order the tests need them, then suites that need no other
+# artifact) runs in the background while the test lane runs its steps in order; `T:B` waits
+# until side step B has finished. Most of a test's time is spent waiting for ZooKeeper, so the
+# next artifact's compilation overlaps it: the suite is as long as the tests, not as the builds
+# plus the tests. Every test is meant to pass on a loaded machine.
 #
-# Stops at the first failing step (a failed build fails the test waiting for it, and the
-# run) and prints a table of every step's start and wall time, also when one failed.
+# Stops at the first failing step (a failed side step fails the run as soon as the test lane
+# sees it) and prints a table of every step's start and wall time, also when one failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-first=() builds=() tests=()
+first=() side=() tests=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --first) read -ra first <<<"$2"; shift 2 ;;
-    --builds) read -ra builds <<<"$2"; shift 2 ;;
+    --side) read -ra side <<<"$2"; shift 2 ;;
     --tests) read -ra tests <<<"$2"; shift 2 ;;
-    *) echo "usage: tools/steps.sh --first 'S...' --builds 'B...' --tests 'T[:B]...'" >&2; exit 2 ;;
+    *) echo "usage: tools/steps.sh --first 'S...' --side 'B...' --tests 'T[:B]...'" >&2; exit 2 ;;
   esac
 done
 
@@ -46,10 +47,10 @@ run_step() {
 table() {
   {
     echo
-    echo "== make test: wall time per step (the build lane runs beside the tests) =="
+    echo "== make test: wall time per step (the side lane runs beside the tests) =="
     printf '  %-20s %-6s %8s %8s  %s\n' step lane 'start s' seconds result
     local step lane start took rc
-    for step in "${first[@]}" "${builds[@]}" "${tests[@]%%:*}"; do
+    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}"; do
       [ -f "$lane_dir/$step" ] || continue
       read -r lane start took rc <"$lane_dir/$step"
       printf '  %-20s %-6s %8s %8s  %s\n' "$step" "$lane" "$(tenths "$start")" "$(tenths "$took")" \
@@ -71,24 +72,35 @@ for step in "${first[@]}"; do
   run_step first "$step" || fail "$step failed"
 done
 
-# The build lane, in a process group of its own so that a failing test can stop it.
+# The side lane, in a process group of its own so that a failing test can stop it.
 set -m
 (
-  for step in "${builds[@]}"; do
-    run_step build "$step" || exit 1
+  for step in "${side[@]}"; do
+    run_step side "$step" || exit 1
   done
 ) &
 builder=$!
 set +m
 
+# A side step that failed fails the run now, not when a test comes to need it.
+check_side() {
+  local step lane rc
+  for step in "${side[@]}"; do
+    [ -f "$lane_dir/$step" ] || continue
+    read -r lane _ _ rc <"$lane_dir/$step"
+    [ "$rc" -eq 0 ] || fail "$step failed"
+  done
+}
+
 for entry in "${tests[@]}"; do
+  check_side
   step=${entry%%:*}
   needs=""
   [ "$entry" != "$step" ] && needs=${entry#*:}
   if [ -n "$needs" ]; then
-    # The build lane writes the file when the build ends; it is gone only if the lane died.
+    # The side lane writes the file when the step ends; it is missing only if the lane died.
     while [ ! -f "$lane_dir/$needs" ]; do
-      kill -0 "$builder" 2>/dev/null || [ -f "$lane_dir/$needs" ] || fail "the build lane ended before $needs"
+      kill -0 "$builder" 2>/dev/null || [ -f "$lane_dir/$needs" ] || fail "the side lane ended before $needs"
       sleep 0.2
     done
     read -r _ _ _ rc <"$lane_dir/$needs"
@@ -97,5 +109,5 @@ for entry in "${tests[@]}"; do
   run_step test "$step" || fail "$step failed"
 done
 
-wait "$builder" || fail "a build failed"
+wait "$builder" || fail "a side step failed"
 table

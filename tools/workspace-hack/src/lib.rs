@@ -1,0 +1,1 @@
+//! Empty: only its dependencies matter (see Cargo.toml).
