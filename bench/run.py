@@ -117,7 +117,9 @@ def prepare(args: argparse.Namespace) -> None:
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--force-reinstall", "--no-deps", args.wheel], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "kazoo==2.10.0", "matplotlib"], check=True)
+    # The chart needs matplotlib; a smoke run (--quick) draws none and spares its install.
+    chart = [] if args.quick else ["matplotlib"]
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "kazoo==2.10.0", *chart], check=True)
     node = work / "node"
     node.mkdir(exist_ok=True)
     if not (node / "package.json").exists():
@@ -242,8 +244,9 @@ def main() -> int:
     (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
     # matplotlib lives in the bench virtualenv, not necessarily beside this interpreter.
-    subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only", str(OUT)],
-                   check=False)
+    if not args.quick:
+        subprocess.run([str(ROOT / "target" / "bench" / "venv" / "bin" / "python"), __file__, "--chart-only",
+                        str(OUT)], check=False)
     print(f"\nwrote {OUT / 'results.md'}, results.png and results.json")
     if r.failures:
         print(f"\n{len(r.failures)} run(s) failed:", *r.failures, sep="\n  ", file=sys.stderr)
