@@ -39,18 +39,24 @@ test('queue: oversized payload is INVALID_ARGUMENT and nothing is sent', () => w
 test('queue: concurrent consumers get every item exactly once', () => withClients(4, async (producer, ...consumers) => {
   const dir = unique('consumers')
   const got = []
+  // Each consumer stops at a 'stop' item, offered after every other one: a slow producer
+  // cannot end the test early (a quiet period did), and the FIFO order means every item
+  // before the last 'stop' was taken. A wait that is not answered within 30 s fails.
   const done = Promise.all(consumers.map(async (c) => {
     const q = c.queue(dir)
     for (;;) {
-      const item = await q.take({ timeoutMs: 1500 })
-      if (item === null) return
+      const item = await q.take({ timeoutMs: 30000 })
+      assert.notEqual(item, null, 'no item within 30 s')
+      if (item.toString() === 'stop') return
       got.push(Number(item.toString()))
     }
   }))
   const q = producer.queue(dir)
   for (let i = 0; i < 150; i++) await q.offer(String(i))
+  for (const _ of consumers) await q.offer('stop')
   await done
   assert.deepEqual([...got].sort((a, b) => a - b), [...Array(150).keys()])
+  assert.equal(await q.size(), 0)
 }))
 
 const LEADER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'ELECTED_START', 'ELECTED_COMPLETE']

@@ -12,12 +12,16 @@ test('for await delivers by priority; an unsettled or thrown-out job comes back'
   await work.offer('urgent', { priority: 1 })
   assert.equal(await work.size(), 3)
   const seen = []
-  for await (const job of work.consume({ timeoutMs: 200 })) {
+  // Four deliveries are expected; the loop ends after them (a quiet period of 200 ms ended it
+  // early when the job left unsettled was slow to come back).
+  for await (const job of work.consume({ timeoutMs: 10000 })) {
     seen.push([job.data.toString(), job.deliveryCount])
     if (job.data.toString() === 'a' && job.deliveryCount === 1) continue // left unsettled: back
     await job.ack()
+    if (seen.length === 4) break
   }
   assert.deepEqual(seen, [['urgent', 1], ['a', 1], ['a', 2], ['b', 1]])
+  assert.equal(await work.size(), 0)
   await work.offer('boom')
   await assert.rejects(async () => {
     for await (const job of work.consume()) {
@@ -43,13 +47,16 @@ test('a job dropped by a closed client is delivered to another; dead letters aft
   assert.equal(await other.next({ timeoutMs: 100 }), null, 'all three are claimed by the first')
   await a.close()
   const got = []
-  for await (const job of other.consume({ timeoutMs: 2000 })) {
+  for await (const job of other.consume({ timeoutMs: 10000 })) {
     got.push(job.data.toString())
     if (job.data.toString() === '2') await job.nack()
     else await job.ack()
+    if (got.length === 3) break
   }
-  // '2' was delivered twice (the dead consumer's claim, then ours) and nacked: dead letter.
+  // '2' was delivered twice (the dead consumer's claim, then ours) and nacked: dead letter
+  // (moved there by the next claim: this one, which must then find nothing).
   assert.deepEqual(got, ['1', '2', '3'])
+  assert.equal(await other.next({ timeoutMs: 500 }), null)
   assert.equal(await other.size(), 0)
   assert.equal(other.deadLetterPath, `${path}/dead`)
   assert.ok(zk.WorkQueue && zk.Job)
@@ -63,6 +70,8 @@ test('close rejects later calls and a waiting next with CLOSED; a job in hand ca
   assert.equal(held.data.toString(), 'a')
   const idle = c.workQueue(unique('work-idle'))
   const waiting = assert.rejects(idle.next(), (err) => err.code === 'CLOSED')
+  // Not a synchronisation: a chance for the next() to be waiting when close() comes (one
+  // that was not yet is rejected with CLOSED all the same).
   await new Promise((resolve) => setTimeout(resolve, 200))
   await idle.close()
   await waiting
@@ -84,8 +93,13 @@ test('many next() calls in flight on one object share the jobs, each acked once'
   const work = c.workQueue(path, { prefetch: 8 })
   await work.offerAll(Array.from({ length: 300 }, (_, i) => String(i)))
   const got = []
+  // Each loop goes on until all 300 came (a quiet period of 300 ms ended every loop early
+  // under load); a job missing for 30 s fails.
+  const deadline = Date.now() + 30000
   await Promise.all(Array.from({ length: 8 }, async () => {
-    for await (const job of work.consume({ timeoutMs: 300 })) {
+    while (got.length < 300 && Date.now() < deadline) {
+      const job = await work.next({ timeoutMs: 200 })
+      if (job === null) continue
       got.push(Number(job.data.toString()))
       await job.ack()
     }

@@ -104,9 +104,10 @@ class ClientIT {
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.addAll(java.util.List.of(properties));
         command.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), program.toString()));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes()).trim();
-        return new String[] {String.valueOf(p.waitFor()), out};
+        // A JVM start and a 200 ms connect timeout: a second or two idle.
+        Zk.Child.Result run = Zk.Child.start(new ProcessBuilder(command).redirectErrorStream(true))
+            .await(java.time.Duration.ofSeconds(60));
+        return new String[] {String.valueOf(run.exit()), run.out().trim()};
     }
 
     /**

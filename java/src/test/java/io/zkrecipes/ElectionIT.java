@@ -2,8 +2,6 @@ package io.zkrecipes;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,7 +38,11 @@ class ElectionIT {
                 assertEquals(1, members.stream().filter(LeaderElectionSupport::isLeader).count());
             }
         }
-        Thread.sleep(300);
+        // Every member's last event is its stop's STOP_COMPLETE: wait for them (a fixed 300 ms
+        // did), then close.
+        for (List<String> seen : events) {
+            Zk.eventually("STOP_COMPLETE", () -> !seen.isEmpty() && seen.get(seen.size() - 1).equals("STOP_COMPLETE"));
+        }
         for (LeaderElectionSupport m : members) {
             m.close();
         }
@@ -54,18 +56,18 @@ class ElectionIT {
             "/usr/share/java/slf4j-nop.jar");
         Path driver = Path.of(System.getProperty("basedir", "."), "..", "tests", "interop", "ApacheDriver.java");
         assertTrue(Files.exists(driver), driver.toString());
-        Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp", jars,
-            driver.toString(), "elect", Zk.connect(), root).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        // Compiles and runs the driver: a few seconds idle.
+        Zk.Child.Result run = Zk.Child.start(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+            "-cp", jars, driver.toString(), "elect", Zk.connect(), root).redirectError(ProcessBuilder.Redirect.INHERIT))
+            .await(java.time.Duration.ofSeconds(120));
+        assertEquals(0, run.exit(), run.out());
         List<List<String>> events = new ArrayList<>(List.of(List.of(), List.of(), List.of()));
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
-            for (String line; (line = r.readLine()) != null; ) {
-                String[] f = line.split(" ");
-                if (f[0].equals("EVENTS")) {
-                    events.set(Integer.parseInt(f[1]), List.of(f[2].split(",")));
-                }
+        for (String line : run.out().split("\n")) {
+            String[] f = line.split(" ");
+            if (f[0].equals("EVENTS")) {
+                events.set(Integer.parseInt(f[1]), List.of(f[2].split(",")));
             }
         }
-        assertEquals(0, p.waitFor());
         return events;
     }
 

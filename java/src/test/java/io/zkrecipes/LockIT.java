@@ -2,8 +2,6 @@ package io.zkrecipes;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -201,21 +199,24 @@ class LockIT {
     @Test
     void twoJvmsContendWithoutOverlap() throws Exception {
         String dir = Zk.path("jvms");
-        List<Process> jvms = new ArrayList<>();
+        List<Zk.Child> jvms = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            jvms.add(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp",
+            jvms.add(Zk.Child.start(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), LockHolderMain.class.getName(), Zk.connect(), dir, "10")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+                .redirectError(ProcessBuilder.Redirect.INHERIT)));
         }
         List<long[]> sections = new ArrayList<>();
-        for (Process p : jvms) {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    String[] f = line.split(" ");
-                    sections.add(new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2])});
+        for (Zk.Child jvm : jvms) {
+            // Ten holds of 5 ms after a JVM start: a second or two idle.
+            Zk.Child.Result run = jvm.await(java.time.Duration.ofSeconds(60));
+            assertEquals(0, run.exit(), run.out());
+            for (String line : run.out().split("\n")) {
+                if (line.isBlank()) {
+                    continue;
                 }
+                String[] f = line.trim().split(" ");
+                sections.add(new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2])});
             }
-            assertEquals(0, p.waitFor());
         }
         assertEquals(20, sections.size());
         sections.sort((x, y) -> Long.compare(x[0], y[0]));

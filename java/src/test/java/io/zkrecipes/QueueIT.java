@@ -68,19 +68,32 @@ class QueueIT {
     void concurrentConsumersGetEveryItemOnce() throws Exception {
         String dir = Zk.path("consumers");
         List<Integer> got = Collections.synchronizedList(new ArrayList<>());
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
         List<Thread> consumers = new ArrayList<>();
         List<Client> clients = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             Client c = Zk.client();
             clients.add(c);
             DistributedQueue q = new DistributedQueue(c, dir);
+            // Each consumer stops at a "stop" item, offered after every other one: a slow producer
+            // cannot end the test early (a quiet period of 1.5 s did), and FIFO order means every
+            // item before the last "stop" was taken. An item not there within 30 s fails.
             consumers.add(new Thread(() -> {
                 try {
-                    for (byte[] item; (item = q.poll(1500, TimeUnit.MILLISECONDS)) != null; ) {
-                        got.add(Integer.parseInt(new String(item, StandardCharsets.UTF_8)));
+                    for (;;) {
+                        byte[] item = q.poll(30, TimeUnit.SECONDS);
+                        if (item == null) {
+                            failures.add("no item within 30 s");
+                            return;
+                        }
+                        String text = new String(item, StandardCharsets.UTF_8);
+                        if (text.equals("stop")) {
+                            return;
+                        }
+                        got.add(Integer.parseInt(text));
                     }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                } catch (Throwable e) {
+                    failures.add(e.toString());
                 }
             }));
         }
@@ -89,10 +102,15 @@ class QueueIT {
             for (int i = 0; i < 200; i++) {
                 q.offer(b(Integer.toString(i)));
             }
+            for (int i = 0; i < consumers.size(); i++) {
+                q.offer(b("stop"));
+            }
         }
         for (Thread t : consumers) {
-            t.join();
+            t.join(60_000);
+            assertFalse(t.isAlive(), "a consumer did not stop");
         }
+        assertEquals(List.of(), failures);
         clients.forEach(Client::close);
         List<Integer> sorted = new ArrayList<>(got);
         Collections.sort(sorted);
@@ -115,6 +133,8 @@ class QueueIT {
                 }
             });
             t.start();
+            // Not a synchronisation: a chance for the take to be waiting when the interrupt
+            // comes (one that was not yet throws InterruptedException all the same).
             Thread.sleep(200);
             t.interrupt();
             t.join(5000);

@@ -105,14 +105,15 @@ class RacesIT {
             WriteLock waiter = new WriteLock(a, dir);
             CompletableFuture<Long> cancelled = waiter.lockAsync();
             CompletableFuture<Long> timedOut = waiter.lockAsync().orTimeout(300, TimeUnit.MILLISECONDS);
-            Thread.sleep(100);
+            // Both wait in line (a fixed 100 ms stood for this) before one is cancelled.
+            Zk.eventually("both waiters queued", () -> timedOut.isDone() || holder.getParticipants().size() == 3);
             cancelled.cancel(true);
             assertThrows(CancellationException.class, cancelled::join);
             ExecutionException e = assertThrows(ExecutionException.class, timedOut::get);
             assertInstanceOf(TimeoutException.class, e.getCause());
-            Thread.sleep(200);
-            assertEquals(1, holder.getParticipants().size(), "the abandoned waiters withdrew");
+            Zk.eventually("the abandoned waiters withdrew", () -> holder.getParticipants().size() == 1);
             holder.unlock();
+            // A chance for a cancelled attempt to take the lock, which must not happen.
             Thread.sleep(300);
             assertFalse(waiter.isLocked(), "a cancelled attempt must not take the lock later");
             WriteLock third = new WriteLock(b, dir);
@@ -131,17 +132,26 @@ class RacesIT {
             for (int i = 0; i < 5; i++) {
                 abandoned.add(queue.takeAsync());
             }
-            abandoned.add(queue.takeAsync().orTimeout(100, TimeUnit.MILLISECONDS));
-            Thread.sleep(150);
+            CompletableFuture<byte[]> timedOut = queue.takeAsync().orTimeout(100, TimeUnit.MILLISECONDS);
+            abandoned.add(timedOut);
+            // Not a synchronisation: the one with orTimeout has given up (observed), the others
+            // had the same time to start waiting; one that had not is cancelled all the same.
+            assertThrows(ExecutionException.class, () -> timedOut.get(10, TimeUnit.SECONDS));
             abandoned.forEach(f -> f.cancel(true));
             for (int i = 0; i < 20; i++) {
                 queue.offer(("item-" + i).getBytes(StandardCharsets.UTF_8));
             }
+            // Until all 20 came (an item a cancelled take claimed goes back, maybe not at once:
+            // a quiet period of 2 s ended the loop), then a chance for a 21st that must not come.
             List<String> got = new ArrayList<>();
-            byte[] item;
-            while ((item = queue.poll(2, TimeUnit.SECONDS)) != null) {
-                got.add(new String(item, StandardCharsets.UTF_8));
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (got.size() < 20 && System.nanoTime() < deadline) {
+                byte[] item = queue.poll(1, TimeUnit.SECONDS);
+                if (item != null) {
+                    got.add(new String(item, StandardCharsets.UTF_8));
+                }
             }
+            assertNull(queue.poll(500, TimeUnit.MILLISECONDS), "an item twice: " + got);
             assertEquals(20, got.size(), "every item arrives once: " + got);
             assertEquals(20, got.stream().distinct().count());
         }

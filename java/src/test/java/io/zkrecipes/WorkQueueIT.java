@@ -26,22 +26,22 @@ class WorkQueueIT {
             q.offerAll(List.of(b("a"), b("b")), WorkQueue.DEFAULT_PRIORITY);
             assertTrue(q.offer(b("urgent"), 1).contains("/entries/entry-001-"));
             assertEquals(3, q.size());
-            Delivery urgent = q.consume(1, TimeUnit.SECONDS);
+            Delivery urgent = q.consume(10, TimeUnit.SECONDS);
             assertEquals("urgent", s(urgent));
             assertEquals(1, urgent.getPriority());
             assertEquals(1, urgent.getDeliveryCount());
             urgent.ack();
             ZkException twice = assertThrows(ZkException.class, urgent::ack);
             assertEquals(ZkException.Code.INVALID_ARGUMENT, twice.getCode());
-            try (Delivery a = q.consume(1, TimeUnit.SECONDS)) {
+            try (Delivery a = q.consume(10, TimeUnit.SECONDS)) {
                 assertEquals("a", s(a));
                 // Neither acknowledged nor given back: close() gives it back.
             }
-            Delivery again = q.consume(1, TimeUnit.SECONDS);
+            Delivery again = q.consume(10, TimeUnit.SECONDS);
             assertEquals("a", s(again));
             assertEquals(2, again.getDeliveryCount());
             again.nack();
-            Delivery third = q.consume(1, TimeUnit.SECONDS);
+            Delivery third = q.consume(10, TimeUnit.SECONDS);
             assertEquals(3, third.getDeliveryCount());
             third.ackAsync().get(5, TimeUnit.SECONDS);
             Delivery b = q.consume();
@@ -61,13 +61,17 @@ class WorkQueueIT {
             Client doomed = Zk.client();
             WorkQueue held = new WorkQueue(doomed, path, 3, 0);
             other.offerAll(List.of(b("1"), b("2"), b("3")), 100);
-            Delivery first = held.consume(1, TimeUnit.SECONDS);
+            Delivery first = held.consume(10, TimeUnit.SECONDS);
             assertEquals("1", s(first));
             assertNull(other.consume(100, TimeUnit.MILLISECONDS), "all three claimed by the first");
             doomed.close();
+            // Three deliveries are expected (a quiet period of 2 s ended the loop, too early
+            // when the jobs were slow to come back); the claim after them moves "2", nacked on
+            // its last allowed delivery, to the dead letters and finds nothing.
             List<String> got = new ArrayList<>();
-            Delivery d;
-            while ((d = other.consume(2, TimeUnit.SECONDS)) != null) {
+            while (got.size() < 3) {
+                Delivery d = other.consume(10, TimeUnit.SECONDS);
+                assertNotNull(d, "only " + got + " within 10 s");
                 got.add(s(d));
                 if (s(d).equals("2")) {
                     d.nack();
@@ -75,6 +79,7 @@ class WorkQueueIT {
                     d.ack();
                 }
             }
+            assertNull(other.consume(500, TimeUnit.MILLISECONDS));
             assertEquals(List.of("1", "2", "3"), got);
             assertEquals(0, other.size());
             assertEquals(path + "/dead", other.getDeadLetterPath());
@@ -89,7 +94,7 @@ class WorkQueueIT {
                 CompletableFuture<Delivery> waiting = q.consumeAsync();
                 q.offer(b("job-" + round));
                 // A consume that completed first holds the job: cancel no longer applies.
-                Delivery d = waiting.cancel(false) ? q.consume(2, TimeUnit.SECONDS) : waiting.join();
+                Delivery d = waiting.cancel(false) ? q.consume(10, TimeUnit.SECONDS) : waiting.join();
                 assertNotNull(d, "round " + round + ": the job is free again");
                 d.ack();
             }
@@ -103,7 +108,7 @@ class WorkQueueIT {
         try (Client c = Zk.client()) {
             WorkQueue q = new WorkQueue(c, path, 4, 0);
             q.offerAll(List.of(b("a"), b("b"), b("c")), WorkQueue.DEFAULT_PRIORITY);
-            Delivery held = q.consume(1, TimeUnit.SECONDS);
+            Delivery held = q.consume(10, TimeUnit.SECONDS);
             assertEquals("a", s(held));
             WorkQueue idle = new WorkQueue(c, path + "-idle");
             CompletableFuture<Delivery> waiting = CompletableFuture.supplyAsync(() -> {
@@ -113,6 +118,8 @@ class WorkQueueIT {
                     throw new IllegalStateException(e);
                 }
             });
+            // Not a synchronisation: a chance for the consume to be waiting when close() comes
+            // (one that was not yet fails with CLOSED all the same).
             Thread.sleep(200);
             idle.close();
             Throwable woken = assertThrows(Exception.class, () -> waiting.get(5, TimeUnit.SECONDS)).getCause();
@@ -123,7 +130,7 @@ class WorkQueueIT {
             held.ack();
             try (WorkQueue other = new WorkQueue(c, path)) {
                 assertEquals(2, other.size());
-                Delivery next = other.consume(1, TimeUnit.SECONDS);
+                Delivery next = other.consume(10, TimeUnit.SECONDS);
                 assertEquals("b", s(next));
                 next.ack();
             }
@@ -189,11 +196,16 @@ class WorkQueueIT {
             // Gives back what prefetch holds; the first session lives on, and no job may stay
             // claimed by it.
             q.close();
+            // Until every job came (what a given-up consume claimed goes back, maybe not at
+            // once: a quiet period of 2 s ended this loop), for up to 30 s.
             try (WorkQueue rest = new WorkQueue(other, path)) {
-                Delivery d;
-                while ((d = rest.consume(2, TimeUnit.SECONDS)) != null) {
-                    acked.add(s(d));
-                    d.ack();
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (acked.size() < n && System.nanoTime() < deadline) {
+                    Delivery d = rest.consume(1, TimeUnit.SECONDS);
+                    if (d != null) {
+                        acked.add(s(d));
+                        d.ack();
+                    }
                 }
             }
             assertEquals(n, acked.size(), "every job delivered while the first session lives");

@@ -24,9 +24,58 @@ final class Zk {
 
     /** An operator's delete, through the harness binary. */
     static void rm(String path) throws Exception {
-        Process p = new ProcessBuilder(System.getenv("ZK_HARNESS"), "rm", connect(), path).inheritIO().start();
-        if (p.waitFor() != 0) {
-            throw new IllegalStateException("zk-harness rm failed");
+        Child rm = Child.start(new ProcessBuilder(System.getenv("ZK_HARNESS"), "rm", connect(), path)
+            .redirectErrorStream(true));
+        Child.Result done = rm.await(java.time.Duration.ofSeconds(30));
+        if (done.exit() != 0) {
+            throw new IllegalStateException("zk-harness rm failed: " + done.out());
+        }
+    }
+
+    /**
+     * A child process whose output is read on a thread of its own, so that no read waits
+     * forever: {@link #await} kills it and fails once its deadline passed.
+     */
+    static final class Child {
+        record Result(int exit, String out) {}
+
+        private final Process process;
+        private final String command;
+        private final java.util.concurrent.CompletableFuture<String> out = new java.util.concurrent.CompletableFuture<>();
+
+        private Child(Process process, String command) {
+            this.process = process;
+            this.command = command;
+            Thread reader = new Thread(() -> {
+                try {
+                    out.complete(new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+                } catch (java.io.IOException e) {
+                    out.completeExceptionally(e);
+                }
+            }, "child-output");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        static Child start(ProcessBuilder builder) throws java.io.IOException {
+            return new Child(builder.start(), String.join(" ", builder.command()));
+        }
+
+        /** Its exit code and standard output, or an AssertionError (it is killed) after {@code timeout}. */
+        Result await(java.time.Duration timeout) throws Exception {
+            if (!process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+                String partial;
+                try {
+                    partial = out.get(5, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    partial = "(output not read: " + e + ")";
+                }
+                throw new AssertionError("child " + command
+                    + " still running after " + timeout + ", killed; its output: " + partial);
+            }
+            return new Result(process.exitValue(), out.get(30, java.util.concurrent.TimeUnit.SECONDS));
         }
     }
 

@@ -38,7 +38,14 @@ class CancellationIT {
                     q.take((round % 4).milliseconds)?.let { got += it.decodeToString() }
                 }
             }
-            while (true) got += (q.take(1.seconds) ?: break).decodeToString()
+            // Until every item came (one taken for a cancelled coroutine goes back, maybe not at
+            // once: a quiet second ended this loop), for up to 30 s; then a chance for an item
+            // twice, which must not come.
+            val deadline = System.nanoTime() + 30_000_000_000L
+            while (got.toSet().size < n && System.nanoTime() < deadline) {
+                q.take(1.seconds)?.let { got += it.decodeToString() }
+            }
+            q.take(500.milliseconds)?.let { got += it.decodeToString() }
             val lost = (0 until n).map { "$it" } - got.toSet()
             assertEquals(listOf<String>(), lost, "none lost")
             assertEquals(n, got.size, "every item once")
@@ -83,9 +90,11 @@ class CancellationIT {
                     q.consume((round % 4).milliseconds)?.let { acked += it.data.decodeToString(); it.ack() }
                 }
             }
-            // The client's session lives on: a job left claimed would never come.
-            while (true) {
-                val job = q.consume(2.seconds) ?: break
+            // The client's session lives on: a job left claimed would never come. Until every
+            // job came (a quiet period of 2 s ended this loop), for up to 30 s.
+            val deadline = System.nanoTime() + 30_000_000_000L
+            while (acked.size < n && System.nanoTime() < deadline) {
+                val job = q.consume(1.seconds) ?: continue
                 acked += job.data.decodeToString()
                 job.ack()
             }

@@ -1,6 +1,8 @@
 package io.zkrecipes.kotlin
 
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
@@ -8,6 +10,7 @@ import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Assertions.assertArrayEquals
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
@@ -15,9 +18,13 @@ import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import java.util.Collections
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
+
+private val LEADER = listOf("START", "OFFER_START", "OFFER_COMPLETE", "DETERMINE_START", "DETERMINE_COMPLETE", "ELECTED_START", "ELECTED_COMPLETE")
 
 class QueueElectionIT {
     @Test
@@ -87,6 +94,46 @@ class QueueElectionIT {
                 second.close()
                 assertNull(first.leaderHostName())
             }
+        }
+    }
+
+    /**
+     * README "Event order": a call returns before its own events reach the collectors (after
+     * start() returns, isLeader already answers while the events may still be on their way);
+     * they come in Apache's order; a state read in a collector is at least as new as the event.
+     */
+    @Test
+    fun aCallReturnsBeforeItsEventsWhichComeInOrderWithAStateAtLeastAsNew(): Unit = runBlocking {
+        Zk.client().use { client ->
+            val member = client.leaderElection(Zk.path("order"), "only")
+            val returned = CompletableDeferred<Unit>()
+            val gaveUp = AtomicBoolean()
+            val seen = Collections.synchronizedList(mutableListOf<String>())
+            // Subscribed before start() (UNDISPATCHED); held in its first event until start()
+            // returned: a start() that waited for its collectors would have it give up after 10 s.
+            val collecting = launch(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) {
+                member.events.collect {
+                    if (!gaveUp.get() && withTimeoutOrNull(10.seconds) { returned.await() } == null) gaveUp.set(true)
+                    seen += "${it.type} ${member.isLeader}"
+                }
+            }
+            member.start()
+            val leader = member.isLeader
+            val delivered = seen.toList()
+            returned.complete(Unit)
+            assertFalse(gaveUp.get(), "start() did not return while its collector was held")
+            assertTrue(leader, "start() returns with isLeader already answered")
+            assertEquals(listOf<String>(), delivered, "events collected before start() returned")
+            Zk.eventually("start events") { seen.size >= 7 }
+            assertEquals(LEADER, seen.map { it.substringBefore(' ') })
+            assertEquals("ELECTED_COMPLETE true", seen.last())
+            member.stop()
+            assertFalse(member.isLeader, "stop() returns with isLeader already answered")
+            Zk.eventually("stop events") { seen.size >= 9 }
+            assertEquals(listOf("STOP_START", "STOP_COMPLETE"), seen.drop(7).map { it.substringBefore(' ') })
+            assertEquals("STOP_COMPLETE false", seen.last())
+            collecting.cancelAndJoin()
+            member.close()
         }
     }
 

@@ -4,6 +4,7 @@ import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -31,10 +32,12 @@ class WorkQueueIT {
                 val a = present(q.consume(1.seconds))
                 a.nack()
                 assertThrows<IllegalStateException> {
-                    runBlocking { q.jobs(200.milliseconds).collect { error("failed on ${it.data.decodeToString()}") } }
+                    runBlocking { q.jobs(10.seconds).collect { error("failed on ${it.data.decodeToString()}") } }
                 }
+                // Two jobs are expected (a quiet period of 200 ms ended the flow, too early when
+                // the job the failed collection gave back was slow to come).
                 val seen = mutableListOf<Pair<String, Int>>()
-                q.jobs(200.milliseconds).collect {
+                q.jobs(10.seconds).take(2).collect {
                     seen += it.data.decodeToString() to it.deliveryCount
                     it.ack()
                 }
@@ -53,11 +56,14 @@ class WorkQueueIT {
             val q = client.workQueue(path, prefetch = 8)
             q.offerAll((0 until 300).map { it.toString().toByteArray() })
             val got = Collections.synchronizedList(mutableListOf<Int>())
+            // Idle the workers are done in a second or two; with jobs lost they would go on for
+            // 2000 rounds of up to 300 ms (8 minutes): 60 s at most, the rest loop finds the rest.
+            val workersUntil = System.nanoTime() + 60_000_000_000L
             coroutineScope {
                 repeat(8) { worker ->
                     launch {
                         var round = 0
-                        while (got.size < 300 && round < 2000) {
+                        while (got.size < 300 && round < 2000 && System.nanoTime() < workersUntil) {
                             round++
                             if ((round + worker) % 4 == 0) {
                                 // Given up at a varying moment: whatever it claimed goes back.
@@ -80,9 +86,11 @@ class WorkQueueIT {
             }
             q.close()
             // Anything a cancelled consume left would be claimed by this live session still.
+            // Until all 300 came (a quiet period of 2 s ended this loop), for up to 30 s.
             client.workQueue(path).use { rest ->
-                while (true) {
-                    val job = rest.consume(2.seconds) ?: break
+                val deadline = System.nanoTime() + 30_000_000_000L
+                while (got.size < 300 && System.nanoTime() < deadline) {
+                    val job = rest.consume(1.seconds) ?: continue
                     got += job.data.decodeToString().toInt()
                     job.ack()
                 }
@@ -101,8 +109,9 @@ class WorkQueueIT {
             val held = present(doomed.workQueue(path, prefetch = 2).consume(1.seconds))
             doomed.close()
             assertThrows<ZkException> { runBlocking { held.ack() } }
+            // Both come back (a quiet second ended the flow, too early when they were slow to).
             val again = mutableListOf<Pair<String, Int>>()
-            survivor.workQueue(path).jobs(1.seconds).collect {
+            survivor.workQueue(path).jobs(10.seconds).take(2).collect {
                 again += it.data.decodeToString() to it.deliveryCount
                 it.ack()
             }
