@@ -195,7 +195,9 @@ class RacesIT {
                 }
                 assertFalse(lock.isLocked(), "round " + i + " (" + outcome.get() + ") left a hold");
             }
-            assertTrue(lock.getParticipants().isEmpty());
+            // The last interrupted attempt withdraws its node in the background (found failing in
+            // CI when checked at once); waited for with a deadline, it must go.
+            Zk.eventually("no participant left", () -> lock.getParticipants().isEmpty());
         }
     }
 
