@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -57,7 +58,10 @@ class Demo:
             return os.environ["ZK_CONNECT"]
         self.harness = subprocess.Popen([self.args.harness, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.harness.stdout is not None
-        line = self.harness.stdout.readline().strip()
+        # The harness prints one whole line once ZooKeeper serves (or fails); never wait forever.
+        ready = selectors.DefaultSelector()
+        ready.register(self.harness.stdout, selectors.EVENT_READ)
+        line = self.harness.stdout.readline().strip() if ready.select(timeout=180) else "nothing within 180 s"
         if not line.startswith("ZK_CONNECT="):
             raise RuntimeError(f"the harness did not start ZooKeeper: {line!r}")
         return line.split("=", 1)[1]

@@ -268,24 +268,31 @@ def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path)
 
 
 def watch(what: str, command: str, cwd: Path, env: dict[str, str]) -> None:
-    """A command that runs until stopped: its first line within 60 s, then SIGINT ends it."""
-    import selectors
+    """A command that runs until stopped: its first line within 60 s, then SIGINT ends it, with
+    status 0 (what `--observe` and `--watch` answer to an interrupt)."""
+    import queue
     import signal
+    import threading
 
     child = subprocess.Popen(["bash", "-c", "exec " + command], cwd=cwd, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(child.stdout, selectors.EVENT_READ)
-    first = child.stdout.readline() if selector.select(timeout=60) else ""
+    lines: "queue.Queue[str]" = queue.Queue()
+    # A reader of its own: a line that comes in pieces must not block past the deadline.
+    threading.Thread(target=lambda: [lines.put(line) for line in child.stdout], daemon=True).start()
+    try:
+        first = lines.get(timeout=60)
+    except queue.Empty:
+        first = ""
     child.send_signal(signal.SIGINT)
     try:
-        _, err = child.communicate(timeout=60)
+        child.wait(timeout=60)
     except subprocess.TimeoutExpired:
         child.kill()
         raise SystemExit(f"--- {what}: still running 60 s after SIGINT")
-    if not first.strip():
-        sys.stderr.write(f"--- {what} printed nothing within 60 s\n{err}\n")
+    err = child.stderr.read() if child.stderr else ""
+    if not first.strip() or child.returncode != 0:
+        sys.stderr.write(f"--- {what}: first line {first!r}, status {child.returncode} after SIGINT\n{err}\n")
         raise SystemExit(1)
     print(f"ok  {what} -> {first.strip()}")
 

@@ -201,10 +201,18 @@ class Suite:
         self.check(scenario, f"a worker inside its critical section was paused (holder: {holder})", holder is not None)
         pause_window = (0.0, 0.0)
         if holder:
-            self.log(f"fault: SIGSTOP the lock holder {holder} for {SESSION_S + 3} s (past its session timeout)")
+            self.log(f"fault: SIGSTOP the lock holder {holder} past its session timeout, until another takes over")
             paused = holder
-            pause_window = (time.monotonic(), time.monotonic() + SESSION_S + 3)
-            time.sleep(SESSION_S + 3)
+            began = time.monotonic()
+            # Paused until its session is gone and another worker got in (the event, not a fixed
+            # time: expiry plus the hand-over takes ~5 s idle and longer on a loaded machine).
+            deadline = began + 6 * SESSION_S
+            while time.monotonic() < deadline:
+                with res.lock:
+                    if any(s.name != holder and s.begin > began for s in res.sections):
+                        break
+                time.sleep(0.05)
+            pause_window = (began, time.monotonic() + 0.001)
             os.kill(res.pids[holder], signal.SIGCONT)
         lost_quorum = [m for m in range(3) if m != self.zk_leader()][:2]
         self.log(f"fault: lose quorum (kill members {lost_quorum}) for 3 s")

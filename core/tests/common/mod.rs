@@ -176,11 +176,13 @@ pub fn session_hex(session: i64) -> String {
     format!("0x{session:x}")
 }
 
-/// Whether the server on `port` has a connection of `session` (`cons`).
+/// Whether the server on `port` has a connection of `session` (`cons`). A server that did not
+/// answer is taken to have it still: an unanswered query must not pass for an expiry.
 pub fn has_session(port: u16, session: i64) -> bool {
-    zk_harness::four_letter(port, "cons")
-        .unwrap_or_default()
-        .contains(&format!("sid={}", session_hex(session)))
+    match zk_harness::four_letter(port, "cons") {
+        Ok(cons) => cons.contains(&format!("sid={}", session_hex(session))),
+        Err(_) => true,
+    }
 }
 
 /// Resolves once the server has expired `session`, cut off from it (its

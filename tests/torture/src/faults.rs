@@ -95,8 +95,9 @@ impl Faults {
             *counts.entry(kind.name()).or_insert(0) += 1;
             self.inject(rng, kind, id).await;
             if kind == Kind::Kill {
-                // Quiet after a kill, so that the failover can be judged.
-                tokio::time::sleep(self.session + Duration::from_millis(2500)).await;
+                // Quiet after a kill for as long as the failover may take, so that it is judged.
+                let judged = crate::checks::liveness_limit(self.session);
+                tokio::time::sleep(judged + Duration::from_millis(500)).await;
             }
         }
     }
