@@ -17,6 +17,11 @@
 // - 2 queue consumers: poll(), poll(t, unit) (interrupted at random in the chaos phase), take()
 //   interrupted, takeAsync().cancel(true), takeAsync().orTimeout(t); a producer offering with
 //   offerAsync(x).thenApply(p -> queue.size());
+// - 2 work-queue consumers on a shared WorkQueue and private ones of random prefetch:
+//   consume(t, unit), consume() interrupted, consumeAsync().cancel(true) / .orTimeout(t), consume()
+//   while another thread closes the object; settled by ack(), ackAsync().get(), nack(), close(),
+//   ackAsync() cancelled, a slow ack; poison jobs always nacked; a producer offering one at a time
+//   and with offerAll();
 // - one election member whose listener reports LEADER on/off and calls getLeaderHostName();
 // - lock listeners that call getParticipants(), getFencingToken(), isLocked() (and, after a
 //   connection event, tryLock(1 ms)) on every event.
@@ -36,9 +41,11 @@
 import io.zkrecipes.Client;
 import io.zkrecipes.ClientOptions;
 import io.zkrecipes.ConnectionState;
+import io.zkrecipes.Delivery;
 import io.zkrecipes.DistributedQueue;
 import io.zkrecipes.LeaderElectionSupport;
 import io.zkrecipes.LockListener;
+import io.zkrecipes.WorkQueue;
 import io.zkrecipes.WriteLock;
 import io.zkrecipes.ZkException;
 import io.zkrecipes.ZkLock;
@@ -193,6 +200,15 @@ public final class JavaWorker {
         }
         long producerSeed = rng.nextLong();
         tasks.add(new Thread(() -> produceTask(producerSeed), "torture-produce"));
+        sharedPrefetch = prefetch(rng);
+        sharedWork = openWork(sharedPrefetch);
+        for (int i = 0; i < CONSUMERS; i++) {
+            int task = i;
+            long s = rng.nextLong();
+            tasks.add(new Thread(() -> workConsumeTask(task, s), "torture-work-" + i));
+        }
+        long workProducerSeed = rng.nextLong();
+        tasks.add(new Thread(() -> workProduceTask(workProducerSeed), "torture-work-produce"));
         long electionSeed = rng.nextLong();
         tasks.add(new Thread(() -> electionTask(electionSeed), "torture-election"));
         main.ask("READY " + name + " " + pid);
@@ -219,6 +235,9 @@ public final class JavaWorker {
         close("shared lock", shared);
         for (DistributedQueue q : queues) {
             close("queue", q);
+        }
+        for (WorkQueue q : workQueues) {
+            close("work queue", q);
         }
         close("client", client);
         states.join(2000);
@@ -351,6 +370,7 @@ public final class JavaWorker {
             // A LOST shorter than the poll shows as a new session.
             boolean newSession = id != 0 && id != sessionId;
             if ((state.equals("LOST") || newSession) && lostReported != sessionId) {
+                sessionsLost.incrementAndGet();
                 link.ask("CLIENT " + name + " LOST");
                 bump("event.java.client.LOST(polled)");
                 lostReported = sessionId;
@@ -1177,6 +1197,356 @@ public final class JavaWorker {
                 } catch (Exception e) {
                     unexpected("offerAsync", e);
                     link.ask("OFFERFAIL " + id);
+                }
+            }
+            sleepNanos(TimeUnit.MILLISECONDS.toNanos(rng.nextLong(10, 80)));
+        }
+        link.close();
+    }
+
+    // ---------------------------------------------------------------- work queue
+
+    /** Every consumer of the run uses this limit (the driver's checks count against it; see ops/work_queue.rs). */
+    static final int MAX_DELIVERIES = 4;
+    static final int WORK_BACKLOG = 60;
+    final List<WorkQueue> workQueues = new CopyOnWriteArrayList<>();
+    WorkQueue sharedWork;
+    int sharedPrefetch;
+    /** Sessions the client lost (as the state poll saw them): an ack that succeeds after one since its delivery is a violation. */
+    final AtomicLong sessionsLost = new AtomicLong();
+
+    enum WorkTake {
+        TIMED("consume_t", 60, true),
+        INTERRUPTED("consume_interrupted", 12, true),
+        ASYNC_CANCEL("consumeAsync_cancel", 10, true),
+        ASYNC_TIMEOUT("consumeAsync_orTimeout", 10, true),
+        CLOSE("consume_closed", 8, false);
+
+        final String key;
+        final int weight;
+        /** Allowed on the shared object (the others' consumes would fail with CLOSED). */
+        final boolean shared;
+
+        WorkTake(String key, int weight, boolean shared) {
+            this.key = key;
+            this.weight = weight;
+            this.shared = shared;
+        }
+    }
+
+    static final WorkTake[] SHARED_TAKES = Arrays.stream(WorkTake.values()).filter(t -> t.shared).toArray(WorkTake[]::new);
+
+    enum WorkSettle {
+        ACK("ack", 40), ACK_ASYNC("ackAsync", 15), NACK("nack", 10), CLOSE("close", 10), ACK_CANCELLED("ackAsync_cancel", 5),
+        SLOW("slow_ack", 20);
+
+        final String key;
+        final int weight;
+
+        WorkSettle(String key, int weight) {
+            this.key = key;
+            this.weight = weight;
+        }
+    }
+
+    /** Mostly 1, sometimes up to 64 (as the Rust worker draws it). */
+    static int prefetch(SplittableRandom rng) {
+        return switch (rng.nextInt(8)) {
+            case 0, 1, 2, 3 -> 1;
+            case 4 -> rng.nextInt(2, 5);
+            case 5 -> rng.nextInt(5, 17);
+            default -> rng.nextInt(17, 65);
+        };
+    }
+
+    WorkQueue openWork(int prefetch) {
+        WorkQueue q = new WorkQueue(client, dir("work"), prefetch, MAX_DELIVERIES);
+        workQueues.add(q);
+        return q;
+    }
+
+    void workConsumeTask(int task, long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        Link link = new Link(resource);
+        String me = "wc" + task;
+        int privatePrefetch = prefetch(rng);
+        WorkQueue mine;
+        try {
+            mine = openWork(privatePrefetch);
+        } catch (ZkException e) {
+            violation("new WorkQueue failed: " + e);
+            return;
+        }
+        boolean toldCalm = false;
+        while (!finish) {
+            boolean quiet = calm;
+            if (quiet && !toldCalm) {
+                toldCalm = true;
+                link.ask("WQOBJECT " + name + " " + (task == 0 ? "shared" : "private") + task + " "
+                    + (task == 0 ? sharedPrefetch : privatePrefetch));
+            }
+            boolean useShared = task == 0 || (!quiet && rng.nextBoolean());
+            WorkQueue q = useShared ? sharedWork : mine;
+            WorkTake take = quiet ? WorkTake.TIMED : pick(rng, useShared ? SHARED_TAKES : WorkTake.values(), t -> t.weight);
+            bump("op.java.work." + take.key);
+            Delivery got = null;
+            try {
+                got = consume(rng, q, take);
+            } catch (RuntimeException e) {
+                unexpected("work queue " + take.key, e);
+            }
+            if (take == WorkTake.CLOSE) {
+                privatePrefetch = prefetch(rng);
+                try {
+                    mine = openWork(privatePrefetch);
+                } catch (ZkException e) {
+                    violation("new WorkQueue failed: " + e);
+                }
+            }
+            if (got != null) {
+                settleJob(rng, link, me, got, quiet);
+            }
+            breathe(rng);
+        }
+        link.close();
+    }
+
+    /** One consume as drawn; null when none came (or it was given up). */
+    Delivery consume(SplittableRandom rng, WorkQueue q, WorkTake take) {
+        try {
+            switch (take) {
+                case TIMED -> {
+                    long t = timeout(rng);
+                    return watched("consume(" + t / 1000 + " us)", t, () -> q.consume(t, TimeUnit.NANOSECONDS));
+                }
+                case INTERRUPTED -> {
+                    long delay = cancelAfter(rng);
+                    try (Interrupter ignored = new Interrupter(delay)) {
+                        return watched("consume() interrupted after " + delay / 1000 + " us", delay, () -> q.consume());
+                    } catch (InterruptedException e) {
+                        bump("java.work.consume.interrupted");
+                        return null;
+                    }
+                }
+                case ASYNC_CANCEL -> {
+                    CompletableFuture<Delivery> f = q.consumeAsync();
+                    sleepNanos(cancelAfter(rng));
+                    if (f.cancel(true)) {
+                        bump("java.work.consumeAsync.cancelled");
+                        return null;
+                    }
+                    return fromConsumeFuture(f);
+                }
+                case ASYNC_TIMEOUT -> {
+                    long t = smallBound(rng);
+                    CompletableFuture<Delivery> f = q.consumeAsync().orTimeout(t, TimeUnit.NANOSECONDS);
+                    try {
+                        watched("consumeAsync().orTimeout(" + t / 1000 + " us).get()", t, f::get);
+                    } catch (Exception e) {
+                        // judged from the future
+                    }
+                    return fromConsumeFuture(f);
+                }
+                default -> {
+                    // consume() on this thread while another closes the object: CLOSED, or a job it got first.
+                    ScheduledFuture<?> closer = timer.schedule(() -> close("work queue mid-consume", q), cancelAfter(rng), TimeUnit.NANOSECONDS);
+                    try {
+                        return watched("consume() while close() runs", 0, () -> q.consume());
+                    } catch (ZkException e) {
+                        if (e.getCode() == ZkException.Code.CLOSED) {
+                            bump("java.work.close_interrupted");
+                            return null;
+                        }
+                        throw e;
+                    } finally {
+                        watched("close() mid-consume", 0, () -> {
+                            try {
+                                closer.get();
+                            } catch (CancellationException e) {
+                                // not reached
+                            }
+                            return null;
+                        });
+                    }
+                }
+            }
+        } catch (ZkException e) {
+            if (take == WorkTake.TIMED && e.getCode() == ZkException.Code.TIMEOUT) {
+                violation("work queue consume(t) threw " + e + " instead of answering null");
+            } else {
+                error("work.consume", e);
+            }
+        } catch (InterruptedException e) {
+            violation("work queue " + take.key + " threw InterruptedException though nobody interrupted the thread");
+        } catch (Exception e) {
+            unexpected("work queue " + take.key, e);
+        }
+        return null;
+    }
+
+    Delivery fromConsumeFuture(CompletableFuture<Delivery> f) {
+        if (!f.isDone()) {
+            f.cancel(true);
+        }
+        try {
+            return f.join();
+        } catch (CancellationException e) {
+            bump("java.work.consumeAsync.cancelled");
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof TimeoutException) {
+                bump("java.work.consumeAsync.timed_out");
+            } else if (e.getCause() instanceof ZkException zk) {
+                error("work.consumeAsync", zk);
+            } else {
+                unexpected("consumeAsync", e.getCause());
+            }
+        }
+        return null;
+    }
+
+    /** Reports the delivery, then settles it as drawn (poison always by nack). */
+    void settleJob(SplittableRandom rng, Link link, String me, Delivery d, boolean quiet) {
+        String id = new String(d.getData(), StandardCharsets.UTF_8);
+        int count = d.getDeliveryCount();
+        if (count < 1 || count > MAX_DELIVERIES) {
+            violation(id + " delivered with getDeliveryCount() " + count + " (maxDeliveries " + MAX_DELIVERIES + ")");
+        }
+        long lostBefore = sessionsLost.get();
+        Instant now = Instant.now();
+        link.ask("WQGOT " + id + " " + name + " " + me + " " + count + " " + (now.getEpochSecond() * 1_000_000 + now.getNano() / 1000));
+        WorkSettle how = id.endsWith("p") ? WorkSettle.NACK : quiet ? WorkSettle.ACK : pick(rng, WorkSettle.values(), s -> s.weight);
+        bump("op.java.work." + how.key);
+        String report = "WQSETTLE " + id + " " + name + " " + count + " ";
+        try {
+            switch (how) {
+                case NACK -> {
+                    watched("nack()", 0, () -> {
+                        d.nack();
+                        return null;
+                    });
+                    link.ask(report + "nack");
+                }
+                case CLOSE -> {
+                    // close() of an unsettled delivery gives it back, as nack() does.
+                    watched("close() of a delivery", 0, () -> {
+                        d.close();
+                        return null;
+                    });
+                    link.ask(report + "nack");
+                }
+                case ACK_CANCELLED -> {
+                    link.ask(report + "acking");
+                    CompletableFuture<Void> f = d.ackAsync();
+                    sleepNanos(cancelAfter(rng));
+                    if (f.cancel(true)) {
+                        link.ask(report + "ackcancelled");
+                    } else {
+                        try {
+                            f.join();
+                            link.ask(report + "acked");
+                        } catch (CompletionException e) {
+                            link.ask(report + "ackfail:" + (e.getCause() instanceof ZkException zk ? zk.getCode() : "INTERNAL"));
+                        }
+                    }
+                }
+                default -> {
+                    if (how == WorkSettle.SLOW) {
+                        sleepNanos(TimeUnit.MILLISECONDS.toNanos(rng.nextInt(20, 900)));
+                    }
+                    link.ask(report + "acking");
+                    try {
+                        watched(how == WorkSettle.ACK_ASYNC ? "ackAsync().get()" : "ack()", 0, () -> {
+                            if (how == WorkSettle.ACK_ASYNC) {
+                                try {
+                                    d.ackAsync().get();
+                                } catch (ExecutionException e) {
+                                    throw e.getCause() instanceof ZkException zk ? zk : e;
+                                }
+                            } else {
+                                d.ack();
+                            }
+                            return null;
+                        });
+                        if (sessionsLost.get() != lostBefore) {
+                            violation(id + ": ack succeeded although the session that claimed it was lost");
+                        }
+                        link.ask(report + "acked");
+                    } catch (ZkException e) {
+                        error("work.ack", e);
+                        link.ask(report + "ackfail:" + e.getCode());
+                    }
+                }
+            }
+        } catch (ZkException e) {
+            error("work.nack", e);
+            link.ask(report + "nackfail:" + e.getCode());
+        } catch (Exception e) {
+            unexpected("settling a delivery (" + how.key + ")", e);
+            link.ask(report + "nackfail:INTERNAL");
+        } finally {
+            d.close();
+        }
+    }
+
+    /** Jobs one at a time and in batches (`offerAll`), some poison: `WQOFFER id name` once acknowledged. */
+    void workProduceTask(long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        Link link = new Link(resource);
+        WorkQueue q;
+        try {
+            q = openWork(1);
+        } catch (ZkException e) {
+            violation("new WorkQueue failed: " + e);
+            return;
+        }
+        long n = 0;
+        int[] priorities = {50, 100, 100, 100, 150};
+        while (!finish) {
+            try {
+                if (watched("work size()", 0, q::size) > WORK_BACKLOG) {
+                    sleepNanos(TimeUnit.MILLISECONDS.toNanos(100));
+                    continue;
+                }
+            } catch (ZkException e) {
+                error("work.size", e);
+            } catch (Exception e) {
+                unexpected("work size()", e);
+            }
+            boolean quiet = calm;
+            int batch = rng.nextInt(3) == 0 ? rng.nextInt(2, 12) : 1;
+            int priority = priorities[rng.nextInt(priorities.length)];
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < batch; i++) {
+                n++;
+                ids.add(name + "-j" + n + (!quiet && rng.nextInt(15) == 0 ? "p" : ""));
+            }
+            try {
+                List<String> paths;
+                if (batch == 1) {
+                    bump("op.java.work.offer");
+                    paths = List.of(watched("work offer()", 0, () -> q.offer(ids.get(0).getBytes(StandardCharsets.UTF_8), priority)));
+                } else {
+                    bump("op.java.work.offerAll");
+                    List<byte[]> items = ids.stream().map(s -> s.getBytes(StandardCharsets.UTF_8)).toList();
+                    paths = watched("work offerAll()", 0, () -> q.offerAll(items, priority));
+                }
+                if (paths.size() != ids.size()) {
+                    violation("offerAll of " + ids.size() + " jobs returned " + paths.size() + " paths");
+                    continue;
+                }
+                for (int i = 0; i < ids.size(); i++) {
+                    String path = paths.get(i);
+                    link.ask("WQOFFER " + ids.get(i) + " " + path.substring(path.lastIndexOf('/') + 1));
+                }
+            } catch (ZkException e) {
+                error("work.offer", e);
+                for (String id : ids) {
+                    link.ask("WQOFFERFAIL " + id);
+                }
+            } catch (Exception e) {
+                unexpected("work offer", e);
+                for (String id : ids) {
+                    link.ask("WQOFFERFAIL " + id);
                 }
             }
             sleepNanos(TimeUnit.MILLISECONDS.toNanos(rng.nextLong(10, 80)));

@@ -233,6 +233,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
     workers.stop_proxies();
     let (drained, drain_error) = sweep::drain(&cluster.connect, &format!("{root}/queue")).await;
     let orphans = sweep::orphans(&cluster.connect, &root, SESSION).await;
+    let work = sweep::work_state(&cluster.connect, &format!("{root}/work")).await;
     sweep::cleanup(&cluster.connect, &root).await;
     server.abort();
 
@@ -246,6 +247,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         hung,
         failed_exits,
         consumers: plan.processes * crate::ops::queue::CONSUMERS,
+        work,
     };
     let checks = checks::judge(&records, &facts);
     let pass = report::report(

@@ -13,7 +13,7 @@ use fastrand::Rng;
 use tokio::time::Instant;
 use zk_harness::{Ensemble, FaultProxy};
 
-use crate::resource::{Ev, History};
+use crate::resource::{CatchAt, Ev, History};
 use crate::workers::Workers;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +135,15 @@ impl Faults {
                 tokio::time::sleep(session + Duration::from_millis(rng.u64(500..2500))).await;
                 proxies(&|p| p.set_blackhole(false));
             }
-            Kind::Pause if rng.bool() => self.freeze_a_holder(rng).await,
+            Kind::Pause if rng.u8(..3) == 0 => self.freeze_a_holder(rng, CatchAt::Job).await,
+            Kind::Pause if rng.bool() => {
+                let at = if rng.bool() {
+                    CatchAt::End
+                } else {
+                    CatchAt::Begin
+                };
+                self.freeze_a_holder(rng, at).await
+            }
             Kind::Pause => {
                 let long = rng.bool();
                 self.workers.pause(slot);
@@ -146,6 +154,7 @@ impl Faults {
                 }
                 self.workers.resume(slot);
             }
+            Kind::Kill if rng.u8(..3) == 0 => self.kill_a_job_holder().await,
             Kind::Kill => {
                 if let Err(err) = self.workers.kill_and_replace(slot) {
                     eprintln!("cannot replace a killed worker: {err}");
@@ -157,11 +166,12 @@ impl Faults {
     }
 
     /// SIGSTOPs the next worker to begin (or to end: then its release is the
-    /// first thing it does on waking) an exclusive critical section, for longer
-    /// than its session: the server expires it and hands the lock on, and the
-    /// worker must learn of the loss once it runs again.
-    async fn freeze_a_holder(&self, rng: &mut Rng) {
-        let caught = self.history.catch_next_holder(rng.bool());
+    /// first thing it does on waking) an exclusive critical section, or to
+    /// get a job, for longer than its session: the server expires it and
+    /// hands the lock (the job) on, and the worker must learn of the loss
+    /// once it runs again.
+    async fn freeze_a_holder(&self, rng: &mut Rng, at: CatchAt) {
+        let caught = self.history.catch_next(at);
         match tokio::time::timeout(Duration::from_secs(3), caught).await {
             Ok(Ok((w, frozen))) => {
                 let Some(slot) = self.workers.slot_of(&w) else {
@@ -172,6 +182,23 @@ impl Faults {
                 let _ = frozen.send(());
                 tokio::time::sleep(self.session + Duration::from_millis(rng.u64(1500..3000))).await;
                 self.workers.resume(slot);
+            }
+            _ => self.history.cancel_catch(),
+        }
+    }
+
+    /// SIGKILLs the next worker to get a job, before it can settle it: the
+    /// job must be delivered again once the session of the dead expired.
+    async fn kill_a_job_holder(&self) {
+        let caught = self.history.catch_next(CatchAt::Job);
+        match tokio::time::timeout(Duration::from_secs(3), caught).await {
+            Ok(Ok((w, killed))) => {
+                if let Some(slot) = self.workers.slot_of(&w) {
+                    if let Err(err) = self.workers.kill_and_replace(slot) {
+                        eprintln!("cannot replace a killed worker: {err}");
+                    }
+                }
+                let _ = killed.send(());
             }
             _ => self.history.cancel_catch(),
         }

@@ -42,7 +42,7 @@ pub fn report(
         .map(|(_, v)| v)
         .sum();
     // A Java worker counts its operations under `op.java.<group>.<op>`.
-    for group in ["lock", "rw", "queue", "election", "java"] {
+    for group in ["lock", "rw", "queue", "work", "election", "java"] {
         let prefix = format!("op.{group}.");
         let line = joined(
             stats

@@ -16,6 +16,9 @@
 //! OFFER <id> <seq> | OFFERFAIL <id>
 //! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
 //! LEADER <w> on|off | ELECT <w> start|stop
+//! WQOFFER <id> <entry name> | WQOFFERFAIL <id> | WQGOT <id> <w> <task> <delivery count> <at_us>
+//! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
+//! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
 //! SUSPENDED|LOST|RECONNECTED <w> <object>   CLIENT <w> <state>
 //! VIOLATION <w> <text>              HANG <w> <ms> <what>
 //! ```
@@ -95,6 +98,30 @@ pub enum Ev {
         task: String,
         how: String,
     },
+    WqOffer {
+        id: String,
+        name: String,
+    },
+    WqOfferFail {
+        id: String,
+    },
+    WqGot {
+        id: String,
+        w: String,
+        count: u32,
+        at_us: u64,
+    },
+    WqSettle {
+        id: String,
+        w: String,
+        count: u32,
+        how: String,
+    },
+    WqObject {
+        w: String,
+        object: String,
+        prefetch: usize,
+    },
     Leader {
         w: String,
         on: bool,
@@ -164,18 +191,29 @@ struct Fences {
     rw_any: i64,
 }
 
-/// A fault waiting for the next holder of the exclusive lock: it gets the
-/// worker's name and answers once it has frozen it, before the `BEGIN` is
-/// answered, so that the worker is frozen inside its critical section.
+/// A fault waiting for the next holder of the exclusive lock (or of a job):
+/// it gets the worker's name and answers once it has frozen it, before the
+/// line is answered, so that the worker is frozen inside its critical
+/// section (or while it holds the job).
 type Catch = tokio::sync::oneshot::Sender<(String, tokio::sync::oneshot::Sender<()>)>;
+
+/// Which line a catch waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatchAt {
+    /// A `BEGIN` of the exclusive lock: frozen inside the section.
+    Begin,
+    /// An `END`: the release is the first thing it does on waking.
+    End,
+    /// A `WQGOT`: frozen while it holds a job.
+    Job,
+}
 
 #[derive(Default)]
 struct Inner {
     records: Vec<Record>,
     fences: Fences,
     lines: u64,
-    /// The catch, and whether it waits for an `END` (else a `BEGIN`).
-    catch: Option<(Catch, bool)>,
+    catch: Option<(Catch, CatchAt)>,
 }
 
 /// The history of one seed, shared by the resource server and the driver.
@@ -233,14 +271,14 @@ impl History {
             .collect()
     }
 
-    /// The name of the next worker that begins an exclusive section, with
-    /// the sender that lets its `BEGIN` be answered (see `Catch`).
-    pub fn catch_next_holder(
+    /// The name of the next worker that sends an `at` line, with the sender
+    /// that lets that line be answered (see `Catch`).
+    pub fn catch_next(
         &self,
-        at_end: bool,
+        at: CatchAt,
     ) -> tokio::sync::oneshot::Receiver<(String, tokio::sync::oneshot::Sender<()>)> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.0.lock().unwrap().catch = Some((tx, at_end));
+        self.0.lock().unwrap().catch = Some((tx, at));
         rx
     }
 
@@ -266,14 +304,15 @@ impl History {
                 w,
                 stale: false,
                 ..
-            } => Some((w.clone(), false)),
+            } => Some((w.clone(), CatchAt::Begin)),
             Ev::End {
                 sec: Sec::Excl, w, ..
-            } => Some((w.clone(), true)),
+            } => Some((w.clone(), CatchAt::End)),
+            Ev::WqGot { w, .. } => Some((w.clone(), CatchAt::Job)),
             _ => None,
         };
-        if let Some((w, at_end)) = holder {
-            if inner.catch.as_ref().is_some_and(|(_, end)| *end == at_end) {
+        if let Some((w, at)) = holder {
+            if inner.catch.as_ref().is_some_and(|(_, want)| *want == at) {
                 let (catch, _) = inner.catch.take().expect("checked");
                 let (ack, wait) = tokio::sync::oneshot::channel();
                 if catch.send((w, ack)).is_ok() {
@@ -353,6 +392,28 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
             w: s(1)?,
             task: s(2)?,
             how: s(3)?,
+        }),
+        "WQOFFER" => ok(Ev::WqOffer {
+            id: s(1)?,
+            name: s(2)?,
+        }),
+        "WQOFFERFAIL" => ok(Ev::WqOfferFail { id: s(1)? }),
+        "WQGOT" => ok(Ev::WqGot {
+            id: s(1)?,
+            w: s(2)?,
+            count: u32::try_from(n(4)?).ok()?,
+            at_us: n(5)? as u64,
+        }),
+        "WQSETTLE" => ok(Ev::WqSettle {
+            id: s(1)?,
+            w: s(2)?,
+            count: u32::try_from(n(3)?).ok()?,
+            how: s(4)?,
+        }),
+        "WQOBJECT" => ok(Ev::WqObject {
+            w: s(1)?,
+            object: s(2)?,
+            prefetch: usize::try_from(n(3)?).ok()?,
         }),
         "LEADER" => ok(Ev::Leader {
             w: s(1)?,

@@ -42,6 +42,54 @@ pub async fn drain(connect: &str, dir: &str) -> (Vec<String>, Option<String>) {
     (items, error)
 }
 
+/// What the work queue holds once the workers are gone and the sessions of
+/// the killed ones expired: read directly, so that the driver takes nothing.
+#[derive(Default)]
+pub struct WorkState {
+    /// Jobs still queued: (id, entry name, the entry's version = its deliveries).
+    pub queued: Vec<(String, String, i32)>,
+    /// Ids in `dead/`.
+    pub dead: Vec<String>,
+    /// Claims (`taken/` nodes) left.
+    pub claims: Vec<String>,
+}
+
+pub async fn work_state(connect: &str, dir: &str) -> Result<WorkState, String> {
+    let zk = zookeeper_client::Client::connect(connect)
+        .await
+        .map_err(|err| format!("cannot connect to read the work queue: {err}"))?;
+    let children = |path: String| {
+        let zk = zk.clone();
+        async move {
+            match zk.list_children(&path).await {
+                Ok(names) => Ok(names),
+                Err(zookeeper_client::Error::NoNode) => Ok(Vec::new()),
+                Err(err) => Err(format!("list {path}: {err}")),
+            }
+        }
+    };
+    let mut state = WorkState::default();
+    for name in children(format!("{dir}/entries")).await? {
+        match zk.get_data(&format!("{dir}/entries/{name}")).await {
+            Ok((data, stat)) => {
+                let id = String::from_utf8_lossy(&data).into_owned();
+                state.queued.push((id, name, stat.version));
+            }
+            Err(zookeeper_client::Error::NoNode) => {}
+            Err(err) => return Err(format!("read {dir}/entries/{name}: {err}")),
+        }
+    }
+    for name in children(format!("{dir}/dead")).await? {
+        let (data, _) = zk
+            .get_data(&format!("{dir}/dead/{name}"))
+            .await
+            .map_err(|err| format!("read {dir}/dead/{name}: {err}"))?;
+        state.dead.push(String::from_utf8_lossy(&data).into_owned());
+    }
+    state.claims = children(format!("{dir}/taken")).await?;
+    Ok(state)
+}
+
 /// Every ephemeral node under `root`, waiting out the sessions of killed
 /// workers (a session expires within its timeout plus a server tick).
 pub async fn orphans(

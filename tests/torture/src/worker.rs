@@ -57,6 +57,9 @@ pub struct Ctx {
     /// Stretches in which this process did not run (SIGSTOP), as the pause
     /// detector saw them: (last tick before, first tick after).
     pauses: std::sync::Mutex<Vec<(std::time::Instant, std::time::Instant)>>,
+    /// Sessions this worker's client learnt it lost (`LOST`): an ack that
+    /// succeeds after one since its delivery is a violation.
+    pub sessions_lost: AtomicU64,
 }
 
 impl Ctx {
@@ -222,6 +225,7 @@ async fn run(args: Args) -> i32 {
             .filter(|s| !s.is_empty())
             .collect(),
         pauses: Default::default(),
+        sessions_lost: AtomicU64::new(0),
     };
     let shared = Shared::new(&ctx).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the recipe objects: {err}", ctx.name);
@@ -259,6 +263,20 @@ async fn run(args: Args) -> i32 {
         ));
     }
     tasks.spawn(ops::queue::produce(ctx.clone(), rng.u64(..)));
+    let work = ops::work_queue::shared(&ctx, &mut rng).unwrap_or_else(|err| {
+        eprintln!("{}: cannot create the work queue: {err}", ctx.name);
+        std::process::exit(4)
+    });
+    for task in 0..ops::work_queue::CONSUMERS {
+        let seed = rng.u64(..);
+        tasks.spawn(ops::work_queue::consume(
+            ctx.clone(),
+            task,
+            seed,
+            work.clone(),
+        ));
+    }
+    tasks.spawn(ops::work_queue::produce(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::election::run(ctx.clone(), rng.u64(..)));
     while tasks.join_next().await.is_some() {}
     // Every hold was released or dropped: no object may still report one.
@@ -294,6 +312,9 @@ fn listen_client(ctx: Arc<Ctx>) -> tokio::task::JoinHandle<()> {
         loop {
             match states.recv().await {
                 Ok(state) => {
+                    if state == zkrecipes::ConnectionState::Lost {
+                        ctx.sessions_lost.fetch_add(1, Ordering::SeqCst);
+                    }
                     ctx.stats.bump(format!("event.client.{}", state.as_str()));
                     link.ask(format!("CLIENT {} {}", ctx.name, state.as_str()))
                         .await;

@@ -4,6 +4,7 @@ mod election;
 mod locks;
 mod queue;
 mod timeline;
+mod work_queue;
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +36,8 @@ pub struct Facts {
     pub failed_exits: Vec<(String, String)>,
     /// Consumer tasks taking from the queue in the calm phase.
     pub consumers: usize,
+    /// The work queue as the driver read it at the end.
+    pub work: Result<crate::sweep::WorkState, String>,
 }
 
 impl Facts {
@@ -80,6 +83,11 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         locks::liveness(records, facts),
         queue::exactly_once(records, facts),
         queue::order(records, facts),
+        work_queue::settled_once(records, facts),
+        work_queue::delivery_counts(records, facts),
+        work_queue::redelivery(records, &timeline, facts),
+        work_queue::claims(records, facts),
+        work_queue::order(records, facts),
         election::single_leader(records, &timeline, facts),
         election::failover(records, &timeline, facts),
         worker_reports(records, &timeline, facts),

@@ -119,6 +119,13 @@ impl Timeline {
             .map(|f| f.kind)
     }
 
+    /// Whether a fault of `kind` overlapped `[from, to]`.
+    pub fn fault_overlapping_kind(&self, kind: &str, from: Instant, to: Instant) -> bool {
+        self.faults
+            .iter()
+            .any(|f| f.kind == kind && f.start <= to && f.end >= from)
+    }
+
     /// Whether any fault started within `(from, to]`.
     pub fn fault_starts_within(&self, from: Instant, to: Instant) -> bool {
         self.faults.iter().any(|f| f.start > from && f.start <= to)

@@ -5,6 +5,7 @@ pub mod election;
 pub mod lock;
 pub mod queue;
 pub mod rw;
+pub mod work_queue;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
