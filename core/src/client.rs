@@ -13,9 +13,11 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
+use crate::connect_diagnosis;
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
+use crate::security::{AclPolicy, Sasl, Tls, TlsSetup};
 
 /// The ZooKeeper server refuses packets over `jute.maxbuffer` (1 MiB - 1 by
 /// default); what is left after the request header and path is the payload limit.
@@ -58,6 +60,12 @@ pub struct ClientOptions {
     pub auth: Option<Auth>,
     /// Written into lock and election nodes; defaults to the host name.
     pub identity: Option<String>,
+    /// TLS to every server (`tcp+tls://` in the connect string needs it too).
+    pub tls: Option<Tls>,
+    /// SASL authentication (DIGEST-MD5 or Kerberos).
+    pub sasl: Option<Sasl>,
+    /// The ACL of every node the recipes create.
+    pub acl: AclPolicy,
 }
 
 impl Default for ClientOptions {
@@ -67,6 +75,9 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(10),
             auth: None,
             identity: None,
+            tls: None,
+            sasl: None,
+            acl: AclPolicy::Default,
         }
     }
 }
@@ -140,6 +151,12 @@ struct Inner {
     no_containers: AtomicBool,
     /// Follows this client's held locks; started with the first hold.
     holds: OnceLock<crate::lock::monitor::Monitor>,
+    /// Shared by every session of this client (certificates re-read on change).
+    tls: Option<TlsSetup>,
+    /// The ACL entries of every node the recipes create.
+    acl: Arc<[zk::Acl]>,
+    /// The identities the server authenticated (`whoami`), for `NO_AUTH` messages.
+    authenticated_as: RwLock<Vec<String>>,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -170,7 +187,15 @@ impl Client {
         if let Some(parent) = runtime::forked_after_start() {
             return Err(forked(parent));
         }
-        let session = open_session(connect_string.to_string(), options.clone()).await?;
+        let tls = options.tls.as_ref().map(TlsSetup::new).transpose()?;
+        let tls_options = tls.as_ref().map(|tls| tls.options.clone());
+        let session =
+            open_session(connect_string.to_string(), options.clone(), tls_options).await?;
+        let authenticated_as = whoami(&session, &options).await;
+        let credentials = options.auth.is_some()
+            || options.sasl.is_some()
+            || options.tls.as_ref().is_some_and(|t| t.identity.is_some());
+        let acl = options.acl.entries(credentials);
         let watcher = session.state_watcher();
         let identity = options.identity.clone().unwrap_or_else(host_name);
         let (state, _) = watch::channel(ConnectionState::Connected);
@@ -186,6 +211,9 @@ impl Client {
             settling,
             no_containers: AtomicBool::new(false),
             holds: OnceLock::new(),
+            tls,
+            acl,
+            authenticated_as: RwLock::new(authenticated_as),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -254,8 +282,9 @@ impl Client {
         Ok(())
     }
 
-    /// `"<kind> <path>"`, plus the chroot the path is under (error messages).
-    pub(crate) fn describe(&self, kind: &str, path: &str) -> String {
+    /// `err` naming what it is about: `"<kind> <path>"`, plus the chroot the
+    /// path is under, and for `NO_AUTH` the identities the session has.
+    pub(crate) fn about(&self, err: Error, kind: &str, path: &str) -> Error {
         let chroot = self
             .inner
             .session
@@ -263,10 +292,52 @@ impl Client {
             .unwrap()
             .as_ref()
             .map(|s| s.path().to_string());
-        match chroot.as_deref() {
+        let what = match chroot.as_deref() {
             None | Some("/") => format!("{kind} {path}"),
             Some(root) => format!("{kind} {path} (chroot {root})"),
+        };
+        let err = err.about(&what);
+        if err.code() != ErrorCode::NoAuth || err.message().contains("authenticated as") {
+            return err;
         }
+        let who = self.authenticated_as();
+        let who = match who.is_empty() {
+            true => "no identity (world:anyone)".to_string(),
+            false => who.join(", "),
+        };
+        Error::new(
+            err.code(),
+            format!("{}; this session is authenticated as {who}", err.message()),
+        )
+    }
+
+    /// The identities the server authenticated this session as
+    /// (`["digest:alice", "x509:CN=app"]`), read once per session.
+    pub fn authenticated_as(&self) -> Vec<String> {
+        self.inner.authenticated_as.read().unwrap().clone()
+    }
+
+    /// Asks the server which identities this session has now (ZooKeeper
+    /// 3.7+ `whoami`; `[]` from older servers), e.g. after a certificate rotation.
+    pub async fn whoami(&self) -> Result<Vec<String>> {
+        let zk = self.zk()?;
+        let users = with_deadline(
+            Some(Instant::now() + self.inner.options.connect_timeout),
+            zk.list_auth_users(),
+        )
+        .await??;
+        let who: Vec<String> = users
+            .iter()
+            .filter(|u| u.scheme() != "ip")
+            .map(|u| format!("{}:{}", u.scheme(), u.user()))
+            .collect();
+        *self.inner.authenticated_as.write().unwrap() = who.clone();
+        Ok(who)
+    }
+
+    /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
+    pub fn is_tls(&self) -> bool {
+        self.inner.tls.is_some()
     }
 
     pub fn session_id(&self) -> Result<i64> {
@@ -329,12 +400,8 @@ impl Client {
             .ok_or_else(Error::closed)
     }
 
-    pub(crate) fn acls(&self) -> zk::Acls<'static> {
-        if self.inner.options.auth.is_some() {
-            zk::Acls::creator_all()
-        } else {
-            zk::Acls::anyone_all()
-        }
+    pub(crate) fn acls(&self) -> zk::Acls<'_> {
+        zk::Acls::new(&self.inner.acl)
     }
 
     /// Keeps `close` waiting (up to one session timeout) until it is dropped.
@@ -700,14 +767,33 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
     if let Some(identity) = &options.identity {
         check_node_data("identity", identity)?;
     }
-    let hosts = connect_string.split('/').next().unwrap_or_default();
-    for host in hosts.split(',').filter(|h| !h.trim().is_empty()) {
+    if let Some(sasl) = &options.sasl {
+        sasl.validate()?;
+    }
+    let mut chroot = None;
+    for spec in connect_string.split(',').filter(|h| !h.trim().is_empty()) {
+        let spec = spec.trim();
+        let spec = spec
+            .strip_prefix("tcp+tls://")
+            .or_else(|| spec.strip_prefix("tcp://"))
+            .unwrap_or(spec);
+        let (host, rest) = match spec.find('/') {
+            Some(at) => (&spec[..at], Some(&spec[at..])),
+            None => (spec, None),
+        };
+        if rest.is_some() {
+            chroot = rest;
+        }
         check_host(host).map_err(|why| {
             Error::invalid_argument(format!("bad connect string {connect_string:?}: {why}"))
         })?;
     }
-    if let Some(at) = connect_string.find('/') {
-        let chroot = &connect_string[at..];
+    if connect_string.contains("tcp+tls://") && options.tls.is_none() {
+        return Err(Error::invalid_argument(format!(
+            "{connect_string:?} names tcp+tls:// servers: the tls option (a CA to trust) is needed"
+        )));
+    }
+    if let Some(chroot) = chroot {
         if chroot.len() > crate::path::MAX_PATH {
             return Err(Error::invalid_argument(format!(
                 "the chroot is {} bytes; at most {} are allowed",
@@ -756,7 +842,11 @@ pub(crate) fn check_node_data(what: &str, data: &str) -> Result<()> {
     Ok(())
 }
 
-async fn open_session(connect_string: String, options: ClientOptions) -> Result<zk::Client> {
+async fn open_session(
+    connect_string: String,
+    options: ClientOptions,
+    tls: Option<zk::TlsOptions>,
+) -> Result<zk::Client> {
     // Spawned on the shared runtime: the session's I/O task lives where it is
     // created, and must outlive the caller's runtime (a test, a binding call).
     let task = runtime::handle().spawn(async move {
@@ -766,9 +856,37 @@ async fn open_session(connect_string: String, options: ClientOptions) -> Result<
         if let Some(auth) = &options.auth {
             connector = connector.with_auth(&auth.scheme, &auth.credentials);
         }
-        match tokio::time::timeout(options.connect_timeout, connector.connect(&connect_string))
-            .await
-        {
+        if let Some(sasl) = &options.sasl {
+            connector = connector.with_sasl(sasl.options()?);
+        }
+        let secure = tls.is_some();
+        if let Some(tls) = tls {
+            connector = connector.with_tls(tls);
+        }
+        let servers = connect_diagnosis::servers(&connect_string, secure);
+        let connecting = async {
+            let connected = match secure {
+                true => connector.secure_connect(&connect_string).await,
+                false => connector.connect(&connect_string).await,
+            };
+            connected.map_err(|err| connect_error(&connect_string, &options, err))
+        };
+        let diagnosis = async {
+            tokio::time::sleep(connect_diagnosis::DIAGNOSE_AFTER).await;
+            connect_diagnosis::refusal(servers, options.tls.clone()).await
+        };
+        let connected = tokio::time::timeout(options.connect_timeout, async {
+            tokio::pin!(connecting);
+            tokio::select! {
+                connected = &mut connecting => connected,
+                refused = diagnosis => match refused {
+                    Some(refusal) => Err(refusal),
+                    None => connecting.await,
+                },
+            }
+        })
+        .await;
+        match connected {
             Ok(Ok(session)) => {
                 // Within the connect timeout too: a server that stops answering
                 // right after the handshake must not hang `connect`.
@@ -780,17 +898,7 @@ async fn open_session(connect_string: String, options: ClientOptions) -> Result<
                     )),
                 }
             }
-            Ok(Err(zk::Error::AuthFailed)) => Err(Error::new(
-                ErrorCode::AuthFailed,
-                "the server refused the credentials",
-            )),
-            Ok(Err(zk::Error::BadArguments(why))) => Err(Error::invalid_argument(format!(
-                "bad connect string {connect_string:?}: {why}"
-            ))),
-            Ok(Err(err)) => Err(Error::new(
-                ErrorCode::ConnectionLoss,
-                format!("cannot connect to {connect_string}: {err}"),
-            )),
+            Ok(Err(err)) => Err(err),
             Err(_) => Err(Error::new(
                 ErrorCode::ConnectionLoss,
                 format!(
@@ -802,6 +910,45 @@ async fn open_session(connect_string: String, options: ClientOptions) -> Result<
     });
     task.await
         .map_err(|err| Error::new(ErrorCode::Internal, format!("connect task failed: {err}")))?
+}
+
+fn connect_error(connect_string: &str, options: &ClientOptions, err: zk::Error) -> Error {
+    match err {
+        zk::Error::AuthFailed => Error::new(
+            ErrorCode::AuthFailed,
+            match &options.sasl {
+                Some(sasl) => format!(
+                    "the server refused the SASL credentials ({})",
+                    sasl.describe()
+                ),
+                None => "the server refused the credentials".to_string(),
+            },
+        ),
+        zk::Error::BadArguments(why) => {
+            Error::invalid_argument(format!("bad connect string {connect_string:?}: {why}"))
+        }
+        err => Error::new(
+            ErrorCode::ConnectionLoss,
+            format!("cannot connect to {connect_string}: {err}"),
+        ),
+    }
+}
+
+/// The identities the server authenticated the session as; empty when it
+/// has none, or when the server is older than 3.7 (no `whoami`).
+async fn whoami(session: &zk::Client, options: &ClientOptions) -> Vec<String> {
+    let secured = options.auth.is_some() || options.sasl.is_some() || options.tls.is_some();
+    if !secured {
+        return Vec::new();
+    }
+    match tokio::time::timeout(options.connect_timeout, session.list_auth_users()).await {
+        Ok(Ok(users)) => users
+            .iter()
+            .filter(|u| u.scheme() != "ip")
+            .map(|u| format!("{}:{}", u.scheme(), u.user()))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Translates session states into ours and opens a new session after expiry.
@@ -840,16 +987,19 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zk::StateWatcher) {
 async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
     let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
     loop {
-        let (connect_string, options) = {
+        let (connect_string, options, tls) = {
             let strong = inner.upgrade()?;
             if strong.session.read().unwrap().is_none() {
                 return None;
             }
-            (strong.connect_string.clone(), strong.options.clone())
+            let tls = strong.tls.as_ref().map(|tls| tls.options.clone());
+            (strong.connect_string.clone(), strong.options.clone(), tls)
         };
-        match open_session(connect_string, options).await {
+        match open_session(connect_string, options.clone(), tls).await {
             Ok(session) => {
+                let authenticated_as = whoami(&session, &options).await;
                 let strong = inner.upgrade()?;
+                *strong.authenticated_as.write().unwrap() = authenticated_as;
                 let watcher = session.state_watcher();
                 let mut slot = strong.session.write().unwrap();
                 // Closed while we were connecting: the new session must not survive.

@@ -303,7 +303,7 @@ impl Inner {
 
     /// The error with the election's root (and chroot) in its message.
     fn about(&self, err: Error) -> Error {
-        err.about(&self.client.describe("election", &self.root))
+        self.client.about(err, "election", &self.root)
     }
 
     /// Runs `step` unless a `stop` (or a newer `start`) came since

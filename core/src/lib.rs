@@ -6,16 +6,19 @@
 //! Every acquired lock carries a fencing token (the czxid of its node).
 
 mod client;
+mod connect_diagnosis;
 mod election;
 mod emitter;
 mod error;
 mod event;
+mod gssapi;
 pub mod inspect;
 mod lock;
 mod memory;
 pub mod path;
 mod queue;
 pub mod runtime;
+mod security;
 mod work_queue;
 
 pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
@@ -25,6 +28,7 @@ pub use event::{Event, EventDetails};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
+pub use security::{Acl, AclPolicy, Pem, Perms, Sasl, Secret, Tls};
 pub use work_queue::{
     priority, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
 };

@@ -424,7 +424,7 @@ impl DistributedQueue {
 
     /// The error with the queue's path (and chroot) in its message.
     fn about(&self, err: Error) -> Error {
-        err.about(&self.inner.client.describe("queue", &self.inner.dir))
+        self.inner.client.about(err, "queue", &self.inner.dir)
     }
 }
 

@@ -508,7 +508,7 @@ impl std::fmt::Debug for Delivery {
 
 impl Inner {
     fn about(&self, err: Error) -> Error {
-        err.about(&self.client.describe("work queue", &self.path))
+        self.client.about(err, "work queue", &self.path)
     }
 
     /// The largest payload: its claim (a create and a rewrite of the entry,

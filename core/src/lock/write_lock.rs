@@ -531,7 +531,7 @@ impl Drop for LockCore {
 impl LockCore {
     /// The error with the lock's directory (and chroot) in its message.
     fn about(&self, err: Error) -> Error {
-        err.about(&self.client.describe("lock", &self.dir))
+        self.client.about(err, "lock", &self.dir)
     }
 
     pub(super) fn client(&self) -> &Client {

@@ -7,6 +7,7 @@
 //! does the server. `ZK_CONNECT` makes `ZkServer::start` use an existing server.
 
 mod proxy;
+pub mod secure;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -3,6 +3,11 @@
 //! - `zk-harness serve [--ensemble]`: starts ZooKeeper, prints `ZK_CONNECT=<connect string>`,
 //!   stops it when standard input closes. With `--ensemble` (3 members) it also takes
 //!   commands on standard input: `kill <i>`, `start <i>`, `leader` (prints the index).
+//! - `zk-harness serve --secure`: test certificates and two secured servers (see
+//!   `secure`); prints `ZK_CONNECT=` (the plain port of the first), `ZK_TLS_CONNECT=`
+//!   (its TLS port: client certificate optional, SASL DIGEST-MD5 users `alice`, `bob`),
+//!   `ZK_TLS_STRICT_CONNECT=` (client certificate and SASL required) and `ZK_CERTS=`
+//!   (the certificate directory), then stops them when standard input closes.
 //! - `zk-harness proxy <host:port>[,...]`: a fault proxy per server; prints
 //!   `ZK_CONNECT=<proxied connect string>`, then takes `drop`, `hole on`, `hole off`,
 //!   `latency <ms>`.
@@ -19,6 +24,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match (args.first().map(String::as_str), args.len()) {
         (Some("serve"), _) if args.iter().any(|a| a == "--ensemble") => serve_ensemble(),
+        (Some("serve"), _) if args.iter().any(|a| a == "--secure") => serve_secure(),
         (Some("serve"), _) => {
             let server = ZkServer::start_local();
             announce(server.connect_string());
@@ -58,6 +64,21 @@ fn main() {
 fn announce(connect: &str) {
     println!("ZK_CONNECT={connect}");
     std::io::stdout().flush().unwrap();
+}
+
+fn serve_secure() {
+    use zk_harness::secure::{Certs, Kind, SecureServer};
+    let dir = std::env::temp_dir().join(format!("zkrecipes-certs-{}", std::process::id()));
+    let certs = Certs::generate(&dir);
+    let tls = SecureServer::start(Kind::Tls, &certs);
+    let strict = SecureServer::start(Kind::TlsStrict, &certs);
+    println!("ZK_TLS_CONNECT={}", tls.tls_connect());
+    println!("ZK_TLS_STRICT_CONNECT={}", strict.tls_connect());
+    println!("ZK_CERTS={}", certs.dir.display());
+    announce(&tls.plain_connect());
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    drop((tls, strict));
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn serve_ensemble() {

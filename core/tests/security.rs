@@ -1,0 +1,517 @@
+//! TLS, SASL DIGEST-MD5 and ACL policies against real secured ZooKeeper
+//! servers (`zk_harness::secure`): what works, and every failure with the
+//! message a user sees.
+
+mod common;
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::unique;
+use zk_harness::secure::{Certs, Kind, SecureServer};
+use zk_harness::FaultProxy;
+use zkrecipes::{
+    Acl, AclPolicy, Client, ClientOptions, DistributedQueue, Error, ErrorCode, Perms, Sasl, Tls,
+    WriteLock,
+};
+
+struct Servers {
+    certs: Certs,
+    tls: SecureServer,
+    strict: SecureServer,
+    expired: SecureServer,
+}
+
+fn servers() -> &'static Servers {
+    static SERVERS: OnceLock<Servers> = OnceLock::new();
+    SERVERS.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zkrecipes-certs-{}", std::process::id()));
+        let certs = Certs::generate(&dir);
+        // One at a time: three JVMs starting at once on 2 cores time out.
+        let tls = SecureServer::start(Kind::Tls, &certs);
+        let strict = SecureServer::start(Kind::TlsStrict, &certs);
+        let expired = SecureServer::start(Kind::TlsExpired, &certs);
+        Servers {
+            certs,
+            tls,
+            strict,
+            expired,
+        }
+    })
+}
+
+fn cert(file: &str) -> std::path::PathBuf {
+    servers().certs.path(file)
+}
+
+fn tls() -> Tls {
+    Tls::new(cert("ca.pem"))
+}
+
+fn mutual_tls() -> Tls {
+    tls().identity(cert("client.pem"), cert("client-key.pem"))
+}
+
+fn options(tls: Option<Tls>, sasl: Option<Sasl>) -> ClientOptions {
+    ClientOptions {
+        tls,
+        sasl,
+        connect_timeout: Duration::from_secs(8),
+        ..Default::default()
+    }
+}
+
+fn alice() -> Sasl {
+    Sasl::digest_md5("alice", "alice-secret")
+}
+
+async fn connect(connect: &str, options: ClientOptions) -> Client {
+    Client::connect(connect, options).await.expect("connect")
+}
+
+/// A connect that must fail: the error, and that it came well before the
+/// connect timeout (a refusal is final, not retried until the timeout).
+async fn refused(connect: &str, options: ClientOptions) -> Error {
+    let timeout = options.connect_timeout;
+    let started = Instant::now();
+    let err = Client::connect(connect, options)
+        .await
+        .expect_err("the connect must fail");
+    assert!(
+        started.elapsed() < timeout,
+        "a refusal must not wait the connect timeout ({timeout:?}): {err}"
+    );
+    err
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lock_and_a_queue_work_over_tls() {
+    let s = servers();
+    let client = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    assert!(client.is_tls());
+    let dir = unique("tls-lock");
+    let lock = WriteLock::new(&client, &dir).unwrap();
+    let guard = lock.acquire().await.unwrap();
+    assert!(guard.fencing_token() > 0);
+    guard.release().await.unwrap();
+    let queue = DistributedQueue::new(&client, &unique("tls-queue")).unwrap();
+    queue.offer(b"over tls").await.unwrap();
+    assert_eq!(queue.poll().await.unwrap().unwrap(), b"over tls");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tcp_tls_in_the_connect_string_and_pem_given_in_memory() {
+    let s = servers();
+    let ca = std::fs::read(cert("ca.pem")).unwrap();
+    let connect_string = format!("tcp+tls://{}", s.tls.tls_connect());
+    let client = connect(&connect_string, options(Some(Tls::new(ca)), None)).await;
+    assert!(client.session_id().unwrap() != 0);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_certificate_is_the_sessions_x509_identity() {
+    let s = servers();
+    let client = connect(&s.tls.tls_connect(), options(Some(mutual_tls()), None)).await;
+    let who = client.authenticated_as();
+    assert!(
+        who.iter()
+            .any(|id| id.starts_with("x509:") && id.contains("CN=zkclient")),
+        "{who:?}"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sasl_digest_md5_over_tls_with_a_client_certificate() {
+    let s = servers();
+    let client = connect(
+        &s.strict.tls_connect(),
+        options(Some(mutual_tls()), Some(alice())),
+    )
+    .await;
+    assert!(
+        client
+            .authenticated_as()
+            .contains(&"sasl:alice".to_string()),
+        "{:?}",
+        client.authenticated_as()
+    );
+    let lock = WriteLock::new(&client, &unique("strict")).unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_ca() {
+    let s = servers();
+    let err = refused(
+        &s.tls.tls_connect(),
+        options(Some(Tls::new(cert("other-ca.pem"))), None),
+    )
+    .await;
+    assert!(err.message().contains("unknown CA"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostname_mismatch_and_turning_verification_off() {
+    let s = servers();
+    // The server's certificate is for `localhost`, not for 127.0.0.1.
+    let by_address = format!("127.0.0.1:{}", s.tls.tls_port);
+    let err = refused(&by_address, options(Some(tls()), None)).await;
+    assert!(err.message().contains("hostname mismatch"), "{err}");
+    let unverified = connect(
+        &by_address,
+        options(Some(tls().no_hostname_verification()), None),
+    )
+    .await;
+    unverified.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expired_server_certificate() {
+    let s = servers();
+    let err = refused(&s.expired.tls_connect(), options(Some(tls()), None)).await;
+    assert!(err.message().contains("expired"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_requires_a_client_certificate() {
+    let s = servers();
+    let err = refused(&s.strict.tls_connect(), options(Some(tls()), Some(alice()))).await;
+    assert!(
+        err.message().contains("requires a client certificate"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expired_client_certificate() {
+    let s = servers();
+    let expired = tls().identity(cert("client-expired.pem"), cert("client-expired-key.pem"));
+    let err = refused(
+        &s.strict.tls_connect(),
+        options(Some(expired), Some(alice())),
+    )
+    .await;
+    assert!(
+        err.message().contains("refused our client certificate"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plain_client_at_a_tls_port() {
+    let s = servers();
+    let err = refused(&s.tls.tls_connect(), options(None, None)).await;
+    assert!(err.message().contains("speaks TLS"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_client_at_a_plain_port() {
+    let s = servers();
+    let plain = format!("localhost:{}", s.tls.plain_port);
+    let err = refused(&plain, options(Some(tls()), None)).await;
+    assert!(err.message().contains("does not speak TLS"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_digest_password() {
+    let s = servers();
+    let err = refused(
+        &s.tls.tls_connect(),
+        options(Some(tls()), Some(Sasl::digest_md5("alice", "wrong"))),
+    )
+    .await;
+    assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+    assert!(
+        !err.message().contains("wrong"),
+        "the password leaked: {err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_requires_sasl_refuses_a_session_without() {
+    let s = servers();
+    let err = refused(&s.strict.tls_connect(), options(Some(mutual_tls()), None)).await;
+    assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+}
+
+#[test]
+fn unreadable_and_malformed_pem_name_the_file() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let missing = rt
+        .block_on(Client::connect(
+            "localhost:1",
+            options(Some(Tls::new("/nonexistent/ca.pem")), None),
+        ))
+        .unwrap_err();
+    assert_eq!(missing.code(), ErrorCode::InvalidArgument, "{missing}");
+    assert!(
+        missing.message().contains("/nonexistent/ca.pem"),
+        "{missing}"
+    );
+    let dir = std::env::temp_dir().join(format!("zkrecipes-badpem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(&garbage, "not a certificate").unwrap();
+    let malformed = rt
+        .block_on(Client::connect(
+            "localhost:1",
+            options(Some(Tls::new(&*garbage)), None),
+        ))
+        .unwrap_err();
+    assert_eq!(malformed.code(), ErrorCode::InvalidArgument, "{malformed}");
+    assert!(malformed.message().contains("garbage.pem"), "{malformed}");
+    let key_as_cert = rt
+        .block_on(Client::connect(
+            "localhost:1",
+            options(
+                Some(tls().identity(&*garbage, cert("client-key.pem"))),
+                None,
+            ),
+        ))
+        .unwrap_err();
+    assert_eq!(key_as_cert.code(), ErrorCode::InvalidArgument);
+    assert!(
+        key_as_cert.message().contains("garbage.pem"),
+        "{key_as_cert}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn tcp_tls_without_the_tls_option_is_a_usage_error() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let err = rt
+        .block_on(Client::connect(
+            "tcp+tls://localhost:1",
+            options(None, None),
+        ))
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+}
+
+#[test]
+fn passwords_never_show_in_debug_output() {
+    let shown = format!(
+        "{:?}",
+        options(None, Some(Sasl::digest_md5("alice", "s3cret")))
+    );
+    assert!(
+        shown.contains("alice") && !shown.contains("s3cret"),
+        "{shown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn creator_policy_keeps_other_identities_out() {
+    let s = servers();
+    let dir = unique("creator");
+    let owner = connect(&s.tls.tls_connect(), options(Some(tls()), Some(alice()))).await;
+    let queue = DistributedQueue::new(&owner, &dir).unwrap();
+    queue.offer(b"alice's").await.unwrap();
+    let lock_dir = unique("creator-lock");
+    let lock = WriteLock::new(&owner, &lock_dir).unwrap();
+    let guard = lock.acquire().await.unwrap();
+
+    let bob = connect(
+        &s.tls.tls_connect(),
+        options(Some(tls()), Some(Sasl::digest_md5("bob", "bob-secret"))),
+    )
+    .await;
+    let err = DistributedQueue::new(&bob, &dir)
+        .unwrap()
+        .poll()
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
+    assert!(
+        err.message().contains(&dir) && err.message().contains("sasl:bob"),
+        "{err}"
+    );
+    // Bob cannot delete alice's lock node either.
+    let raw = zookeeper_client::Client::connector()
+        .with_sasl(zookeeper_client::SaslOptions::digest_md5(
+            "bob",
+            "bob-secret",
+        ))
+        .with_tls(
+            zookeeper_client::TlsOptions::new()
+                .with_pem_ca(&std::fs::read_to_string(cert("ca.pem")).unwrap())
+                .unwrap(),
+        )
+        .secure_connect(&s.tls.tls_connect())
+        .await
+        .unwrap();
+    let node = lock.node_path().unwrap();
+    assert_eq!(
+        raw.delete(&node, None).await.unwrap_err(),
+        zookeeper_client::Error::NoAuth
+    );
+    guard.release().await.unwrap();
+    assert_eq!(queue.poll().await.unwrap().unwrap(), b"alice's");
+    owner.close().await;
+    bob.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn creator_world_read_lets_everybody_read_and_only_the_creator_write() {
+    let s = servers();
+    let dir = unique("world-read");
+    let owner = connect(
+        &s.tls.tls_connect(),
+        ClientOptions {
+            acl: AclPolicy::CreatorWorldRead,
+            ..options(Some(tls()), Some(alice()))
+        },
+    )
+    .await;
+    let queue = DistributedQueue::new(&owner, &dir).unwrap();
+    queue.offer(b"readable").await.unwrap();
+    let anonymous = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let theirs = DistributedQueue::new(&anonymous, &dir).unwrap();
+    assert_eq!(theirs.peek().await.unwrap().unwrap(), b"readable");
+    let err = theirs.poll().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
+    assert!(err.message().contains("no identity"), "{err}");
+    owner.close().await;
+    anonymous.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn creator_policy_without_world_read_hides_the_queue() {
+    let s = servers();
+    let dir = unique("private");
+    let owner = connect(&s.tls.tls_connect(), options(Some(mutual_tls()), None)).await;
+    let queue = DistributedQueue::new(&owner, &dir).unwrap();
+    queue.offer(b"hidden").await.unwrap();
+    let anonymous = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let err = DistributedQueue::new(&anonymous, &dir)
+        .unwrap()
+        .peek()
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
+    owner.close().await;
+    anonymous.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_explicit_acl_list() {
+    let s = servers();
+    let dir = unique("list");
+    let owner = connect(
+        &s.tls.tls_connect(),
+        ClientOptions {
+            acl: AclPolicy::List(vec![
+                Acl::new(Perms::ALL, "sasl", "alice"),
+                Acl::new(Perms::READ, "sasl", "bob"),
+            ]),
+            ..options(Some(tls()), Some(alice()))
+        },
+    )
+    .await;
+    DistributedQueue::new(&owner, &dir)
+        .unwrap()
+        .offer(b"for bob to read")
+        .await
+        .unwrap();
+    let bob = connect(
+        &s.tls.tls_connect(),
+        options(Some(tls()), Some(Sasl::digest_md5("bob", "bob-secret"))),
+    )
+    .await;
+    let theirs = DistributedQueue::new(&bob, &dir).unwrap();
+    assert_eq!(theirs.peek().await.unwrap().unwrap(), b"for bob to read");
+    assert_eq!(theirs.poll().await.unwrap_err().code(), ErrorCode::NoAuth);
+    owner.close().await;
+    bob.close().await;
+}
+
+#[test]
+fn acl_policies_parse() {
+    assert_eq!(AclPolicy::parse("creator").unwrap(), AclPolicy::Creator);
+    assert_eq!(
+        AclPolicy::parse("creator-world-read").unwrap(),
+        AclPolicy::CreatorWorldRead
+    );
+    assert_eq!(
+        AclPolicy::parse("sasl:alice:rwcda,world:anyone:r").unwrap(),
+        AclPolicy::List(vec![
+            Acl::new(Perms::ALL, "sasl", "alice"),
+            Acl::new(Perms::READ, "world", "anyone"),
+        ])
+    );
+    assert_eq!(
+        AclPolicy::parse("x509:CN=a,O=b:r").unwrap_err().code(),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        AclPolicy::parse("sasl:alice:rwx").unwrap_err().code(),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        AclPolicy::parse("everyone").unwrap_err().code(),
+        ErrorCode::InvalidArgument
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
+    let s = servers();
+    let dir = std::env::temp_dir().join(format!("zkrecipes-rotate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ca, cert_file, key) = (dir.join("ca.pem"), dir.join("c.pem"), dir.join("k.pem"));
+    std::fs::copy(cert("ca.pem"), &ca).unwrap();
+    std::fs::copy(cert("client.pem"), &cert_file).unwrap();
+    std::fs::copy(cert("client-key.pem"), &key).unwrap();
+    // Through a proxy, to cut the connection; TLS runs end to end through it.
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", s.tls.tls_port));
+    let port = proxy
+        .connect_string()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let client = connect(
+        &format!("localhost:{port}"),
+        options(Some(Tls::new(&*ca).identity(&*cert_file, &*key)), None),
+    )
+    .await;
+    let session = client.session_id().unwrap();
+    assert!(
+        client
+            .whoami()
+            .await
+            .unwrap()
+            .iter()
+            .any(|id| id.ends_with("CN=zkclient")),
+        "{:?}",
+        client.authenticated_as()
+    );
+    std::fs::copy(cert("client2.pem"), &cert_file).unwrap();
+    std::fs::copy(cert("client2-key.pem"), &key).unwrap();
+    // The files are looked at every second: each new connection, until one
+    // presents the new certificate, must keep the session.
+    common::eventually(
+        "a connection with the rotated certificate",
+        Duration::from_secs(20),
+        || async {
+            proxy.drop_all();
+            match client.whoami().await {
+                Ok(who) => who.iter().any(|id| id.contains("CN=zkclient2")),
+                Err(_) => false,
+            }
+        },
+    )
+    .await;
+    assert_eq!(
+        client.session_id().unwrap(),
+        session,
+        "the session lived on"
+    );
+    client.close().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

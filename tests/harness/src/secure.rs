@@ -1,0 +1,203 @@
+//! Secured ZooKeeper servers for the security tests: TLS (`secureClientPort`
+//! over Netty, PEM key and trust stores), SASL DIGEST-MD5 (a JAAS `Server`
+//! section) and x509 client identities, with test certificates made here.
+//!
+//! Every server also has a plain client port (for four-letter words and the
+//! "TLS client at a plain port" test).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose,
+};
+
+use crate::{free_ports, temp_dir, wait_until_serving, Jvm, COMMON_CONFIG};
+
+/// The SASL DIGEST-MD5 users every secured server knows.
+pub const SASL_USERS: [(&str, &str); 2] = [("alice", "alice-secret"), ("bob", "bob-secret")];
+
+/// Test certificates, as PEM files in one directory:
+/// - `ca.pem`: the test CA; `other-ca.pem`: a CA nobody uses (an unknown CA)
+/// - `server.pem` + `server-key.pem`: for `localhost` only (127.0.0.1 is a hostname mismatch)
+/// - `server-expired.pem` + `server-expired-key.pem`: expired in 2021
+/// - `client.pem` + `client-key.pem`: `CN=zkclient,O=zkrecipes` (x509 identity)
+/// - `client2.pem` + `client2-key.pem`: `CN=zkclient2,O=zkrecipes`
+/// - `client-expired.pem` + `client-expired-key.pem`: expired in 2021
+pub struct Certs {
+    pub dir: PathBuf,
+}
+
+impl Certs {
+    pub fn generate(dir: &Path) -> Certs {
+        std::fs::create_dir_all(dir).unwrap();
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "zkrecipes test CA");
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+
+        let other_key = KeyPair::generate().unwrap();
+        let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();
+        other.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        other
+            .distinguished_name
+            .push(DnType::CommonName, "somebody else's CA");
+        std::fs::write(
+            dir.join("other-ca.pem"),
+            other.self_signed(&other_key).unwrap().pem(),
+        )
+        .unwrap();
+
+        let leaf = |name: &str, sans: Vec<String>, common: &str, server: bool, expired: bool| {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(sans).unwrap();
+            params.distinguished_name.push(DnType::CommonName, common);
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, "zkrecipes");
+            params.extended_key_usages = vec![if server {
+                ExtendedKeyUsagePurpose::ServerAuth
+            } else {
+                ExtendedKeyUsagePurpose::ClientAuth
+            }];
+            if expired {
+                params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+                params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+            }
+            let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+            std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
+            std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
+            // Java's PEM key store reads the key and the chain from one file.
+            std::fs::write(
+                dir.join(format!("{name}-bundle.pem")),
+                format!("{}{}", key.serialize_pem(), cert.pem()),
+            )
+            .unwrap();
+        };
+        let localhost = vec!["localhost".to_string()];
+        leaf("server", localhost.clone(), "localhost", true, false);
+        leaf("server-expired", localhost, "localhost", true, true);
+        leaf("client", vec![], "zkclient", false, false);
+        leaf("client2", vec![], "zkclient2", false, false);
+        leaf("client-expired", vec![], "zkclient", false, true);
+        Certs {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+}
+
+/// What a secured server asks of its clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// TLS with an optional client certificate (`ssl.clientAuth=want`),
+    /// SASL DIGEST-MD5 offered, not required.
+    Tls,
+    /// TLS with a client certificate required (`ssl.clientAuth=need`) and a
+    /// SASL login required (`sessionRequireClientSASLAuth=true`).
+    TlsStrict,
+    /// Like `Tls`, but serving the expired certificate.
+    TlsExpired,
+}
+
+/// A standalone ZooKeeper with a plain and a TLS client port.
+pub struct SecureServer {
+    pub plain_port: u16,
+    pub tls_port: u16,
+    jvm: Option<Jvm>,
+    dir: PathBuf,
+}
+
+impl SecureServer {
+    /// Starts a server of `kind` whose certificates are in `certs`.
+    pub fn start(kind: Kind, certs: &Certs) -> SecureServer {
+        let dir = temp_dir("secure");
+        let ports = free_ports(2);
+        let (plain_port, tls_port) = (ports[0], ports[1]);
+        let (client_auth, key_store) = match kind {
+            Kind::Tls => ("want", "server-bundle.pem"),
+            Kind::TlsStrict => ("need", "server-bundle.pem"),
+            Kind::TlsExpired => ("want", "server-expired-bundle.pem"),
+        };
+        let users: String = SASL_USERS
+            .iter()
+            .map(|(user, password)| format!("\n  user_{user}=\"{password}\""))
+            .collect();
+        let jaas = dir.join("jaas.conf");
+        std::fs::write(
+            &jaas,
+            format!("Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"),
+        )
+        .unwrap();
+        let config = dir.join("zoo.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "{COMMON_CONFIG}dataDir={data}\nclientPort={plain_port}\nsecureClientPort={tls_port}\n\
+                 serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
+                 ssl.keyStore.location={key_store}\nssl.keyStore.type=PEM\n\
+                 ssl.trustStore.location={trust}\nssl.trustStore.type=PEM\n\
+                 ssl.clientAuth={client_auth}\n",
+                data = dir.join("data").display(),
+                key_store = certs.path(key_store).display(),
+                trust = certs.path("ca.pem").display(),
+            ),
+        )
+        .unwrap();
+        let jaas_option = format!("-Djava.security.auth.login.config={}", jaas.display());
+        let mut options = vec![
+            jaas_option.as_str(),
+            "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+            "-Dzookeeper.authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+        ];
+        if kind == Kind::TlsStrict {
+            options.push("-Dzookeeper.sessionRequireClientSASLAuth=true");
+        }
+        let log = dir.join("server.log");
+        let jvm = Jvm::spawn_with(
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            &config,
+            &log,
+            &options,
+        );
+        wait_until_serving(plain_port, Duration::from_secs(60), &log);
+        SecureServer {
+            plain_port,
+            tls_port,
+            jvm: Some(jvm),
+            dir,
+        }
+    }
+
+    /// The TLS port by the name in the server's certificate.
+    pub fn tls_connect(&self) -> String {
+        format!("localhost:{}", self.tls_port)
+    }
+
+    pub fn plain_connect(&self) -> String {
+        format!("127.0.0.1:{}", self.plain_port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for SecureServer {
+    fn drop(&mut self) {
+        if let Some(mut jvm) = self.jvm.take() {
+            jvm.kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
