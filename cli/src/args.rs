@@ -61,6 +61,34 @@ pub struct Common {
     /// Written into lock and election nodes (default: the host name).
     #[arg(long, global = true)]
     pub identity: Option<String>,
+    /// TLS to every server: the CA bundle (PEM) to trust. Files are re-read when they change.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS; needs --tls-key.
+    #[arg(long, global = true, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM: PKCS#8, PKCS#1 or SEC1) of --tls-cert.
+    #[arg(long, global = true, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Accept a server certificate for any host name the CA signed (unsafe:
+    /// a man in the middle with any certificate of that CA gets in).
+    #[arg(long, global = true, requires = "tls_ca")]
+    pub tls_no_verify_hostname: bool,
+    /// SASL authentication: `digest` (DIGEST-MD5, `user:password` from
+    /// --auth-file or ZKRECIPES_AUTH) or `gssapi` (Kerberos ticket cache / KRB5_CLIENT_KTNAME).
+    #[arg(long, global = true, value_name = "MECHANISM")]
+    pub sasl: Option<String>,
+    /// The Kerberos service of the server principal (default zookeeper).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub sasl_service: Option<String>,
+    /// The host of the server principal (default: the server connected to).
+    #[arg(long, global = true, value_name = "HOST")]
+    pub sasl_host: Option<String>,
+    /// ACL of every node the recipes create: open, creator, creator-world-read,
+    /// or entries scheme:id:perms separated by commas (e.g. sasl:alice:rwcda,world:anyone:r).
+    /// Default: open without credentials, creator with any.
+    #[arg(long, global = true, value_name = "POLICY")]
+    pub acl: Option<String>,
     /// Machine-readable output of `status` and `elect --observe`: one JSON
     /// object per line (queue and work output is the items themselves).
     #[arg(long, global = true)]

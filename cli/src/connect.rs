@@ -1,6 +1,6 @@
 //! The client every command opens from the common flags.
 
-use zkrecipes::{Auth, Client, ClientOptions};
+use zkrecipes::{Auth, Client, ClientOptions, Pem, SecuritySettings};
 
 use crate::args::Common;
 use crate::exit::{self, Failure};
@@ -11,12 +11,38 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
             "--session-timeout and --connect-timeout must be above 0",
         ));
     }
-    let options = ClientOptions {
+    let mut options = ClientOptions {
         session_timeout: common.session_timeout,
         connect_timeout: common.connect_timeout,
-        auth: credentials(common)?,
         identity: common.identity.clone(),
+        ..ClientOptions::default()
     };
+    let credentials = credentials(common)?;
+    let mut settings = SecuritySettings {
+        tls_ca: common.tls_ca.clone().map(Pem::File),
+        tls_cert: common.tls_cert.clone().map(Pem::File),
+        tls_key: common.tls_key.clone().map(Pem::File),
+        tls_verify_hostname: common.tls_no_verify_hostname.then_some(false),
+        sasl_mechanism: common.sasl.clone(),
+        sasl_service: common.sasl_service.clone(),
+        sasl_host: common.sasl_host.clone(),
+        acl_policy: common.acl.clone(),
+        ..SecuritySettings::default()
+    };
+    match (&common.sasl, credentials) {
+        // With --sasl digest the credentials log in by SASL, not as digest auth.
+        (Some(mechanism), Some((user, password)))
+            if mechanism.to_ascii_lowercase().starts_with("digest") =>
+        {
+            settings.sasl_username = Some(user);
+            settings.sasl_password = Some(password.into_bytes());
+        }
+        (_, credentials) => {
+            options.auth =
+                credentials.map(|(user, password)| Auth::digest(&format!("{user}:{password}")));
+        }
+    }
+    settings.apply(&mut options).map_err(Failure::from)?;
     Client::connect(&common.connect, options)
         .await
         .map_err(|err| {
@@ -34,7 +60,7 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
 
 /// Digest credentials from `--auth-file` or `ZKRECIPES_AUTH`; a file keeps
 /// them out of `ps` and shell history.
-fn credentials(common: &Common) -> Result<Option<Auth>, Failure> {
+fn credentials(common: &Common) -> Result<Option<(String, String)>, Failure> {
     let text = match &common.auth_file {
         Some(file) => std::fs::read_to_string(file).map_err(|err| {
             Failure::new(
@@ -47,12 +73,11 @@ fn credentials(common: &Common) -> Result<Option<Auth>, Failure> {
             Err(_) => return Ok(None),
         },
     };
-    let text = text.trim();
-    if !text.contains(':') {
+    let Some((user, password)) = text.trim().split_once(':') else {
         return Err(Failure::new(
             exit::DATA,
             "credentials must be one line `user:password`",
         ));
-    }
-    Ok(Some(Auth::digest(text)))
+    };
+    Ok(Some((user.to_string(), password.to_string())))
 }

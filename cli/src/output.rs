@@ -58,13 +58,23 @@ impl Output {
 
     fn status_text(&self, status: &Status) -> String {
         let mut out = String::new();
-        if !status.exists {
-            return format!("{}: no such node\n", status.path);
-        }
         let push = |out: &mut String, line: String| {
             out.push_str(&line);
             out.push('\n');
         };
+        // Only secured sessions get the line: plain output stays as it was.
+        if status.tls || !status.authenticated_as.is_empty() {
+            let who = match status.authenticated_as.is_empty() {
+                true => "no identity".to_string(),
+                false => status.authenticated_as.join(", "),
+            };
+            let over = if status.tls { "TLS" } else { "plain TCP" };
+            push(&mut out, format!("session: {over}, authenticated as {who}"));
+        }
+        if !status.exists {
+            out.push_str(&format!("{}: no such node\n", status.path));
+            return out;
+        }
         let holders = status.holders().count();
         let waiters = status
             .nodes
@@ -203,6 +213,7 @@ fn status_json(status: &Status) -> Value {
         "nodes": nodes,
         "other_children": status.other_children,
         "sessions_note": status.sessions_note,
+        "session": {"tls": status.tls, "authenticated_as": status.authenticated_as},
     })
 }
 

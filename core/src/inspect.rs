@@ -132,6 +132,10 @@ pub struct Status {
     pub other_children: Vec<String>,
     /// Why session states are `Unknown`, if they are.
     pub sessions_note: Option<String>,
+    /// Whether the looking session runs over TLS.
+    pub tls: bool,
+    /// The identities the server authenticated the looking session as.
+    pub authenticated_as: Vec<String>,
 }
 
 impl Status {
@@ -224,6 +228,8 @@ pub async fn status(client: &Client, dir: &str) -> Result<Status> {
         work_queue: None,
         other_children: Vec::new(),
         sessions_note: None,
+        tls: client.is_tls(),
+        authenticated_as: client.authenticated_as(),
     };
     let children = match list(client, dir).await? {
         Some(children) => children,

@@ -54,6 +54,42 @@ def zk_connect() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
+@pytest.fixture(scope="session")
+def secure() -> Iterator[dict]:
+    """Secured servers of `zk-harness serve --secure`: `tls` (client certificate optional, SASL
+    DIGEST-MD5 users alice and bob), `strict` (client certificate and SASL required), `plain`
+    (the plain port of the first), `certs` (the certificate directory)."""
+    harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
+    proc = subprocess.Popen([harness, "serve", "--secure"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    lines: list = []
+
+    def read() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line.strip())
+            if line.startswith("ZK_CONNECT="):
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(240)
+    if not lines or not lines[-1].startswith("ZK_CONNECT="):
+        proc.kill()
+        pytest.fail(f"zk-harness serve --secure printed no ZK_CONNECT within 240 s: {lines}")
+    found = dict(line.split("=", 1) for line in lines)
+    try:
+        yield {
+            "tls": found["ZK_TLS_CONNECT"],
+            "strict": found["ZK_TLS_STRICT_CONNECT"],
+            "plain": found["ZK_CONNECT"],
+            "certs": Path(found["ZK_CERTS"]),
+        }
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
 # Far above the slowest test (about 6 s on an idle machine): only a hang reaches it.
 HANG_SECONDS = 300
 

@@ -29,6 +29,7 @@ from .errors import (
 from .events import ConnectionState, ElectionEvent, Event, LockEvent
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
+from .security import Acl, Sasl, Tls
 from .work_queue import Job, WorkQueue
 
 __version__: str = _native.__version__
@@ -37,6 +38,7 @@ __version__: str = _native.__version__
 _atexit.register(_native._shutdown)
 
 __all__ = [
+    "Acl",
     "AuthFailedError",
     "BadVersionError",
     "Client",
@@ -61,7 +63,9 @@ __all__ = [
     "Participant",
     "ReadLock",
     "ReadWriteLock",
+    "Sasl",
     "SessionExpiredError",
+    "Tls",
     "WorkQueue",
     "WouldDeadlockError",
     "WriteLock",

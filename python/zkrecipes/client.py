@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
 
 from . import _native
 from ._listeners import Listeners
@@ -11,6 +11,7 @@ from .election import LeaderElectionSupport
 from .events import ConnectionState, connection_state
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
+from .security import AclPolicy, Sasl, Tls, _settings
 from .work_queue import WorkQueue
 
 if TYPE_CHECKING:
@@ -24,6 +25,10 @@ class Client:
     or ``connect_timeout`` passes (``ConnectionLossError``). In asyncio code use
     ``await Client.connect_async(...)``. ``close()`` ends the session: held
     locks are released and election offers withdrawn.
+
+    ``tls=Tls(ca=..., cert=..., key=...)`` connects over TLS, ``sasl=Sasl.digest_md5(...)`` or
+    ``Sasl.gssapi()`` authenticates, and ``acl`` sets the ACL of every node the recipes create
+    (``"open"`` by default without credentials, ``"creator"`` with any).
     """
 
     _native: _native.NativeClient
@@ -36,9 +41,14 @@ class Client:
         connect_timeout: float = 10.0,
         auth: Optional[Tuple[str, str]] = None,
         identity: Optional[str] = None,
+        tls: Optional[Tls] = None,
+        sasl: Optional[Sasl] = None,
+        acl: Optional[AclPolicy] = None,
     ) -> None:
         """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
-        native = _native.NativeClient.connect(connect_string, session_timeout, connect_timeout, auth, identity)
+        native = _native.NativeClient.connect(
+            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
+        )
         self._attach(native)
 
     @classmethod
@@ -50,10 +60,13 @@ class Client:
         connect_timeout: float = 10.0,
         auth: Optional[Tuple[str, str]] = None,
         identity: Optional[str] = None,
+        tls: Optional[Tls] = None,
+        sasl: Optional[Sasl] = None,
+        acl: Optional[AclPolicy] = None,
     ) -> Client:
         """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
         native = await _native.NativeClient.connect_async(
-            connect_string, session_timeout, connect_timeout, auth, identity
+            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
         )
         client = cls.__new__(cls)
         client._attach(native)
@@ -77,6 +90,20 @@ class Client:
     def identity(self) -> str:
         """Written into lock and election nodes (default: the host name)."""
         return self._native.identity()
+
+    @property
+    def is_tls(self) -> bool:
+        """Whether the session runs over TLS."""
+        return self._native.is_tls()
+
+    @property
+    def authenticated_as(self) -> List[str]:
+        """The identities the server authenticated this session as (``["sasl:alice", "x509:CN=app"]``)."""
+        return self._native.authenticated_as()
+
+    def whoami(self) -> List[str]:
+        """Asks the server for this session's identities now (after a certificate rotation, say)."""
+        return self._native.whoami()
 
     def add_listener(
         self, fn: Callable[[ConnectionState], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None

@@ -4,6 +4,7 @@ use zkrecipes::{Auth, Client, ClientOptions};
 use crate::blocking::{awaitable, wait};
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
+use crate::security::SecurityArgs;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeClient {
@@ -15,8 +16,9 @@ fn options(
     connect_timeout: f64,
     auth: Option<(String, String)>,
     identity: Option<String>,
+    security: Option<SecurityArgs>,
 ) -> zkrecipes::Result<ClientOptions> {
-    Ok(ClientOptions {
+    let mut options = ClientOptions {
         session_timeout: ClientOptions::timeout_setting("session_timeout", session_timeout, "s")?,
         connect_timeout: ClientOptions::timeout_setting("connect_timeout", connect_timeout, "s")?,
         auth: auth.map(|(scheme, credentials)| Auth {
@@ -24,7 +26,12 @@ fn options(
             credentials: credentials.into_bytes(),
         }),
         identity,
-    })
+        ..ClientOptions::default()
+    };
+    if let Some(security) = security {
+        zkrecipes::SecuritySettings::from(security).apply(&mut options)?;
+    }
+    Ok(options)
 }
 
 #[pymethods]
@@ -37,8 +44,10 @@ impl NativeClient {
         connect_timeout: f64,
         auth: Option<(String, String)>,
         identity: Option<String>,
+        security: Option<SecurityArgs>,
     ) -> PyResult<NativeClient> {
-        let options = options(session_timeout, connect_timeout, auth, identity).into_py_result()?;
+        let options =
+            options(session_timeout, connect_timeout, auth, identity, security).into_py_result()?;
         let inner = wait(py, async move {
             Client::connect(&connect_string, options).await
         })?;
@@ -53,8 +62,10 @@ impl NativeClient {
         connect_timeout: f64,
         auth: Option<(String, String)>,
         identity: Option<String>,
+        security: Option<SecurityArgs>,
     ) -> PyResult<Bound<'_, PyAny>> {
-        let options = options(session_timeout, connect_timeout, auth, identity).into_py_result()?;
+        let options =
+            options(session_timeout, connect_timeout, auth, identity, security).into_py_result()?;
         awaitable(py, async move {
             Ok(NativeClient {
                 inner: Client::connect(&connect_string, options).await?,
@@ -72,6 +83,19 @@ impl NativeClient {
 
     fn identity(&self) -> String {
         self.inner.identity().to_string()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.inner.is_tls()
+    }
+
+    fn authenticated_as(&self) -> Vec<String> {
+        self.inner.authenticated_as()
+    }
+
+    fn whoami(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let client = self.inner.clone();
+        wait(py, async move { client.whoami().await })
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -10,6 +10,7 @@ mod lock;
 mod payload;
 mod queue;
 mod rwlock;
+mod security;
 mod undo;
 mod work_queue;
 

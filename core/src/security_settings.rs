@@ -1,0 +1,158 @@
+//! The security options as every binding receives them: flat values of its
+//! language (paths or PEM text, a mechanism name, policy names), turned into
+//! the core's types here so that no binding decides anything.
+
+use crate::client::ClientOptions;
+use crate::error::{Error, Result};
+use crate::security::{Acl, AclPolicy, Pem, Perms, Sasl, Tls};
+
+/// Filled by a binding from its language's options; `apply` checks and converts.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct SecuritySettings {
+    /// Paths, or PEM text (anything holding `-----BEGIN `), or PEM bytes.
+    pub tls_ca: Option<Pem>,
+    pub tls_cert: Option<Pem>,
+    pub tls_key: Option<Pem>,
+    /// `None`: verified (the default).
+    pub tls_verify_hostname: Option<bool>,
+    /// `DIGEST-MD5` or `GSSAPI` (see `Sasl::from_mechanism`).
+    pub sasl_mechanism: Option<String>,
+    pub sasl_username: Option<String>,
+    pub sasl_password: Option<Vec<u8>>,
+    pub sasl_service: Option<String>,
+    pub sasl_host: Option<String>,
+    /// `open`, `creator`, `creator-world-read`, `default`, or entries
+    /// `scheme:id:perms,…` (`AclPolicy::parse`); ignored when entries are given.
+    pub acl_policy: Option<String>,
+    /// `(perms, scheme, id)`; perms as letters (`rwcda`, `all`) or a number (1 to 31).
+    pub acl_entries: Option<Vec<(String, String, String)>>,
+}
+
+impl SecuritySettings {
+    /// A binding's string for a PEM: text or path.
+    pub fn pem(value: Option<String>) -> Option<Pem> {
+        value.map(|v| Pem::from_text_or_path(&v))
+    }
+
+    pub fn apply(self, options: &mut ClientOptions) -> Result<()> {
+        options.tls = match (self.tls_ca, self.tls_cert, self.tls_key) {
+            (None, None, None) => {
+                if self.tls_verify_hostname.is_some() {
+                    return Err(Error::invalid_argument(
+                        "tls verifyHostname given without a tls ca",
+                    ));
+                }
+                None
+            }
+            (None, _, _) => {
+                return Err(Error::invalid_argument(
+                    "a tls client certificate needs the CA to trust (tls ca)",
+                ))
+            }
+            (Some(ca), cert, key) => {
+                let mut tls = Tls::new(ca);
+                tls = match (cert, key) {
+                    (Some(cert), Some(key)) => tls.identity(cert, key),
+                    (None, None) => tls,
+                    _ => {
+                        return Err(Error::invalid_argument(
+                            "tls cert and tls key go together: give both or neither",
+                        ))
+                    }
+                };
+                if self.tls_verify_hostname == Some(false) {
+                    tls = tls.no_hostname_verification();
+                }
+                Some(tls)
+            }
+        };
+        options.sasl = match self.sasl_mechanism {
+            None => None,
+            Some(mechanism) => Some(Sasl::from_mechanism(
+                &mechanism,
+                self.sasl_username.as_deref(),
+                self.sasl_password,
+                self.sasl_service.as_deref(),
+                self.sasl_host.as_deref(),
+            )?),
+        };
+        options.acl = match self.acl_entries {
+            Some(entries) => AclPolicy::List(
+                entries
+                    .iter()
+                    .map(|(perms, scheme, id)| Ok(Acl::new(perms_of(perms)?, scheme, id)))
+                    .collect::<Result<Vec<_>>>()?,
+            )
+            .validated()?,
+            None => match self.acl_policy.as_deref() {
+                Some(spec) => AclPolicy::parse(spec)?,
+                None => AclPolicy::Default,
+            },
+        };
+        Ok(())
+    }
+}
+
+fn perms_of(perms: &str) -> Result<Perms> {
+    match perms.parse::<u8>() {
+        Ok(bits) if (1..=31).contains(&bits) => Ok(Perms(bits)),
+        Ok(bits) => Err(Error::invalid_argument(format!(
+            "ACL permissions {bits} are out of range (1 to 31)"
+        ))),
+        Err(_) => Perms::parse(perms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_an_identity_is_refused() {
+        let settings = SecuritySettings {
+            tls_ca: Some(Pem::from("ca.pem")),
+            tls_cert: Some(Pem::from("c.pem")),
+            ..Default::default()
+        };
+        let err = settings.apply(&mut ClientOptions::default()).unwrap_err();
+        assert!(err.message().contains("both or neither"), "{err}");
+    }
+
+    #[test]
+    fn entries_take_letters_or_numbers() {
+        let settings = SecuritySettings {
+            acl_entries: Some(vec![
+                ("31".into(), "sasl".into(), "alice".into()),
+                ("r".into(), "world".into(), "anyone".into()),
+            ]),
+            ..Default::default()
+        };
+        let mut options = ClientOptions::default();
+        settings.apply(&mut options).unwrap();
+        assert_eq!(
+            options.acl,
+            AclPolicy::List(vec![
+                Acl::new(Perms::ALL, "sasl", "alice"),
+                Acl::new(Perms::READ, "world", "anyone")
+            ])
+        );
+        let bad = SecuritySettings {
+            acl_entries: Some(vec![("64".into(), "sasl".into(), "a".into())]),
+            ..Default::default()
+        };
+        assert!(bad.apply(&mut ClientOptions::default()).is_err());
+    }
+
+    #[test]
+    fn pem_text_or_path() {
+        assert_eq!(
+            SecuritySettings::pem(Some("/etc/ca.pem".into())),
+            Some(Pem::File("/etc/ca.pem".into()))
+        );
+        assert!(matches!(
+            SecuritySettings::pem(Some("-----BEGIN CERTIFICATE-----\n".into())),
+            Some(Pem::Bytes(_))
+        ));
+    }
+}

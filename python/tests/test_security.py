@@ -1,0 +1,133 @@
+"""TLS, SASL DIGEST-MD5 and ACL policies against the harness's secured servers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import zkrecipes
+from zkrecipes import Acl, Sasl, Tls
+
+
+def tls(secure: dict, **kwargs: object) -> Tls:
+    return Tls(ca=str(secure["certs"] / "ca.pem"), **kwargs)  # type: ignore[arg-type]
+
+
+def mutual(secure: dict) -> Tls:
+    certs = secure["certs"]
+    return Tls(ca=certs / "ca.pem", cert=certs / "client.pem", key=certs / "client-key.pem")
+
+
+ALICE = Sasl.digest_md5("alice", "alice-secret")
+BOB = Sasl.digest_md5("bob", "bob-secret")
+
+
+def test_lock_and_queue_over_tls_with_sasl(secure, path):
+    with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE) as client:
+        assert client.is_tls
+        assert "sasl:alice" in client.authenticated_as
+        with client.write_lock(path + "/lock") as lock:
+            assert lock.fencing_token > 0
+        queue = client.queue(path + "/queue")
+        queue.offer(b"over tls")
+        assert queue.poll() == b"over tls"
+
+
+def test_pem_given_as_bytes_and_mutual_tls_identity(secure):
+    ca = (secure["certs"] / "ca.pem").read_bytes()
+    with zkrecipes.Client(f"tcp+tls://{secure['tls']}", tls=Tls(ca=ca)) as client:
+        assert client.session_id != 0
+    with zkrecipes.Client(secure["tls"], tls=mutual(secure)) as client:
+        assert any(who.startswith("x509:") and "CN=zkclient" in who for who in client.authenticated_as)
+
+
+def test_strict_server_needs_certificate_and_sasl(secure):
+    with zkrecipes.Client(secure["strict"], tls=mutual(secure), sasl=ALICE) as client:
+        assert client.whoami()
+    started = time.monotonic()
+    with pytest.raises(zkrecipes.ConnectionLossError, match="requires a client certificate"):
+        zkrecipes.Client(secure["strict"], tls=tls(secure), sasl=ALICE, connect_timeout=8)
+    assert time.monotonic() - started < 8, "a refusal is final, not retried until the timeout"
+
+
+def test_failures_are_clear(secure):
+    certs = secure["certs"]
+    with pytest.raises(zkrecipes.ConnectionLossError, match="unknown CA"):
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "other-ca.pem"), connect_timeout=8)
+    port = secure["tls"].rsplit(":", 1)[1]
+    with pytest.raises(zkrecipes.ConnectionLossError, match="hostname mismatch"):
+        zkrecipes.Client(f"127.0.0.1:{port}", tls=tls(secure), connect_timeout=8)
+    with zkrecipes.Client(f"127.0.0.1:{port}", tls=tls(secure, verify_hostname=False)) as unverified:
+        assert unverified.is_tls
+    with pytest.raises(zkrecipes.ConnectionLossError, match="speaks TLS"):
+        zkrecipes.Client(secure["tls"], connect_timeout=8)
+    with pytest.raises(zkrecipes.AuthFailedError) as refused:
+        zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=Sasl.digest_md5("alice", "wrong-one"), connect_timeout=8)
+    assert "wrong-one" not in str(refused.value)
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="missing.pem"):
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "missing.pem"))
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="both or neither"):
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "ca.pem", cert=certs / "client.pem"))
+    with pytest.raises(TypeError):
+        zkrecipes.Client(secure["tls"], tls="ca.pem")  # type: ignore[arg-type]
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="unknown ACL policy"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), acl="everyone")
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="unknown SASL mechanism"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=Sasl("PLAIN", "a", "b"))
+
+
+def test_password_never_shows():
+    assert "alice-secret" not in repr(ALICE)
+
+
+def test_creator_acl_keeps_bob_out_and_world_read_lets_him_read(secure, path):
+    with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl="creator-world-read") as alice:
+        alice.queue(path).offer(b"alice's")
+        with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=BOB) as bob:
+            theirs = bob.queue(path)
+            assert theirs.peek() == b"alice's"
+            with pytest.raises(zkrecipes.NoAuthError, match="sasl:bob"):
+                theirs.poll()
+        assert alice.queue(path).poll() == b"alice's"
+
+
+def test_explicit_acl_list(secure, path):
+    acl = [Acl("all", "sasl", "alice"), Acl(1, "sasl", "bob")]
+    with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl=acl) as alice:
+        alice.queue(path).offer(b"x")
+        with zkrecipes.Client(secure["tls"], tls=tls(secure)) as anonymous:
+            with pytest.raises(zkrecipes.NoAuthError, match="no identity"):
+                anonymous.queue(path).peek()
+
+
+def test_kazoo_over_tls_with_digest_md5_holds_off_our_lock(secure, path):
+    """kazoo's Lock orders only its own `__lock__` nodes, so it cannot see ours: the interop
+    that holds is one way, ours waiting behind kazoo's holder on one TLS+SASL server."""
+    from kazoo.client import KazooClient
+
+    certs = secure["certs"]
+    kazoo = KazooClient(
+        hosts=secure["tls"],
+        use_ssl=True,
+        ca=str(certs / "ca.pem"),
+        certfile=str(certs / "client.pem"),
+        keyfile=str(certs / "client-key.pem"),
+        sasl_options={"mechanism": "DIGEST-MD5", "username": "bob", "password": "bob-secret"},
+    )
+    kazoo.start(timeout=20)
+    try:
+        with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl="open") as client:
+            ours = client.write_lock(path)
+            theirs = kazoo.Lock(path, "kazoo")
+            tokens = []
+            for _ in range(3):
+                assert theirs.acquire(timeout=10)
+                assert not ours.acquire(blocking=False), "we got in while kazoo held the lock"
+                theirs.release()
+                with ours:
+                    tokens.append(ours.fencing_token)
+            assert tokens == sorted(tokens) and len(set(tokens)) == 3
+    finally:
+        kazoo.stop()
+        kazoo.close()
