@@ -26,6 +26,39 @@ export interface ConnectOptions {
   auth?: [scheme: string, credentials: string]
   /** Written into lock and election nodes; default: the host name. */
   identity?: string
+  /** TLS to every server (also needed for `tcp+tls://` servers). */
+  tls?: TlsOptions
+  /** SASL authentication. */
+  sasl?: SaslOptions
+  /**
+   * ACL of every node the recipes create. Default: 'open' without credentials,
+   * 'creator' with any (digest, SASL or a client certificate).
+   */
+  acl?: 'open' | 'creator' | 'creator-world-read' | AclEntry[]
+}
+
+/** A path, PEM text or a PEM Buffer (files are re-read when they change). */
+export type PemSource = string | Buffer | Uint8Array
+
+export interface TlsOptions {
+  /** The CA bundle to trust. */
+  ca: PemSource
+  /** Client certificate and key, for mutual TLS. */
+  cert?: PemSource
+  key?: PemSource
+  /** Default true. false accepts any host name the CA signed: unsafe. */
+  verifyHostname?: boolean
+}
+
+export type SaslOptions =
+  | { mechanism: 'DIGEST-MD5', username: string, password: string | Buffer }
+  | { mechanism: 'GSSAPI', service?: string, host?: string }
+
+export interface AclEntry {
+  /** Letters of 'rwcda', 'all', or the permission bits (1 to 31). */
+  perms: string | number
+  scheme: string
+  id: string
 }
 
 export interface WaitOptions {
@@ -45,6 +78,12 @@ export declare class Client extends EventEmitter {
   readonly state: ConnectionState
   readonly sessionId: bigint
   readonly identity: string
+  /** Whether the session runs over TLS. */
+  readonly isTls: boolean
+  /** The identities the server authenticated this session as, e.g. ['sasl:alice']. */
+  readonly authenticatedAs: string[]
+  /** Asks the server for this session's identities now. */
+  whoami(): Promise<string[]>
   /** Let the process exit while this client is open (like socket.unref()). */
   unref(): this
   ref(): this

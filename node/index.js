@@ -130,6 +130,58 @@ function nativeEvents (emitter) {
   emitter.on('removeListener', onRemoveListener)
 }
 
+// A PEM as tls.connect takes it (PEM text or Buffer), or a path; the core tells them apart.
+function pem (name, value) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'string' || Buffer.isBuffer(value)) return value
+  if (value instanceof Uint8Array) return Buffer.from(value)
+  throw new TypeError(`tls.${name} must be a path, PEM text or a Buffer`)
+}
+
+// `tls`, `sasl` and `acl` as the native module takes them; the core checks the values.
+function security (tls, sasl, acl) {
+  const out = {}
+  if (tls !== undefined && tls !== null) {
+    if (typeof tls !== 'object') throw new TypeError('tls must be { ca, cert?, key?, verifyHostname? }')
+    out.tlsCa = pem('ca', tls.ca)
+    out.tlsCert = pem('cert', tls.cert)
+    out.tlsKey = pem('key', tls.key)
+    if (tls.verifyHostname !== undefined && typeof tls.verifyHostname !== 'boolean') {
+      throw new TypeError('tls.verifyHostname must be a boolean')
+    }
+    out.tlsVerifyHostname = tls.verifyHostname
+  }
+  if (sasl !== undefined && sasl !== null) {
+    if (typeof sasl !== 'object') throw new TypeError("sasl must be { mechanism: 'DIGEST-MD5' | 'GSSAPI', ... }")
+    out.saslMechanism = requireString('sasl.mechanism', sasl.mechanism)
+    for (const key of ['username', 'service', 'host']) {
+      if (sasl[key] !== undefined) requireString(`sasl.${key}`, sasl[key])
+    }
+    out.saslUsername = sasl.username
+    out.saslService = sasl.service
+    out.saslHost = sasl.host
+    if (sasl.password !== undefined) {
+      if (typeof sasl.password !== 'string' && !Buffer.isBuffer(sasl.password)) {
+        throw new TypeError('sasl.password must be a string or a Buffer')
+      }
+      out.saslPassword = Buffer.from(sasl.password)
+    }
+  }
+  if (typeof acl === 'string') {
+    out.aclPolicy = acl
+  } else if (Array.isArray(acl)) {
+    out.aclEntries = acl.map((entry) => {
+      if (entry === null || typeof entry !== 'object') throw new TypeError('acl entries must be { perms, scheme, id }')
+      const { perms, scheme, id } = entry
+      if (typeof perms !== 'string' && typeof perms !== 'number') throw new TypeError('acl perms must be letters or a number')
+      return { perms: String(perms), scheme: requireString('acl scheme', scheme), id: requireString('acl id', id) }
+    })
+  } else if (acl !== undefined && acl !== null) {
+    throw new TypeError("acl must be 'open', 'creator', 'creator-world-read' or [{ perms, scheme, id }]")
+  }
+  return out
+}
+
 class Client extends EventEmitter {
   /**
    * Connects to `connectString` ("h1:2181,h2:2181/chroot"). Rejects with
@@ -138,7 +190,7 @@ class Client extends EventEmitter {
   static async connect (connectString, options = {}) {
     requireString('connectString', connectString)
     if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
-    const { sessionTimeoutMs, connectTimeoutMs, auth, identity } = options
+    const { sessionTimeoutMs, connectTimeoutMs, auth, identity, tls, sasl, acl } = options
     for (const [name, value] of [['sessionTimeoutMs', sessionTimeoutMs], ['connectTimeoutMs', connectTimeoutMs]]) {
       if (value !== undefined && typeof value !== 'number') throw new TypeError(`${name} must be a number`)
     }
@@ -150,7 +202,7 @@ class Client extends EventEmitter {
       authCredentials = requireString('auth credentials', auth[1])
     }
     const handle = await call(() => native.connect(connectString, {
-      sessionTimeoutMs, connectTimeoutMs, authScheme, authCredentials, identity,
+      sessionTimeoutMs, connectTimeoutMs, authScheme, authCredentials, identity, ...security(tls, sasl, acl),
     }))
     return new Client(handle)
   }
@@ -169,6 +221,12 @@ class Client extends EventEmitter {
   get state () { return this._native.state() }
   get sessionId () { return now(() => this._native.sessionId()) }
   get identity () { return this._native.identity() }
+  /** Whether the session runs over TLS. */
+  get isTls () { return this._native.isTls() }
+  /** The identities the server authenticated this session as, e.g. ['sasl:alice', 'x509:CN=app']. */
+  get authenticatedAs () { return this._native.authenticatedAs() }
+  /** Asks the server for this session's identities now. */
+  whoami () { return call(() => this._native.whoami()) }
 
   unref () { if (this._keepAlive) this._keepAlive.unref(); return this }
   ref () { if (this._keepAlive) this._keepAlive.ref(); return this }

@@ -13,6 +13,9 @@ export declare class NativeClient {
   state(): string
   sessionId(): bigint
   identity(): string
+  isTls(): boolean
+  authenticatedAs(): Array<string>
+  whoami(): Promise<string[]>
   close(): Promise<void>
   subscribe(callback: EventCallback): NativeSubscription
 }
@@ -90,6 +93,13 @@ export declare class NativeWorkQueue {
   close(): Promise<void>
 }
 
+export interface AclEntry {
+  /** Letters (`rwcda`, `all`) or the bits as a decimal string. */
+  perms: string
+  scheme: string
+  id: string
+}
+
 export declare function connect(connectString: string, options: ConnectOptions): Promise<NativeClient>
 
 export interface ConnectOptions {
@@ -98,6 +108,18 @@ export interface ConnectOptions {
   authScheme?: string
   authCredentials?: string
   identity?: string
+  /** Paths, or PEM text, or PEM `Buffer`s. */
+  tlsCa?: string | Buffer
+  tlsCert?: string | Buffer
+  tlsKey?: string | Buffer
+  tlsVerifyHostname?: boolean
+  saslMechanism?: string
+  saslUsername?: string
+  saslPassword?: Buffer
+  saslService?: string
+  saslHost?: string
+  aclPolicy?: string
+  aclEntries?: Array<AclEntry>
 }
 
 export declare function names(): Names

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Auth, Client, ClientOptions};
+use zkrecipes::{Auth, Client, ClientOptions, Pem, SecuritySettings};
 
 use crate::errors::{promise, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
@@ -14,6 +14,33 @@ pub struct ConnectOptions {
     pub auth_scheme: Option<String>,
     pub auth_credentials: Option<String>,
     pub identity: Option<String>,
+    /// Paths, or PEM text, or PEM `Buffer`s.
+    pub tls_ca: Option<Either<String, Buffer>>,
+    pub tls_cert: Option<Either<String, Buffer>>,
+    pub tls_key: Option<Either<String, Buffer>>,
+    pub tls_verify_hostname: Option<bool>,
+    pub sasl_mechanism: Option<String>,
+    pub sasl_username: Option<String>,
+    pub sasl_password: Option<Buffer>,
+    pub sasl_service: Option<String>,
+    pub sasl_host: Option<String>,
+    pub acl_policy: Option<String>,
+    pub acl_entries: Option<Vec<AclEntry>>,
+}
+
+#[napi(object)]
+pub struct AclEntry {
+    /// Letters (`rwcda`, `all`) or the bits as a decimal string.
+    pub perms: String,
+    pub scheme: String,
+    pub id: String,
+}
+
+fn pem(value: Option<Either<String, Buffer>>) -> Option<Pem> {
+    value.map(|value| match value {
+        Either::A(text_or_path) => Pem::from_text_or_path(&text_or_path),
+        Either::B(bytes) => Pem::Bytes(bytes.to_vec()),
+    })
 }
 
 fn millis(name: &str, value: Option<f64>, default: Duration) -> zkrecipes::Result<Duration> {
@@ -34,7 +61,22 @@ pub fn connect<'env>(
     options: ConnectOptions,
 ) -> napi::Result<PromiseRaw<'env, NativeClient>> {
     let defaults = ClientOptions::default();
-    let options = ClientOptions {
+    let security = SecuritySettings {
+        tls_ca: pem(options.tls_ca),
+        tls_cert: pem(options.tls_cert),
+        tls_key: pem(options.tls_key),
+        tls_verify_hostname: options.tls_verify_hostname,
+        sasl_mechanism: options.sasl_mechanism,
+        sasl_username: options.sasl_username,
+        sasl_password: options.sasl_password.map(|p| p.to_vec()),
+        sasl_service: options.sasl_service,
+        sasl_host: options.sasl_host,
+        acl_policy: options.acl_policy,
+        acl_entries: options
+            .acl_entries
+            .map(|entries| entries.into_iter().map(|e| (e.perms, e.scheme, e.id)).collect()),
+    };
+    let mut options = ClientOptions {
         session_timeout: millis(
             "sessionTimeoutMs",
             options.session_timeout_ms,
@@ -55,7 +97,9 @@ pub fn connect<'env>(
             _ => None,
         },
         identity: options.identity,
+        ..ClientOptions::default()
     };
+    security.apply(&mut options).into_js(env)?;
     let connecting = async move { Client::connect(&connect_string, options).await };
     promise(env, connecting, |inner| NativeClient { inner })
 }
@@ -75,6 +119,22 @@ impl NativeClient {
     #[napi]
     pub fn identity(&self) -> String {
         self.inner.identity().to_string()
+    }
+
+    #[napi]
+    pub fn is_tls(&self) -> bool {
+        self.inner.is_tls()
+    }
+
+    #[napi]
+    pub fn authenticated_as(&self) -> Vec<String> {
+        self.inner.authenticated_as()
+    }
+
+    #[napi(ts_return_type = "Promise<string[]>")]
+    pub fn whoami<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
+        let client = self.inner.clone();
+        promise(env, async move { client.whoami().await }, |who| who)
     }
 
     #[napi(ts_return_type = "Promise<void>")]

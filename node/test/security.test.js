@@ -1,0 +1,100 @@
+'use strict'
+// TLS, SASL DIGEST-MD5 and ACL policies against the harness's secured servers
+// (tests/with-secure-zk sets ZK_TLS_CONNECT, ZK_TLS_STRICT_CONNECT, ZK_CERTS).
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { zk, unique } = require('./helpers')
+
+const tlsAt = process.env.ZK_TLS_CONNECT
+const strictAt = process.env.ZK_TLS_STRICT_CONNECT
+const certs = process.env.ZK_CERTS
+if (!tlsAt || !strictAt || !certs) throw new Error('run under tests/with-secure-zk')
+const cert = (name) => path.join(certs, name)
+const tls = { ca: cert('ca.pem') }
+const mutual = { ca: cert('ca.pem'), cert: cert('client.pem'), key: cert('client-key.pem') }
+const alice = { mechanism: 'DIGEST-MD5', username: 'alice', password: 'alice-secret' }
+const bob = { mechanism: 'DIGEST-MD5', username: 'bob', password: Buffer.from('bob-secret') }
+
+async function refused (connectString, options, check) {
+  const started = Date.now()
+  await assert.rejects(zk.Client.connect(connectString, { connectTimeoutMs: 8000, ...options }), check)
+  assert.ok(Date.now() - started < 8000, 'a refusal is final, not retried until the timeout')
+}
+
+test('a lock and a queue over TLS with SASL DIGEST-MD5', async () => {
+  const c = await zk.Client.connect(tlsAt, { tls, sasl: alice })
+  try {
+    assert.equal(c.isTls, true)
+    assert.ok(c.authenticatedAs.includes('sasl:alice'), String(c.authenticatedAs))
+    const lock = c.writeLock(unique('tls-lock'))
+    const token = await lock.acquire()
+    assert.ok(token > 0n)
+    await lock.release()
+    const q = c.queue(unique('tls-queue'))
+    await q.offer(Buffer.from('over tls'))
+    assert.equal((await q.poll()).toString(), 'over tls')
+  } finally { await c.close() }
+})
+
+test('PEM as text and Buffer, tcp+tls://, a client certificate as x509 identity', async () => {
+  const text = fs.readFileSync(cert('ca.pem'), 'utf8')
+  const c1 = await zk.Client.connect(`tcp+tls://${tlsAt}`, { tls: { ca: text } })
+  await c1.close()
+  const c2 = await zk.Client.connect(tlsAt, { tls: { ...mutual, ca: fs.readFileSync(cert('ca.pem')) } })
+  try {
+    assert.ok((await c2.whoami()).some((id) => id.startsWith('x509:') && id.includes('CN=zkclient')))
+  } finally { await c2.close() }
+})
+
+test('the strict server: certificate and SASL required', async () => {
+  const c = await zk.Client.connect(strictAt, { tls: mutual, sasl: alice })
+  await c.close()
+  await refused(strictAt, { tls, sasl: alice }, (e) => e.code === 'CONNECTION_LOSS' && /requires a client certificate/.test(e.message))
+  await refused(strictAt, { tls: mutual }, { code: 'AUTH_FAILED' })
+})
+
+test('failures name their cause', async () => {
+  await refused(tlsAt, { tls: { ca: cert('other-ca.pem') } }, (e) => /unknown CA/.test(e.message))
+  const port = tlsAt.split(':').pop()
+  await refused(`127.0.0.1:${port}`, { tls }, (e) => /hostname mismatch/.test(e.message))
+  const unverified = await zk.Client.connect(`127.0.0.1:${port}`, { tls: { ...tls, verifyHostname: false } })
+  await unverified.close()
+  await refused(tlsAt, {}, (e) => /speaks TLS/.test(e.message))
+  await refused(tlsAt, { tls, sasl: { ...alice, password: 'wrong-one' } },
+    (e) => e.code === 'AUTH_FAILED' && !e.message.includes('wrong-one'))
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: { ca: cert('missing.pem') } }),
+    (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes('missing.pem'))
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: { ca: cert('ca.pem'), cert: cert('client.pem') } }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /both or neither/.test(e.message))
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: 'ca.pem' }), TypeError)
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: { ca: 42 } }), TypeError)
+  await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: 'everyone' }), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'PLAIN' } }), { code: 'INVALID_ARGUMENT' })
+})
+
+test('creator-world-read: bob reads alice\'s queue but cannot take from it', async () => {
+  const dir = unique('world-read')
+  const a = await zk.Client.connect(tlsAt, { tls, sasl: alice, acl: 'creator-world-read' })
+  const b = await zk.Client.connect(tlsAt, { tls, sasl: bob })
+  try {
+    await a.queue(dir).offer(Buffer.from("alice's"))
+    assert.equal((await b.queue(dir).peek()).toString(), "alice's")
+    await assert.rejects(b.queue(dir).poll(), (e) => e.code === 'NO_AUTH' && e.message.includes('sasl:bob') && e.message.includes(dir))
+    assert.equal((await a.queue(dir).poll()).toString(), "alice's")
+  } finally { await a.close(); await b.close() }
+})
+
+test('an explicit ACL list', async () => {
+  const dir = unique('acl-list')
+  const a = await zk.Client.connect(tlsAt, { tls, sasl: alice, acl: [{ perms: 'all', scheme: 'sasl', id: 'alice' }, { perms: 1, scheme: 'sasl', id: 'bob' }] })
+  const b = await zk.Client.connect(tlsAt, { tls, sasl: bob })
+  const anonymous = await zk.Client.connect(tlsAt, { tls })
+  try {
+    await a.queue(dir).offer(Buffer.from('x'))
+    assert.equal((await b.queue(dir).peek()).toString(), 'x')
+    await assert.rejects(b.queue(dir).poll(), { code: 'NO_AUTH' })
+    await assert.rejects(anonymous.queue(dir).peek(), (e) => e.code === 'NO_AUTH' && /no identity/.test(e.message))
+  } finally { await a.close(); await b.close(); await anonymous.close() }
+})
