@@ -1,8 +1,8 @@
 use std::time::Duration;
 
-use jni::objects::{JClass, JObject, JString};
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
 use jni::{Env, EnvUnowned};
-use zkrecipes::{Auth, Client, ClientOptions};
+use zkrecipes::{Auth, Client, ClientOptions, SecuritySettings};
 
 use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
@@ -49,6 +49,11 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
     auth_scheme: JString<'l>,
     auth_credentials: JString<'l>,
     identity: JString<'l>,
+    tls: JObjectArray<'l, JString<'l>>,
+    sasl: JObjectArray<'l, JString<'l>>,
+    sasl_password: JByteArray<'l>,
+    acl_policy: JString<'l>,
+    acl_entries: JObjectArray<'l, JString<'l>>,
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
@@ -63,12 +68,50 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             }),
             _ => None,
         };
-        let options = ClientOptions {
+        let mut options = ClientOptions {
             session_timeout: Duration::from_millis(session_timeout_ms.max(0) as u64),
             connect_timeout: Duration::from_millis(connect_timeout_ms.max(0) as u64),
             auth,
             identity: optional_string(env, &identity)?,
+            ..ClientOptions::default()
         };
+        // `tls`: ca, cert, key (paths or PEM text), verify hostname ("true"/"false");
+        // `sasl`: mechanism, username, service, host; `acl_entries`: perms, scheme, id, ...
+        let tls = strings(env, &tls)?;
+        let sasl = strings(env, &sasl)?;
+        let entries = strings(env, &acl_entries)?;
+        let at = |list: &[Option<String>], i: usize| list.get(i).cloned().flatten();
+        let settings = SecuritySettings {
+            tls_ca: SecuritySettings::pem(at(&tls, 0)),
+            tls_cert: SecuritySettings::pem(at(&tls, 1)),
+            tls_key: SecuritySettings::pem(at(&tls, 2)),
+            tls_verify_hostname: at(&tls, 3).map(|v| v == "true"),
+            sasl_mechanism: at(&sasl, 0),
+            sasl_username: at(&sasl, 1),
+            sasl_password: match sasl_password.is_null() {
+                true => None,
+                false => Some(env.convert_byte_array(&sasl_password)?),
+            },
+            sasl_service: at(&sasl, 2),
+            sasl_host: at(&sasl, 3),
+            acl_policy: optional_string(env, &acl_policy)?,
+            acl_entries: match acl_entries.is_null() {
+                true => None,
+                false => Some(
+                    entries
+                        .chunks(3)
+                        .map(|e| {
+                            (
+                                at(e, 0).unwrap_or_default(),
+                                at(e, 1).unwrap_or_default(),
+                                at(e, 2).unwrap_or_default(),
+                            )
+                        })
+                        .collect(),
+                ),
+            },
+        };
+        settings.apply(&mut options)?;
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
@@ -77,6 +120,47 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
         ))
     })
     .resolve::<ThrowZkException>()
+}
+
+/// A Java `String[]` (null: empty), null elements kept as `None`.
+fn strings(
+    env: &mut Env<'_>,
+    array: &JObjectArray<'_, JString<'_>>,
+) -> Result<Vec<Option<String>>> {
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for i in 0..array.len(env)? {
+        let element = array.get_element(env, i)?;
+        out.push(optional_string(env, &element)?);
+    }
+    Ok(out)
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_clientIsTls<'l>(_env; handle: i64) -> bool {
+        Ok(unsafe { borrow::<Client>(handle) }?.is_tls())
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_clientAuthenticatedAs<'l>(env; handle: i64) -> JString<'l> {
+        let who = unsafe { borrow::<Client>(handle) }?.authenticated_as().join("\n");
+        Ok(env.new_string(who)?)
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_clientWhoami<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
+        let client = unsafe { borrow::<Client>(handle) }?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move { client.whoami().await },
+            |who| Value::Text(who.join("\n")),
+        ))
+    }
 }
 
 export! {

@@ -72,9 +72,12 @@ pub fn connect<'env>(
         sasl_service: options.sasl_service,
         sasl_host: options.sasl_host,
         acl_policy: options.acl_policy,
-        acl_entries: options
-            .acl_entries
-            .map(|entries| entries.into_iter().map(|e| (e.perms, e.scheme, e.id)).collect()),
+        acl_entries: options.acl_entries.map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (e.perms, e.scheme, e.id))
+                .collect()
+        }),
     };
     let mut options = ClientOptions {
         session_timeout: millis(

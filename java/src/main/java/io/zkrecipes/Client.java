@@ -47,9 +47,42 @@ public final class Client extends NativeObject {
     private static long start(String connectString, ClientOptions options, CompletableFuture<Long> handle) {
         Objects.requireNonNull(connectString, "connectString");
         Objects.requireNonNull(options, "options");
-        return Native.clientConnect(connectString, options.sessionTimeout().toMillis(),
-            options.connectTimeout().toMillis(), options.authScheme(), options.authCredentials(),
-            options.identity(), Native.raw(handle));
+        TlsOptions tls = options.tls();
+        Sasl sasl = options.sasl();
+        AclPolicy acl = options.acl();
+        byte[] password = sasl == null ? null : sasl.passwordBytes();
+        try {
+            return Native.clientConnect(connectString, options.sessionTimeout().toMillis(),
+                options.connectTimeout().toMillis(), options.authScheme(), options.authCredentials(),
+                options.identity(), tls == null ? null : tls.settings(), sasl == null ? null : sasl.settings(),
+                password, acl == null ? null : acl.name(), acl == null ? null : acl.entries(), Native.raw(handle));
+        } finally {
+            // The native side copied it; no copy of ours outlives the call.
+            if (password != null) {
+                java.util.Arrays.fill(password, (byte) 0);
+            }
+        }
+    }
+
+    /** Whether the session runs over TLS. */
+    public boolean isTls() {
+        return with(Native::clientIsTls);
+    }
+
+    /** The identities the server authenticated this session as, e.g. {@code [sasl:alice]}. */
+    public java.util.List<String> authenticatedAs() {
+        return lines(with(Native::clientAuthenticatedAs));
+    }
+
+    /** Asks the server for this session's identities now (after a certificate rotation, say). */
+    public java.util.List<String> whoami() {
+        CompletableFuture<String> who = Native.future();
+        long task = with(handle -> Native.clientWhoami(handle, Native.raw(who)));
+        return lines(Native.join(new Native.Op<>(who, task)));
+    }
+
+    private static java.util.List<String> lines(String text) {
+        return text.isEmpty() ? java.util.List.of() : java.util.List.of(text.split("\n"));
     }
 
     public ConnectionState getState() {

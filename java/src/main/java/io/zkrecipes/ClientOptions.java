@@ -10,6 +10,9 @@ public final class ClientOptions {
     private String authScheme;
     private String authCredentials;
     private String identity;
+    private TlsOptions tls;
+    private Sasl sasl;
+    private AclPolicy acl;
 
     public ClientOptions sessionTimeout(Duration timeout) {
         this.sessionTimeout = positive("sessionTimeout", timeout);
@@ -35,11 +38,32 @@ public final class ClientOptions {
         return this;
     }
 
+    /** TLS to every server (also needed for {@code tcp+tls://} servers). */
+    public ClientOptions tls(TlsOptions tls) {
+        this.tls = Objects.requireNonNull(tls, "tls");
+        return this;
+    }
+
+    /** SASL authentication (DIGEST-MD5 or Kerberos). */
+    public ClientOptions sasl(Sasl sasl) {
+        this.sasl = Objects.requireNonNull(sasl, "sasl");
+        return this;
+    }
+
+    /** The ACL of every node the recipes create. */
+    public ClientOptions acl(AclPolicy acl) {
+        this.acl = Objects.requireNonNull(acl, "acl");
+        return this;
+    }
+
     Duration sessionTimeout() { return sessionTimeout; }
     Duration connectTimeout() { return connectTimeout; }
     String authScheme() { return authScheme; }
     String authCredentials() { return authCredentials; }
     String identity() { return identity; }
+    TlsOptions tls() { return tls; }
+    Sasl sasl() { return sasl; }
+    AclPolicy acl() { return acl; }
 
     private static Duration positive(String name, Duration value) {
         Objects.requireNonNull(value, name);

@@ -64,7 +64,12 @@ final class Native {
     static native void cancel(long task);
 
     static native long clientConnect(String connect, long sessionMs, long connectMs, String authScheme,
-                                     String authCredentials, String identity, CompletableFuture<Object> f);
+                                     String authCredentials, String identity, String[] tls, String[] sasl,
+                                     byte[] saslPassword, String aclPolicy, String[] aclEntries,
+                                     CompletableFuture<Object> f);
+    static native boolean clientIsTls(long client);
+    static native String clientAuthenticatedAs(long client);
+    static native long clientWhoami(long client, CompletableFuture<Object> f);
     static native String clientState(long client);
     static native long clientSessionId(long client);
     static native String clientIdentity(long client);

@@ -1,0 +1,80 @@
+package io.zkrecipes;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * SASL authentication: {@code Sasl.digestMd5("alice", password)} (a user of the server's JAAS
+ * {@code Server} section) or {@code Sasl.gssapi()} (Kerberos: the ticket cache of
+ * {@code KRB5CCNAME} or the client keytab of {@code KRB5_CLIENT_KTNAME}).
+ */
+public final class Sasl {
+    private final String mechanism;
+    private final String username;
+    private final char[] password;
+    private String service;
+    private String host;
+
+    private Sasl(String mechanism, String username, char[] password) {
+        this.mechanism = mechanism;
+        this.username = username;
+        this.password = password;
+    }
+
+    /** DIGEST-MD5; the password is copied, and the copy is cleared by {@link #destroy()}. */
+    public static Sasl digestMd5(String username, char[] password) {
+        Objects.requireNonNull(username, "username");
+        Objects.requireNonNull(password, "password");
+        return new Sasl("DIGEST-MD5", username, password.clone());
+    }
+
+    public static Sasl gssapi() {
+        return new Sasl("GSSAPI", null, null);
+    }
+
+    /** The server principal's service (GSSAPI; default {@code zookeeper}). */
+    public Sasl service(String service) {
+        this.service = Objects.requireNonNull(service, "service");
+        return this;
+    }
+
+    /** The server principal's host (GSSAPI; default: the server connected to). */
+    public Sasl host(String host) {
+        this.host = Objects.requireNonNull(host, "host");
+        return this;
+    }
+
+    /** Clears the password copy; a client connected with it keeps what it needs. */
+    public void destroy() {
+        if (password != null) {
+            Arrays.fill(password, '\0');
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "GSSAPI".equals(mechanism) ? "Sasl.gssapi()" : "Sasl.digestMd5(" + username + ", <password>)";
+    }
+
+    /** mechanism, username, service, host: what the native layer takes. */
+    String[] settings() {
+        return new String[] {mechanism, username, service, host};
+    }
+
+    /** The password as UTF-8, for one native call; the caller clears it. */
+    byte[] passwordBytes() {
+        if (password == null) {
+            return null;
+        }
+        ByteBuffer encoded = StandardCharsets.UTF_8.encode(CharBuffer.wrap(password));
+        byte[] bytes = new byte[encoded.remaining()];
+        encoded.get(bytes);
+        if (encoded.hasArray()) {
+            Arrays.fill(encoded.array(), (byte) 0);
+        }
+        return bytes;
+    }
+}

@@ -1,0 +1,144 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** TLS, SASL DIGEST-MD5 and ACL policies against the harness's secured servers (tests/with-secure-zk). */
+class SecurityIT {
+    private static final String TLS = env("ZK_TLS_CONNECT");
+    private static final String STRICT = env("ZK_TLS_STRICT_CONNECT");
+    private static final Path CERTS = Path.of(env("ZK_CERTS"));
+
+    private static String env(String name) {
+        String value = System.getenv(name);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalStateException(name + " is not set: run the tests through tests/with-secure-zk");
+        }
+        return value;
+    }
+
+    private static TlsOptions tls() {
+        return TlsOptions.pem(CERTS.resolve("ca.pem"));
+    }
+
+    private static TlsOptions mutual() {
+        return tls().identity(CERTS.resolve("client.pem"), CERTS.resolve("client-key.pem"));
+    }
+
+    private static Sasl alice() {
+        return Sasl.digestMd5("alice", "alice-secret".toCharArray());
+    }
+
+    private static ClientOptions options() {
+        return new ClientOptions().connectTimeout(Duration.ofSeconds(8));
+    }
+
+    private static ZkException refused(String connect, ClientOptions options) {
+        long started = System.nanoTime();
+        ZkException e = assertThrows(ZkException.class, () -> Client.connect(connect, options));
+        assertTrue(Duration.ofNanos(System.nanoTime() - started).compareTo(Duration.ofSeconds(8)) < 0,
+            "a refusal is final, not retried until the timeout: " + e);
+        return e;
+    }
+
+    @Test
+    void lockAndQueueOverTlsWithSasl() throws Exception {
+        try (Client c = Client.connect(TLS, options().tls(tls()).sasl(alice()))) {
+            assertTrue(c.isTls());
+            assertTrue(c.authenticatedAs().contains("sasl:alice"), c.authenticatedAs().toString());
+            try (WriteLock lock = new WriteLock(c, Zk.path("tls-lock"))) {
+                lock.lock();
+                assertTrue(lock.getFencingToken() > 0);
+                lock.unlock();
+            }
+            DistributedQueue q = new DistributedQueue(c, Zk.path("tls-queue"));
+            q.offer("over tls".getBytes(StandardCharsets.UTF_8));
+            assertEquals("over tls", new String(q.poll(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void pkcs12KeyAndTrustStores() throws Exception {
+        char[] password = "store-secret".toCharArray();
+        Path dir = Files.createTempDirectory("zkrecipes-stores");
+        CertificateFactory x509 = CertificateFactory.getInstance("X.509");
+        Certificate ca, client;
+        try (var in = Files.newInputStream(CERTS.resolve("ca.pem"))) { ca = x509.generateCertificate(in); }
+        try (var in = Files.newInputStream(CERTS.resolve("client.pem"))) { client = x509.generateCertificate(in); }
+        String keyPem = Files.readString(CERTS.resolve("client-key.pem"));
+        byte[] der = Base64.getMimeDecoder().decode(keyPem.replaceAll("-----[A-Z ]+-----", ""));
+        PrivateKey key = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(der));
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("ca", ca);
+        KeyStore keys = KeyStore.getInstance("PKCS12");
+        keys.load(null, null);
+        keys.setKeyEntry("client", key, password, new Certificate[] {client});
+        Path trustFile = dir.resolve("trust.p12"), keyFile = dir.resolve("keys.p12");
+        try (OutputStream out = Files.newOutputStream(trustFile)) { trust.store(out, password); }
+        try (OutputStream out = Files.newOutputStream(keyFile)) { keys.store(out, password); }
+        TlsOptions stores = TlsOptions.trustStore(trustFile, "PKCS12", password).keyStore(keyFile, "PKCS12", password);
+        try (Client c = Client.connect(STRICT, options().tls(stores).sasl(alice()))) {
+            assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
+        }
+        ZkException wrong = assertThrows(ZkException.class,
+            () -> TlsOptions.trustStore(trustFile, "PKCS12", "nope".toCharArray()));
+        assertEquals(ZkException.Code.INVALID_ARGUMENT, wrong.getCode());
+        assertTrue(wrong.getMessage().contains("trust.p12"), wrong.getMessage());
+    }
+
+    @Test
+    void failuresNameTheirCause() {
+        assertTrue(refused(TLS, options().tls(TlsOptions.pem(CERTS.resolve("other-ca.pem")))).getMessage().contains("unknown CA"));
+        String port = TLS.substring(TLS.lastIndexOf(':') + 1);
+        assertTrue(refused("127.0.0.1:" + port, options().tls(tls())).getMessage().contains("hostname mismatch"));
+        Client.connect("127.0.0.1:" + port, options().tls(tls().noHostnameVerification())).close();
+        assertTrue(refused(TLS, options()).getMessage().contains("speaks TLS"));
+        assertTrue(refused(STRICT, options().tls(tls()).sasl(alice())).getMessage().contains("requires a client certificate"));
+        ZkException wrong = refused(TLS, options().tls(tls()).sasl(Sasl.digestMd5("alice", "wrong-one".toCharArray())));
+        assertEquals(ZkException.Code.AUTH_FAILED, wrong.getCode());
+        assertFalse(wrong.getMessage().contains("wrong-one"));
+        assertEquals(ZkException.Code.AUTH_FAILED, refused(STRICT, options().tls(mutual())).getCode());
+        ZkException missing = assertThrows(ZkException.class,
+            () -> Client.connect(TLS, options().tls(TlsOptions.pem(CERTS.resolve("missing.pem")))));
+        assertEquals(ZkException.Code.INVALID_ARGUMENT, missing.getCode());
+        assertTrue(missing.getMessage().contains("missing.pem"));
+        assertFalse(alice().toString().contains("alice-secret"));
+    }
+
+    @Test
+    void creatorPolicyKeepsBobOut() {
+        String dir = Zk.path("creator");
+        try (Client a = Client.connect(TLS, options().tls(tls()).sasl(alice()).acl(AclPolicy.CREATOR_WORLD_READ));
+             Client b = Client.connect(TLS, options().tls(tls()).sasl(Sasl.digestMd5("bob", "bob-secret".toCharArray())))) {
+            new DistributedQueue(a, dir).offer("alice's".getBytes(StandardCharsets.UTF_8));
+            DistributedQueue theirs = new DistributedQueue(b, dir);
+            assertEquals("alice's", new String(theirs.peek(), StandardCharsets.UTF_8));
+            ZkException e = assertThrows(ZkException.class, theirs::poll);
+            assertEquals(ZkException.Code.NO_AUTH, e.getCode());
+            assertTrue(e.getMessage().contains("sasl:bob") && e.getMessage().contains(dir), e.getMessage());
+        }
+        String listed = Zk.path("acl-list");
+        try (Client a = Client.connect(TLS, options().tls(tls()).sasl(alice())
+                .acl(AclPolicy.of(List.of(new Acl("all", "sasl", "alice"), new Acl(1, "sasl", "bob")))));
+             Client anonymous = Client.connect(TLS, options().tls(tls()))) {
+            new DistributedQueue(a, listed).offer(new byte[] {1});
+            ZkException e = assertThrows(ZkException.class, () -> new DistributedQueue(anonymous, listed).peek());
+            assertEquals(ZkException.Code.NO_AUTH, e.getCode());
+        }
+    }
+}
