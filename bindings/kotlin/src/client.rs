@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkrecipes::{Auth, Client, ClientOptions};
+use zkrecipes::{Auth, Client, ClientOptions, SecuritySettings};
 
 use crate::errors::Result;
 use crate::events::NativeEvents;
@@ -17,6 +17,26 @@ pub struct NativeClientOptions {
     /// `user:password` for the `digest` scheme.
     pub digest: Option<String>,
     pub identity: Option<String>,
+    /// Paths or PEM text.
+    pub tls_ca: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
+    pub tls_verify_hostname: Option<bool>,
+    pub sasl_mechanism: Option<String>,
+    pub sasl_username: Option<String>,
+    pub sasl_password: Option<Vec<u8>>,
+    pub sasl_service: Option<String>,
+    pub sasl_host: Option<String>,
+    pub acl_policy: Option<String>,
+    pub acl_entries: Option<Vec<NativeAcl>>,
+}
+
+/// One ACL entry; perms as letters (`rwcda`, `all`) or the bits in decimal.
+#[derive(uniffi::Record)]
+pub struct NativeAcl {
+    pub perms: String,
+    pub scheme: String,
+    pub id: String,
 }
 
 #[derive(uniffi::Object)]
@@ -30,12 +50,32 @@ pub async fn connect(
     connect_string: String,
     options: NativeClientOptions,
 ) -> Result<Arc<NativeClient>> {
-    let options = ClientOptions {
+    let settings = SecuritySettings {
+        tls_ca: SecuritySettings::pem(options.tls_ca),
+        tls_cert: SecuritySettings::pem(options.tls_cert),
+        tls_key: SecuritySettings::pem(options.tls_key),
+        tls_verify_hostname: options.tls_verify_hostname,
+        sasl_mechanism: options.sasl_mechanism,
+        sasl_username: options.sasl_username,
+        sasl_password: options.sasl_password,
+        sasl_service: options.sasl_service,
+        sasl_host: options.sasl_host,
+        acl_policy: options.acl_policy,
+        acl_entries: options.acl_entries.map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (e.perms, e.scheme, e.id))
+                .collect()
+        }),
+    };
+    let mut options = ClientOptions {
         session_timeout: setting("sessionTimeout", options.session_timeout_ms)?,
         connect_timeout: setting("connectTimeout", options.connect_timeout_ms)?,
         auth: options.digest.as_deref().map(Auth::digest),
         identity: options.identity,
+        ..ClientOptions::default()
     };
+    settings.apply(&mut options)?;
     let client = run(async move { Client::connect(&connect_string, options).await }).await?;
     Ok(Arc::new(NativeClient { inner: client }))
 }
@@ -65,6 +105,19 @@ impl NativeClient {
 
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.inner.is_tls()
+    }
+
+    pub fn authenticated_as(&self) -> Vec<String> {
+        self.inner.authenticated_as()
+    }
+
+    pub async fn whoami(&self) -> Result<Vec<String>> {
+        let client = self.inner.clone();
+        run(async move { client.whoami().await }).await
     }
 
     /// `close()` for a thread that may block.

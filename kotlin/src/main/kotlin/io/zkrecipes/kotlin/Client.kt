@@ -25,10 +25,16 @@ data class ClientOptions(
     val digest: String? = null,
     /** Written into lock and election nodes; defaults to the host name. */
     val identity: String? = null,
+    /** TLS to every server (also needed for `tcp+tls://` servers). */
+    val tls: Tls? = null,
+    /** SASL authentication (DIGEST-MD5 or Kerberos). */
+    val sasl: Sasl? = null,
+    /** The ACL of every node the recipes create. */
+    val acl: AclPolicy? = null,
 ) {
     override fun toString(): String =
         "ClientOptions(sessionTimeout=$sessionTimeout, connectTimeout=$connectTimeout, " +
-            "digest=${if (digest == null) "null" else "<redacted>"}, identity=$identity)"
+            "digest=${if (digest == null) "null" else "<redacted>"}, identity=$identity, tls=$tls, sasl=$sasl, acl=$acl)"
 }
 
 /** Curator's vocabulary: SUSPENDED = disconnected, the session may live on; LOST = it expired. */
@@ -58,13 +64,30 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
         /** Connects; fails with [ZkException] after [ClientOptions.connectTimeout] without a session. */
         suspend fun connect(connectString: String, options: ClientOptions = ClientOptions()): Client {
             NativeLibrary.ensure()
+            val sasl = options.sasl
+            val password = (sasl as? Sasl.DigestMd5)?.passwordBytes()
             val settings = NativeClientOptions(
                 sessionTimeoutMs = options.sessionTimeout.toDouble(DurationUnit.MILLISECONDS),
                 connectTimeoutMs = options.connectTimeout.toDouble(DurationUnit.MILLISECONDS),
                 digest = options.digest,
                 identity = options.identity,
+                tlsCa = options.tls?.ca,
+                tlsCert = options.tls?.cert,
+                tlsKey = options.tls?.key,
+                tlsVerifyHostname = options.tls?.verifyHostname,
+                saslMechanism = when (sasl) { is Sasl.DigestMd5 -> "DIGEST-MD5"; is Sasl.Gssapi -> "GSSAPI"; null -> null },
+                saslUsername = (sasl as? Sasl.DigestMd5)?.username,
+                saslPassword = password,
+                saslService = (sasl as? Sasl.Gssapi)?.service,
+                saslHost = (sasl as? Sasl.Gssapi)?.host,
+                aclPolicy = options.acl?.name,
+                aclEntries = options.acl?.nativeEntries(),
             )
-            return Client(native { nativeConnect(connectString, settings) })
+            try {
+                return Client(native { nativeConnect(connectString, settings) })
+            } finally {
+                password?.fill(0)
+            }
         }
     }
 
@@ -73,6 +96,15 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     /** Written into this client's lock and election nodes. */
     val identity: String get() = native.identity()
+
+    /** Whether the session runs over TLS. */
+    val isTls: Boolean get() = native.isTls()
+
+    /** The identities the server authenticated this session as, e.g. `[sasl:alice]`. */
+    val authenticatedAs: List<String> get() = native.authenticatedAs()
+
+    /** Asks the server for this session's identities now. */
+    suspend fun whoami(): List<String> = native { native.whoami() }
 
     /** The session's id; [ZkException.Closed] once closed. */
     val sessionId: Long get() = native { native.sessionId() }
