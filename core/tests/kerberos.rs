@@ -1,0 +1,133 @@
+//! SASL GSSAPI against a real MIT KDC and a ZooKeeper that requires Kerberos.
+//! A test binary of its own: the Kerberos environment (`KRB5_CONFIG`,
+//! `KRB5CCNAME`, `KRB5_CLIENT_KTNAME`) is per process.
+
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use zk_harness::kerberos::{Kdc, KerberosServer};
+use zkrecipes::{Client, ClientOptions, DistributedQueue, ErrorCode, Sasl, WriteLock};
+
+struct Realm {
+    kdc: Kdc,
+    server: KerberosServer,
+}
+
+fn realm() -> &'static Realm {
+    static REALM: OnceLock<Realm> = OnceLock::new();
+    REALM.get_or_init(|| {
+        let kdc = Kdc::start();
+        // Set once, before any Kerberos call of this process.
+        std::env::set_var("KRB5_CONFIG", kdc.krb5_conf());
+        let server = KerberosServer::start(&kdc);
+        Realm { kdc, server }
+    })
+}
+
+/// The tests change the process's credential environment: one at a time.
+static CREDENTIALS: Mutex<()> = Mutex::new(());
+
+fn options() -> ClientOptions {
+    ClientOptions {
+        sasl: Some(Sasl::gssapi()),
+        connect_timeout: Duration::from_secs(10),
+        ..Default::default()
+    }
+}
+
+fn kinit(realm: &Realm, cache: &std::path::Path) {
+    let out = Command::new("kinit")
+        .arg("-kt")
+        .arg(realm.kdc.client_keytab())
+        .arg(realm.kdc.client_principal())
+        .env("KRB5_CONFIG", realm.kdc.krb5_conf())
+        .env("KRB5CCNAME", format!("FILE:{}", cache.display()))
+        .output()
+        .expect("kinit (install krb5-user)");
+    assert!(
+        out.status.success(),
+        "kinit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ticket_from_kinit_authenticates_and_creator_acls_name_the_principal() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = realm.kdc.dir.join("ccache-kinit");
+    kinit(realm, &cache);
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+    let client = Client::connect(&realm.server.connect(), options())
+        .await
+        .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
+    let lock = WriteLock::new(&client, "/krb5/lock").unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    let queue = DistributedQueue::new(&client, "/krb5/queue").unwrap();
+    queue.offer(b"kerberos").await.unwrap();
+    assert_eq!(queue.poll().await.unwrap().unwrap(), b"kerberos");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_keytab_authenticates_without_kinit() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var(
+        "KRB5CCNAME",
+        format!("FILE:{}", realm.kdc.dir.join("ccache-keytab").display()),
+    );
+    std::env::set_var("KRB5_CLIENT_KTNAME", realm.kdc.client_keytab());
+    let client = Client::connect(&realm.server.connect(), options())
+        .await
+        .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
+    client.close().await;
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_ticket_says_kinit() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var(
+        "KRB5CCNAME",
+        format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
+    );
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+    let err = Client::connect(&realm.server.connect(), options())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+    assert!(
+        err.message().contains("kinit") && err.message().contains("KRB5CCNAME"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_service_principal_is_refused() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = realm.kdc.dir.join("ccache-wrong");
+    kinit(realm, &cache);
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let wrong = ClientOptions {
+        sasl: Some(Sasl::gssapi().service("nobody")),
+        connect_timeout: Duration::from_secs(5),
+        ..Default::default()
+    };
+    let err = Client::connect(&realm.server.connect(), wrong)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.code(),
+            ErrorCode::AuthFailed | ErrorCode::ConnectionLoss
+        ),
+        "{err}"
+    );
+}

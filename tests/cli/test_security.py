@@ -1,0 +1,127 @@
+"""The CLI's security flags against the harness's secured servers (tests/with-secure-zk):
+what works, and the message and exit status of each failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = os.environ.get("ZKRECIPES_CLI", str(ROOT / "target/debug/zkrecipes"))
+TLS = os.environ["ZK_TLS_CONNECT"]
+STRICT = os.environ["ZK_TLS_STRICT_CONNECT"]
+KRB5 = os.environ["ZK_KRB5_CONNECT"]
+CERTS = Path(os.environ["ZK_CERTS"])
+USAGE, UNAVAILABLE, NO_PERMISSION = 64, 69, 77
+
+
+def run(*args: str, env=None, timeout: float = 60, input: bytes | None = None):
+    # A clean credential environment: the user's own ZKRECIPES_AUTH or ticket must not leak in.
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ZKRECIPES_AUTH", "KRB5"))}
+    return subprocess.run([CLI, *args], capture_output=True, timeout=timeout, input=input, env={**base, **(env or {})})
+
+
+def tls(*more: str) -> list:
+    return ["--tls-ca", str(CERTS / "ca.pem"), *more]
+
+
+def mutual() -> list:
+    return tls("--tls-cert", str(CERTS / "client.pem"), "--tls-key", str(CERTS / "client-key.pem"))
+
+
+@pytest.fixture
+def alice(tmp_path: Path) -> list:
+    auth = tmp_path / "alice.auth"
+    auth.write_text("alice:alice-secret\n")
+    return ["--sasl", "digest", "--auth-file", str(auth)]
+
+
+def path(name: str) -> str:
+    return f"/cli-security/{name}-{uuid.uuid4().hex}"
+
+
+def test_lock_over_tls_with_sasl_and_status_names_the_session(alice):
+    lock = path("lock")
+    done = run("--connect", STRICT, *mutual(), *alice, "lock", lock, "--", "sh", "-c", "echo token=$ZKRECIPES_FENCING_TOKEN")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().startswith("token=")
+    shown = run("--connect", STRICT, *mutual(), *alice, "status", lock)
+    assert shown.returncode == 0, shown.stderr
+    assert "session: TLS, authenticated as sasl:alice, x509:" in shown.stdout.decode()
+    as_json = json.loads(run("--connect", STRICT, *mutual(), *alice, "--json", "status", lock).stdout)
+    assert as_json["session"]["tls"] is True and "sasl:alice" in as_json["session"]["authenticated_as"]
+
+
+def test_the_password_is_read_from_the_environment_too():
+    done = run("--connect", TLS, *tls(), "--sasl", "digest", "status", "/cli-security", env={"ZKRECIPES_AUTH": "bob:bob-secret"})
+    assert done.returncode == 0, done.stderr
+    assert "sasl:bob" in done.stdout.decode()
+
+
+def test_creator_acl_keeps_another_user_out(alice, tmp_path):
+    queue = path("queue")
+    offered = run("--connect", TLS, *tls(), *alice, "--acl", "creator", "queue", "offer", queue, "secret job")
+    assert offered.returncode == 0, offered.stderr
+    bob = tmp_path / "bob.auth"
+    bob.write_text("bob:bob-secret")
+    taken = run("--connect", TLS, *tls(), "--sasl", "digest", "--auth-file", str(bob), "queue", "take", queue, "--timeout", "0")
+    assert taken.returncode == NO_PERMISSION, taken
+    assert "sasl:bob" in taken.stderr.decode() and queue in taken.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args, status, message",
+    [
+        (["--connect", TLS, "--tls-ca", str(CERTS / "other-ca.pem")], UNAVAILABLE, "unknown CA"),
+        (["--connect", "127.0.0.1:" + TLS.rsplit(":", 1)[1], *tls()], UNAVAILABLE, "hostname mismatch"),
+        (["--connect", TLS], UNAVAILABLE, "speaks TLS"),
+        (["--connect", "localhost:" + os.environ["ZK_SECURE_PLAIN_CONNECT"].rsplit(":", 1)[1], *tls()], UNAVAILABLE, "does not speak TLS"),
+        (["--connect", STRICT, *tls()], UNAVAILABLE, "requires a client certificate"),
+        (["--connect", STRICT, *tls("--tls-cert", str(CERTS / "client-expired.pem"), "--tls-key", str(CERTS / "client-expired-key.pem"))],
+         UNAVAILABLE, "refused our client certificate"),
+        (["--connect", STRICT, *mutual()], NO_PERMISSION, "requires SASL"),
+        (["--connect", TLS, "--tls-ca", "/nonexistent/ca.pem"], USAGE, "/nonexistent/ca.pem"),
+        (["--connect", TLS, "--tls-ca", str(CERTS / "client-key.pem")], USAGE, "client-key.pem"),
+        (["--connect", TLS, *tls(), "--acl", "sasl:alice:rwx"], USAGE, "bad permission"),
+        (["--connect", TLS, *tls(), "--sasl", "plain"], USAGE, "unknown SASL mechanism"),
+    ],
+)
+def test_failures_are_clear_and_final(args, status, message):
+    started = time.monotonic()
+    done = run(*args, "--connect-timeout", "8s", "status", "/cli-security")
+    assert done.returncode == status, done
+    assert message in done.stderr.decode(), done.stderr
+    assert time.monotonic() - started < 8, "a refusal is final, not retried until the connect timeout"
+
+
+def test_wrong_password_is_auth_failed_and_never_shown(tmp_path):
+    auth = tmp_path / "wrong.auth"
+    auth.write_text("alice:not-her-password")
+    done = run("--connect", TLS, *tls(), "--sasl", "digest", "--auth-file", str(auth), "status", "/cli-security")
+    assert done.returncode == NO_PERMISSION, done
+    assert "AUTH_FAILED" in done.stderr.decode() and "not-her-password" not in done.stderr.decode()
+
+
+def test_kerberos_with_a_client_keytab_and_without_a_ticket(tmp_path):
+    krb5 = {"KRB5_CONFIG": os.environ["ZK_KRB5_CONFIG"], "KRB5CCNAME": f"FILE:{tmp_path / 'cache'}"}
+    done = run("--connect", KRB5, "--sasl", "gssapi", "status", "/cli-security", env={**krb5, "KRB5_CLIENT_KTNAME": os.environ["ZK_KRB5_KEYTAB"]})
+    assert done.returncode == 0, done.stderr
+    assert "authenticated as sasl:client" in done.stdout.decode()
+    # A cache of its own: the keytab run above stored its ticket in the first one.
+    missing = run("--connect", KRB5, "--sasl", "gssapi", "status", "/cli-security",
+                  env={**krb5, "KRB5CCNAME": f"FILE:{tmp_path / 'empty-cache'}"})
+    assert missing.returncode == NO_PERMISSION, missing
+    assert "kinit" in missing.stderr.decode() and "KRB5CCNAME" in missing.stderr.decode()
+
+
+def test_without_the_kerberos_library_gssapi_names_it():
+    done = run("--connect", KRB5, "--sasl", "gssapi", "status", "/cli-security",
+               env={"ZKRECIPES_GSSAPI_LIBRARY": "/nonexistent/libgssapi_krb5.so.2"})
+    assert done.returncode == NO_PERMISSION, done
+    assert "/nonexistent/libgssapi_krb5.so.2" in done.stderr.decode()

@@ -1,0 +1,227 @@
+//! A local MIT Kerberos KDC on loopback with its own realm, and a ZooKeeper
+//! that authenticates clients by Kerberos (JAAS `Krb5LoginModule`).
+//!
+//! The server principal is `zookeeper/localhost@REALM`: clients connect to
+//! `localhost:PORT` (ZooKeeper's Java client turns 127.0.0.1 into localhost
+//! when it names the service, and ours uses the host as written). Host and
+//! realm are removed from the ACL identity, so a client is `sasl:client`.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{free_ports, temp_dir, wait_until_serving, Jvm, COMMON_CONFIG};
+
+pub const REALM: &str = "ZKRECIPES.TEST";
+pub const CLIENT: &str = "client";
+
+/// `krb5kdc` with a fresh database: principals `zookeeper/localhost` and
+/// `client`, each with a keytab.
+pub struct Kdc {
+    pub dir: PathBuf,
+    pub port: u16,
+    process: Child,
+}
+
+impl Kdc {
+    pub fn start() -> Kdc {
+        let dir = temp_dir("kdc");
+        let port = free_ports(1)[0];
+        let path = |name: &str| dir.join(name).display().to_string();
+        std::fs::write(
+            dir.join("krb5.conf"),
+            format!(
+                "[libdefaults]\n default_realm = {REALM}\n dns_lookup_realm = false\n dns_lookup_kdc = false\n \
+                 dns_canonicalize_hostname = false\n rdns = false\n udp_preference_limit = 1\n \
+                 ticket_lifetime = 24h\n\n[realms]\n {REALM} = {{\n  kdc = 127.0.0.1:{port}\n }}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("kdc.conf"),
+            format!(
+                "[kdcdefaults]\n kdc_ports = {port}\n kdc_tcp_ports = {port}\n\n[realms]\n {REALM} = {{\n  \
+                 database_name = {db}\n  key_stash_file = {stash}\n  acl_file = {acl}\n  kdc_ports = {port}\n  \
+                 kdc_tcp_ports = {port}\n  max_life = 24h\n  \
+                 supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal\n }}\n\n\
+                 [logging]\n kdc = FILE:{log}\n",
+                db = path("principal"),
+                stash = path("stash"),
+                acl = path("kadm5.acl"),
+                log = path("kdc.log"),
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("kadm5.acl"), "").unwrap();
+        let tool = |program: &str, args: &[&str]| {
+            let out = Command::new(program)
+                .args(args)
+                .env("KRB5_CONFIG", dir.join("krb5.conf"))
+                .env("KRB5_KDC_PROFILE", dir.join("kdc.conf"))
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|err| {
+                    panic!("{program}: {err} (install krb5-kdc and krb5-admin-server)")
+                });
+            assert!(
+                out.status.success(),
+                "{program} {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let sbin = |name: &str| {
+            ["/usr/sbin", "/usr/local/sbin", "/sbin"]
+                .iter()
+                .map(|d| Path::new(d).join(name))
+                .find(|p| p.exists())
+                .map_or(name.to_string(), |p| p.display().to_string())
+        };
+        tool(
+            &sbin("kdb5_util"),
+            &[
+                "create",
+                "-s",
+                "-r",
+                REALM,
+                "-P",
+                "master-key-of-a-test-kdc",
+            ],
+        );
+        for (principal, keytab) in [
+            ("zookeeper/localhost", "server.keytab"),
+            (CLIENT, "client.keytab"),
+        ] {
+            tool(
+                &sbin("kadmin.local"),
+                &[
+                    "-r",
+                    REALM,
+                    "-q",
+                    &format!("addprinc -randkey {principal}@{REALM}"),
+                ],
+            );
+            tool(
+                &sbin("kadmin.local"),
+                &[
+                    "-r",
+                    REALM,
+                    "-q",
+                    &format!("ktadd -k {} {principal}@{REALM}", path(keytab)),
+                ],
+            );
+        }
+        let process = Command::new(sbin("krb5kdc"))
+            .args(["-n", "-r", REALM])
+            .env("KRB5_CONFIG", dir.join("krb5.conf"))
+            .env("KRB5_KDC_PROFILE", dir.join("kdc.conf"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("krb5kdc");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "krb5kdc did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Kdc { dir, port, process }
+    }
+
+    pub fn krb5_conf(&self) -> PathBuf {
+        self.dir.join("krb5.conf")
+    }
+
+    pub fn client_keytab(&self) -> PathBuf {
+        self.dir.join("client.keytab")
+    }
+
+    pub fn client_principal(&self) -> String {
+        format!("{CLIENT}@{REALM}")
+    }
+}
+
+impl Drop for Kdc {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A standalone ZooKeeper that authenticates clients by Kerberos and requires it.
+pub struct KerberosServer {
+    pub port: u16,
+    jvm: Option<Jvm>,
+    dir: PathBuf,
+}
+
+impl KerberosServer {
+    pub fn start(kdc: &Kdc) -> KerberosServer {
+        let dir = temp_dir("krb5-zk");
+        let port = free_ports(1)[0];
+        let jaas = dir.join("jaas.conf");
+        std::fs::write(
+            &jaas,
+            format!(
+                "Server {{\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  \
+                 keyTab=\"{}\"\n  storeKey=true\n  useTicketCache=false\n  \
+                 principal=\"zookeeper/localhost@{REALM}\";\n}};\n",
+                kdc.dir.join("server.keytab").display()
+            ),
+        )
+        .unwrap();
+        let config = dir.join("zoo.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "{COMMON_CONFIG}dataDir={}\nclientPort={port}\n",
+                dir.join("data").display()
+            ),
+        )
+        .unwrap();
+        let jaas_option = format!("-Djava.security.auth.login.config={}", jaas.display());
+        let krb5_option = format!("-Djava.security.krb5.conf={}", kdc.krb5_conf().display());
+        let options = [
+            jaas_option.as_str(),
+            krb5_option.as_str(),
+            "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+            "-Dzookeeper.sessionRequireClientSASLAuth=true",
+            "-Dzookeeper.kerberos.removeHostFromPrincipal=true",
+            "-Dzookeeper.kerberos.removeRealmFromPrincipal=true",
+        ];
+        let log = dir.join("server.log");
+        let jvm = Jvm::spawn_with(
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            &config,
+            &log,
+            &options,
+        );
+        wait_until_serving(port, Duration::from_secs(60), &log);
+        KerberosServer {
+            port,
+            jvm: Some(jvm),
+            dir,
+        }
+    }
+
+    pub fn connect(&self) -> String {
+        format!("localhost:{}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for KerberosServer {
+    fn drop(&mut self) {
+        if let Some(mut jvm) = self.jvm.take() {
+            jvm.kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
