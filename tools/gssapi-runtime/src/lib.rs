@@ -9,7 +9,8 @@
     non_upper_case_globals,
     non_camel_case_types,
     non_snake_case,
-    clippy::missing_safety_doc
+    clippy::missing_safety_doc,
+    clippy::too_many_arguments
 )]
 
 use std::os::raw::{c_char, c_int, c_void};
