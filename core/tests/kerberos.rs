@@ -3,7 +3,7 @@
 //! `KRB5CCNAME`, `KRB5_CLIENT_KTNAME`) is per process.
 
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use zk_harness::kerberos::{Kdc, KerberosServer};
@@ -26,7 +26,7 @@ fn realm() -> &'static Realm {
 }
 
 /// The tests change the process's credential environment: one at a time.
-static CREDENTIALS: Mutex<()> = Mutex::new(());
+static CREDENTIALS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn options() -> ClientOptions {
     ClientOptions {
@@ -55,7 +55,7 @@ fn kinit(realm: &Realm, cache: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ticket_from_kinit_authenticates_and_creator_acls_name_the_principal() {
     let realm = realm();
-    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = CREDENTIALS.lock().await;
     let cache = realm.kdc.dir.join("ccache-kinit");
     kinit(realm, &cache);
     std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
@@ -75,7 +75,7 @@ async fn a_ticket_from_kinit_authenticates_and_creator_acls_name_the_principal()
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_keytab_authenticates_without_kinit() {
     let realm = realm();
-    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = CREDENTIALS.lock().await;
     std::env::set_var(
         "KRB5CCNAME",
         format!("FILE:{}", realm.kdc.dir.join("ccache-keytab").display()),
@@ -92,7 +92,7 @@ async fn a_client_keytab_authenticates_without_kinit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn no_ticket_says_kinit() {
     let realm = realm();
-    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = CREDENTIALS.lock().await;
     std::env::set_var(
         "KRB5CCNAME",
         format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
@@ -111,7 +111,7 @@ async fn no_ticket_says_kinit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_service_principal_is_refused() {
     let realm = realm();
-    let _one = CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = CREDENTIALS.lock().await;
     let cache = realm.kdc.dir.join("ccache-wrong");
     kinit(realm, &cache);
     std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
