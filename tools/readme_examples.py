@@ -30,6 +30,12 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", REPO / "node" / "README.md"]
 # "zk1:2181,zk2:2181,zk3:2181/myapp" -> "<test server>/myapp"
 HOSTS = re.compile(r"zk1:2181(?:,zk\d:2181)*|127\.0\.0\.1:2181")
+# The Security examples: "zk1:2281" is a TLS port of the harness's server that requires a client
+# certificate and SASL (tests/with-secure-zk), /etc/zookeeper/tls/ its certificates, and
+# ZK_PASSWORD alice's password; "zk1:2181" with `sasl: gssapi` is its Kerberos server.
+SECURE_HOSTS = re.compile(r"zk1:2281(?:,zk\d:2281)*")
+KERBEROS_HOSTS = re.compile(r"zk1:2188")
+CERT_DIR = "/etc/zookeeper/tls/"
 
 
 def blocks(path: Path) -> list[tuple[str, int, str]]:
@@ -233,6 +239,8 @@ def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path)
     for name, text in STUBS.items():
         (work / name).write_text(text)
         (work / name).chmod(0o755)
+    # The Security examples' credentials file (`--auth-file alice.auth`).
+    (work / "alice.auth").write_text(f"alice:{os.environ['ZK_PASSWORD']}\n")
     env = dict(os.environ, PATH=f"{cli.parent}{os.pathsep}{os.environ['PATH']}")
     for number, raw in enumerate(code.splitlines()):
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -314,6 +322,10 @@ def rust(code: str, where: str, tmp: Path) -> None:
             tokio = {{ version = "1", features = ["macros", "rt-multi-thread"] }}
 
             [workspace]
+
+            # As in the workspace: Kerberos opened at run time (tools/gssapi-runtime).
+            [patch.crates-io]
+            libgssapi-sys = {{ path = "{REPO / 'tools' / 'gssapi-runtime'}" }}
             """
         )
     )
@@ -345,6 +357,7 @@ def main() -> None:
     parser.add_argument("--npm-tarballs", required=True, type=Path, nargs="+", help="what `npm install` installs")
     args = parser.parse_args()
     connect = os.environ["ZK_CONNECT"]
+    os.environ["ZK_PASSWORD"] = "alice-secret"  # what the Security examples read their password from
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="zkrecipes-readme-") as tmp_dir:
         tmp = Path(tmp_dir)
@@ -353,6 +366,9 @@ def main() -> None:
                 if language not in ("python", "js", "java", "kotlin", "rust", "sh"):
                     continue
                 code = HOSTS.sub(connect, code)
+                code = SECURE_HOSTS.sub(os.environ["ZK_TLS_STRICT_CONNECT"], code)
+                code = KERBEROS_HOSTS.sub(os.environ["ZK_KRB5_CONNECT"], code)
+                code = code.replace(CERT_DIR, os.environ["ZK_CERTS"] + "/")
                 where = f"{doc.relative_to(REPO)}:{line}"
                 if language == "python":
                     python(code, where, args.python, tmp)

@@ -515,3 +515,70 @@ async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
     client.close().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Curator 5.9 over TLS with SASL DIGEST-MD5 (ZooKeeper's Java client with
+/// `zookeeper.client.secure`, Netty and a JAAS `Client` section) and our lock
+/// on one path: each waits for the other's holder.
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_over_tls_and_sasl_contends_with_our_lock() {
+    let s = servers();
+    let dir = std::env::temp_dir().join(format!("zkrecipes-curator-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jaas = dir.join("client-jaas.conf");
+    std::fs::write(
+        &jaas,
+        "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  \
+         username=\"bob\"\n  password=\"bob-secret\";\n};\n",
+    )
+    .unwrap();
+    let jvm_options: Vec<String> = vec![
+        "-Dzookeeper.client.secure=true".into(),
+        "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty".into(),
+        format!("-Dzookeeper.ssl.trustStore.location={}", cert("ca.pem").display()),
+        "-Dzookeeper.ssl.trustStore.type=PEM".into(),
+        format!("-Dzookeeper.ssl.keyStore.location={}", cert("client-bundle.pem").display()),
+        "-Dzookeeper.ssl.keyStore.type=PEM".into(),
+        format!("-Djava.security.auth.login.config={}", jaas.display()),
+    ];
+    let curator = |args: &[&str]| {
+        common::Driver::spawn_with(
+            &zk_harness::curator_classpath(),
+            "tests/interop/CuratorDriver.java",
+            &jvm_options,
+            args,
+        )
+    };
+    let line = |driver: common::Driver, want: &'static str| async move {
+        let (driver, got) = tokio::time::timeout(Duration::from_secs(60), driver.line())
+            .await
+            .expect(want);
+        assert_eq!(got, want);
+        driver
+    };
+    let path = unique("curator-tls");
+    let ours = connect(&s.strict.tls_connect(), options(Some(mutual_tls()), Some(alice()))).await;
+    let lock = WriteLock::new(&ours, &path).unwrap();
+    // Curator holds for 1.5 s: ours must wait for its release.
+    let driver = line(curator(&["mutex", &s.strict.tls_connect(), &path, "1500"]), "WAITING").await;
+    let driver = line(driver, "ACQUIRED").await;
+    assert!(lock.try_acquire().await.unwrap().is_none(), "Curator holds it");
+    let guard = lock
+        .acquire_timeout(Duration::from_secs(30))
+        .await
+        .unwrap()
+        .expect("after Curator's release");
+    let driver = line(driver, "RELEASED").await;
+    driver.finish();
+    // We hold: Curator waits until we release.
+    let driver = line(curator(&["mutex", &s.strict.tls_connect(), &path, "10"]), "WAITING").await;
+    let token = guard.fencing_token();
+    guard.release().await.unwrap();
+    let driver = line(driver, "ACQUIRED").await;
+    let driver = line(driver, "RELEASED").await;
+    driver.finish();
+    let again = lock.acquire().await.unwrap();
+    assert!(again.fencing_token() > token, "fencing tokens grow across both libraries");
+    again.release().await.unwrap();
+    ours.close().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -98,3 +98,13 @@ test('an explicit ACL list', async () => {
     await assert.rejects(anonymous.queue(dir).peek(), (e) => e.code === 'NO_AUTH' && /no identity/.test(e.message))
   } finally { await a.close(); await b.close(); await anonymous.close() }
 })
+
+test('Kerberos: SASL GSSAPI with the client keytab', async () => {
+  const c = await zk.Client.connect(process.env.ZK_KRB5_CONNECT, { sasl: { mechanism: 'GSSAPI' } })
+  try {
+    assert.deepEqual(c.authenticatedAs, ['sasl:client'])
+    const q = c.queue(unique('krb5'))
+    await q.offer(Buffer.from('kerberos'))
+    assert.equal((await q.poll()).toString(), 'kerberos')
+  } finally { await c.close() }
+})

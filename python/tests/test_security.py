@@ -131,3 +131,17 @@ def test_kazoo_over_tls_with_digest_md5_holds_off_our_lock(secure, path):
     finally:
         kazoo.stop()
         kazoo.close()
+
+
+def test_kerberos_with_a_client_keytab_and_without_a_ticket(secure, path, tmp_path, monkeypatch):
+    monkeypatch.setenv("KRB5_CONFIG", secure["krb5_config"])
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'cache'}")
+    monkeypatch.setenv("KRB5_CLIENT_KTNAME", secure["krb5_keytab"])
+    with zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi()) as client:
+        assert client.authenticated_as == ["sasl:client"]
+        client.queue(path).offer(b"kerberos")
+        assert client.queue(path).poll() == b"kerberos"
+    monkeypatch.delenv("KRB5_CLIENT_KTNAME")
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'empty'}")
+    with pytest.raises(zkrecipes.AuthFailedError, match="kinit"):
+        zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi())

@@ -210,8 +210,14 @@ pub struct Driver {
 impl Driver {
     /// `java -cp <classpath> <source> <args>`: a single-file Java program of the workspace.
     pub fn spawn(classpath: &str, source: &str, args: &[&str]) -> Driver {
+        Driver::spawn_with(classpath, source, &[], args)
+    }
+
+    /// With JVM options (`-Dzookeeper.client.secure=true`) before the program.
+    pub fn spawn_with(classpath: &str, source: &str, jvm_options: &[String], args: &[&str]) -> Driver {
         let source = zk_harness::workspace_root().join(source);
         let mut child = Command::new("java")
+            .args(jvm_options)
             .arg("-cp")
             .arg(classpath)
             .arg(source)

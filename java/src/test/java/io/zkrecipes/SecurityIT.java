@@ -141,4 +141,14 @@ class SecurityIT {
             assertEquals(ZkException.Code.NO_AUTH, e.getCode());
         }
     }
+
+    @Test
+    void kerberosWithTheClientKeytab() {
+        try (Client c = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(Sasl.gssapi()))) {
+            assertEquals(List.of("sasl:client"), c.authenticatedAs());
+            DistributedQueue q = new DistributedQueue(c, Zk.path("krb5"));
+            q.offer(new byte[] {7});
+            assertArrayEquals(new byte[] {7}, q.poll());
+        }
+    }
 }

@@ -78,4 +78,14 @@ class SecurityIT {
             }
         }
     }
+
+    @Test
+    fun kerberosWithTheClientKeytab(): Unit = runBlocking {
+        Client.connect(env("ZK_KRB5_CONNECT"), options(sasl = Sasl.Gssapi())).use { c ->
+            assertEquals(listOf("sasl:client"), c.authenticatedAs)
+            val q = c.queue(Zk.path("krb5"))
+            q.offer(byteArrayOf(7))
+            assertEquals(7, present(q.poll())[0].toInt())
+        }
+    }
 }
