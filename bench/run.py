@@ -36,10 +36,15 @@ def mntr(port: int) -> Dict[str, str]:
 
 
 class Runner:
-    def __init__(self, args: argparse.Namespace, connect: str) -> None:
+    def __init__(self, args: argparse.Namespace, connect: str, mntr_port: Optional[int] = None,
+                 env: Optional[Dict[str, str]] = None, jvm_options: Optional[List[str]] = None,
+                 suffix: str = "") -> None:
         self.args = args
         self.connect = connect
-        self.port = int(connect.split(":")[1])
+        # Four-letter words go to a plain port: the TLS port of a server is read through its plain one.
+        self.port = mntr_port or int(connect.split(":")[1])
+        self.env = {**os.environ, **(env or {})}
+        self.suffix = suffix
         self.results: List[dict] = []
         # Every run that errored or gave no figure: `--strict` (the smoke run of `make test`) fails on any.
         self.failures: List[str] = []
@@ -52,14 +57,14 @@ class Runner:
             "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
             "zkrecipes-kotlin": ["java", "-cp", env.kotlin_cp, "ZkrecipesKotlin"],
             "apache": ["java", "-cp", f"{work / 'java-apache'}:{env.apache_cp}", "ApacheJava"],
-            "curator": ["java", "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
+            "curator": ["java", *(jvm_options or []), "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
             "kazoo": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "kazoo_py.py")],
         }
 
     def run(self, contestant: str, workload: str, *params: int) -> Optional[dict]:
         cmd = self.contestants[contestant] + [workload, self.connect] + [str(p) for p in params]
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                cwd=str(BENCH / "contestants"))
+                                cwd=str(BENCH / "contestants"), env=self.env)
         assert proc.stdin and proc.stdout
         # A contestant that never gets ready must not hang the run either.
         watchdog = threading.Timer(self.args.limit, proc.kill)
@@ -94,13 +99,13 @@ class Runner:
             return self.failed(contestant, workload, f"gave no figure ({out!r})")
         def per_op(key: str) -> float:
             return (int(after.get(key, 0)) - int(before.get(key, 0))) / result["ops"]
-        result.update(contestant=contestant, workload=workload, params=list(params),
+        result.update(contestant=contestant + self.suffix, workload=workload, params=list(params),
                       requests_per_op=per_op("zk_packets_received"), fsyncs_per_op=per_op("zk_cnt_fsynctime"))
         result["throughput"] = result["ops"] / result["seconds"]
         self.results.append(result)
         shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()
                  if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds")}
-        print(f"  {contestant:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
+        print(f"  {contestant + self.suffix:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
 
     def failed(self, contestant: str, workload: str, why: str) -> None:
@@ -157,7 +162,10 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10", help="which sections to run, e.g. 8")
+    parser.add_argument("--secure-plain", help="section 10: the plain port of the TLS server (tests/with-secure-zk)")
+    parser.add_argument("--secure-tls", help="section 10: its TLS port (localhost:PORT)")
+    parser.add_argument("--secure-certs", help="section 10: the directory of its ca.pem")
     parser.add_argument("--out-dir", default=str(BENCH), help="where results.{md,png,json} go")
     args = parser.parse_args()
     global OUT
@@ -225,6 +233,30 @@ def main() -> int:
             r.run("kazoo", "workqueue", n // 5 if args.quick else n // 5, consumers)
         if not any(x["workload"] == "queue" and x["contestant"] == "apache" for x in r.results):
             r.run("apache", "queue", n)
+    if 10 in want and not args.secure_tls:
+        print("\n10. over TLS: skipped (no --secure-tls; `make bench` starts the secured servers)", flush=True)
+    if 10 in want and args.secure_tls:
+        print("\n10. over TLS against plain, on one server (Netty, plain and TLS ports)", flush=True)
+        ca = str(Path(args.secure_certs) / "ca.pem")
+        plain_port = int(args.secure_plain.split(":")[1])
+        curator_tls = ["-Dzookeeper.client.secure=true",
+                       "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+                       f"-Dzookeeper.ssl.trustStore.location={ca}", "-Dzookeeper.ssl.trustStore.type=PEM"]
+        plain = Runner(args, args.secure_plain, suffix="@plain")
+        tls = Runner(args, args.secure_tls, mntr_port=plain_port, env={"ZKRECIPES_BENCH_TLS_CA": ca},
+                     jvm_options=curator_tls, suffix="@tls")
+        curator_plain = Runner(args, args.secure_plain, suffix="@plain")
+        for _ in range(1 if args.quick else 3):
+            for runner in (plain, tls):
+                runner.run("zkrecipes-rust", "cycle", cycles // 2)
+        for runner in (plain, tls):
+            runner.run("zkrecipes-rust", "queue", sizes[0])
+            runner.run("zkrecipes-rust", "connect", 20 if args.quick else 200)
+        curator_plain.run("curator", "cycle", cycles // 2)
+        tls.run("curator", "cycle", cycles // 2)
+        for runner in (plain, tls, curator_plain):
+            r.results.extend(runner.results)
+            r.failures.extend(runner.failures)
     if 8 in want:
         print("\n8. scale: lock objects made and dropped, locks held at once, waiters, deep queue", flush=True)
         objects = 2000 if args.quick else 100000
@@ -356,6 +388,21 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
     if x:
         lines += ["", f"`offer_all` in calls of 1,000 items: {x['throughput']:.0f} items/s, "
                       f"{x['requests_per_op']:.3f} requests and {x.get('fsyncs_per_op', 0):.3f} fsyncs per item."]
+    tls_rows = []
+    for workload, label, key in [("cycle", "lock cycle (median ms)", "median_ms"), ("queue", "queue drain (items/s)", "throughput"),
+                                 ("connect", "connect + handshake (median ms)", "median_ms")]:
+        plain, tls = find(results, "zkrecipes-rust@plain", workload), find(results, "zkrecipes-rust@tls", workload)
+        if plain and tls:
+            ratio = tls[key] / plain[key] if key == "median_ms" else plain[key] / tls[key]
+            tls_rows.append(f"| zkrecipes-rust | {label} | {fmt(plain[key], 3)} | {fmt(tls[key], 3)} | {ratio:.2f}× |")
+    plain, tls = find(results, "curator@plain", "cycle"), find(results, "curator@tls", "cycle")
+    if plain and tls:
+        tls_rows.append(f"| curator | lock cycle (median ms) | {fmt(plain['median_ms'], 3)} | {fmt(tls['median_ms'], 3)} | "
+                        f"{tls['median_ms'] / plain['median_ms']:.2f}× |")
+    if tls_rows:
+        lines += ["", "## 10. Over TLS against plain (one Netty server, its plain and TLS ports)", "",
+                  "Cost of TLS as a ratio, ≥ 1 is slower (lock cycle: the last of the alternating rounds).", "",
+                  "| contestant | workload | plain | TLS | TLS cost |", "|---|---|---|---|---|", *tls_rows]
     lines += ["", "## 8. Scale: memory per lock, per waiter; a deep queue", "",
               "Resident memory (RSS) of the contestant's process, measured inside it. *Per idle object*: growth per "
               "lock object made (no acquire); *retained*: what stays after dropping them all and collecting "

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkrecipes::{
-    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, WorkQueue,
+    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, Tls, WorkQueue,
     WorkQueueOptions, WriteLock,
 };
 
@@ -45,10 +45,16 @@ fn summary(samples: &mut [Duration]) -> String {
     )
 }
 
+/// TLS when `ZKRECIPES_BENCH_TLS_CA` names a CA (section 10: the same workloads over TLS).
+fn options() -> ClientOptions {
+    ClientOptions {
+        tls: std::env::var("ZKRECIPES_BENCH_TLS_CA").ok().map(Tls::new),
+        ..ClientOptions::default()
+    }
+}
+
 async fn connect(connect: &str) -> Client {
-    Client::connect(connect, ClientOptions::default())
-        .await
-        .expect("connect")
+    Client::connect(connect, options()).await.expect("connect")
 }
 
 #[tokio::main]
@@ -79,6 +85,23 @@ async fn main() -> zkrecipes::Result<()> {
                 summary(&mut samples)
             );
             client.close().await;
+        }
+        // 10. Connect (with the TLS handshake when TLS) and close, one at a time.
+        "connect" => {
+            ready();
+            let mut samples = Vec::with_capacity(n);
+            let started = Instant::now();
+            for _ in 0..n {
+                let t = Instant::now();
+                let client = connect(zk).await;
+                samples.push(t.elapsed());
+                client.close().await;
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
         }
         // 2. Try-acquire on a lock held by another client.
         "try" => {

@@ -534,9 +534,15 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
     let jvm_options: Vec<String> = vec![
         "-Dzookeeper.client.secure=true".into(),
         "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty".into(),
-        format!("-Dzookeeper.ssl.trustStore.location={}", cert("ca.pem").display()),
+        format!(
+            "-Dzookeeper.ssl.trustStore.location={}",
+            cert("ca.pem").display()
+        ),
         "-Dzookeeper.ssl.trustStore.type=PEM".into(),
-        format!("-Dzookeeper.ssl.keyStore.location={}", cert("client-bundle.pem").display()),
+        format!(
+            "-Dzookeeper.ssl.keyStore.location={}",
+            cert("client-bundle.pem").display()
+        ),
         "-Dzookeeper.ssl.keyStore.type=PEM".into(),
         format!("-Djava.security.auth.login.config={}", jaas.display()),
     ];
@@ -556,12 +562,23 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
         driver
     };
     let path = unique("curator-tls");
-    let ours = connect(&s.strict.tls_connect(), options(Some(mutual_tls()), Some(alice()))).await;
+    let ours = connect(
+        &s.strict.tls_connect(),
+        options(Some(mutual_tls()), Some(alice())),
+    )
+    .await;
     let lock = WriteLock::new(&ours, &path).unwrap();
     // Curator holds for 1.5 s: ours must wait for its release.
-    let driver = line(curator(&["mutex", &s.strict.tls_connect(), &path, "1500"]), "WAITING").await;
+    let driver = line(
+        curator(&["mutex", &s.strict.tls_connect(), &path, "1500"]),
+        "WAITING",
+    )
+    .await;
     let driver = line(driver, "ACQUIRED").await;
-    assert!(lock.try_acquire().await.unwrap().is_none(), "Curator holds it");
+    assert!(
+        lock.try_acquire().await.unwrap().is_none(),
+        "Curator holds it"
+    );
     let guard = lock
         .acquire_timeout(Duration::from_secs(30))
         .await
@@ -570,14 +587,21 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
     let driver = line(driver, "RELEASED").await;
     driver.finish();
     // We hold: Curator waits until we release.
-    let driver = line(curator(&["mutex", &s.strict.tls_connect(), &path, "10"]), "WAITING").await;
+    let driver = line(
+        curator(&["mutex", &s.strict.tls_connect(), &path, "10"]),
+        "WAITING",
+    )
+    .await;
     let token = guard.fencing_token();
     guard.release().await.unwrap();
     let driver = line(driver, "ACQUIRED").await;
     let driver = line(driver, "RELEASED").await;
     driver.finish();
     let again = lock.acquire().await.unwrap();
-    assert!(again.fencing_token() > token, "fencing tokens grow across both libraries");
+    assert!(
+        again.fencing_token() > token,
+        "fencing tokens grow across both libraries"
+    );
     again.release().await.unwrap();
     ours.close().await;
     let _ = std::fs::remove_dir_all(dir);

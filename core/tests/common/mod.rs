@@ -214,7 +214,12 @@ impl Driver {
     }
 
     /// With JVM options (`-Dzookeeper.client.secure=true`) before the program.
-    pub fn spawn_with(classpath: &str, source: &str, jvm_options: &[String], args: &[&str]) -> Driver {
+    pub fn spawn_with(
+        classpath: &str,
+        source: &str,
+        jvm_options: &[String],
+        args: &[&str],
+    ) -> Driver {
         let source = zk_harness::workspace_root().join(source);
         let mut child = Command::new("java")
             .args(jvm_options)

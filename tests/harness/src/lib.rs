@@ -140,10 +140,6 @@ struct Jvm {
 }
 
 impl Jvm {
-    fn spawn(main_class: &str, config: &Path, log: &Path) -> Jvm {
-        Jvm::spawn_with(main_class, config, log, &[])
-    }
-
     /// With extra JVM options (`-Djute.maxbuffer=4096`), each a single word.
     fn spawn_with(main_class: &str, config: &Path, log: &Path, jvm_options: &[&str]) -> Jvm {
         let extra: String = jvm_options
@@ -343,10 +339,14 @@ impl Drop for ZkServer {
 pub struct Ensemble {
     dir: PathBuf,
     members: Vec<Member>,
+    /// JVM options of every member (the TLS variant's Netty and x509 provider).
+    jvm_options: Vec<String>,
 }
 
 struct Member {
     client_port: u16,
+    /// The `secureClientPort` of a TLS ensemble.
+    tls_port: Option<u16>,
     config: PathBuf,
     log: PathBuf,
     jvm: Option<Jvm>,
@@ -354,11 +354,22 @@ struct Member {
 
 impl Ensemble {
     pub fn start(n: usize) -> Ensemble {
+        Ensemble::start_with(n, None)
+    }
+
+    /// Clients over TLS too (`secureClientPort`, client certificate optional);
+    /// the quorum itself talks plain.
+    pub fn start_tls(n: usize, certs: &secure::Certs) -> Ensemble {
+        Ensemble::start_with(n, Some(certs))
+    }
+
+    fn start_with(n: usize, tls: Option<&secure::Certs>) -> Ensemble {
         let dir = temp_dir("ensemble");
         let ports: Vec<(u16, u16, u16)> = free_ports(3 * n)
             .chunks(3)
             .map(|p| (p[0], p[1], p[2]))
             .collect();
+        let tls_ports = free_ports(n);
         let servers: String = ports
             .iter()
             .enumerate()
@@ -372,23 +383,37 @@ impl Ensemble {
             std::fs::create_dir_all(&data).unwrap();
             std::fs::write(data.join("myid"), format!("{}\n", i + 1)).unwrap();
             let config = dir.join(format!("zoo{}.cfg", i + 1));
+            let secure = tls.map(|certs| secure::tls_config(certs, tls_ports[i], "want"));
             std::fs::write(
                 &config,
                 format!(
-                    "{COMMON_CONFIG}dataDir={}\nclientPort={client_port}\n{servers}",
-                    data.display()
+                    "{COMMON_CONFIG}dataDir={}\nclientPort={client_port}\n{servers}{}",
+                    data.display(),
+                    secure.unwrap_or_default()
                 ),
             )
             .unwrap();
             let log = dir.join(format!("server{}.log", i + 1));
             members.push(Member {
                 client_port: *client_port,
+                tls_port: tls.map(|_| tls_ports[i]),
                 config,
                 log,
                 jvm: None,
             });
         }
-        let mut ensemble = Ensemble { dir, members };
+        let jvm_options = match tls {
+            Some(_) => secure::TLS_JVM_OPTIONS
+                .iter()
+                .map(|o| o.to_string())
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut ensemble = Ensemble {
+            dir,
+            members,
+            jvm_options,
+        };
         for i in 0..n {
             ensemble.spawn(i);
         }
@@ -399,11 +424,13 @@ impl Ensemble {
     }
 
     fn spawn(&mut self, i: usize) {
+        let options: Vec<&str> = self.jvm_options.iter().map(String::as_str).collect();
         let m = &mut self.members[i];
-        m.jvm = Some(Jvm::spawn(
+        m.jvm = Some(Jvm::spawn_with(
             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
             &m.config,
             &m.log,
+            &options,
         ));
     }
 
@@ -411,6 +438,16 @@ impl Ensemble {
         self.members
             .iter()
             .map(|m| format!("127.0.0.1:{}", m.client_port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The TLS ports by the name in the servers' certificate (a TLS ensemble).
+    pub fn tls_connect_string(&self) -> String {
+        self.members
+            .iter()
+            .filter_map(|m| m.tls_port)
+            .map(|port| format!("localhost:{port}"))
             .collect::<Vec<_>>()
             .join(",")
     }

@@ -109,6 +109,29 @@ pub enum Kind {
     TlsExpired,
 }
 
+/// What a server with a `secureClientPort` needs on its JVM's command line.
+pub const TLS_JVM_OPTIONS: [&str; 2] = [
+    "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+    "-Dzookeeper.authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+];
+
+/// The `zoo.cfg` lines of a TLS client port with the server certificate for `localhost`.
+pub fn tls_config(certs: &Certs, port: u16, client_auth: &str) -> String {
+    tls_config_with(certs, port, client_auth, "server-bundle.pem")
+}
+
+fn tls_config_with(certs: &Certs, port: u16, client_auth: &str, key_store: &str) -> String {
+    format!(
+        "secureClientPort={port}\n\
+         serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
+         ssl.keyStore.location={key_store}\nssl.keyStore.type=PEM\n\
+         ssl.trustStore.location={trust}\nssl.trustStore.type=PEM\n\
+         ssl.clientAuth={client_auth}\n",
+        key_store = certs.path(key_store).display(),
+        trust = certs.path("ca.pem").display(),
+    )
+}
+
 /// A standalone ZooKeeper with a plain and a TLS client port.
 pub struct SecureServer {
     pub plain_port: u16,
@@ -142,24 +165,18 @@ impl SecureServer {
         std::fs::write(
             &config,
             format!(
-                "{COMMON_CONFIG}dataDir={data}\nclientPort={plain_port}\nsecureClientPort={tls_port}\n\
-                 serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n\
-                 ssl.keyStore.location={key_store}\nssl.keyStore.type=PEM\n\
-                 ssl.trustStore.location={trust}\nssl.trustStore.type=PEM\n\
-                 ssl.clientAuth={client_auth}\n",
+                "{COMMON_CONFIG}dataDir={data}\nclientPort={plain_port}\n{tls}",
                 data = dir.join("data").display(),
-                key_store = certs.path(key_store).display(),
-                trust = certs.path("ca.pem").display(),
+                tls = tls_config_with(certs, tls_port, client_auth, key_store),
             ),
         )
         .unwrap();
         let jaas_option = format!("-Djava.security.auth.login.config={}", jaas.display());
         let mut options = vec![
             jaas_option.as_str(),
-            "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
             "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-            "-Dzookeeper.authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
         ];
+        options.extend(TLS_JVM_OPTIONS);
         if kind == Kind::TlsStrict {
             options.push("-Dzookeeper.sessionRequireClientSASLAuth=true");
         }
