@@ -73,6 +73,12 @@ impl From<&str> for Pem {
     }
 }
 
+impl From<String> for Pem {
+    fn from(path: String) -> Pem {
+        Pem::File(PathBuf::from(path))
+    }
+}
+
 impl From<&Path> for Pem {
     fn from(path: &Path) -> Pem {
         Pem::File(path.to_path_buf())
