@@ -157,6 +157,8 @@ struct Inner {
     acl: Arc<[zk::Acl]>,
     /// The identities the server authenticated (`whoami`), for `NO_AUTH` messages.
     authenticated_as: RwLock<Vec<String>>,
+    /// Why the last attempt at a new session after `Lost` failed, until one succeeds.
+    session_error: RwLock<Option<Error>>,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -214,6 +216,7 @@ impl Client {
             tls,
             acl,
             authenticated_as: RwLock::new(authenticated_as),
+            session_error: RwLock::new(None),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -333,6 +336,14 @@ impl Client {
             .collect();
         *self.inner.authenticated_as.write().unwrap() = who.clone();
         Ok(who)
+    }
+
+    /// Why the client has no session after `Lost`: the last failed attempt
+    /// at a new one (a password rotated on the server, an expired ticket or
+    /// certificate), until an attempt succeeds. Holders were told `Lost` with
+    /// the expiry; this says why no new session comes.
+    pub fn session_error(&self) -> Option<Error> {
+        self.inner.session_error.read().unwrap().clone()
     }
 
     /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
@@ -1004,6 +1015,7 @@ async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
             Ok(session) => {
                 let authenticated_as = whoami(&session, &options).await;
                 let strong = inner.upgrade()?;
+                *strong.session_error.write().unwrap() = None;
                 *strong.authenticated_as.write().unwrap() = authenticated_as;
                 let watcher = session.state_watcher();
                 let mut slot = strong.session.write().unwrap();
@@ -1015,7 +1027,17 @@ async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
                 return Some(watcher);
             }
             Err(err) => {
-                tracing::warn!("cannot open a new ZooKeeper session yet: {err}");
+                // A refusal (credentials, a certificate) will not pass by itself:
+                // said loudly, and kept for `session_error`.
+                match err.code() {
+                    ErrorCode::AuthFailed | ErrorCode::InvalidArgument => {
+                        tracing::error!("the server refuses a new ZooKeeper session: {err}")
+                    }
+                    _ => tracing::warn!("cannot open a new ZooKeeper session yet: {err}"),
+                }
+                if let Some(strong) = inner.upgrade() {
+                    *strong.session_error.write().unwrap() = Some(err);
+                }
                 backoff.sleep().await;
             }
         }

@@ -606,3 +606,56 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
     ours.close().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// After `Lost`, a new session that the server refuses (here: the client
+/// certificate was replaced by an expired one) is reported, not swallowed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_new_session_after_lost_is_reported() {
+    let s = servers();
+    let dir = std::env::temp_dir().join(format!("zkrecipes-relost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert_file, key) = (dir.join("c.pem"), dir.join("k.pem"));
+    std::fs::copy(cert("client.pem"), &cert_file).unwrap();
+    std::fs::copy(cert("client-key.pem"), &key).unwrap();
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", s.strict.tls_port));
+    let port = proxy
+        .connect_string()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let client = connect(
+        &format!("localhost:{port}"),
+        ClientOptions {
+            session_timeout: Duration::from_secs(2),
+            ..options(Some(tls().identity(&*cert_file, &*key)), Some(alice()))
+        },
+    )
+    .await;
+    let lock = WriteLock::new(&client, &unique("relost")).unwrap();
+    let mut events = lock.subscribe();
+    let _guard = lock.acquire().await.unwrap();
+    std::fs::copy(cert("client-expired.pem"), &cert_file).unwrap();
+    std::fs::copy(cert("client-expired-key.pem"), &key).unwrap();
+    // Cut off past the session timeout: the session expires, the holder hears LOST.
+    proxy.set_blackhole(true);
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("LOST within 30 s")
+            .unwrap();
+        if matches!(event, zkrecipes::LockEvent::Lost { .. }) {
+            break;
+        }
+    }
+    proxy.set_blackhole(false);
+    common::eventually("the refusal reported", Duration::from_secs(20), || async {
+        client
+            .session_error()
+            .is_some_and(|err| err.message().contains("refused our client certificate"))
+    })
+    .await;
+    assert_ne!(client.state(), zkrecipes::ConnectionState::Reconnected);
+    client.close().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
