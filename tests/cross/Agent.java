@@ -9,7 +9,15 @@ import java.util.Map;
 
 public class Agent {
     public static void main(String[] argv) throws Exception {
-        Client client = Client.connect(argv[0], new ClientOptions().sessionTimeout(Duration.ofSeconds(5)));
+        ClientOptions options = new ClientOptions().sessionTimeout(Duration.ofSeconds(5));
+        // The secured variant: TLS with a client certificate and SASL DIGEST-MD5 (see agent.py).
+        if (System.getenv("ZKRECIPES_AGENT_CA") != null) {
+            options.tls(TlsOptions.pem(System.getenv("ZKRECIPES_AGENT_CA"))
+                    .identity(System.getenv("ZKRECIPES_AGENT_CERT"), System.getenv("ZKRECIPES_AGENT_KEY")))
+                .sasl(Sasl.digestMd5(System.getenv("ZKRECIPES_AGENT_USER"), System.getenv("ZKRECIPES_AGENT_PASSWORD").toCharArray()))
+                .acl(AclPolicy.OPEN);
+        }
+        Client client = Client.connect(argv[0], options);
         Map<String, WriteLock> locks = new HashMap<>();
         LeaderElectionSupport election = null;
         HexFormat hex = HexFormat.of();

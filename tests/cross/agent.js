@@ -4,7 +4,16 @@ const readline = require('node:readline')
 const zk = require('zkrecipes')
 
 async function main () {
-  const client = await zk.Client.connect(process.argv[2], { sessionTimeoutMs: 5000 })
+  // The secured variant: TLS with a client certificate and SASL DIGEST-MD5 (see agent.py).
+  const env = process.env
+  const secure = env.ZKRECIPES_AGENT_CA
+    ? {
+        tls: { ca: env.ZKRECIPES_AGENT_CA, cert: env.ZKRECIPES_AGENT_CERT, key: env.ZKRECIPES_AGENT_KEY },
+        sasl: { mechanism: 'DIGEST-MD5', username: env.ZKRECIPES_AGENT_USER, password: env.ZKRECIPES_AGENT_PASSWORD },
+        acl: 'open',
+      }
+    : {}
+  const client = await zk.Client.connect(process.argv[2], { sessionTimeoutMs: 5000, ...secure })
   const locks = new Map()
   const lock = (d) => {
     if (!locks.has(d)) locks.set(d, client.writeLock(d))

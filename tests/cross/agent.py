@@ -1,4 +1,5 @@
 """Cross-language test agent (Python): runs commands from stdin, one reply line each.
+With ZKRECIPES_AGENT_CA/CERT/KEY it connects over TLS, with ZKRECIPES_AGENT_USER/PASSWORD by SASL.
 
     lock <dir> | trylock <dir> -> HELD <token> | BUSY        unlock <dir> -> OK
     offer <dir> <hex|->        -> OK                          poll <dir>   -> ITEM <hex|-> | EMPTY
@@ -9,7 +10,13 @@ import sys
 
 import zkrecipes
 
-client = zkrecipes.Client(sys.argv[1], session_timeout=5.0)
+import os
+
+# The secured variant (test_cross's secure test): TLS with a client certificate and SASL DIGEST-MD5.
+env = os.environ.get
+tls = zkrecipes.Tls(env("ZKRECIPES_AGENT_CA"), env("ZKRECIPES_AGENT_CERT"), env("ZKRECIPES_AGENT_KEY")) if env("ZKRECIPES_AGENT_CA") else None
+sasl = zkrecipes.Sasl.digest_md5(env("ZKRECIPES_AGENT_USER"), env("ZKRECIPES_AGENT_PASSWORD")) if env("ZKRECIPES_AGENT_USER") else None
+client = zkrecipes.Client(sys.argv[1], session_timeout=5.0, tls=tls, sasl=sasl, acl="open" if tls else None)
 locks = {}
 election = None
 

@@ -29,19 +29,19 @@ ZK = os.environ["ZK_CONNECT"]
 
 
 class Agent:
-    def __init__(self, lang: str) -> None:
+    def __init__(self, lang: str, zk: str = ZK, secure: Optional[dict] = None) -> None:
         self.lang = lang
-        env = dict(os.environ)
+        env = {**os.environ, **(secure or {})}
         if lang == "python":
-            cmd = [sys.executable, str(HERE / "agent.py"), ZK]
+            cmd = [sys.executable, str(HERE / "agent.py"), zk]
         elif lang == "node":
-            cmd = ["node", str(HERE / "agent.js"), ZK]
+            cmd = ["node", str(HERE / "agent.js"), zk]
             # The package as installed from the npm tarball into the test project.
             env["NODE_PATH"] = str(Path(os.environ["NODE_PROJECT"]) / "node_modules")
         elif lang == "java":
-            cmd = ["java", "-cp", os.environ["ZKRECIPES_JAR"], str(HERE / "Agent.java"), ZK]
+            cmd = ["java", "-cp", os.environ["ZKRECIPES_JAR"], str(HERE / "Agent.java"), zk]
         else:
-            cmd = ["java", "-cp", os.environ["ZKRECIPES_KOTLIN_CP"], "io.zkrecipes.kotlin.CrossAgent", ZK]
+            cmd = ["java", "-cp", os.environ["ZKRECIPES_KOTLIN_CP"], "io.zkrecipes.kotlin.CrossAgent", zk]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.lines: "queue.Queue[str]" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -150,3 +150,68 @@ def test_one_leader_among_languages_and_hand_over(agents):
         assert len(leaders) == 1, f"exactly one leader among {remaining}: {leaders}"
         assert agents[leaders[0]].ask("stop") == "STOPPED"
         remaining.remove(leaders[0])
+
+
+def test_secured_contention_across_languages_curator_and_kazoo(tmp_path):
+    """On one server requiring TLS client certificates and SASL: our lock from every language,
+    Curator's InterProcessMutex over TLS and kazoo with use_ssl and DIGEST-MD5, one holder at a
+    time, every contender acquires, fencing tokens strictly increase."""
+    certs = Path(os.environ["ZK_CERTS"])
+    strict = os.environ["ZK_TLS_STRICT_CONNECT"]
+    secure = {"ZKRECIPES_AGENT_CA": str(certs / "ca.pem"), "ZKRECIPES_AGENT_CERT": str(certs / "client.pem"),
+              "ZKRECIPES_AGENT_KEY": str(certs / "client-key.pem"), "ZKRECIPES_AGENT_USER": "alice",
+              "ZKRECIPES_AGENT_PASSWORD": "alice-secret"}
+    ours = {lang: Agent(lang, strict, secure) for lang in LANGS}
+    d = path("secure")
+    try:
+        # Curator over TLS holds first (ZooKeeper's Java client: zookeeper.client.secure, Netty, JAAS Client).
+        jaas = tmp_path / "jaas.conf"
+        jaas.write_text('Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n'
+                        '  username="bob"\n  password="bob-secret";\n};\n')
+        curator_cp = subprocess.run([os.environ["ZK_HARNESS"], "curator-cp"], capture_output=True, text=True,
+                                    timeout=300, check=True).stdout.strip()
+        curator = subprocess.Popen(
+            ["java", "-Dzookeeper.client.secure=true",
+             "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+             f"-Dzookeeper.ssl.trustStore.location={certs / 'ca.pem'}", "-Dzookeeper.ssl.trustStore.type=PEM",
+             f"-Dzookeeper.ssl.keyStore.location={certs / 'client-bundle.pem'}", "-Dzookeeper.ssl.keyStore.type=PEM",
+             f"-Djava.security.auth.login.config={jaas}",
+             "-cp", curator_cp, str(HERE.parent / "interop" / "CuratorDriver.java"), "mutex", strict, d, "2000"],
+            stdout=subprocess.PIPE, text=True)
+        lines: "queue.Queue[str]" = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x.strip()) for x in curator.stdout], daemon=True).start()  # type: ignore[union-attr]
+        assert lines.get(timeout=60) == "WAITING"
+        assert lines.get(timeout=60) == "ACQUIRED"
+        for lang in LANGS:
+            assert ours[lang].ask(f"trylock {d}") == "BUSY", f"{lang} got in while Curator held the lock"
+        assert lines.get(timeout=60) == "RELEASED"
+        assert curator.wait(timeout=60) == 0
+        # kazoo over TLS with DIGEST-MD5 holds: every language waits (kazoo cannot see our nodes,
+        # so only this direction is judged).
+        from kazoo.client import KazooClient
+
+        kazoo = KazooClient(hosts=strict, use_ssl=True, ca=str(certs / "ca.pem"), certfile=str(certs / "client.pem"),
+                            keyfile=str(certs / "client-key.pem"),
+                            sasl_options={"mechanism": "DIGEST-MD5", "username": "bob", "password": "bob-secret"})
+        kazoo.start(timeout=30)
+        try:
+            theirs = kazoo.Lock(d, "kazoo")
+            assert theirs.acquire(timeout=30)
+            for lang in LANGS:
+                assert ours[lang].ask(f"trylock {d}") == "BUSY", f"{lang} got in while kazoo held the lock"
+            theirs.release()
+        finally:
+            kazoo.stop()
+            kazoo.close()
+        # Ours, one language after another, twice round: tokens strictly increase.
+        tokens = []
+        for lang in LANGS * 2:
+            held = ours[lang].ask(f"lock {d}")
+            tokens.append(int(held.split()[1]))
+            others = [o for o in LANGS if o != lang]
+            assert ours[others[0]].ask(f"trylock {d}") == "BUSY"
+            assert ours[lang].ask(f"unlock {d}") == "OK"
+        assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), tokens
+    finally:
+        for agent in ours.values():
+            agent.close()

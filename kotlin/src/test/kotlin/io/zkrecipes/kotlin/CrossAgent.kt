@@ -16,7 +16,18 @@ object CrossAgent {
     }
 
     private suspend fun serve(connect: String) {
-        val client = Client.connect(connect, ClientOptions(sessionTimeout = 5.seconds))
+        // The secured variant: TLS with a client certificate and SASL DIGEST-MD5 (see agent.py).
+        val env = System.getenv()
+        val secure = env["ZKRECIPES_AGENT_CA"] != null
+        val client = Client.connect(
+            connect,
+            ClientOptions(
+                sessionTimeout = 5.seconds,
+                tls = if (secure) Tls(env.getValue("ZKRECIPES_AGENT_CA"), env["ZKRECIPES_AGENT_CERT"], env["ZKRECIPES_AGENT_KEY"]) else null,
+                sasl = if (secure) Sasl.DigestMd5(env.getValue("ZKRECIPES_AGENT_USER"), env.getValue("ZKRECIPES_AGENT_PASSWORD").toCharArray()) else null,
+                acl = if (secure) AclPolicy.Open else null,
+            ),
+        )
         val locks = HashMap<String, WriteLock>()
         val holds = HashMap<String, LockHold>()
         var election: LeaderElectionSupport? = null
