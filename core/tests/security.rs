@@ -458,26 +458,37 @@ fn acl_policies_parse() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
-    let s = servers();
-    let dir = std::env::temp_dir().join(format!("zkrecipes-rotate-{}", std::process::id()));
+/// A directory with copies of the client certificate and key, to replace.
+fn identity_files(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("zkrecipes-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (ca, cert_file, key) = (dir.join("ca.pem"), dir.join("c.pem"), dir.join("k.pem"));
-    std::fs::copy(cert("ca.pem"), &ca).unwrap();
+    let (cert_file, key) = (dir.join("c.pem"), dir.join("k.pem"));
     std::fs::copy(cert("client.pem"), &cert_file).unwrap();
     std::fs::copy(cert("client-key.pem"), &key).unwrap();
-    // Through a proxy, to cut the connection; TLS runs end to end through it.
-    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", s.tls.tls_port));
+    (dir, cert_file, key)
+}
+
+/// A fault proxy before a TLS port (TLS runs end to end through it), and the
+/// connect string through it by the certificate's host name.
+fn tls_proxy(tls_port: u16) -> (FaultProxy, String) {
+    let proxy = FaultProxy::start(&format!("127.0.0.1:{tls_port}"));
     let port = proxy
         .connect_string()
         .rsplit(':')
         .next()
         .unwrap()
         .to_string();
+    (proxy, format!("localhost:{port}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
+    let s = servers();
+    let (dir, cert_file, key) = identity_files("rotate");
+    let (proxy, through) = tls_proxy(s.tls.tls_port);
     let client = connect(
-        &format!("localhost:{port}"),
-        options(Some(Tls::new(&*ca).identity(&*cert_file, &*key)), None),
+        &through,
+        options(Some(tls().identity(&*cert_file, &*key)), None),
     )
     .await;
     let session = client.session_id().unwrap();
@@ -612,20 +623,10 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_new_session_after_lost_is_reported() {
     let s = servers();
-    let dir = std::env::temp_dir().join(format!("zkrecipes-relost-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (cert_file, key) = (dir.join("c.pem"), dir.join("k.pem"));
-    std::fs::copy(cert("client.pem"), &cert_file).unwrap();
-    std::fs::copy(cert("client-key.pem"), &key).unwrap();
-    let proxy = FaultProxy::start(&format!("127.0.0.1:{}", s.strict.tls_port));
-    let port = proxy
-        .connect_string()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_string();
+    let (dir, cert_file, key) = identity_files("relost");
+    let (proxy, through) = tls_proxy(s.strict.tls_port);
     let client = connect(
-        &format!("localhost:{port}"),
+        &through,
         ClientOptions {
             session_timeout: Duration::from_secs(2),
             ..options(Some(tls().identity(&*cert_file, &*key)), Some(alice()))

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{free_ports, temp_dir, wait_until_serving, Jvm, COMMON_CONFIG};
+use crate::{free_ports, temp_dir, Standalone};
 
 pub const REALM: &str = "ZKRECIPES.TEST";
 pub const CLIENT: &str = "client";
@@ -155,57 +155,28 @@ impl Drop for Kdc {
 /// A standalone ZooKeeper that authenticates clients by Kerberos and requires it.
 pub struct KerberosServer {
     pub port: u16,
-    jvm: Option<Jvm>,
-    dir: PathBuf,
+    server: Standalone,
 }
 
 impl KerberosServer {
     pub fn start(kdc: &Kdc) -> KerberosServer {
-        let dir = temp_dir("krb5-zk");
         let port = free_ports(1)[0];
-        let jaas = dir.join("jaas.conf");
-        std::fs::write(
-            &jaas,
-            format!(
-                "Server {{\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  \
-                 keyTab=\"{}\"\n  storeKey=true\n  useTicketCache=false\n  \
-                 principal=\"zookeeper/localhost@{REALM}\";\n}};\n",
-                kdc.dir.join("server.keytab").display()
-            ),
-        )
-        .unwrap();
-        let config = dir.join("zoo.cfg");
-        std::fs::write(
-            &config,
-            format!(
-                "{COMMON_CONFIG}dataDir={}\nclientPort={port}\n",
-                dir.join("data").display()
-            ),
-        )
-        .unwrap();
-        let jaas_option = format!("-Djava.security.auth.login.config={}", jaas.display());
+        let jaas = format!(
+            "Server {{\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  \
+             keyTab=\"{}\"\n  storeKey=true\n  useTicketCache=false\n  \
+             principal=\"zookeeper/localhost@{REALM}\";\n}};\n",
+            kdc.dir.join("server.keytab").display()
+        );
         let krb5_option = format!("-Djava.security.krb5.conf={}", kdc.krb5_conf().display());
         let options = [
-            jaas_option.as_str(),
             krb5_option.as_str(),
             "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
             "-Dzookeeper.sessionRequireClientSASLAuth=true",
             "-Dzookeeper.kerberos.removeHostFromPrincipal=true",
             "-Dzookeeper.kerberos.removeRealmFromPrincipal=true",
         ];
-        let log = dir.join("server.log");
-        let jvm = Jvm::spawn_with(
-            "org.apache.zookeeper.server.ZooKeeperServerMain",
-            &config,
-            &log,
-            &options,
-        );
-        wait_until_serving(port, Duration::from_secs(60), &log);
-        KerberosServer {
-            port,
-            jvm: Some(jvm),
-            dir,
-        }
+        let server = Standalone::start("krb5-zk", port, "", Some(jaas), &options);
+        KerberosServer { port, server }
     }
 
     pub fn connect(&self) -> String {
@@ -213,15 +184,6 @@ impl KerberosServer {
     }
 
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for KerberosServer {
-    fn drop(&mut self) {
-        if let Some(mut jvm) = self.jvm.take() {
-            jvm.kill();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.server.log()
     }
 }

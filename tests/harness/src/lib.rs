@@ -239,6 +239,70 @@ fn wait_until_serving(port: u16, timeout: Duration, log: &Path) {
 const COMMON_CONFIG: &str = "tickTime=500\ninitLimit=20\nsyncLimit=10\nminSessionTimeout=1000\n\
 maxSessionTimeout=60000\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmaxClientCnxns=0\n";
 
+/// A standalone server of the secured kinds: a directory of its own with `zoo.cfg`
+/// (the common settings, `clientPort` and `extra_config`) and, when given, a JAAS
+/// file; killed and removed when dropped.
+pub(crate) struct Standalone {
+    jvm: Option<Jvm>,
+    dir: PathBuf,
+}
+
+impl Standalone {
+    pub(crate) fn start(
+        tag: &str,
+        port: u16,
+        extra_config: &str,
+        jaas: Option<String>,
+        jvm_options: &[&str],
+    ) -> Standalone {
+        let dir = temp_dir(tag);
+        let mut options: Vec<String> = jvm_options.iter().map(|o| o.to_string()).collect();
+        if let Some(jaas) = jaas {
+            let file = dir.join("jaas.conf");
+            std::fs::write(&file, jaas).unwrap();
+            options.push(format!(
+                "-Djava.security.auth.login.config={}",
+                file.display()
+            ));
+        }
+        let config = dir.join("zoo.cfg");
+        std::fs::write(
+            &config,
+            format!(
+                "{COMMON_CONFIG}dataDir={}\nclientPort={port}\n{extra_config}",
+                dir.join("data").display()
+            ),
+        )
+        .unwrap();
+        let log = dir.join("server.log");
+        let options: Vec<&str> = options.iter().map(String::as_str).collect();
+        let jvm = Jvm::spawn_with(
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            &config,
+            &log,
+            &options,
+        );
+        wait_until_serving(port, Duration::from_secs(60), &log);
+        Standalone {
+            jvm: Some(jvm),
+            dir,
+        }
+    }
+
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        if let Some(mut jvm) = self.jvm.take() {
+            jvm.kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A standalone server (or the one named by `ZK_CONNECT`).
 pub struct ZkServer {
     connect: String,

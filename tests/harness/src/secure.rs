@@ -6,14 +6,13 @@
 //! "TLS client at a plain port" test).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,
 };
 
-use crate::{free_ports, temp_dir, wait_until_serving, Jvm, COMMON_CONFIG};
+use crate::{free_ports, Standalone};
 
 /// The SASL DIGEST-MD5 users every secured server knows.
 pub const SASL_USERS: [(&str, &str); 2] = [("alice", "alice-secret"), ("bob", "bob-secret")];
@@ -136,14 +135,12 @@ fn tls_config_with(certs: &Certs, port: u16, client_auth: &str, key_store: &str)
 pub struct SecureServer {
     pub plain_port: u16,
     pub tls_port: u16,
-    jvm: Option<Jvm>,
-    dir: PathBuf,
+    server: Standalone,
 }
 
 impl SecureServer {
     /// Starts a server of `kind` whose certificates are in `certs`.
     pub fn start(kind: Kind, certs: &Certs) -> SecureServer {
-        let dir = temp_dir("secure");
         let ports = free_ports(2);
         let (plain_port, tls_port) = (ports[0], ports[1]);
         let (client_auth, key_store) = match kind {
@@ -155,44 +152,21 @@ impl SecureServer {
             .iter()
             .map(|(user, password)| format!("\n  user_{user}=\"{password}\""))
             .collect();
-        let jaas = dir.join("jaas.conf");
-        std::fs::write(
-            &jaas,
-            format!("Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"),
-        )
-        .unwrap();
-        let config = dir.join("zoo.cfg");
-        std::fs::write(
-            &config,
-            format!(
-                "{COMMON_CONFIG}dataDir={data}\nclientPort={plain_port}\n{tls}",
-                data = dir.join("data").display(),
-                tls = tls_config_with(certs, tls_port, client_auth, key_store),
-            ),
-        )
-        .unwrap();
-        let jaas_option = format!("-Djava.security.auth.login.config={}", jaas.display());
-        let mut options = vec![
-            jaas_option.as_str(),
-            "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-        ];
+        let jaas = format!(
+            "Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"
+        );
+        let mut options =
+            vec!["-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"];
         options.extend(TLS_JVM_OPTIONS);
         if kind == Kind::TlsStrict {
             options.push("-Dzookeeper.sessionRequireClientSASLAuth=true");
         }
-        let log = dir.join("server.log");
-        let jvm = Jvm::spawn_with(
-            "org.apache.zookeeper.server.ZooKeeperServerMain",
-            &config,
-            &log,
-            &options,
-        );
-        wait_until_serving(plain_port, Duration::from_secs(60), &log);
+        let tls = tls_config_with(certs, tls_port, client_auth, key_store);
+        let server = Standalone::start("secure", plain_port, &tls, Some(jaas), &options);
         SecureServer {
             plain_port,
             tls_port,
-            jvm: Some(jvm),
-            dir,
+            server,
         }
     }
 
@@ -206,15 +180,6 @@ impl SecureServer {
     }
 
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for SecureServer {
-    fn drop(&mut self) {
-        if let Some(mut jvm) = self.jvm.take() {
-            jvm.kill();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.server.log()
     }
 }
