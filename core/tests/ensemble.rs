@@ -35,14 +35,7 @@ async fn lock_and_queue_survive_killing_the_zookeeper_leader() {
     // Losing the quorum leader drops every client connection (the followers stop serving
     // until a new leader is elected): the holder is told SUSPENDED, then RECONNECTED, and
     // never LOST: the session survived.
-    let mut seen = Vec::new();
-    while seen.last() != Some(&LockEvent::Reconnected) {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no RECONNECTED within 30 s: {seen:?}"))
-            .unwrap();
-        seen.push(event);
-    }
+    let seen = until_reconnected(&mut events).await;
     assert!(
         !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })),
         "{seen:?}"
@@ -97,14 +90,7 @@ async fn a_tls_lock_holder_survives_losing_the_zookeeper_leader() {
     let _ = events.recv().await;
     let session = a.session_id().unwrap();
     ensemble.kill(ensemble.leader().expect("a quorum leader"));
-    let mut seen = Vec::new();
-    while seen.last() != Some(&LockEvent::Reconnected) {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no RECONNECTED within 30 s: {seen:?}"))
-            .unwrap();
-        seen.push(event);
-    }
+    let seen = until_reconnected(&mut events).await;
     assert!(
         !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })),
         "{seen:?}"
@@ -130,4 +116,19 @@ async fn a_tls_lock_holder_survives_losing_the_zookeeper_leader() {
         .await
         .unwrap();
     let _ = std::fs::remove_dir_all(certs_dir);
+}
+
+/// A holder's events up to and including `RECONNECTED` (within 30 s).
+async fn until_reconnected(
+    events: &mut tokio::sync::broadcast::Receiver<LockEvent>,
+) -> Vec<LockEvent> {
+    let mut seen = Vec::new();
+    while seen.last() != Some(&LockEvent::Reconnected) {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no RECONNECTED within 30 s: {seen:?}"))
+            .unwrap();
+        seen.push(event);
+    }
+    seen
 }
