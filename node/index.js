@@ -143,6 +143,10 @@ function security (tls, sasl, acl) {
   const out = {}
   if (tls !== undefined && tls !== null) {
     if (typeof tls !== 'object') throw new TypeError('tls must be { ca, cert?, key?, verifyHostname? }')
+    for (const key of Object.keys(tls)) {
+      if (!['ca', 'cert', 'key', 'verifyHostname'].includes(key)) throw new TypeError(`unknown tls option ${key}: ca, cert, key, verifyHostname`)
+    }
+    if (tls.ca === undefined || tls.ca === null) throw new TypeError('tls.ca is required: the CA bundle to trust')
     out.tlsCa = pem('ca', tls.ca)
     out.tlsCert = pem('cert', tls.cert)
     out.tlsKey = pem('key', tls.key)

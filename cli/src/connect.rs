@@ -75,7 +75,14 @@ fn credentials(common: &Common) -> Result<Option<(String, String)>, Failure> {
             Err(_) => return Ok(None),
         },
     };
-    let Some((user, password)) = text.trim().split_once(':') else {
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let (Some(line), None) = (lines.next(), lines.next()) else {
+        return Err(Failure::new(
+            exit::DATA,
+            "credentials must be one line `user:password`",
+        ));
+    };
+    let Some((user, password)) = line.split_once(':') else {
         return Err(Failure::new(
             exit::DATA,
             "credentials must be one line `user:password`",

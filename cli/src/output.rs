@@ -65,12 +65,13 @@ impl Output {
         // Only secured sessions get the line: plain output stays as it was.
         if status.tls || !status.authenticated_as.is_empty() {
             let who = match status.authenticated_as.is_empty() {
-                true => "no identity".to_string(),
-                false => status.authenticated_as.join(", "),
+                true => "with no identity".to_string(),
+                false => format!("authenticated as {}", status.authenticated_as.join(", ")),
             };
             let over = if status.tls { "TLS" } else { "plain TCP" };
-            push(&mut out, format!("session: {over}, authenticated as {who}"));
+            push(&mut out, format!("session: {over}, {who}"));
         }
+        let session_line = out.len();
         if !status.exists {
             out.push_str(&format!("{}: no such node\n", status.path));
             return out;
@@ -125,7 +126,7 @@ impl Output {
                 ),
             );
         }
-        if out.is_empty() {
+        if out.len() == session_line {
             push(&mut out, format!("{}: no recipe nodes", status.path));
         }
         let now = now_ms();

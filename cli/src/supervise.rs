@@ -63,7 +63,11 @@ impl Cmd {
             .split_first()
             .ok_or_else(|| Failure::usage("no command given after `--`"))?;
         let mut command = Command::new(program);
-        command.args(args).process_group(0);
+        // CMD gets our environment but not our credentials.
+        command
+            .args(args)
+            .process_group(0)
+            .env_remove("ZKRECIPES_AUTH");
         command.stdin(match input {
             Input::Inherit => Stdio::inherit(),
             Input::Piped => Stdio::piped(),
@@ -390,6 +394,7 @@ impl Guardian {
         Command::new("/proc/self/exe")
             .arg0("zkrecipes")
             .process_group(0)
+            .env_remove("ZKRECIPES_AUTH")
             .arg(GUARD_ARG)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

@@ -194,6 +194,10 @@ impl Client {
         let session =
             open_session(connect_string.to_string(), options.clone(), tls_options).await?;
         let authenticated_as = whoami(&session, &options).await;
+        if let Err(err) = options.acl.check_grants(&authenticated_as) {
+            drop(session);
+            return Err(err);
+        }
         let credentials = options.auth.is_some()
             || options.sasl.is_some()
             || options.tls.as_ref().is_some_and(|t| t.identity.is_some());
@@ -344,6 +348,11 @@ impl Client {
     /// the expiry; this says why no new session comes.
     pub fn session_error(&self) -> Option<Error> {
         self.inner.session_error.read().unwrap().clone()
+    }
+
+    /// The TLS settings of this client's sessions (for `inspect`'s `cons` over TLS).
+    pub(crate) fn tls(&self) -> Option<&Tls> {
+        self.inner.options.tls.as_ref()
     }
 
     /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
@@ -799,6 +808,29 @@ fn validate_options(connect_string: &str, options: &ClientOptions) -> Result<()>
             Error::invalid_argument(format!("bad connect string {connect_string:?}: {why}"))
         })?;
     }
+    let plain_named = connect_string
+        .split(',')
+        .any(|spec| spec.trim().starts_with("tcp://"));
+    if plain_named && options.tls.is_some() {
+        return Err(Error::invalid_argument(format!(
+            "{connect_string:?} names tcp:// (plain) servers, but the tls option puts every server on \
+             TLS: drop tcp:// or the tls option"
+        )));
+    }
+    let credentials = options.auth.is_some()
+        || options.sasl.is_some()
+        || options.tls.as_ref().is_some_and(|t| t.identity.is_some());
+    if !credentials
+        && matches!(
+            options.acl,
+            AclPolicy::Creator | AclPolicy::CreatorWorldRead
+        )
+    {
+        return Err(Error::invalid_argument(
+            "the creator ACL policies need credentials (digest auth, SASL or a client \
+             certificate): without them the server refuses every node",
+        ));
+    }
     if connect_string.contains("tcp+tls://") && options.tls.is_none() {
         return Err(Error::invalid_argument(format!(
             "{connect_string:?} names tcp+tls:// servers: the tls option (a CA to trust) is needed"
@@ -875,6 +907,25 @@ async fn open_session(
             connector = connector.with_tls(tls);
         }
         let servers = connect_diagnosis::servers(&connect_string, secure);
+        if let Some(Sasl::Gssapi { service, host }) = &options.sasl {
+            // One server the KDC knows is enough: the session may go to any of them.
+            let mut refusal = None;
+            for server in &servers {
+                match crate::gssapi::check_service(service, host.as_deref().unwrap_or(&server.host))
+                {
+                    Ok(()) => {
+                        refusal = None;
+                        break;
+                    }
+                    Err(err) => {
+                        refusal.get_or_insert(err);
+                    }
+                }
+            }
+            if let Some(err) = refusal {
+                return Err(err);
+            }
+        }
         let connecting = async {
             let connected = match secure {
                 true => connector.secure_connect(&connect_string).await,

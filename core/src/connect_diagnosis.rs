@@ -241,6 +241,56 @@ fn identity(tls: &Tls) -> Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'s
     Some((chain, key))
 }
 
+/// A four-letter word over TLS (`cons` to a `secureClientPort`): the reply,
+/// read until the server closes.
+pub(crate) fn tls_four_letter(server: &str, tls: &Tls, command: &str) -> std::io::Result<String> {
+    let invalid =
+        |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_string());
+    let (host, port) = server.rsplit_once(':').ok_or_else(|| invalid("no port"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port: u16 = port.parse().map_err(|_| invalid("bad port"))?;
+    let address = (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| invalid("no address"))?;
+    let config = probe_config(roots(tls).ok_or_else(|| invalid("no CA"))?, identity(tls))
+        .map_err(|err| invalid(&err.to_string()))?;
+    let name = ServerName::try_from(host.to_string()).map_err(|_| invalid("bad host name"))?;
+    let mut connection = rustls::ClientConnection::new(Arc::new(config), name)
+        .map_err(|err| invalid(&err.to_string()))?;
+    let mut stream = TcpStream::connect_timeout(&address, PROBE_TIMEOUT)?;
+    stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
+    stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
+    let mut tls_stream = rustls::Stream::new(&mut connection, &mut stream);
+    tls_stream.write_all(command.as_bytes())?;
+    tls_stream.flush()?;
+    let mut reply = Vec::new();
+    match tls_stream.read_to_end(&mut reply) {
+        Ok(_) => {}
+        // The server closes without close_notify: what came before is the reply.
+        Err(err) if err.kind() == std::io::ErrorKind::UnexpectedEof && !reply.is_empty() => {}
+        Err(err) => return Err(err),
+    }
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// Whether `key` belongs to the first certificate of `cert` (PEM texts).
+pub(crate) fn check_identity(cert: &str, key: &str) -> std::result::Result<(), String> {
+    let chain: Vec<_> = CertificateDer::pem_slice_iter(cert.as_bytes())
+        .flatten()
+        .collect();
+    let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+        .map_err(|err| format!("no private key: {err:?}"))?;
+    probe_config(rustls::RootCertStore::empty(), Some((chain, key)))
+        .map(|_| ())
+        .map_err(|err| match err {
+            rustls::Error::InconsistentKeys(_) => {
+                "the key does not belong to the certificate".to_string()
+            }
+            other => format!("the certificate and key do not go together: {other}"),
+        })
+}
+
 fn probe_config(
     roots: rustls::RootCertStore,
     identity: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,

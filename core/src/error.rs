@@ -120,7 +120,7 @@ impl Error {
         use ErrorCode::*;
         let about_a_node = matches!(
             self.code,
-            NoNode | NodeExists | NotEmpty | BadVersion | NoAuth
+            NoNode | NodeExists | NotEmpty | BadVersion | NoAuth | InvalidArgument
         );
         if !about_a_node || self.message.contains(what) {
             return self;
@@ -173,6 +173,10 @@ impl From<zookeeper_client::Error> for Error {
             Zk::NoNode => "no such node".to_string(),
             Zk::NodeExists => "the node exists already".to_string(),
             Zk::NotEmpty => "the node has children".to_string(),
+            Zk::NoAuth => "not authorized".to_string(),
+            Zk::InvalidAcl => "the server refused the ACL (an unknown scheme or a malformed id in \
+                               the ACL policy?)"
+                .to_string(),
             other => other.to_string(),
         };
         Error::new(code, message)

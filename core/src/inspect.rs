@@ -220,6 +220,12 @@ fn is_kazoo_queue_entry(prefix: &str) -> bool {
 /// the servers of the client's connect string.
 pub async fn status(client: &Client, dir: &str) -> Result<Status> {
     path::validate(dir)?;
+    status_unscoped(client, dir)
+        .await
+        .map_err(|err| client.about(err, "status of", dir))
+}
+
+async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
     let mut status = Status {
         path: dir.to_string(),
         exists: true,
@@ -482,7 +488,7 @@ async fn check_sessions(client: &Client, nodes: &mut [NodeStatus]) -> Option<Str
     if nodes.iter().all(|n| n.session.is_none()) {
         return None;
     }
-    let (connected, note) = connected_sessions(&servers(client.connect_string())).await;
+    let (connected, note) = connected_sessions(client, &servers(client.connect_string())).await;
     for node in nodes.iter_mut() {
         if let Some(session) = node.session {
             node.session_state = if connected.contains(&session) {
@@ -518,12 +524,43 @@ fn servers(connect_string: &str) -> Vec<String> {
 
 /// Sessions with a connection on any of `servers`, and a note when a server
 /// did not tell (then a session missing from the set may still be alive).
-async fn connected_sessions(servers: &[String]) -> (HashSet<i64>, Option<String>) {
+///
+/// `cons` lists the connections of the port it is asked on only: a TLS
+/// client asks its TLS ports and also the plain port each server names in
+/// `conf`; a plain client cannot ask a TLS port, so a server that has one
+/// leaves the states unknown rather than calling TLS sessions disconnected
+/// (found by an adversarial review: a live TLS holder shown as an orphan).
+async fn connected_sessions(client: &Client, servers: &[String]) -> (HashSet<i64>, Option<String>) {
+    let tls = client.tls().cloned();
+    let ask = |server: String, command: &'static str| {
+        let tls = tls.clone();
+        async move {
+            match tls {
+                Some(tls) => {
+                    let exchange = tokio::task::spawn_blocking(move || {
+                        crate::connect_diagnosis::tls_four_letter(&server, &tls, command)
+                    });
+                    match tokio::time::timeout(FOUR_LETTER_TIMEOUT, exchange).await {
+                        Ok(Ok(reply)) => reply,
+                        _ => Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            "no answer to a four-letter word over TLS",
+                        )),
+                    }
+                }
+                None => four_letter(&server, command).await,
+            }
+        }
+    };
     let mut sessions = HashSet::new();
     let mut silent = Vec::new();
-    let replies =
-        futures_util::future::join_all(servers.iter().map(|s| four_letter(s, "cons"))).await;
-    for (server, reply) in servers.iter().zip(replies) {
+    let replies = futures_util::future::join_all(
+        servers
+            .iter()
+            .map(|s| async { (ask(s.clone(), "cons").await, ask(s.clone(), "conf").await) }),
+    )
+    .await;
+    for (server, (reply, conf)) in servers.iter().zip(replies) {
         match reply {
             Ok(text) if text.contains("sid=") => sessions.extend(parse_cons(&text)),
             Ok(text) if text.contains("not in the whitelist") || text.contains("not executed") => {
@@ -534,10 +571,36 @@ async fn connected_sessions(servers: &[String]) -> (HashSet<i64>, Option<String>
             Ok(_) => {}
             Err(err) => silent.push(format!("{server}: {err}")),
         }
+        let conf = conf.unwrap_or_default();
+        let host = server.rsplit_once(':').map_or(server.as_str(), |(h, _)| h);
+        match (tls.is_some(), conf_port(&conf, "clientPort"), conf_port(&conf, "secureClientPort")) {
+            (true, Some(plain), _) => match four_letter(&format!("{host}:{plain}"), "cons").await {
+                Ok(text) => sessions.extend(parse_cons(&text)),
+                Err(err) => silent.push(format!("{host}:{plain} (its plain port): {err}")),
+            },
+            (false, _, Some(secure)) => silent.push(format!(
+                "{server} also serves TLS clients (secureClientPort {secure}), whose sessions a plain \
+                 `cons` does not list: look with the TLS options to see them"
+            )),
+            _ => {}
+        }
     }
     let note =
         (!silent.is_empty()).then(|| format!("session liveness unknown: {}", silent.join("; ")));
     (sessions, note)
+}
+
+/// `name=PORT` of a `conf` reply (a server without it has no such port).
+fn conf_port(conf: &str, name: &str) -> Option<u16> {
+    conf.lines()
+        .find_map(|line| {
+            line.strip_prefix(name)?
+                .strip_prefix('=')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .filter(|port| *port > 0)
 }
 
 fn parse_cons(text: &str) -> impl Iterator<Item = i64> + '_ {

@@ -25,7 +25,7 @@ impl Pem {
     /// A binding's string: PEM text if it holds a PEM header, else a path
     /// (what Node's `tls.connect` users and `zookeeper.ssl.*` users pass).
     pub fn from_text_or_path(value: &str) -> Pem {
-        if value.contains("-----BEGIN ") {
+        if looks_like_pem(value) {
             Pem::Bytes(value.as_bytes().to_vec())
         } else {
             Pem::File(PathBuf::from(value))
@@ -34,6 +34,10 @@ impl Pem {
 
     fn name(&self, what: &str) -> String {
         match self {
+            // PEM text given where a path was expected must not land in a message: it may be a key.
+            Pem::File(path) if looks_like_pem(&path.to_string_lossy()) => {
+                format!("{what} (PEM text given as a path: pass it as PEM bytes/text)")
+            }
             Pem::File(path) => format!("{what} {}", path.display()),
             Pem::Bytes(_) => format!("{what} (PEM given in memory)"),
         }
@@ -48,19 +52,44 @@ impl Pem {
 
     fn text(&self, what: &str) -> Result<String> {
         let bytes = match self {
-            Pem::File(path) => std::fs::read(path).map_err(|err| {
+            Pem::File(path) => read_limited(path).map_err(|err| {
                 Error::invalid_argument(format!("cannot read {}: {err}", self.name(what)))
             })?,
             Pem::Bytes(bytes) => bytes.clone(),
         };
+        if bytes.len() > MAX_PEM {
+            return Err(Error::invalid_argument(format!(
+                "{} is over {} KiB: not a certificate or key file",
+                self.name(what),
+                MAX_PEM / 1024
+            )));
+        }
         String::from_utf8(bytes)
             .map_err(|_| Error::invalid_argument(format!("{} is not PEM text", self.name(what))))
     }
 }
 
+/// Certificate bundles of whole CA stores stay well under this; `/dev/zero` does not.
+const MAX_PEM: usize = 4 * 1024 * 1024;
+
+fn looks_like_pem(text: &str) -> bool {
+    text.contains("-----BEGIN ")
+}
+
+/// Up to one byte more than `MAX_PEM`: enough to tell a file is too big.
+fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_PEM as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl std::fmt::Debug for Pem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Pem::File(path) if looks_like_pem(&path.to_string_lossy()) => f.write_str("<PEM text>"),
             Pem::File(path) => write!(f, "{}", path.display()),
             Pem::Bytes(bytes) => write!(f, "<{} bytes of PEM>", bytes.len()),
         }
@@ -132,9 +161,9 @@ impl Tls {
     /// The certificates as they are now; every failure names the file.
     pub(crate) fn load(&self) -> Result<zk::TlsCerts> {
         let ca_text = self.ca.text("tls ca")?;
-        let ca = zk::TlsCa::from_pem(&ca_text).map_err(|err| {
+        let ca = zk::TlsCa::from_pem(&ca_text).map_err(|_| {
             Error::invalid_argument(format!(
-                "{} holds no usable CA certificate: {err}",
+                "{} holds no CA certificate (PEM `-----BEGIN CERTIFICATE-----`)",
                 self.ca.name("tls ca")
             ))
         })?;
@@ -148,13 +177,21 @@ impl Tls {
                     cert.name("tls cert")
                 )));
             }
+            let pair = format!("{} / {}", cert.name("tls cert"), key.name("tls key"));
+            if key_text.contains("ENCRYPTED PRIVATE KEY")
+                || key_text.contains("Proc-Type: 4,ENCRYPTED")
+            {
+                return Err(Error::invalid_argument(format!(
+                    "{pair}: the key is encrypted; give it unencrypted (e.g. `openssl pkey -in KEY -out KEY.pem`)"
+                )));
+            }
             let identity = zk::TlsIdentity::from_pem(&cert_text, &key_text).map_err(|err| {
                 Error::invalid_argument(format!(
-                    "{} / {}: {err} (a PEM certificate and a PKCS#8, PKCS#1 or SEC1 PEM key)",
-                    cert.name("tls cert"),
-                    key.name("tls key")
+                    "{pair}: {err} (a PEM certificate and a PKCS#8, PKCS#1 or SEC1 PEM key)"
                 ))
             })?;
+            crate::connect_diagnosis::check_identity(&cert_text, &key_text)
+                .map_err(|why| Error::invalid_argument(format!("{pair}: {why}")))?;
             certs = certs.with_identity(identity);
         }
         certs
@@ -369,7 +406,7 @@ impl Sasl {
                 Ok(sasl)
             }
             other => Err(Error::invalid_argument(format!(
-                "unknown SASL mechanism {other:?}: DIGEST-MD5 or GSSAPI"
+                "unknown SASL mechanism {other:?}: DIGEST-MD5 (digest) or GSSAPI (gssapi)"
             ))),
         }
     }
@@ -417,6 +454,32 @@ impl Sasl {
             Sasl::Gssapi { .. } => "sasl:<Kerberos principal>".to_string(),
         }
     }
+}
+
+/// `scheme:id:perms` entries separated by commas; a comma inside an id (an
+/// x509 name, `x509:O=acme,CN=app:r`) does not start an entry: only one that
+/// is followed by a scheme (lowercase letters and digits) and a colon does.
+fn split_entries(spec: &str) -> Vec<&str> {
+    let starts_entry = |rest: &str| {
+        rest.trim_start()
+            .split_once(':')
+            .is_some_and(|(scheme, _)| {
+                !scheme.is_empty()
+                    && scheme
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+    };
+    let mut entries = Vec::new();
+    let mut start = 0;
+    for (at, _) in spec.match_indices(',') {
+        if starts_entry(&spec[at + 1..]) {
+            entries.push(&spec[start..at]);
+            start = at + 1;
+        }
+    }
+    entries.push(&spec[start..]);
+    entries
 }
 
 /// ZooKeeper's permission bits.
@@ -514,8 +577,8 @@ impl AclPolicy {
         if !spec.contains(':') {
             return AclPolicy::from_name(spec);
         }
-        let entries = spec
-            .split(',')
+        let entries = split_entries(spec)
+            .into_iter()
             .map(|entry| {
                 let mut parts = entry.trim().rsplitn(2, ':');
                 let perms = parts.next().unwrap_or_default();
@@ -546,6 +609,41 @@ impl AclPolicy {
             }
         }
         Ok(self)
+    }
+
+    /// An explicit list must let the session itself create and delete, or
+    /// the first directory it makes locks it out (and stays behind, with the
+    /// ACL, for good: an existing directory keeps its ACL). `identities` are
+    /// the session's (`whoami`); an empty list (an old server) is not judged.
+    pub(crate) fn check_grants(&self, identities: &[String]) -> Result<()> {
+        let AclPolicy::List(entries) = self else {
+            return Ok(());
+        };
+        if identities.is_empty() {
+            return Ok(());
+        }
+        let needed = Perms::CREATE.0 | Perms::DELETE.0;
+        let ours = |entry: &Acl| match entry.scheme.as_str() {
+            "world" => entry.id == "anyone",
+            "auth" | "ip" => true,
+            // A digest id is `user:base64(sha1)`; whoami names the user.
+            "digest" => identities.iter().any(|who| {
+                who.strip_prefix("digest:")
+                    .is_some_and(|user| entry.id.split(':').next() == Some(user))
+            }),
+            scheme => identities.contains(&format!("{scheme}:{}", entry.id)),
+        };
+        if entries
+            .iter()
+            .any(|e| ours(e) && e.perms.0 & needed == needed)
+        {
+            return Ok(());
+        }
+        Err(Error::invalid_argument(format!(
+            "the ACL list gives this session ({}) no create and delete permission: the \
+             directories it makes would lock it out",
+            identities.join(", ")
+        )))
     }
 
     /// The entries the server gets, given whether the session has credentials.

@@ -109,25 +109,39 @@ async fn no_ticket_says_kinit() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_wrong_service_principal_is_refused() {
+async fn a_service_the_kdc_does_not_know_fails_at_once_naming_it() {
     let realm = realm();
     let _one = CREDENTIALS.lock().await;
-    let cache = realm.kdc.dir.join("ccache-wrong");
+    let cache = realm.kdc.dir.join("ccache-service");
     kinit(realm, &cache);
     std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
-    let wrong = ClientOptions {
-        sasl: Some(Sasl::gssapi().service("nobody")),
-        connect_timeout: Duration::from_secs(5),
-        ..Default::default()
-    };
-    let err = Client::connect(&realm.server.connect(), wrong)
+    let by_address = realm.server.connect().replace("localhost", "127.0.0.1");
+    for (connect, sasl, named) in [
+        (
+            realm.server.connect(),
+            Sasl::gssapi().service("nobody"),
+            "nobody/localhost",
+        ),
+        (
+            realm.server.connect(),
+            Sasl::gssapi().host("other.example"),
+            "zookeeper/other.example",
+        ),
+        (by_address, Sasl::gssapi(), "zookeeper/127.0.0.1"),
+    ] {
+        let started = std::time::Instant::now();
+        let err = Client::connect(
+            &connect,
+            ClientOptions {
+                sasl: Some(sasl),
+                connect_timeout: Duration::from_secs(8),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            err.code(),
-            ErrorCode::AuthFailed | ErrorCode::ConnectionLoss
-        ),
-        "{err}"
-    );
+        assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+        assert!(err.message().contains(named), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(8), "{err}");
+    }
 }

@@ -14,13 +14,16 @@ PemSource = Union[str, "os.PathLike[str]", bytes]
 
 
 def _pem(value: Optional[PemSource], name: str) -> Union[str, bytes, None]:
+    """A path stays a ``str``; PEM (``bytes``, or a ``str`` holding a PEM header) goes as ``bytes``."""
     if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, bytearray):
         return bytes(value)
+    if isinstance(value, str) and "-----BEGIN " in value:
+        return value.encode()
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
-    raise TypeError(f"tls {name} must be a path or PEM bytes, got {type(value).__name__}")
+    raise TypeError(f"tls {name} must be a path, PEM text or PEM bytes, got {type(value).__name__}")
 
 
 class Tls:
@@ -39,6 +42,8 @@ class Tls:
         ``verify_hostname=False`` accepts any host name the CA signed: unsafe against a man in the middle."""
         if not isinstance(verify_hostname, bool):
             raise TypeError("verify_hostname must be a bool")
+        if ca is None:
+            raise TypeError("tls needs ca: the CA bundle to trust (a path, PEM text or PEM bytes)")
         self.ca = _pem(ca, "ca")
         self.cert = _pem(cert, "cert")
         self.key = _pem(key, "key")
@@ -63,6 +68,11 @@ class Sasl:
         host: Optional[str] = None,
     ) -> None:
         """A mechanism by name (``"DIGEST-MD5"``, ``"GSSAPI"``); ``digest_md5`` and ``gssapi`` read better."""
+        for name, value in (("mechanism", mechanism), ("username", username), ("service", service), ("host", host)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"sasl {name} must be a str, got {type(value).__name__}")
+        if password is not None and not isinstance(password, (str, bytes)):
+            raise TypeError(f"sasl password must be str or bytes, got {type(password).__name__}")
         self.mechanism = mechanism
         self.username = username
         self._password = password.encode() if isinstance(password, str) else password
@@ -113,7 +123,13 @@ def _settings(tls: Optional[Tls], sasl: Optional[Sasl], acl: Optional[AclPolicy]
     elif acl is not None:
         entries = []
         for entry in acl:
+            if not isinstance(entry, tuple) or len(entry) != 3:
+                raise TypeError(f"acl entries must be zkrecipes.Acl(perms, scheme, id), got {entry!r}")
             perms, scheme, id = entry
+            if isinstance(perms, bool) or not isinstance(perms, (str, int)):
+                raise TypeError(f"acl perms must be letters or an int, got {type(perms).__name__}")
+            if not isinstance(scheme, str) or not isinstance(id, str):
+                raise TypeError("acl scheme and id must be str")
             entries.append((str(perms), scheme, id))
     return {
         "tls_ca": tls.ca if tls else None,

@@ -15,6 +15,7 @@ public final class Sasl {
     private final String mechanism;
     private final String username;
     private final char[] password;
+    private boolean destroyed;
     private String service;
     private String host;
 
@@ -52,6 +53,7 @@ public final class Sasl {
         if (password != null) {
             Arrays.fill(password, '\0');
         }
+        destroyed = true;
     }
 
     @Override
@@ -68,6 +70,9 @@ public final class Sasl {
     byte[] passwordBytes() {
         if (password == null) {
             return null;
+        }
+        if (destroyed) {
+            throw new IllegalStateException("this Sasl was destroyed: make a new one to connect");
         }
         ByteBuffer encoded = StandardCharsets.UTF_8.encode(CharBuffer.wrap(password));
         byte[] bytes = new byte[encoded.remaining()];
