@@ -70,6 +70,10 @@ test('failures name their cause', async () => {
     (e) => e.code === 'INVALID_ARGUMENT' && /both or neither/.test(e.message))
   await assert.rejects(zk.Client.connect(tlsAt, { tls: 'ca.pem' }), TypeError)
   await assert.rejects(zk.Client.connect(tlsAt, { tls: { ca: 42 } }), TypeError)
+  // From the review: `tls: {}` and misspelled keys went plaintext without a word.
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: {} }), TypeError)
+  await assert.rejects(zk.Client.connect(tlsAt, { tls: { ...tls, verify_hostname: false } }), TypeError)
+  await assert.rejects(zk.Client.connect(`tcp://${tlsAt}`, { tls }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: 'everyone' }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'PLAIN' } }), { code: 'INVALID_ARGUMENT' })
 })

@@ -145,3 +145,25 @@ def test_kerberos_with_a_client_keytab_and_without_a_ticket(secure, path, tmp_pa
     monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'empty'}")
     with pytest.raises(zkrecipes.AuthFailedError, match="kinit"):
         zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi())
+
+
+def test_pem_text_in_a_str_and_bad_types(secure):
+    certs = secure["certs"]
+    key = (certs / "client-key.pem").read_text()
+    with zkrecipes.Client(secure["tls"], tls=Tls(ca=(certs / "ca.pem").read_text(), cert=certs / "client.pem", key=key)) as c:
+        assert any(who.startswith("x509:") for who in c.authenticated_as)
+    assert "PRIVATE KEY" not in repr(Tls(ca=certs / "ca.pem", cert=certs / "client.pem", key=key))
+    with pytest.raises(zkrecipes.InvalidArgumentError) as mismatched:
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "ca.pem", cert=certs / "client.pem",
+                                                key=(certs / "client2-key.pem").read_text()))
+    assert "does not belong" in str(mismatched.value) and "PRIVATE KEY" not in str(mismatched.value)
+    with pytest.raises(TypeError):
+        Sasl.digest_md5("alice", 123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Tls(ca=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl=[{"perms": "r"}])  # type: ignore[list-item]
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="need credentials"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), acl="creator")
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="tcp://"):
+        zkrecipes.Client("tcp://" + secure["tls"], tls=tls(secure))

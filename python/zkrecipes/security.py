@@ -50,7 +50,7 @@ class Tls:
         self.verify_hostname = verify_hostname
 
     def __repr__(self) -> str:
-        shown = lambda v: "<PEM bytes>" if isinstance(v, bytes) else repr(v)  # noqa: E731
+        shown = lambda v: "<PEM>" if isinstance(v, bytes) else repr(v)  # noqa: E731
         return f"Tls(ca={shown(self.ca)}, cert={shown(self.cert)}, key={shown(self.key)}, verify_hostname={self.verify_hostname})"
 
 

@@ -125,3 +125,33 @@ def test_without_the_kerberos_library_gssapi_names_it():
                env={"ZKRECIPES_GSSAPI_LIBRARY": "/nonexistent/libgssapi_krb5.so.2"})
     assert done.returncode == NO_PERMISSION, done
     assert "/nonexistent/libgssapi_krb5.so.2" in done.stderr.decode()
+
+
+def test_cmd_never_sees_the_credentials_and_one_line_is_required(tmp_path):
+    lock = path("env")
+    done = run("--connect", TLS, *tls(), "--sasl", "digest", "lock", lock, "--", "sh", "-c", "env",
+               env={"ZKRECIPES_AUTH": "alice:alice-secret"})
+    assert done.returncode == 0, done.stderr
+    assert b"alice-secret" not in done.stdout, "CMD got the credentials"
+    two = tmp_path / "two.auth"
+    two.write_text("alice:alice-secret\nbob:bob-secret\n")
+    done = run("--connect", TLS, *tls(), "--sasl", "digest", "--auth-file", str(two), "status", "/cli-security")
+    assert done.returncode == 65 and b"one line" in done.stderr, done
+
+
+def test_status_of_an_empty_path_on_a_secured_session_keeps_its_headline(alice):
+    done = run("--connect", TLS, *tls(), *alice, "status", path("empty"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert lines[0].startswith("session: TLS, authenticated as sasl:alice"), lines
+    assert len(lines) == 2 and ("no such node" in lines[1] or "no recipe nodes" in lines[1]), lines
+
+
+def test_x509_identities_in_acl_entries(tmp_path):
+    queue = path("x509")
+    acl = "x509:O=zkrecipes,CN=zkclient:rwcda"
+    done = run("--connect", TLS, *mutual(), "--acl", acl, "queue", "offer", queue, "for the certificate")
+    assert done.returncode == 0, done.stderr
+    other = run("--connect", TLS, *tls("--tls-cert", str(CERTS / "client2.pem"), "--tls-key", str(CERTS / "client2-key.pem")),
+                "queue", "take", queue, "--timeout", "0")
+    assert other.returncode == NO_PERMISSION, other
