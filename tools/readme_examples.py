@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -342,6 +343,9 @@ def rust(code: str, where: str, tmp: Path) -> None:
         + "    Ok(())\n}\n"
     )
     (crate / "src" / "main.rs").write_text(main)
+    # The workspace's versions: the example then reuses what the workspace built (the TLS crypto
+    # library alone takes a minute to build again).
+    shutil.copy(REPO / "Cargo.lock", crate / "Cargo.lock")
     env_target = str(REPO / "target")
     cmd = ["cargo", "run", "--quiet", "--offline", "--manifest-path", str(crate / "Cargo.toml"), "--target-dir", env_target]
     run(f"rust  {where}", cmd, crate)

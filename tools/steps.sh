@@ -60,8 +60,37 @@ table() {
   } >&2
 }
 
+# The secured servers (tests/with-secure-zk) once for every suite, as soon as the harness is
+# built: each suite starting its own three JVMs and a KDC cost more than a minute in all.
+secure_started=false
+start_secure() {
+  $secure_started && return 0
+  [ -x target/debug/zk-harness ] || return 0
+  secure_started=true
+  coproc SECURE { exec target/debug/zk-harness serve --secure; }
+  local line
+  while read -r -t 240 line <&"${SECURE[0]}"; do
+    case "$line" in
+      ZK_CONNECT=*) export ZK_SECURE_PLAIN_CONNECT=${line#*=}; break ;;
+      ZK_*=*) export "${line%%=*}=${line#*=}" ;;
+    esac
+  done
+  [ -n "${ZK_SECURE_PLAIN_CONNECT:-}" ] || fail "the secured servers did not start"
+  KRB5_CONFIG=$ZK_KRB5_CONFIG KRB5_CLIENT_KTNAME=$ZK_KRB5_KEYTAB
+  KRB5CCNAME=FILE:$(mktemp -u "${TMPDIR:-/tmp}/zkrecipes-ccache.XXXXXX")
+  export KRB5_CONFIG KRB5_CLIENT_KTNAME KRB5CCNAME
+}
+
+stop_secure() {
+  $secure_started || return 0
+  rm -f "${KRB5CCNAME#FILE:}"
+  [ -n "${SECURE[1]:-}" ] && eval "exec ${SECURE[1]}>&-"
+  wait "${SECURE_PID:-}" 2>/dev/null || true
+}
+
 fail() {
   echo "make test: $1" >&2
+  stop_secure
   [ -n "${builder:-}" ] && kill -- -"$builder" 2>/dev/null
   wait 2>/dev/null
   table
@@ -106,8 +135,10 @@ for entry in "${tests[@]}"; do
     read -r _ _ _ rc <"$lane_dir/$needs"
     [ "$rc" -eq 0 ] || fail "$needs failed (needed by $step)"
   fi
+  [ -f "$lane_dir/harness" ] && start_secure
   run_step test "$step" || fail "$step failed"
 done
 
 wait "$builder" || fail "a side step failed"
+stop_secure
 table

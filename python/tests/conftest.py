@@ -60,6 +60,19 @@ def secure() -> Iterator[dict]:
     DIGEST-MD5 users alice and bob), `strict` (client certificate and SASL required), `plain`
     (the plain port of the first), `certs` (the certificate directory), `krb5` (a server that
     requires Kerberos) with `krb5_config`, `krb5_keytab` and `krb5_principal`."""
+    if os.environ.get("ZK_TLS_CONNECT"):
+        # Started by tests/with-secure-zk (`make test` starts one set for every suite).
+        yield {
+            "tls": os.environ["ZK_TLS_CONNECT"],
+            "strict": os.environ["ZK_TLS_STRICT_CONNECT"],
+            "plain": os.environ["ZK_SECURE_PLAIN_CONNECT"],
+            "certs": Path(os.environ["ZK_CERTS"]),
+            "krb5": os.environ["ZK_KRB5_CONNECT"],
+            "krb5_config": os.environ["ZK_KRB5_CONFIG"],
+            "krb5_keytab": os.environ["ZK_KRB5_KEYTAB"],
+            "krb5_principal": os.environ["ZK_KRB5_PRINCIPAL"],
+        }
+        return
     harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
     proc = subprocess.Popen([harness, "serve", "--secure"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
