@@ -206,16 +206,19 @@ def aarch64_runs(connect: str) -> None:
     check("aarch64" in out and "queue ok" in out, f"arm64 Java under qemu ran the JAR: {out.strip()}")
 
 
-def musl_core_runs(connect: str) -> None:
+def musl_core_runs(connect: str, secure: tuple[str, str] | None) -> None:
     env = {**os.environ, "PATH": f"{TOOLS}:{os.environ['PATH']}"}
     for arch in ["x86_64", "aarch64"]:
         triple = f"{arch}-unknown-linux-musl"
         run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes",
              "--example", "dist_smoke", "--target", triple], env=env)
         binary = ROOT / "target" / triple / "release" / "examples" / "dist_smoke"
-        cmd = [binary, connect] if arch == "x86_64" else ["qemu-aarch64", binary, connect]
+        tls_args = list(secure) if secure else []
+        cmd = [binary, connect, *tls_args] if arch == "x86_64" else ["qemu-aarch64", binary, connect, *tls_args]
         out = run(cmd, capture=True)
         check(f"rust {arch}-musl" in out and "queue ok" in out, f"the core built for {triple} ran: {out.strip()}")
+        if secure:
+            check("tls ok" in out, f"the core built for {triple} connected over TLS (rustls, aws-lc): {out.strip()}")
 
 
 def cli_binaries_run(connect: str) -> None:
@@ -372,6 +375,10 @@ def main() -> int:
     if not connect:
         print("dist-check: run under tests/with-zk (ZK_CONNECT unset)", file=sys.stderr)
         return 2
+    # Under tests/with-secure-zk (make dist-check), the musl builds also connect over TLS.
+    secure = None
+    if os.environ.get("ZK_TLS_CONNECT"):
+        secure = (os.environ["ZK_TLS_CONNECT"], str(Path(os.environ["ZK_CERTS"]) / "ca.pem"))
     WORK.mkdir(parents=True, exist_ok=True)
     musl = {arch: musl_exports(arch) for arch in ["x86_64", "aarch64"]}
     for artifact, arch, libc, lib in natives():
@@ -379,7 +386,7 @@ def main() -> int:
     auditwheel()
     licenses_ship()
     aarch64_runs(connect)
-    musl_core_runs(connect)
+    musl_core_runs(connect, secure)
     cli_binaries_run(connect)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)

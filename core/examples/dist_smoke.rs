@@ -1,9 +1,11 @@
-//! One lock acquire/release and one queue offer/take: `dist_smoke HOST:PORT`.
+//! One lock acquire/release and one queue offer/take: `dist_smoke HOST:PORT`;
+//! with `dist_smoke HOST:PORT TLS_HOST:PORT CA.pem` also one over TLS (the
+//! artifacts carry rustls and aws-lc, no OpenSSL).
 //! `make dist-check` builds it for the musl targets and runs it there (under
 //! qemu for aarch64), the musl counterpart of the Python and Node smoke runs.
 use std::time::Duration;
 
-use zkrecipes::{Client, ClientOptions, DistributedQueue, WriteLock};
+use zkrecipes::{Client, ClientOptions, DistributedQueue, Tls, WriteLock};
 
 fn main() {
     let connect = std::env::args()
@@ -12,6 +14,27 @@ fn main() {
     if let Err(err) = zkrecipes::runtime::runtime().block_on(smoke(&connect)) {
         eprintln!("dist_smoke: {err}");
         std::process::exit(1);
+    }
+    let (tls_connect, ca) = (std::env::args().nth(2), std::env::args().nth(3));
+    if let (Some(tls_connect), Some(ca)) = (tls_connect, ca) {
+        let over_tls: zkrecipes::Result<()> = zkrecipes::runtime::runtime().block_on(async {
+            let options = ClientOptions {
+                tls: Some(Tls::new(ca)),
+                ..ClientOptions::default()
+            };
+            let client = Client::connect(&tls_connect, options).await?;
+            let lock = WriteLock::new(&client, "/dist-smoke/tls")?;
+            lock.acquire().await?.release().await?;
+            client.close().await;
+            Ok(())
+        });
+        match over_tls {
+            Ok(()) => println!("rust {}: tls ok", std::env::consts::ARCH),
+            Err(err) => {
+                eprintln!("dist_smoke over TLS: {err}");
+                std::process::exit(1);
+            }
+        }
     }
 }
 
