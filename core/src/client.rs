@@ -194,13 +194,13 @@ impl Client {
         let session =
             open_session(connect_string.to_string(), options.clone(), tls_options).await?;
         let authenticated_as = whoami(&session, &options).await;
-        if let Err(err) = options.acl.check_grants(&authenticated_as) {
-            drop(session);
-            return Err(err);
-        }
         let credentials = options.auth.is_some()
             || options.sasl.is_some()
             || options.tls.as_ref().is_some_and(|t| t.identity.is_some());
+        if let Err(err) = options.acl.check_grants(credentials, &authenticated_as) {
+            drop(session);
+            return Err(err);
+        }
         let acl = options.acl.entries(credentials);
         let watcher = session.state_watcher();
         let identity = options.identity.clone().unwrap_or_else(host_name);

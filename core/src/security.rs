@@ -72,8 +72,10 @@ impl Pem {
 /// Certificate bundles of whole CA stores stay well under this; `/dev/zero` does not.
 const MAX_PEM: usize = 4 * 1024 * 1024;
 
+/// PEM text, or something that may be a damaged piece of it (a key with a
+/// broken header, its newlines lost): never a path to print or open.
 fn looks_like_pem(text: &str) -> bool {
-    text.contains("-----BEGIN ")
+    text.contains('\n') || text.to_ascii_uppercase().contains("BEGIN ") || text.len() > 4096
 }
 
 /// Up to one byte more than `MAX_PEM`: enough to tell a file is too big.
@@ -615,17 +617,20 @@ impl AclPolicy {
     /// the first directory it makes locks it out (and stays behind, with the
     /// ACL, for good: an existing directory keeps its ACL). `identities` are
     /// the session's (`whoami`); an empty list (an old server) is not judged.
-    pub(crate) fn check_grants(&self, identities: &[String]) -> Result<()> {
+    pub(crate) fn check_grants(&self, credentials: bool, identities: &[String]) -> Result<()> {
         let AclPolicy::List(entries) = self else {
             return Ok(());
         };
-        if identities.is_empty() {
+        // With credentials but no `whoami` answer (a server before 3.7) there is nothing to judge by;
+        // without credentials only world (and ip) entries can grant anything.
+        if credentials && identities.is_empty() {
             return Ok(());
         }
         let needed = Perms::CREATE.0 | Perms::DELETE.0;
         let ours = |entry: &Acl| match entry.scheme.as_str() {
             "world" => entry.id == "anyone",
-            "auth" | "ip" => true,
+            "ip" => true,
+            "auth" => credentials,
             // A digest id is `user:base64(sha1)`; whoami names the user.
             "digest" => identities.iter().any(|who| {
                 who.strip_prefix("digest:")
@@ -639,10 +644,13 @@ impl AclPolicy {
         {
             return Ok(());
         }
+        let who = match identities.is_empty() {
+            true => "no credentials".to_string(),
+            false => identities.join(", "),
+        };
         Err(Error::invalid_argument(format!(
-            "the ACL list gives this session ({}) no create and delete permission: the \
-             directories it makes would lock it out",
-            identities.join(", ")
+            "the ACL list gives this session ({who}) no create and delete permission: the \
+             directories it makes would lock it out"
         )))
     }
 

@@ -729,6 +729,34 @@ async fn an_acl_list_that_locks_its_creator_out_is_refused_and_leaves_nothing() 
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acl_list_without_credentials_must_grant_the_world() {
+    let s = servers();
+    let read_only = Client::connect(
+        &s.tls.tls_connect(),
+        ClientOptions {
+            acl: AclPolicy::List(vec![Acl::new(Perms::READ, "world", "anyone")]),
+            ..options(Some(tls()), None)
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        read_only.message().contains("no credentials"),
+        "{read_only}"
+    );
+    let certificate_not_given = Client::connect(
+        &s.tls.tls_connect(),
+        ClientOptions {
+            acl: AclPolicy::List(vec![Acl::new(Perms::ALL, "x509", "CN=zkclient")]),
+            ..options(Some(tls()), None)
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(certificate_not_given.code(), ErrorCode::InvalidArgument);
+}
+
 #[test]
 fn a_key_of_another_certificate_is_a_usage_error_naming_both_files() {
     let rt = tokio::runtime::Runtime::new().unwrap();

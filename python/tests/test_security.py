@@ -157,8 +157,15 @@ def test_pem_text_in_a_str_and_bad_types(secure):
         zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "ca.pem", cert=certs / "client.pem",
                                                 key=(certs / "client2-key.pem").read_text()))
     assert "does not belong" in str(mismatched.value) and "PRIVATE KEY" not in str(mismatched.value)
+    damaged = key.replace("-----BEGIN", "----BEGIN")
+    with pytest.raises(zkrecipes.InvalidArgumentError) as broken:
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "ca.pem", cert=certs / "client.pem", key=damaged))
+    assert "PRIVATE KEY" not in str(broken.value) and "MIG" not in str(broken.value), broken.value
+    assert "PRIVATE" not in repr(Tls(ca=certs / "ca.pem", cert=certs / "client.pem", key=damaged))
     with pytest.raises(TypeError):
         Sasl.digest_md5("alice", 123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Sasl.digest_md5(None, "x")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         Tls(ca=None)  # type: ignore[arg-type]
     with pytest.raises(TypeError):

@@ -19,8 +19,8 @@ def _pem(value: Optional[PemSource], name: str) -> Union[str, bytes, None]:
         return value
     if isinstance(value, bytearray):
         return bytes(value)
-    if isinstance(value, str) and "-----BEGIN " in value:
-        return value.encode()
+    if isinstance(value, str) and ("\n" in value or "BEGIN " in value.upper() or len(value) > 4096):
+        return value.encode()  # PEM text (or a damaged piece of it): never a path, never printed
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
     raise TypeError(f"tls {name} must be a path, PEM text or PEM bytes, got {type(value).__name__}")
@@ -82,6 +82,8 @@ class Sasl:
     @classmethod
     def digest_md5(cls, username: str, password: Union[str, bytes]) -> Sasl:
         """A user of the server's JAAS ``Server`` section (``DigestLoginModule``)."""
+        if username is None or password is None:
+            raise TypeError("Sasl.digest_md5 needs a username and a password")
         return cls("DIGEST-MD5", username, password)
 
     @classmethod

@@ -111,11 +111,17 @@ impl Kdc {
                 ],
             );
         }
-        let process = Command::new(sbin("krb5kdc"))
-            .args(["-n", "-r", REALM])
+        // Tied to this process by a pipe, as the JVMs are: killed with it, even by SIGKILL
+        // (found by a review: a SIGTERM'd harness left its krb5kdc running).
+        let process = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "'{}' -n -r {REALM} & k=$!; read _; kill $k 2>/dev/null; wait $k",
+                sbin("krb5kdc")
+            ))
             .env("KRB5_CONFIG", dir.join("krb5.conf"))
             .env("KRB5_KDC_PROFILE", dir.join("kdc.conf"))
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -146,7 +152,8 @@ impl Kdc {
 
 impl Drop for Kdc {
     fn drop(&mut self) {
-        let _ = self.process.kill();
+        // Closing the pipe makes the wrapper stop krb5kdc.
+        drop(self.process.stdin.take());
         let _ = self.process.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
