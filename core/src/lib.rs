@@ -12,6 +12,7 @@ mod emitter;
 mod error;
 mod event;
 mod gssapi;
+mod handoff;
 pub mod inspect;
 mod lock;
 mod memory;
@@ -26,6 +27,7 @@ pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MA
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use event::{Event, EventDetails};
+pub use handoff::Handoff;
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};

@@ -42,8 +42,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{with_deadline, Backoff, Client, MAX_PACKET};
+use crate::client::{with_deadline, Backoff, Client, Settling, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
+use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::{path, runtime};
 
@@ -207,11 +208,22 @@ impl DistributedQueue {
 
     /// `poll` with the item's name, which `give_back` takes.
     pub async fn poll_item(&self) -> Result<Option<Item>> {
-        let scoped = self.poll_item_unscoped().await;
+        Ok(self.poll_owed().await?.map(Owed::deliver))
+    }
+
+    /// For a binding that carries the item to its caller across threads:
+    /// `poll_item` with the `Handoff` that puts the item back unless it is
+    /// marked delivered. It holds `close` back from the claim on, with no gap.
+    pub async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
+        Ok(self.poll_owed().await?.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn poll_owed(&self) -> Result<Option<Owed>> {
+        let scoped = self.poll_owed_unscoped().await;
         scoped.map_err(|err| self.about(err))
     }
 
-    async fn poll_item_unscoped(&self) -> Result<Option<Item>> {
+    async fn poll_owed_unscoped(&self) -> Result<Option<Owed>> {
         let mut cache = self.inner.cache.lock().await;
         loop {
             let Some(name) = self.inner.next_claim(&mut cache).await? else {
@@ -240,16 +252,17 @@ impl DistributedQueue {
             // claimed item could go back (found by the CLI's SIGINT test).
             let settling = self.inner.client.settling();
             runtime::handle().spawn(async move {
-                let _settling = settling;
                 let outcome = inner.claim(&name, next, previous).await;
                 let item = Item { name, data };
-                // The claimed item travels in a guard: dropped undelivered (the
-                // caller gone before or after the send), it goes back.
+                // The claimed item travels in a guard, with the hold on
+                // `close`: dropped undelivered (the caller gone before or
+                // after the send), it goes back.
                 let _ = reply.send(outcome.map(|claim| {
                     let owed = claim.claimed.then(|| Owed {
                         inner: inner.clone(),
                         item: Some(item),
                         marker: claim.marker.clone(),
+                        settling: Some(settling),
                     });
                     (claim, owed)
                 }));
@@ -257,11 +270,10 @@ impl DistributedQueue {
             let (claim, owed) = answer
                 .await
                 .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
-            let item = owed.map(Owed::deliver);
             cache.last_marker = claim.marker;
             cache.prefetched = claim.prefetched;
-            if let Some(item) = item {
-                return Ok(Some(item));
+            if owed.is_some() {
+                return Ok(owed);
             }
             cache.collided = true;
         }
@@ -269,7 +281,7 @@ impl DistributedQueue {
 
     /// For a binding whose caller gave up after the item was taken (a
     /// cancelled future, an interrupt): the item goes back, never lost.
-    pub fn abandon_taken(&self, item: Item) {
+    fn abandon_taken(&self, item: Item) {
         let queue = self.clone();
         let settling = self.inner.client.settling();
         runtime::handle().spawn(async move {
@@ -299,10 +311,10 @@ impl DistributedQueue {
 
     /// Waits for an item as long as it takes.
     pub async fn take(&self) -> Result<Vec<u8>> {
-        Ok(self
-            .take_until(None)
-            .await?
+        let owed = self.take_until(None).await?;
+        Ok(owed
             .expect("an unbounded take ends with an item")
+            .deliver()
             .data)
     }
 
@@ -313,15 +325,22 @@ impl DistributedQueue {
 
     /// `take` (`None` = no limit) with the item's name, which `give_back` takes.
     pub async fn take_item(&self, timeout: Option<Duration>) -> Result<Option<Item>> {
-        self.take_until(timeout.map(|t| Instant::now() + t)).await
+        let owed = self.take_until(timeout.map(|t| Instant::now() + t)).await?;
+        Ok(owed.map(Owed::deliver))
     }
 
-    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
+    /// `take_item` with the `Handoff` of `poll_handed`.
+    pub async fn take_handed(&self, timeout: Option<Duration>) -> Result<Option<(Item, Handoff)>> {
+        let owed = self.take_until(timeout.map(|t| Instant::now() + t)).await?;
+        Ok(owed.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let scoped = self.take_until_unscoped(deadline).await;
         scoped.map_err(|err| self.about(err))
     }
 
-    async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
+    async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         loop {
             if let Some(item) = self.poll_bounded(deadline).await? {
                 return Ok(Some(item));
@@ -373,11 +392,11 @@ impl DistributedQueue {
     /// had to give back would return behind the other consumers' caches
     /// (out of order); a poll stuck in a partition gives up at the deadline
     /// (its claim, if any, gives the item back once it can).
-    async fn poll_bounded(&self, deadline: Option<Instant>) -> Result<Option<Item>> {
+    async fn poll_bounded(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let Some(deadline) = deadline else {
-            return self.poll_item().await;
+            return self.poll_owed().await;
         };
-        let poll = self.poll_item();
+        let poll = self.poll_owed();
         tokio::pin!(poll);
         tokio::select! {
             polled = &mut poll => polled,
@@ -756,11 +775,23 @@ struct Owed {
     inner: Arc<Inner>,
     item: Option<Item>,
     marker: Option<String>,
+    /// Taken when the claim was sent; `close` waits for it.
+    settling: Option<Settling>,
 }
 
 impl Owed {
     fn deliver(mut self) -> Item {
         self.item.take().expect("an owed item is delivered once")
+    }
+
+    /// The item, and the guard that takes over giving it back (and the hold
+    /// on `close`, with no moment without one).
+    fn hand_off(mut self, queue: &DistributedQueue) -> (Item, Handoff) {
+        let item = self.item.take().expect("an owed item is handed off once");
+        let (queue, owed) = (queue.clone(), item.clone());
+        let settling = self.settling.take().expect("an owed item holds close back");
+        let handoff = Handoff::new(settling, move || queue.abandon_taken(owed));
+        (item, handoff)
     }
 }
 
@@ -769,7 +800,7 @@ impl Drop for Owed {
         if let Some(item) = self.item.take() {
             let inner = self.inner.clone();
             let marker = self.marker.take();
-            let settling = inner.client.settling();
+            let settling = self.settling.take();
             runtime::handle().spawn(async move {
                 let _settling = settling;
                 if let Err(err) = inner.give_back(&item, marker).await {

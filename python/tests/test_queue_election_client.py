@@ -388,6 +388,31 @@ def test_cancelled_takes_lose_no_item(zk_connect, path):
     assert sorted(got + rest) == expected, "an item came twice or was lost"
 
 
+def test_item_taken_for_a_loop_closed_before_it_resolved_goes_back(zk_connect, path):
+    """CI lost an item: a take's result was on its way to an event loop that closed
+    before it ran the resolution (or refused it), and ``close`` ended the session
+    before the item was back. Whenever the loop closes after the claim, the item is
+    back once ``close`` returns."""
+    with zkrecipes.Client(zk_connect) as other:
+        watcher = other.queue(path)
+        for round in range(20):
+            watcher.offer(f"item-{round}".encode())
+            client = zkrecipes.Client(zk_connect)
+            loop = asyncio.new_event_loop()
+
+            async def start_take() -> "asyncio.Future[object]":
+                return client.queue(path)._native.take_async(None)  # resolved on this loop
+
+            pending = loop.run_until_complete(start_take())
+            deadline = time.monotonic() + 30
+            while watcher.size() != 0:  # the take has claimed the item
+                assert time.monotonic() < deadline, "the take never claimed the item"
+            loop.close()  # the resolution is never run (queued) or refused (not yet sent)
+            del pending
+            client.close()
+            assert watcher.poll() == f"item-{round}".encode(), f"round {round}: the item was lost"
+
+
 def _child_tries_zookeeper(connect: str, path: str, parent_client, results) -> None:  # type: ignore[no-untyped-def]
     started = time.monotonic()
     outcomes = []

@@ -3,7 +3,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 # Undoes an operation's result that its caller never saw (see `zkrecipes._undoable`).
-_Undo = Optional[Callable[[], None]]
+_Undo = Optional["Undo"]
 
 __version__: str
 ERROR_CODES: List[str]
@@ -12,14 +12,16 @@ ELECTION_EVENTS: List[str]
 CONNECTION_STATES: List[str]
 
 def _shutdown() -> None: ...
-def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Callable[[], None]] = ...) -> None: ...
+def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Undo] = ...) -> None: ...
 
 # (event name, fencing token of an ACQUIRED, ZkError of a LOST or FAILED)
 _Callback = Callable[[str, Optional[int], Optional[BaseException]], None]
 
 class Undo:
-    """Gives back what an abandoned operation obtained (releases the lock, returns the item)."""
+    """Gives back what an abandoned operation obtained (releases the lock, returns the item);
+    dropped without ``keep()``, it gives back too."""
     def __call__(self) -> None: ...
+    def keep(self) -> None: ...
 
 class Subscription:
     def cancel(self) -> None: ...

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use zkrecipes::{DistributedQueue, Item};
+use zkrecipes::{DistributedQueue, Handoff, Item};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -44,8 +44,8 @@ impl NativeQueue {
         // Wrapped inside the task: an item the task finished with after its
         // caller left is dropped as a `NativeTaken`, which puts it back.
         let polling = async move {
-            let item = queue.poll_item().await?;
-            Ok(item.map(|item| NativeTaken::new(queue, item)))
+            let item = queue.poll_handed().await?;
+            Ok(item.map(NativeTaken::new))
         };
         run_cancellable(&cancel, polling).await
     }
@@ -59,8 +59,8 @@ impl NativeQueue {
         let timeout = crate::tasks::timeout(timeout_ms)?;
         let queue = self.queue.clone();
         let taking = async move {
-            let item = queue.take_item(timeout).await?;
-            Ok(item.map(|item| NativeTaken::new(queue, item)))
+            let item = queue.take_handed(timeout).await?;
+            Ok(item.map(NativeTaken::new))
         };
         run_cancellable(&cancel, taking).await
     }
@@ -88,15 +88,13 @@ impl NativeQueue {
 /// that (the coroutine was cancelled in between), it goes back.
 #[derive(uniffi::Object)]
 pub struct NativeTaken {
-    queue: DistributedQueue,
-    item: Mutex<Option<Item>>,
+    taken: Mutex<Option<(Item, Handoff)>>,
 }
 
 impl NativeTaken {
-    fn new(queue: DistributedQueue, item: Item) -> Arc<Self> {
+    fn new(taken: (Item, Handoff)) -> Arc<Self> {
         Arc::new(NativeTaken {
-            queue,
-            item: Mutex::new(Some(item)),
+            taken: Mutex::new(Some(taken)),
         })
     }
 }
@@ -105,19 +103,13 @@ impl NativeTaken {
 impl NativeTaken {
     /// The payload, handed over once (empty afterwards).
     pub fn data(&self) -> Vec<u8> {
-        self.item
-            .lock()
-            .unwrap()
-            .take()
-            .map(|item| item.data)
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for NativeTaken {
-    fn drop(&mut self) {
-        if let Some(item) = self.item.get_mut().unwrap().take() {
-            self.queue.abandon_taken(item);
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match taken {
+            Some((item, handoff)) => {
+                handoff.delivered();
+                item.data
+            }
+            None => Vec::new(),
         }
     }
 }

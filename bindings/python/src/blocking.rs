@@ -13,7 +13,9 @@ use pyo3::IntoPyObjectExt;
 
 use crate::errors::{internal, to_py};
 use crate::listener;
-use crate::undo::{Undo, UndoFn, Undoable};
+use zkrecipes::Handoff;
+
+use crate::undo::{Undo, Undoable};
 
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
@@ -32,11 +34,18 @@ where
     T: Undoable,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    let (out, _) = wait_then(py, future, |value: T| value.split().1)?.split();
+    let (out, handoff) = wait_then(py, future, |value: T| value.split().1)?.split();
+    if let Some(handoff) = handoff {
+        handoff.delivered();
+    }
     Ok(out)
 }
 
-fn wait_then<T, F>(py: Python<'_>, future: F, undo: impl FnOnce(T) -> Option<UndoFn>) -> PyResult<T>
+fn wait_then<T, F>(
+    py: Python<'_>,
+    future: F,
+    undo: impl FnOnce(T) -> Option<Handoff>,
+) -> PyResult<T>
 where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
@@ -66,8 +75,8 @@ where
                     task.abort();
                     // Finished between the check and the abort: undo, never drop.
                     if let Ok(Ok(value)) = py.detach(move || result.recv()) {
-                        if let Some(undo) = undo(value) {
-                            undo();
+                        if let Some(handoff) = undo(value) {
+                            handoff.undo();
                         }
                     }
                     return Err(signal);
@@ -116,7 +125,7 @@ fn resolved_on_loop<'py, T, F>(
 ) -> PyResult<Bound<'py, PyAny>>
 where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
-    F: Future<Output = zkrecipes::Result<(T, Option<UndoFn>)>> + Send + 'static,
+    F: Future<Output = zkrecipes::Result<(T, Option<Handoff>)>> + Send + 'static,
 {
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_future = event_loop.call_method0("create_future")?;

@@ -17,25 +17,21 @@ pub struct NativeQueue {
 /// `take` with `None` waits forever; the core validates the number. The item
 /// goes back to the queue if its caller is gone when it arrives.
 async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Taken> {
-    let item = match wait {
-        Wait::For(timeout) => queue.take_item(Some(timeout)).await?,
-        Wait::No => queue.take_item(Some(Duration::ZERO)).await?,
-        Wait::Forever => queue.take_item(None).await?,
+    let handed = match wait {
+        Wait::For(timeout) => queue.take_handed(Some(timeout)).await?,
+        Wait::No => queue.take_handed(Some(Duration::ZERO)).await?,
+        Wait::Forever => queue.take_handed(None).await?,
     };
-    Ok(Taken { queue, item })
+    Ok(Taken(handed))
 }
 
 async fn poll(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
-    let item = queue.poll_item().await?;
-    Ok(Taken { queue, item })
+    Ok(Taken(queue.poll_handed().await?))
 }
 
 async fn remove(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
-    match queue.poll_item().await? {
-        Some(item) => Ok(Taken {
-            queue,
-            item: Some(item),
-        }),
+    match queue.poll_handed().await? {
+        Some(handed) => Ok(Taken(Some(handed))),
         None => Err(zkrecipes::Error::new(
             zkrecipes::ErrorCode::NoSuchElement,
             "the queue is empty",

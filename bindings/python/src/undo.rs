@@ -7,16 +7,14 @@
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use zkrecipes::{DistributedQueue, Item, Lock, Owner};
+use zkrecipes::{Handoff, Item, Lock, Owner};
 
 use crate::payload::Payload;
-
-pub type UndoFn = Box<dyn FnOnce() + Send>;
 
 /// A result split into what Python receives and what undoes it.
 pub trait Undoable: Send + 'static {
     type Out: for<'a> IntoPyObject<'a> + Send + 'static;
-    fn split(self) -> (Self::Out, Option<UndoFn>);
+    fn split(self) -> (Self::Out, Option<Handoff>);
 }
 
 /// The outcome of an acquire: the fencing token, or `None` if not obtained.
@@ -29,53 +27,61 @@ pub struct Acquired {
 impl Undoable for Acquired {
     type Out = Option<i64>;
 
-    fn split(self) -> (Option<i64>, Option<UndoFn>) {
-        let (lock, owner) = (self.lock, self.owner);
-        let undo = self
-            .token
-            .map(|_| Box::new(move || lock.abandon_acquired(owner)) as UndoFn);
-        (self.token, undo)
+    fn split(self) -> (Option<i64>, Option<Handoff>) {
+        let handoff = self.token.map(|_| self.lock.handoff_acquired(self.owner));
+        (self.token, handoff)
     }
 }
 
-/// The outcome of a take or poll: the item, if any.
-pub struct Taken {
-    pub queue: DistributedQueue,
-    pub item: Option<Item>,
-}
+/// The outcome of a take or poll: the item, if any, with what gives it back.
+pub struct Taken(pub Option<(Item, Handoff)>);
 
 impl Undoable for Taken {
     type Out = Option<Payload>;
 
-    fn split(self) -> (Option<Payload>, Option<UndoFn>) {
-        let payload = self.item.as_ref().map(|i| Payload(i.data.clone()));
-        let queue = self.queue;
-        let undo = self
-            .item
-            .map(|item| Box::new(move || queue.abandon_taken(item)) as UndoFn);
-        (payload, undo)
+    fn split(self) -> (Option<Payload>, Option<Handoff>) {
+        match self.0 {
+            Some((item, handoff)) => (Some(Payload(item.data)), Some(handoff)),
+            None => (None, None),
+        }
     }
 }
 
-/// Handed to `_resolve`, which calls it when the awaiting future was cancelled.
+/// Travels with an awaitable's result: called (by `_resolve` or
+/// `zkrecipes._undoable`) when the awaiting task is gone, `keep()` once the
+/// caller has the result. Dropped with neither (a loop closed before it ran
+/// the resolution, a future nobody awaited), it undoes.
 #[pyclass(module = "zkrecipes._native")]
 pub struct Undo {
-    undo: Mutex<Option<UndoFn>>,
+    handoff: Mutex<Option<Handoff>>,
 }
 
 impl Undo {
-    pub fn new(undo: UndoFn) -> Undo {
+    pub fn new(handoff: Handoff) -> Undo {
         Undo {
-            undo: Mutex::new(Some(undo)),
+            handoff: Mutex::new(Some(handoff)),
         }
+    }
+
+    fn take(&self) -> Option<Handoff> {
+        self.handoff
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 }
 
 #[pymethods]
 impl Undo {
     fn __call__(&self) {
-        if let Some(undo) = self.undo.lock().unwrap().take() {
-            undo();
+        if let Some(handoff) = self.take() {
+            handoff.undo();
+        }
+    }
+
+    fn keep(&self) {
+        if let Some(handoff) = self.take() {
+            handoff.delivered();
         }
     }
 }

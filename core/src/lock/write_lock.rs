@@ -36,6 +36,7 @@ use super::holder::{release_node, Hold, Released};
 use crate::client::{expired, while_usable, Client};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
+use crate::handoff::Handoff;
 use crate::{path, runtime};
 
 /// Who holds a lock inside this process; reentrancy is counted per owner.
@@ -329,6 +330,15 @@ impl Lock {
                 tracing::debug!("undoing an abandoned acquire on {dir}: {err}");
             }
         });
+    }
+
+    /// For a binding that carries an acquired hold to its caller across
+    /// threads: the hold is released unless the `Handoff` is marked delivered.
+    pub fn handoff_acquired(&self, owner: Owner) -> Handoff {
+        let lock = self.clone();
+        Handoff::new(self.core.client.settling(), move || {
+            lock.abandon_acquired(owner)
+        })
     }
 
     /// A hold that is being released no longer counts, here and below.
