@@ -109,8 +109,9 @@ public class ApacheJava {
                 }
                 threads.forEach(t -> { t.setDaemon(true); t.start(); });
                 // Apache's WriteLock can strand a waiter whose predecessor vanished (it watches
-                // with exists() and does not re-check): give up on those after a minute.
-                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+                // with exists() and does not re-check): give up on those after the seconds given.
+                long patience = args.length > 3 ? Long.parseLong(args[3]) : 60;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(patience);
                 for (Thread t : threads) {
                     t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
                 }

@@ -112,3 +112,20 @@ test('Kerberos: SASL GSSAPI with the client keytab', async () => {
     assert.equal((await q.poll()).toString(), 'kerberos')
   } finally { await c.close() }
 })
+
+test('Kerberos without a ticket or keytab: AUTH_FAILED that names kinit', async () => {
+  // process.env writes through to the C environment libgssapi reads.
+  const saved = { KRB5CCNAME: process.env.KRB5CCNAME, KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME }
+  const empty = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'zk-no-ticket-'))
+  process.env.KRB5CCNAME = `FILE:${path.join(empty, 'cache')}`
+  delete process.env.KRB5_CLIENT_KTNAME
+  try {
+    await refused(process.env.ZK_KRB5_CONNECT, { sasl: { mechanism: 'GSSAPI' } },
+      (e) => e.code === 'AUTH_FAILED' && /kinit/.test(e.message) && /KRB5CCNAME/.test(e.message))
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]; else process.env[name] = value
+    }
+    fs.rmSync(empty, { recursive: true, force: true })
+  }
+})
