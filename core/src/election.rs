@@ -39,6 +39,7 @@ use crate::client::{delete_confirmed, expired, with_deadline, Backoff, Client, C
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
+use crate::wait::Wait;
 use crate::{path, runtime};
 
 const OFFER_PREFIX: &str = "n_";
@@ -248,9 +249,10 @@ impl LeaderElectionSupport {
     }
 
     /// `true` once this member leads; `false` if `timeout` passed first.
-    pub async fn await_leadership(&self, timeout: Option<Duration>) -> Result<bool> {
+    /// `timeout`: a `Wait`, or what converts to one (`None` waits forever).
+    pub async fn await_leadership(&self, timeout: impl Into<Wait>) -> Result<bool> {
         let mut leader = self.inner.leader.subscribe();
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.into().deadline();
         let led = with_deadline(deadline, async {
             tokio::select! {
                 r = leader.wait_for(|l| *l) => r.map(|_| ()).map_err(|_| Error::closed()),

@@ -21,6 +21,7 @@ mod queue;
 pub mod runtime;
 mod security;
 mod security_settings;
+mod wait;
 mod work_queue;
 
 pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
@@ -29,10 +30,11 @@ pub use error::{Error, ErrorCode, Result};
 pub use event::{Event, EventDetails};
 pub use handoff::Handoff;
 pub use lock::read_write_lock::ReadWriteLock;
-pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, Wait, WriteLock};
+pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
 pub use security::{Acl, AclPolicy, Pem, Perms, Sasl, Secret, Tls};
 pub use security_settings::SecuritySettings;
+pub use wait::Wait;
 pub use work_queue::{
     priority, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
 };

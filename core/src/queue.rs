@@ -46,6 +46,7 @@ use crate::client::{with_deadline, Backoff, Client, Settling, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
+use crate::wait::Wait;
 use crate::{path, runtime};
 
 const ITEM_PREFIX: &str = "qn-";
@@ -324,14 +325,15 @@ impl DistributedQueue {
     }
 
     /// `take` (`None` = no limit) with the item's name, which `give_back` takes.
-    pub async fn take_item(&self, timeout: Option<Duration>) -> Result<Option<Item>> {
-        let owed = self.take_until(timeout.map(|t| Instant::now() + t)).await?;
+    /// `timeout`: a `Wait`, or what converts to one (`None` waits forever).
+    pub async fn take_item(&self, timeout: impl Into<Wait>) -> Result<Option<Item>> {
+        let owed = self.take_until(timeout.into().deadline()).await?;
         Ok(owed.map(Owed::deliver))
     }
 
     /// `take_item` with the `Handoff` of `poll_handed`.
-    pub async fn take_handed(&self, timeout: Option<Duration>) -> Result<Option<(Item, Handoff)>> {
-        let owed = self.take_until(timeout.map(|t| Instant::now() + t)).await?;
+    pub async fn take_handed(&self, timeout: impl Into<Wait>) -> Result<Option<(Item, Handoff)>> {
+        let owed = self.take_until(timeout.into().deadline()).await?;
         Ok(owed.map(|owed| owed.hand_off(self)))
     }
 

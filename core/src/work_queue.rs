@@ -30,7 +30,6 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::oneshot;
@@ -39,6 +38,7 @@ use zookeeper_client as zk;
 
 use crate::client::{while_usable, with_deadline, Client, ConnectionState, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
+use crate::wait::Wait;
 use crate::{path, runtime};
 
 const ENTRY_PREFIX: &str = "entry-";
@@ -286,9 +286,9 @@ impl WorkQueue {
     /// The next item, claimed for this consumer: waits as long as it takes
     /// (`timeout` `None`), or `None` once `timeout` passed. Cancelling the
     /// call gives back whatever it claimed.
-    pub async fn consume(&self, timeout: Option<Duration>) -> Result<Option<Delivery>> {
+    pub async fn consume(&self, timeout: impl Into<Wait>) -> Result<Option<Delivery>> {
         self.inner.check_open()?;
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.into().deadline();
         let mut closed = self.inner.closed.subscribe();
         // Losing to `close()` drops the claim in flight, whose task gives
         // back what it claimed.

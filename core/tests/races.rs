@@ -112,7 +112,7 @@ async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
     let timeouts = [0.0, 1e-6, 0.0001, 0.001, 0.002, 0.005];
     for &t in &timeouts {
         let got = mine
-            .lock_as(Owner(1), Wait::from_secs(Some(t)).unwrap())
+            .lock_as(Owner(1), Wait::from(Duration::from_secs_f64(t)))
             .await
             .unwrap_or_else(|err| panic!("timeout {t}: {err}"));
         if got.is_some() {
@@ -133,7 +133,7 @@ async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
     let held = theirs.acquire().await.unwrap();
     for &t in &timeouts {
         let got = mine
-            .lock_as(Owner(1), Wait::from_secs(Some(t)).unwrap())
+            .lock_as(Owner(1), Wait::from(Duration::from_secs_f64(t)))
             .await
             .unwrap_or_else(|err| panic!("timeout {t}: {err}"));
         assert_eq!(got, None, "timeout {t} on a held lock");

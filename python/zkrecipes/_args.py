@@ -8,19 +8,13 @@ from typing import Any, Optional
 from . import _native
 
 
-def _timeout(timeout: Optional[float], blocking: bool = True) -> Optional[float]:
-    """Seconds as the native module takes them: ``None`` (or ``-1``, as ``threading``) waits forever.
-
-    A timeout with ``blocking=False`` is refused with ``ValueError``, as ``threading.Lock`` does.
-    """
+def _timeout(timeout: Optional[float]) -> Optional[float]:
+    """Seconds as the native module takes them (it applies ``threading``'s rules: ``None`` and
+    ``-1`` wait forever, ``blocking=False`` with a timeout is refused); only the type is checked here."""
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds or None, got {type(timeout).__name__}")
-    if timeout == -1:
-        return None
-    if not blocking:
-        raise ValueError("can't specify a timeout for a non-blocking call")
     return float(timeout)
 
 

@@ -62,7 +62,7 @@ class _Lock:
         node is gone. ``timeout=0`` is a try: it takes a free lock without waiting. The GIL is
         released while waiting and Ctrl-C interrupts the wait, withdrawing the waiting node.
         """
-        return self._native.lock(_thread_owner(), blocking, _timeout(timeout, blocking)) is not None
+        return self._native.lock(_thread_owner(), blocking, _timeout(timeout)) is not None
 
     def release(self) -> None:
         """Drops one hold; the last one deletes the node and returns once the server confirmed.
@@ -73,7 +73,7 @@ class _Lock:
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
-        return (await undoable(self._native.lock_async(_task_owner(), blocking, _timeout(timeout, blocking)))) is not None
+        return (await undoable(self._native.lock_async(_task_owner(), blocking, _timeout(timeout)))) is not None
 
     async def release_async(self) -> None:
         """``release`` for a hold taken with ``acquire_async`` (per asyncio task)."""

@@ -195,8 +195,18 @@ def test_secured_contention_across_languages_curator_and_kazoo(tmp_path):
                             sasl_options={"mechanism": "DIGEST-MD5", "username": "bob", "password": "bob-secret"})
         kazoo.start(timeout=30)
         try:
-            theirs = kazoo.Lock(d, "kazoo")
-            assert theirs.acquire(timeout=30)
+            from kazoo.exceptions import NoNodeError
+
+            # Curator left the lock's directory an empty container, which the server reaps
+            # (every 500 ms here); kazoo checks its path once per Lock object and does not retry a
+            # create whose parent went in between (CI saw NoNodeError): a fresh Lock retries.
+            for attempt in range(5):
+                theirs = kazoo.Lock(d, "kazoo")
+                try:
+                    assert theirs.acquire(timeout=30)
+                    break
+                except NoNodeError:
+                    assert attempt < 4, "kazoo's lock directory was reaped five times over"
             for lang in LANGS:
                 assert ours[lang].ask(f"trylock {d}") == "BUSY", f"{lang} got in while kazoo held the lock"
             theirs.release()

@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use jni::objects::{JObject, JString};
 use zkrecipes::{Client, LeaderElectionSupport};
 
@@ -49,11 +47,11 @@ export! {
 }
 
 export! {
-    /// `timeout_nanos` negative = forever. Completes with `Boolean`.
-    fn Java_io_zkrecipes_Native_electionAwaitLeadership<'l>(env; handle: i64, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+    /// Completes with `Boolean`.
+    fn Java_io_zkrecipes_Native_electionAwaitLeadership<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let election = unsafe { borrow::<LeaderElectionSupport>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
-        let limit = (timeout_nanos >= 0).then(|| Duration::from_nanos(timeout_nanos as u64));
+        let limit = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,
             async move { election.await_leadership(limit).await },

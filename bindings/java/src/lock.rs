@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use jni::objects::{JObject, JString};
 use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
 
@@ -8,15 +6,6 @@ use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::{listener, tasks};
-
-/// `timeout_nanos`: negative = wait forever; `try_only` = do not wait at all.
-fn wait(try_only: bool, timeout_nanos: i64) -> Wait {
-    match (try_only, timeout_nanos) {
-        (true, _) => Wait::No,
-        (false, n) if n < 0 => Wait::Forever,
-        (false, n) => Wait::For(Duration::from_nanos(n as u64)),
-    }
-}
 
 export! {
     fn Java_io_zkrecipes_Native_lockNew<'l>(env; client: i64, dir: JString<'l>) -> i64 {
@@ -56,10 +45,10 @@ export_free!(Java_io_zkrecipes_Native_lockFree, Lock);
 
 export! {
     /// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
-    fn Java_io_zkrecipes_Native_lockAcquire<'l>(env; handle: i64, owner: i64, try_only: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+    fn Java_io_zkrecipes_Native_lockAcquire<'l>(env; handle: i64, owner: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let lock = unsafe { borrow::<Lock>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
-        let how = wait(try_only, timeout_nanos);
+        let how = Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,
             async move { lock.lock_as(Owner(owner as u64), how).await },

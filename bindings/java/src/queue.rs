@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use jni::objects::{JByteArray, JObject, JString};
 use zkrecipes::{Client, DistributedQueue};
 
@@ -80,15 +78,16 @@ export! {
 }
 
 export! {
-    /// `timeout_nanos` negative = wait forever. Completes with the item or `null`.
-    fn Java_io_zkrecipes_Native_queueTake<'l>(env; handle: i64, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+    /// Completes with the item or `null`.
+    fn Java_io_zkrecipes_Native_queueTake<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
             async move {
-                let timeout = u64::try_from(timeout_nanos).ok().map(Duration::from_nanos);
-                queue.take_item(timeout).await
+                queue
+                    .take_item(zkrecipes::Wait::java(forever, timeout_nanos))
+                    .await
             },
             taken,
         ))

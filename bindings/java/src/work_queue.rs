@@ -5,8 +5,6 @@
 //! `Delivery` does so when dropped), which is also what Java's undo does for
 //! a job that arrived after its caller gave up.
 
-use std::time::Duration;
-
 use jni::objects::{JByteArray, JObject, JString};
 use zkrecipes::{Client, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
 
@@ -99,12 +97,11 @@ export! {
 }
 
 export! {
-    /// `timeout_nanos` negative = wait as long as it takes. Completes with a
-    /// delivery handle or `null`.
-    fn Java_io_zkrecipes_Native_workQueueConsume<'l>(env; handle: i64, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+    /// Completes with a delivery handle or `null`.
+    fn Java_io_zkrecipes_Native_workQueueConsume<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
         let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
-        let timeout = u64::try_from(timeout_nanos).ok().map(Duration::from_nanos);
+        let timeout = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(future, async move { queue.consume(timeout).await }, delivered))
     }
 }

@@ -56,7 +56,7 @@ impl NativeQueue {
         timeout_ms: Option<f64>,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Arc<NativeTaken>>> {
-        let timeout = crate::tasks::timeout(timeout_ms)?;
+        let timeout = crate::tasks::wait(timeout_ms)?;
         let queue = self.queue.clone();
         let taking = async move {
             let item = queue.take_handed(timeout).await?;

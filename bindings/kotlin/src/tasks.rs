@@ -94,18 +94,9 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// A timeout in milliseconds as Kotlin passes it (`null`: no limit).
+/// A timeout in milliseconds as Kotlin passes it (`Wait::kotlin` has the rules).
 pub fn wait(timeout_ms: Option<f64>) -> Result<zkrecipes::Wait> {
-    Ok(zkrecipes::Wait::from_millis(timeout_ms)?)
-}
-
-/// The same as an optional duration, for the calls that take one.
-pub fn timeout(timeout_ms: Option<f64>) -> Result<Option<std::time::Duration>> {
-    Ok(match wait(timeout_ms)? {
-        zkrecipes::Wait::Forever => None,
-        zkrecipes::Wait::No => Some(std::time::Duration::ZERO),
-        zkrecipes::Wait::For(d) => Some(d),
-    })
+    Ok(zkrecipes::Wait::kotlin(timeout_ms)?)
 }
 
 /// Waits for `operation` on the calling thread, for `AutoCloseable.close()`

@@ -57,7 +57,7 @@ impl NativeWorkQueue {
         timeout_ms: Option<f64>,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Arc<NativeDelivery>>> {
-        let timeout = crate::tasks::timeout(timeout_ms)?;
+        let timeout = crate::tasks::wait(timeout_ms)?;
         let queue = self.queue.clone();
         // A job claimed for a caller that left is dropped inside the task's
         // output, and a delivery's drop gives it back.

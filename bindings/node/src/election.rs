@@ -1,7 +1,7 @@
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
-use zkrecipes::{LeaderElectionSupport, Wait};
+use zkrecipes::LeaderElectionSupport;
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -62,10 +62,7 @@ impl NativeElection {
         env: &'env Env,
         timeout_ms: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let limit = match wait_ms(env, timeout_ms)? {
-            Wait::For(d) => Some(d),
-            _ => None,
-        };
+        let limit = wait_ms(env, timeout_ms)?;
         let election = self.inner.clone();
         promise(
             env,

@@ -56,7 +56,7 @@ where
     })
 }
 
-/// Milliseconds from JavaScript (`undefined` = forever) as the core's `Wait`.
+/// Milliseconds from JavaScript as the core's `Wait` (`Wait::node` has the rules).
 pub fn wait_ms(env: &Env, timeout_ms: Option<f64>) -> napi::Result<zkrecipes::Wait> {
-    zkrecipes::Wait::from_millis(timeout_ms).into_js(env)
+    zkrecipes::Wait::node(timeout_ms).into_js(env)
 }

@@ -1,6 +1,6 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{DistributedQueue, Wait};
+use zkrecipes::DistributedQueue;
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -75,12 +75,7 @@ impl NativeQueue {
     ) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
         let how = wait_ms(env, timeout_ms)?;
         let queue = self.inner.clone();
-        let taking = async move {
-            match how {
-                Wait::For(timeout) => queue.take_timeout(timeout).await,
-                _ => queue.take().await.map(Some),
-            }
-        };
+        let taking = async move { Ok(queue.take_item(how).await?.map(|item| item.data)) };
         promise(env, taking, maybe_bytes)
     }
 

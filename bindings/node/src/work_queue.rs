@@ -1,11 +1,9 @@
 //! The at-least-once work queue for Node.js: `NativeWorkQueue` and the
 //! deliveries it hands out (`index.js` wraps them as `WorkQueue` and `Job`).
 
-use std::time::Duration;
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Delivery, DeliverySlot, Wait, WorkQueue, WorkQueueOptions};
+use zkrecipes::{Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -113,11 +111,7 @@ impl NativeWorkQueue {
         env: &'env Env,
         timeout_ms: Option<f64>,
     ) -> napi::Result<PromiseRaw<'env, Option<NativeDelivery>>> {
-        let timeout = match wait_ms(env, timeout_ms)? {
-            Wait::Forever => None,
-            Wait::No => Some(Duration::ZERO),
-            Wait::For(d) => Some(d),
-        };
+        let timeout = wait_ms(env, timeout_ms)?;
         let queue = self.inner.clone();
         promise(env, async move { queue.consume(timeout).await }, job)
     }

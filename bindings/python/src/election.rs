@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use pyo3::prelude::*;
 use zkrecipes::{LeaderElectionSupport, Wait};
 
@@ -11,14 +9,6 @@ use crate::listener::{forward, Subscription};
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeElection {
     inner: LeaderElectionSupport,
-}
-
-fn timeout(seconds: Option<f64>) -> zkrecipes::Result<Option<Duration>> {
-    Ok(match Wait::from_secs(seconds)? {
-        Wait::For(d) => Some(d),
-        Wait::No => Some(Duration::ZERO),
-        Wait::Forever => None,
-    })
 }
 
 #[pymethods]
@@ -62,7 +52,7 @@ impl NativeElection {
 
     #[pyo3(signature = (seconds))]
     fn await_leadership(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
-        let limit = timeout(seconds).into_py_result()?;
+        let limit = Wait::python(seconds, true).into_py_result()?;
         let election = self.inner.clone();
         wait(py, async move { election.await_leadership(limit).await })
     }
@@ -73,7 +63,7 @@ impl NativeElection {
         py: Python<'py>,
         seconds: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = timeout(seconds).into_py_result()?;
+        let limit = Wait::python(seconds, true).into_py_result()?;
         let election = self.inner.clone();
         awaitable(py, async move { election.await_leadership(limit).await })
     }

@@ -14,14 +14,6 @@ pub struct NativeLock {
     pub inner: Lock,
 }
 
-fn wait_for(blocking: bool, timeout: Option<f64>) -> zkrecipes::Result<Wait> {
-    if blocking {
-        Wait::from_secs(timeout)
-    } else {
-        Ok(Wait::No)
-    }
-}
-
 /// An acquire whose hold is released if its caller is gone when it succeeds.
 async fn acquire(lock: Lock, owner: Owner, how: Wait) -> zkrecipes::Result<Acquired> {
     let token = lock.lock_as(owner, how).await?;
@@ -54,7 +46,7 @@ impl NativeLock {
         blocking: bool,
         timeout: Option<f64>,
     ) -> PyResult<Option<i64>> {
-        let how = wait_for(blocking, timeout).into_py_result()?;
+        let how = Wait::python(timeout, blocking).into_py_result()?;
         let lock = self.inner.clone();
         wait_undoable(py, acquire(lock, Owner(owner), how))
     }
@@ -67,7 +59,7 @@ impl NativeLock {
         blocking: bool,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let how = wait_for(blocking, timeout).into_py_result()?;
+        let how = Wait::python(timeout, blocking).into_py_result()?;
         let lock = self.inner.clone();
         awaitable_undoable(py, acquire(lock, Owner(owner), how))
     }

@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use pyo3::prelude::*;
 use zkrecipes::{DistributedQueue, Wait};
 
@@ -17,12 +15,7 @@ pub struct NativeQueue {
 /// `take` with `None` waits forever; the core validates the number. The item
 /// goes back to the queue if its caller is gone when it arrives.
 async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Taken> {
-    let handed = match wait {
-        Wait::For(timeout) => queue.take_handed(Some(timeout)).await?,
-        Wait::No => queue.take_handed(Some(Duration::ZERO)).await?,
-        Wait::Forever => queue.take_handed(None).await?,
-    };
-    Ok(Taken(handed))
+    Ok(Taken(queue.take_handed(wait).await?))
 }
 
 async fn poll(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
@@ -104,7 +97,7 @@ impl NativeQueue {
 
     #[pyo3(signature = (timeout))]
     fn take(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Payload>> {
-        let how = Wait::from_secs(timeout).into_py_result()?;
+        let how = Wait::python(timeout, true).into_py_result()?;
         let queue = self.inner.clone();
         wait_undoable(py, take(queue, how))
     }
@@ -115,7 +108,7 @@ impl NativeQueue {
         py: Python<'py>,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let how = Wait::from_secs(timeout).into_py_result()?;
+        let how = Wait::python(timeout, true).into_py_result()?;
         awaitable_undoable(py, take(self.inner.clone(), how))
     }
 

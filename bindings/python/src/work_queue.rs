@@ -4,8 +4,6 @@
 //! a forgotten object) gives its item back: the core's `Delivery` does so
 //! when dropped.
 
-use std::time::Duration;
-
 use pyo3::prelude::*;
 use zkrecipes::{Delivery, DeliverySlot, Wait, WorkQueue, WorkQueueOptions};
 
@@ -40,18 +38,7 @@ impl NativeDelivery {
     }
 }
 
-fn timeout_of(timeout: Option<f64>) -> PyResult<Option<Duration>> {
-    Ok(match Wait::from_secs(timeout).into_py_result()? {
-        Wait::Forever => None,
-        Wait::No => Some(Duration::ZERO),
-        Wait::For(d) => Some(d),
-    })
-}
-
-async fn consume(
-    queue: WorkQueue,
-    timeout: Option<Duration>,
-) -> zkrecipes::Result<Option<NativeDelivery>> {
+async fn consume(queue: WorkQueue, timeout: Wait) -> zkrecipes::Result<Option<NativeDelivery>> {
     Ok(queue.consume(timeout).await?.map(NativeDelivery::new))
 }
 
@@ -134,7 +121,7 @@ impl NativeWorkQueue {
 
     #[pyo3(signature = (timeout))]
     fn consume(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<NativeDelivery>> {
-        let timeout = timeout_of(timeout)?;
+        let timeout = Wait::python(timeout, true).into_py_result()?;
         wait(py, consume(self.inner.clone(), timeout))
     }
 
@@ -144,7 +131,7 @@ impl NativeWorkQueue {
         py: Python<'py>,
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let timeout = timeout_of(timeout)?;
+        let timeout = Wait::python(timeout, true).into_py_result()?;
         awaitable(py, consume(self.inner.clone(), timeout))
     }
 

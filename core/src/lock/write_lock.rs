@@ -37,6 +37,7 @@ use crate::client::{expired, while_usable, Client};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
+use crate::wait::{far_future, Wait};
 use crate::{path, runtime};
 
 /// Who holds a lock inside this process; reentrancy is counted per owner.
@@ -407,58 +408,6 @@ enum Reentry {
     NotHeld,
     Held(i64),
     Releasing(String),
-}
-
-/// How long `lock_as` may wait.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Wait {
-    No,
-    Forever,
-    For(Duration),
-}
-
-impl Wait {
-    /// From a binding's optional seconds: `None` = forever; refuses NaN and negatives.
-    pub fn from_secs(timeout: Option<f64>) -> Result<Wait> {
-        Wait::from_units(timeout, 1.0, "s")
-    }
-
-    /// `from_secs` for milliseconds (Node.js `timeoutMs`); errors speak ms.
-    pub fn from_millis(timeout: Option<f64>) -> Result<Wait> {
-        Wait::from_units(timeout, 1000.0, "ms")
-    }
-
-    fn from_units(timeout: Option<f64>, per_second: f64, unit: &str) -> Result<Wait> {
-        match timeout {
-            None => Ok(Wait::Forever),
-            Some(t) if t.is_nan() || t < 0.0 => Err(Error::invalid_argument(format!(
-                "timeout must be >= 0 {unit}, got {t} {unit}"
-            ))),
-            Some(t) if t / per_second > 1e9 => Ok(Wait::Forever),
-            Some(t) => Ok(Wait::For(Duration::from_secs_f64(t / per_second))),
-        }
-    }
-
-    /// A zero timeout does not wait at all, as `tryLock(0, …)` and
-    /// `acquire(timeout=0)` do: it is a try, which takes a free lock.
-    fn normalized(self) -> Wait {
-        match self {
-            Wait::For(d) if d.is_zero() => Wait::No,
-            other => other,
-        }
-    }
-
-    /// The deadline of a bounded wait (`None` for `No` and `Forever`).
-    pub fn deadline(self) -> Option<Instant> {
-        match self {
-            Wait::For(d) => Some(Instant::now().checked_add(d).unwrap_or_else(far_future)),
-            _ => None,
-        }
-    }
-}
-
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(86400 * 365 * 30)
 }
 
 fn not_owner() -> Error {

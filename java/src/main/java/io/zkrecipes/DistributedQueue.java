@@ -95,22 +95,22 @@ public final class DistributedQueue extends NativeObject {
 
     /** Waits for an item; an interrupt withdraws the wait. */
     public byte[] take() throws InterruptedException {
-        return Native.joinInterruptibly(takeOp(-1));
+        return Native.joinInterruptibly(takeOp(true, 0));
     }
 
     /** Waits up to {@code timeout} for an item; {@code null} if none came. */
     public byte[] poll(long timeout, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
-        return Native.joinInterruptibly(takeOp(Math.max(0, unit.toNanos(timeout))));
+        return Native.joinInterruptibly(takeOp(false, unit.toNanos(timeout)));
     }
 
     /** Cancelling the future (or {@code orTimeout}) withdraws the wait; an item taken meanwhile goes back. */
     public CompletableFuture<byte[]> takeAsync() {
-        return takeOp(-1).future();
+        return takeOp(true, 0).future();
     }
 
-    private Native.Op<byte[]> takeOp(long timeoutNanos) {
-        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, timeoutNanos, f), this::giveBack));
+    private Native.Op<byte[]> takeOp(boolean forever, long timeoutNanos) {
+        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack));
     }
 
     /** The directory's child count: one request at any depth (a foreign child is counted too). */

@@ -70,8 +70,8 @@ public final class LeaderElectionSupport extends NativeObject {
 
     /** {@code true} once this member leads, {@code false} if the timeout passed first. */
     public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
-        long nanos = Math.max(0, Objects.requireNonNull(unit, "unit").toNanos(timeout));
-        return Native.joinInterruptibly(with(h -> Native.<Boolean>start(f -> Native.electionAwaitLeadership(h, nanos, f))));
+        long nanos = Objects.requireNonNull(unit, "unit").toNanos(timeout);
+        return Native.joinInterruptibly(with(h -> Native.<Boolean>start(f -> Native.electionAwaitLeadership(h, false, nanos, f))));
     }
 
     /** A {@code null} listener (Apache's constructors allow one) is ignored. */

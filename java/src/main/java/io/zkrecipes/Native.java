@@ -83,7 +83,9 @@ final class Native {
     static native long rwLockSide(long rwLock, boolean write);
     static native void rwLockFree(long rwLock);
     static native void lockFree(long lock);
-    static native long lockAcquire(long lock, long owner, boolean tryOnly, long timeoutNanos, CompletableFuture<Object> f);
+    // The waiting calls take the caller's raw nanoseconds; the core applies java.util.concurrent's
+    // rules (Wait::java: forever for the untimed methods, <= 0 a try).
+    static native long lockAcquire(long lock, long owner, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long lockRelease(long lock, long owner, CompletableFuture<Object> f);
     static native boolean lockIsHeld(long lock);
     static native int lockHoldCount(long lock, long owner);
@@ -99,7 +101,7 @@ final class Native {
     static native int queueMaxPayload(long queue);
     static native long queueOffer(long queue, byte[] data, CompletableFuture<Object> f);
     static native long queueHead(long queue, int op, CompletableFuture<Object> f);
-    static native long queueTake(long queue, long timeoutNanos, CompletableFuture<Object> f);
+    static native long queueTake(long queue, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long queueGiveBack(long queue, String name, byte[] data, CompletableFuture<Object> f);
 
     static native long workQueueNew(long client, String path, int prefetch, int maxDeliveries);
@@ -108,7 +110,7 @@ final class Native {
     static native String workQueueDeadLetterPath(long queue);
     static native long workQueueOffer(long queue, byte[] data, int priority, CompletableFuture<Object> f);
     static native long workQueueOfferAll(long queue, byte[] packed, int priority, CompletableFuture<Object> f);
-    static native long workQueueConsume(long queue, long timeoutNanos, CompletableFuture<Object> f);
+    static native long workQueueConsume(long queue, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long workQueueCall(long queue, int op, CompletableFuture<Object> f);
     static native void deliveryFree(long delivery);
     static native byte[] deliveryData(long delivery);
@@ -120,7 +122,7 @@ final class Native {
     static native void electionFree(long election);
     static native long electionCall(long election, int op, CompletableFuture<Object> f);
     static native boolean electionIsLeader(long election);
-    static native long electionAwaitLeadership(long election, long timeoutNanos, CompletableFuture<Object> f);
+    static native long electionAwaitLeadership(long election, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long electionSubscribe(long election, Object sink);
 
     /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */

@@ -87,7 +87,7 @@ public final class WorkQueue extends NativeObject {
 
     /** Waits for a job, claimed for this worker; an interrupt withdraws the wait. */
     public Delivery consume() throws InterruptedException {
-        return Native.joinInterruptibly(consumeOp(-1));
+        return Native.joinInterruptibly(consumeOp(true, 0));
     }
 
     /**
@@ -97,16 +97,16 @@ public final class WorkQueue extends NativeObject {
      */
     public Delivery consume(long timeout, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
-        return Native.joinInterruptibly(consumeOp(Math.max(0, unit.toNanos(timeout))));
+        return Native.joinInterruptibly(consumeOp(false, unit.toNanos(timeout)));
     }
 
     /** Cancelling the future (or {@code orTimeout}) withdraws the wait; a job claimed meanwhile goes back. */
     public CompletableFuture<Delivery> consumeAsync() {
-        return consumeOp(-1).future();
+        return consumeOp(true, 0).future();
     }
 
-    private Native.Op<Delivery> consumeOp(long timeoutNanos) {
-        Native.Op<Object> op = with(h -> Native.start(f -> Native.workQueueConsume(h, timeoutNanos, f),
+    private Native.Op<Delivery> consumeOp(boolean forever, long timeoutNanos) {
+        Native.Op<Object> op = with(h -> Native.start(f -> Native.workQueueConsume(h, forever, timeoutNanos, f),
             WorkQueue::giveBack));
         // The raw handle belongs to `op` until it completes, then to the Delivery made from it:
         // whoever gives up (cancel, orTimeout, completeExceptionally, an interrupt) the job goes

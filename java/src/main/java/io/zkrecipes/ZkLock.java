@@ -37,10 +37,12 @@ public class ZkLock extends NativeObject implements Lock {
         return Thread.currentThread().getId();
     }
 
-    private Native.Op<Long> acquire(boolean tryOnly, long timeoutNanos) {
+    private static final boolean FOREVER = true, TIMED = false;
+
+    private Native.Op<Long> acquire(boolean forever, long timeoutNanos) {
         long owner = owner();
         // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
-        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, tryOnly, timeoutNanos, f),
+        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, forever, timeoutNanos, f),
             token -> with(g -> {
                 Native.lockAbandon(g, owner);
                 return null;
@@ -50,7 +52,7 @@ public class ZkLock extends NativeObject implements Lock {
     /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */
     @Override
     public void lock() {
-        Native.join(acquire(false, -1));
+        Native.join(acquire(FOREVER, 0));
     }
 
     @Override
@@ -58,13 +60,13 @@ public class ZkLock extends NativeObject implements Lock {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        Native.joinInterruptibly(acquire(false, -1));
+        Native.joinInterruptibly(acquire(FOREVER, 0));
     }
 
     /** Without waiting; one request when somebody visibly holds the lock. */
     @Override
     public boolean tryLock() {
-        return Native.join(acquire(true, 0)) != null;
+        return Native.join(acquire(TIMED, 0)) != null;
     }
 
     /** One deadline for the whole call; nothing is left on the server when it passes. */
@@ -74,9 +76,7 @@ public class ZkLock extends NativeObject implements Lock {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
-        long nanos = unit.toNanos(time);
-        Native.Op<Long> op = nanos <= 0 ? acquire(true, 0) : acquire(false, nanos);
-        return Native.joinInterruptibly(op) != null;
+        return Native.joinInterruptibly(acquire(TIMED, unit.toNanos(time))) != null;
     }
 
     /**
@@ -105,7 +105,7 @@ public class ZkLock extends NativeObject implements Lock {
 
     /** Acquires for the calling thread; completes with the fencing token. */
     public CompletableFuture<Long> lockAsync() {
-        return acquire(false, -1).future();
+        return acquire(FOREVER, 0).future();
     }
 
     /** Releases a hold of the calling thread. */

@@ -43,6 +43,24 @@ class QueueIT {
         }
     }
 
+    /** java.util.concurrent's rule, applied by the core (Wait::java): zero or negative is a try. */
+    @Test
+    void zeroAndNegativeTimeoutsAreATry() throws Exception {
+        try (Client c = Zk.client()) {
+            DistributedQueue q = new DistributedQueue(c, Zk.path("negative"));
+            assertNull(q.poll(-5, TimeUnit.SECONDS));
+            assertNull(q.poll(Long.MIN_VALUE, TimeUnit.NANOSECONDS));
+            q.offer(new byte[] {1});
+            assertArrayEquals(new byte[] {1}, q.poll(0, TimeUnit.SECONDS), "a try takes what is there");
+            WriteLock lock = new WriteLock(c, Zk.path("negative-lock"));
+            assertTrue(lock.tryLock(-1, TimeUnit.SECONDS), "a try takes a free lock");
+            lock.unlock();
+            WorkQueue work = new WorkQueue(c, Zk.path("negative-work"));
+            assertNull(work.consume(-1, TimeUnit.MILLISECONDS));
+            work.close();
+        }
+    }
+
     @Test
     void bytesExactAndOversizeRefused() {
         try (Client c = Zk.client(); DistributedQueue q = new DistributedQueue(c, Zk.path("bytes"))) {

@@ -13,12 +13,11 @@ import kotlin.time.Duration
 import kotlin.time.DurationUnit
 
 /**
- * A timeout as the native layer takes it: `null` waits as long as it takes; a negative one is
- * zero, as `delay` and `withTimeout` take it (a deadline computed as "what is left" may pass).
+ * A timeout as the native layer takes it: `null` for [Duration.INFINITE], else milliseconds as
+ * they are (the core reads zero or negative as a try, as `withTimeout` does).
  */
 internal fun Duration.toMillisOrNull(): Double? = when {
     isInfinite() && isPositive() -> null
-    isNegative() -> 0.0
     else -> toDouble(DurationUnit.MILLISECONDS)
 }
 
