@@ -205,7 +205,7 @@ def main() -> int:
         for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
             # Apache's contestant gives up on stranded waiters after the seconds given
             # (a minute for figures; a smoke run only needs to see it run).
-            patience = [10 if args.quick else 60] if c == "apache" else []
+            patience = [3 if args.quick else 60] if c == "apache" else []
             r.run(c, "contended", 200 if not args.quick else 50, *patience)
     if 4 in want:
         print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
@@ -267,10 +267,12 @@ def main() -> int:
         print("\n8. scale: lock objects made and dropped, locks held at once, waiters, deep queue", flush=True)
         objects = 2000 if args.quick else 100000
         held = 100 if args.quick else 10000
+        # Node gives memory back only after idling: 8 s of it for figures, 1 s for a smoke run.
+        node_idle = [1 if args.quick else 8]
         for c in SCALE_LANGUAGES:
-            r.run(c, "objects", objects)
+            r.run(c, "objects", objects, *(node_idle if c == "zkrecipes-node" else []))
         for c in ["zkrecipes-node", "zkrecipes-java"]:
-            r.run(c, "baseline", objects)
+            r.run(c, "baseline", objects, *(node_idle if c == "zkrecipes-node" else []))
         for c in SCALE_LANGUAGES + ["curator"]:
             r.run(c, "held", held)
         for w in ([50] if args.quick else [50, 200, 1000]):

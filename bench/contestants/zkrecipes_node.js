@@ -18,7 +18,7 @@ function collect () {
 }
 
 async function main () {
-  const [workload, connect, count] = process.argv.slice(2)
+  const [workload, connect, count, idleSeconds] = process.argv.slice(2)
   const n = Number(count || 2000)
   const client = await zk.Client.connect(connect)
   const root = `/bench/node-${process.pid}`
@@ -38,8 +38,8 @@ async function main () {
     locks = null
     collect()
     // Native memory is freed by finalizers that run after the collection, and
-    // V8 gives its grown heap back only once idle for a few seconds.
-    for (let k = 0; k < 8; k++) await new Promise((resolve) => setTimeout(resolve, 1000))
+    // V8 gives its grown heap back only once idle for a few seconds (argv[5]).
+    for (let k = 0; k < Number(idleSeconds || 8); k++) await new Promise((resolve) => setTimeout(resolve, 1000))
     collect()
     const after = process.memoryUsage().rss
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
