@@ -82,6 +82,11 @@ export declare class Client extends EventEmitter {
   readonly isTls: boolean
   /** The identities the server authenticated this session as, e.g. ['sasl:alice']. */
   readonly authenticatedAs: string[]
+  /**
+   * Why there is no session after 'LOST': the server's refusal of the last attempt at a new one
+   * (a rotated password, an expired ticket or certificate); null once one succeeds.
+   */
+  readonly sessionError: ZkError | null
   /** Asks the server for this session's identities now. */
   whoami(): Promise<string[]>
   /** Let the process exit while this client is open (like socket.unref()). */

@@ -229,6 +229,15 @@ class Client extends EventEmitter {
   get isTls () { return this._native.isTls() }
   /** The identities the server authenticated this session as, e.g. ['sasl:alice', 'x509:CN=app']. */
   get authenticatedAs () { return this._native.authenticatedAs() }
+  /**
+   * Why there is no session after 'LOST': the server's refusal of the last attempt at a new one
+   * (a rotated password, an expired ticket or certificate) as a ZkError; null once one succeeds.
+   */
+  get sessionError () {
+    const err = this._native.sessionError()
+    return err ? new ZkError(err[0], err[1]) : null
+  }
+
   /** Asks the server for this session's identities now. */
   whoami () { return call(() => this._native.whoami()) }
 

@@ -15,6 +15,8 @@ export declare class NativeClient {
   identity(): string
   isTls(): boolean
   authenticatedAs(): Array<string>
+  /** Why no new session comes after `LOST`, as `[code, message]` (`index.js` makes the ZkError). */
+  sessionError(): Array<string> | null
   whoami(): Promise<string[]>
   close(): Promise<void>
   subscribe(callback: EventCallback): NativeSubscription

@@ -35,7 +35,8 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{delete_confirmed, expired, with_deadline, Backoff, Client, ConnectionState};
+use crate::backoff::Backoff;
+use crate::client::{delete_confirmed, expired, with_deadline, Client, ConnectionState};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};

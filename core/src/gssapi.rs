@@ -13,8 +13,25 @@ use zookeeper_client as zk;
 
 use crate::error::{Error, ErrorCode, Result};
 
+/// Whether the MIT Kerberos library opens, or why not (naming it). Our builds open it at run
+/// time (`tools/gssapi-runtime`, by this name or `ZKRECIPES_GSSAPI_LIBRARY`, which a test points
+/// at a missing one); the published crate builds against crates.io's libgssapi-sys, which links
+/// it, and this always succeeds there. Asked here, not of the runtime crate, so that the
+/// published crate depends on nothing that is not on crates.io.
+fn kerberos_library() -> std::result::Result<(), String> {
+    let name = std::env::var("ZKRECIPES_GSSAPI_LIBRARY")
+        .unwrap_or_else(|_| "libgssapi_krb5.so.2".to_string());
+    // SAFETY: the library's initialisers are MIT Kerberos's own; it is loaded anyway to be used.
+    match unsafe { libloading::Library::new(&name) } {
+        Ok(_) => Ok(()),
+        Err(err) => Err(format!(
+            "cannot load {name}: {err} (install MIT Kerberos: Debian/Ubuntu libgssapi-krb5-2, RHEL krb5-libs)"
+        )),
+    }
+}
+
 pub(crate) fn options(service: &str, host: Option<&str>) -> Result<zk::SaslOptions> {
-    libgssapi_sys::library().map_err(|why| {
+    kerberos_library().map_err(|why| {
         Error::new(
             ErrorCode::AuthFailed,
             format!("SASL GSSAPI needs the MIT Kerberos library: {why}"),

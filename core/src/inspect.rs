@@ -22,7 +22,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zookeeper_client as zk;
 
-use crate::client::{Backoff, Client};
+use crate::backoff::Backoff;
+use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{self, Kind};
 use crate::path;

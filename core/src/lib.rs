@@ -5,6 +5,7 @@
 //!
 //! Every acquired lock carries a fencing token (the czxid of its node).
 
+mod backoff;
 mod client;
 mod connect_diagnosis;
 mod election;

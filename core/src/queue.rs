@@ -42,7 +42,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use crate::client::{with_deadline, Backoff, Client, Settling, MAX_PACKET};
+use crate::backoff::Backoff;
+use crate::client::{with_deadline, Client, Settling, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};

@@ -5,7 +5,10 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { zk, unique } = require('./helpers')
+const os = require('node:os')
+const readline = require('node:readline')
+const { spawn } = require('node:child_process')
+const { zk, unique, eventually } = require('./helpers')
 
 const tlsAt = process.env.ZK_TLS_CONNECT
 const strictAt = process.env.ZK_TLS_STRICT_CONNECT
@@ -127,5 +130,54 @@ test('Kerberos without a ticket or keytab: AUTH_FAILED that names kinit', async 
       if (value === undefined) delete process.env[name]; else process.env[name] = value
     }
     fs.rmSync(empty, { recursive: true, force: true })
+  }
+})
+
+// `zk-harness proxy` before `server`: the connect string through it (by the certificate's host
+// name: TLS runs end to end through the proxy), send(command), and stop().
+async function faultProxy (server) {
+  const proc = spawn(process.env.ZK_HARNESS, ['proxy', server.replace('localhost', '127.0.0.1')],
+    { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = readline.createInterface({ input: proc.stdout })[Symbol.asyncIterator]()
+  const next = async (what) => {
+    let timer
+    const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within 30 s`)), 30000) })
+    try { return (await Promise.race([lines.next(), late])).value } finally { clearTimeout(timer) }
+  }
+  const connect = await next('the proxy')
+  assert.match(connect, /^ZK_CONNECT=/)
+  return {
+    connectString: connect.slice('ZK_CONNECT='.length).replace('127.0.0.1', 'localhost'),
+    send: async (command) => { proc.stdin.write(command + '\n'); assert.equal(await next(command), 'OK') },
+    stop: () => new Promise((resolve) => { proc.once('exit', resolve); proc.stdin.end() })
+  }
+}
+
+test('a new session the server refuses after LOST is reported in sessionError', { timeout: 120000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zkrecipes-relost-'))
+  const [certFile, keyFile] = [path.join(dir, 'client.pem'), path.join(dir, 'client-key.pem')]
+  fs.copyFileSync(cert('client.pem'), certFile)
+  fs.copyFileSync(cert('client-key.pem'), keyFile)
+  const proxy = await faultProxy(strictAt)
+  const c = await zk.Client.connect(proxy.connectString, {
+    tls: { ca: cert('ca.pem'), cert: certFile, key: keyFile }, sasl: alice, sessionTimeoutMs: 2000
+  })
+  try {
+    assert.equal(c.sessionError, null)
+    const lost = new Promise((resolve) => c.on('state', (state) => { if (state === 'LOST') resolve() }))
+    // The certificate file is re-read when it changes: the next session presents this one.
+    fs.copyFileSync(cert('client-expired.pem'), certFile)
+    fs.copyFileSync(cert('client-expired-key.pem'), keyFile)
+    await proxy.send('hole on')
+    await lost
+    await proxy.send('hole off')
+    await eventually('the refusal reported', () => c.sessionError !== null, 30000)
+    assert.ok(c.sessionError instanceof zk.ZkError, String(c.sessionError))
+    assert.match(c.sessionError.message, /refused our client certificate/)
+    assert.notEqual(c.state, 'RECONNECTED')
+  } finally {
+    await c.close()
+    await proxy.stop()
+    fs.rmSync(dir, { recursive: true, force: true })
   }
 })

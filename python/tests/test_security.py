@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import queue
+import shutil
+import subprocess
+import threading
 import time
+from typing import Callable, Iterator, Tuple
 
 import pytest
 
@@ -174,3 +181,54 @@ def test_pem_text_in_a_str_and_bad_types(secure):
         zkrecipes.Client(secure["tls"], tls=tls(secure), acl="creator")
     with pytest.raises(zkrecipes.InvalidArgumentError, match="tcp://"):
         zkrecipes.Client("tcp://" + secure["tls"], tls=tls(secure))
+
+
+@contextlib.contextmanager
+def fault_proxy(server: str) -> Iterator[Tuple[str, Callable[[str], None]]]:
+    """`zk-harness proxy` before `server`: the connect string through it (by the certificate's
+    host name: TLS runs end to end through the proxy) and a function that sends it a command."""
+    proc = subprocess.Popen([os.environ["ZK_HARNESS"], "proxy", server.replace("localhost", "127.0.0.1")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line.strip()) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def send(command: str) -> None:
+        proc.stdin.write(command + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        assert lines.get(timeout=30) == "OK"
+
+    try:
+        connect = lines.get(timeout=30)
+        assert connect.startswith("ZK_CONNECT="), connect
+        yield connect.split("=", 1)[1].replace("127.0.0.1", "localhost"), send
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=30)
+
+
+def test_a_refused_new_session_after_lost_is_reported(secure, tmp_path):
+    certs = secure["certs"]
+    cert, key = tmp_path / "client.pem", tmp_path / "client-key.pem"
+    shutil.copy(certs / "client.pem", cert)
+    shutil.copy(certs / "client-key.pem", key)
+    with fault_proxy(secure["strict"]) as (connect, proxy):
+        identity = Tls(ca=certs / "ca.pem", cert=cert, key=key)
+        with zkrecipes.Client(connect, tls=identity, sasl=ALICE, session_timeout=2) as client:
+            states: "queue.Queue[zkrecipes.ConnectionState]" = queue.Queue()
+            client.add_listener(states.put)
+            assert client.session_error is None
+            # The certificate file is re-read when it changes: the next session presents this one.
+            shutil.copy(certs / "client-expired.pem", cert)
+            shutil.copy(certs / "client-expired-key.pem", key)
+            proxy("hole on")
+            while states.get(timeout=30) != zkrecipes.ConnectionState.LOST:
+                pass
+            proxy("hole off")
+            deadline = time.monotonic() + 30
+            while client.session_error is None:
+                assert time.monotonic() < deadline, "no refusal reported within 30 s"
+                time.sleep(0.05)
+            err = client.session_error
+            assert isinstance(err, zkrecipes.ZkError), err
+            assert "refused our client certificate" in str(err), err
+            assert client.state != zkrecipes.ConnectionState.RECONNECTED

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
 from . import _native
 from ._listeners import Listeners
 from .election import LeaderElectionSupport
+from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
@@ -100,6 +101,13 @@ class Client:
     def authenticated_as(self) -> List[str]:
         """The identities the server authenticated this session as (``["sasl:alice", "x509:CN=app"]``)."""
         return self._native.authenticated_as()
+
+    @property
+    def session_error(self) -> Optional[ZkError]:
+        """Why there is no session after ``LOST``: the server's refusal of the last attempt at a
+        new one (a rotated password, an expired ticket or certificate), ``None`` once one succeeds."""
+        err = self._native.session_error()
+        return None if err is None else _from_native(*err)
 
     def whoami(self) -> List[str]:
         """Asks the server for this session's identities now (after a certificate rotation, say)."""

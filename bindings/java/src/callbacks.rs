@@ -102,8 +102,8 @@ pub fn event(sink: &Global<JObject<'static>>, details: EventDetails) {
     });
 }
 
-/// The code's position in the core's list, which `ZkException.Code` repeats
-/// in the same order (a test in the JAR's suite compares them).
+/// The code's position in the core's list (`ErrorCode::ALL`, which `Native.names(0)` gives
+/// Java): `Native.error` resolves it by the name at that position.
 pub fn code_index(err: &zkrecipes::Error) -> i64 {
     zkrecipes::ErrorCode::ALL
         .iter()

@@ -152,6 +152,15 @@ export! {
 }
 
 export! {
+    fn Java_io_zkrecipes_Native_clientSessionError<'l>(env; handle: i64) -> JObject<'l> {
+        match unsafe { borrow::<Client>(handle) }?.session_error() {
+            Some(err) => Ok(crate::errors::exception(env, &err)?),
+            None => Ok(JObject::null()),
+        }
+    }
+}
+
+export! {
     fn Java_io_zkrecipes_Native_clientWhoami<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
         let client = unsafe { borrow::<Client>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;

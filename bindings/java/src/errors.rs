@@ -1,5 +1,6 @@
 //! Errors thrown into Java: always `io.zkrecipes.ZkException(code, message)`,
-//! built by `Native.error` from the code's position and the message.
+//! built by `Native.error` from the code (its position in the core's list, resolved there by
+//! name) and the message.
 
 use std::fmt;
 
@@ -47,24 +48,30 @@ pub fn closed_handle() -> BindingError {
 #[derive(Debug, Default)]
 pub struct ThrowZkException;
 
+/// The `ZkException` for a core error, made by `Native.error` (not thrown).
+pub fn exception<'l>(
+    env: &mut Env<'l>,
+    err: &zkrecipes::Error,
+) -> jni::errors::Result<JObject<'l>> {
+    let class = crate::callbacks::native_class().ok_or(jni::errors::Error::NullPtr("Native"))?;
+    let message: JObject = env.new_string(err.message())?.into();
+    env.call_static_method(
+        class,
+        jni_str!("error"),
+        jni_sig!("(JLjava/lang/String;)Lio/zkrecipes/ZkException;"),
+        &[
+            JValue::Long(crate::callbacks::code_index(err)),
+            JValue::Object(&message),
+        ],
+    )?
+    .l()
+}
+
 fn throw(env: &mut Env<'_>, err: zkrecipes::Error) {
     if env.exception_check() {
         return; // a Java exception is already on its way
     }
-    let made = crate::callbacks::native_class().ok_or(jni::errors::Error::NullPtr("Native"));
-    let thrown = made.and_then(|class| {
-        let message: JObject = env.new_string(err.message())?.into();
-        let exception = env
-            .call_static_method(
-                class,
-                jni_str!("error"),
-                jni_sig!("(JLjava/lang/String;)Lio/zkrecipes/ZkException;"),
-                &[
-                    JValue::Long(crate::callbacks::code_index(&err)),
-                    JValue::Object(&message),
-                ],
-            )?
-            .l()?;
+    let thrown = exception(env, &err).and_then(|exception| {
         let exception = JThrowable::cast_local(env, exception)?;
         env.throw(exception)
     });

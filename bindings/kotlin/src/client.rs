@@ -115,6 +115,11 @@ impl NativeClient {
         self.inner.authenticated_as()
     }
 
+    /// Why no new session comes after `LOST` (`Client.kt` makes the `ZkException`).
+    pub fn session_error(&self) -> Option<crate::errors::ErrorValue> {
+        self.inner.session_error().map(Into::into)
+    }
+
     pub async fn whoami(&self) -> Result<Vec<String>> {
         let client = self.inner.clone();
         run(async move { client.whoami().await }).await

@@ -22,4 +22,20 @@ impl From<zkrecipes::Error> for NativeError {
     }
 }
 
+/// A core error as a value (not thrown): what `Client.sessionError` reads.
+#[derive(uniffi::Record)]
+pub struct ErrorValue {
+    pub code: String,
+    pub detail: String,
+}
+
+impl From<zkrecipes::Error> for ErrorValue {
+    fn from(err: zkrecipes::Error) -> Self {
+        ErrorValue {
+            code: err.code().as_str().to_string(),
+            detail: err.message().to_string(),
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, NativeError>;

@@ -134,6 +134,16 @@ impl NativeClient {
         self.inner.authenticated_as()
     }
 
+    /// Why no new session comes after `LOST`, as `[code, message]` (`index.js` makes the ZkError).
+    #[napi]
+    pub fn session_error(&self) -> Option<Vec<String>> {
+        let err = self.inner.session_error()?;
+        Some(vec![
+            err.code().as_str().to_string(),
+            err.message().to_string(),
+        ])
+    }
+
     #[napi(ts_return_type = "Promise<string[]>")]
     pub fn whoami<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
         let client = self.inner.clone();

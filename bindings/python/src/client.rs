@@ -93,6 +93,12 @@ impl NativeClient {
         self.inner.authenticated_as()
     }
 
+    /// The code and message of why no new session comes after `LOST` (`client.py` makes the error).
+    fn session_error(&self) -> Option<(&'static str, String)> {
+        let err = self.inner.session_error()?;
+        Some((err.code().as_str(), err.message().to_string()))
+    }
+
     fn whoami(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let client = self.inner.clone();
         wait(py, async move { client.whoami().await })

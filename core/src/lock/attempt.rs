@@ -15,7 +15,8 @@ use zookeeper_client as zk;
 
 use super::contenders;
 use super::write_lock::{LockCore, Owner};
-use crate::client::{delete_confirmed, expired, Backoff, Client};
+use crate::backoff::Backoff;
+use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 

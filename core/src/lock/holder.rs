@@ -37,7 +37,7 @@ impl Hold {
         children_watch: Option<zk::OneshotWatcher>,
     ) -> Hold {
         let releasing = Arc::new(AtomicBool::new(false));
-        let following = core.client().hold_monitor().follow(
+        let following = super::monitor::Monitor::of(core.client()).follow(
             core,
             &node,
             session,

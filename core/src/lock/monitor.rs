@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -38,22 +38,32 @@ use crate::client::{expired, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
-/// The client's follower of held locks; made with the client's first hold.
+/// A client's follower of held locks: made with the first hold, kept by the holds (each
+/// `Following` holds it), so that its task ends with the client's last hold.
 pub(crate) struct Monitor {
     commands: mpsc::UnboundedSender<Command>,
     next_id: AtomicU64,
 }
 
+/// The monitor of every client that holds locks, by client id. The registry is the lock
+/// module's: the session layer knows nothing of locks.
+static MONITORS: Mutex<Vec<(u64, Weak<Monitor>)>> = Mutex::new(Vec::new());
+
 /// Kept by a hold: dropping it stops following that hold.
-#[derive(Debug)]
 pub(crate) struct Following {
     id: u64,
-    commands: mpsc::UnboundedSender<Command>,
+    monitor: Arc<Monitor>,
+}
+
+impl std::fmt::Debug for Following {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Following").field("id", &self.id).finish()
+    }
 }
 
 impl Drop for Following {
     fn drop(&mut self) {
-        let _ = self.commands.send(Command::Forget(self.id));
+        let _ = self.monitor.commands.send(Command::Forget(self.id));
     }
 }
 
@@ -68,7 +78,24 @@ enum Command {
 }
 
 impl Monitor {
-    pub(crate) fn start(client: &Client) -> Monitor {
+    /// The monitor of `client`'s holds, started if it has none.
+    pub(crate) fn of(client: &Client) -> Arc<Monitor> {
+        let mut monitors = MONITORS.lock().unwrap();
+        if let Some(monitor) = monitors
+            .iter()
+            .find(|(id, _)| *id == client.id())
+            .and_then(|(_, monitor)| monitor.upgrade())
+        {
+            return monitor;
+        }
+        // Clients whose holds all ended leave only a dead entry: dropped here.
+        monitors.retain(|(id, monitor)| *id != client.id() && monitor.strong_count() > 0);
+        let monitor = Arc::new(Monitor::start(client));
+        monitors.push((client.id(), Arc::downgrade(&monitor)));
+        monitor
+    }
+
+    fn start(client: &Client) -> Monitor {
         let (commands, receiver) = mpsc::unbounded_channel();
         let states = client.subscribe();
         runtime::handle().spawn(run(receiver, commands.downgrade(), states));
@@ -82,7 +109,7 @@ impl Monitor {
     /// listing that made us the holder set one, serves as the first watch
     /// (it fires with any change of the directory, our delete included).
     pub(crate) fn follow(
-        &self,
+        self: &Arc<Self>,
         core: &Arc<LockCore>,
         node: &str,
         session: i64,
@@ -110,7 +137,7 @@ impl Monitor {
             .send(Command::Follow(Box::new(followed), children_watch));
         Following {
             id,
-            commands: self.commands.clone(),
+            monitor: self.clone(),
         }
     }
 }
@@ -169,7 +196,7 @@ impl Followed {
     }
 }
 
-/// The task: one per client, alive while any hold or the client is.
+/// The task: one per client with holds, alive while any hold is.
 async fn run(
     mut commands: mpsc::UnboundedReceiver<Command>,
     reply: mpsc::WeakUnboundedSender<Command>,

@@ -252,10 +252,3 @@ fn api() -> Result<&'static Api, &'static str> {
         .as_ref()
         .map_err(String::as_str)
 }
-
-/// Whether the Kerberos library loads, or why not (naming the library).
-pub fn library() -> Result<(), String> {
-    api().map(|_| ()).map_err(|why| {
-        format!("{why} (install MIT Kerberos: Debian/Ubuntu libgssapi-krb5-2, RHEL krb5-libs)")
-    })
-}

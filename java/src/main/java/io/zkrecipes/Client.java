@@ -74,6 +74,15 @@ public final class Client extends NativeObject {
         return lines(with(Native::clientAuthenticatedAs));
     }
 
+    /**
+     * Why there is no session after {@link ConnectionState#LOST}: the server's refusal of the last
+     * attempt at a new one (a rotated password, an expired ticket or certificate); empty once an
+     * attempt succeeds.
+     */
+    public java.util.Optional<ZkException> sessionError() {
+        return java.util.Optional.ofNullable(with(Native::clientSessionError));
+    }
+
     /** Asks the server for this session's identities now (after a certificate rotation, say). */
     public java.util.List<String> whoami() {
         CompletableFuture<String> who = Native.future();

@@ -69,6 +69,8 @@ final class Native {
                                      CompletableFuture<Object> f);
     static native boolean clientIsTls(long client);
     static native String clientAuthenticatedAs(long client);
+    /** Why no new session comes after LOST (built by {@link #error}), or null. */
+    static native ZkException clientSessionError(long client);
     static native long clientWhoami(long client, CompletableFuture<Object> f);
     static native String clientState(long client);
     static native long clientSessionId(long client);
@@ -154,11 +156,25 @@ final class Native {
         }
     }
 
-    /** Called by the native library to build what it throws: the code is its position in the core's list. */
+    /**
+     * The core's error codes in the core's order, resolved by name: the native library sends a
+     * code as its position in the core's list, so {@link ZkException.Code}'s own order does not
+     * matter, and a code this JAR does not know becomes INTERNAL.
+     */
+    private static final ZkException.Code[] CODES = java.util.Arrays.stream(names(0))
+        .map(Native::codeNamed).toArray(ZkException.Code[]::new);
+
+    private static ZkException.Code codeNamed(String name) {
+        try {
+            return ZkException.Code.valueOf(name);
+        } catch (IllegalArgumentException unknown) {
+            return ZkException.Code.INTERNAL;
+        }
+    }
+
+    /** Called by the native library to build what it throws: {@code code} indexes the core's list. */
     static ZkException error(long code, String message) {
-        ZkException.Code[] codes = ZkException.Code.values();
-        ZkException.Code c = code >= 0 && code < codes.length ? codes[(int) code] : ZkException.Code.INTERNAL;
-        return new ZkException(c, message);
+        return new ZkException(code >= 0 && code < CODES.length ? CODES[(int) code] : ZkException.Code.INTERNAL, message);
     }
 
     /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states. */

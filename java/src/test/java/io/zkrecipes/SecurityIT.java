@@ -151,4 +151,81 @@ class SecurityIT {
             assertArrayEquals(new byte[] {7}, q.poll());
         }
     }
+
+    /**
+     * {@code zk-harness proxy} before a server: {@link #connect} goes through it by the
+     * certificate's host name (TLS runs end to end through the proxy), {@link #send} a command.
+     */
+    static final class FaultProxy implements AutoCloseable {
+        private final Process process;
+        private final java.io.BufferedReader out;
+        private final java.io.Writer in;
+        final String connect;
+
+        FaultProxy(String server) throws Exception {
+            process = new ProcessBuilder(env("ZK_HARNESS"), "proxy", server.replace("localhost", "127.0.0.1"))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            out = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            in = new java.io.OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            String line = line();
+            assertTrue(line.startsWith("ZK_CONNECT="), line);
+            connect = line.substring("ZK_CONNECT=".length()).replace("127.0.0.1", "localhost");
+        }
+
+        /** The next line, or a failure after 30 s (the proxy hung or died). */
+        private String line() throws Exception {
+            java.util.concurrent.CompletableFuture<String> next =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try { return out.readLine(); } catch (java.io.IOException e) { throw new java.io.UncheckedIOException(e); }
+                });
+            String line = next.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertNotNull(line, "the proxy exited");
+            return line;
+        }
+
+        void send(String command) throws Exception {
+            in.write(command + "\n");
+            in.flush();
+            assertEquals("OK", line(), command);
+        }
+
+        @Override
+        public void close() throws Exception {
+            in.close();
+            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Test
+    void aNewSessionTheServerRefusesAfterLostIsReported(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path cert = dir.resolve("client.pem");
+        Path key = dir.resolve("client-key.pem");
+        Files.copy(CERTS.resolve("client.pem"), cert);
+        Files.copy(CERTS.resolve("client-key.pem"), key);
+        try (FaultProxy proxy = new FaultProxy(STRICT);
+             Client c = Client.connect(proxy.connect, options().sessionTimeout(Duration.ofSeconds(2))
+                 .tls(tls().identity(cert, key)).sasl(alice()))) {
+            java.util.concurrent.CountDownLatch lost = new java.util.concurrent.CountDownLatch(1);
+            c.addConnectionStateListener((client, state) -> {
+                if (state == ConnectionState.LOST) lost.countDown();
+            });
+            assertTrue(c.sessionError().isEmpty());
+            // The certificate file is re-read when it changes: the next session presents this one.
+            Files.copy(CERTS.resolve("client-expired.pem"), cert, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(CERTS.resolve("client-expired-key.pem"), key, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            proxy.send("hole on");
+            assertTrue(lost.await(30, java.util.concurrent.TimeUnit.SECONDS), "LOST within 30 s");
+            proxy.send("hole off");
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (c.sessionError().isEmpty()) {
+                assertTrue(System.nanoTime() < deadline, "no refusal reported within 30 s");
+                Thread.sleep(50);
+            }
+            ZkException err = c.sessionError().get();
+            assertTrue(err.getMessage().contains("refused our client certificate"), err.getMessage());
+            assertNotEquals(ConnectionState.RECONNECTED, c.getState());
+        }
+    }
 }

@@ -103,6 +103,13 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
     /** The identities the server authenticated this session as, e.g. `[sasl:alice]`. */
     val authenticatedAs: List<String> get() = native.authenticatedAs()
 
+    /**
+     * Why there is no session after [ConnectionState.LOST]: the server's refusal of the last
+     * attempt at a new one (a rotated password, an expired ticket or certificate); null once an
+     * attempt succeeds.
+     */
+    val sessionError: ZkException? get() = native.sessionError()?.let { ZkException.of(it.code, it.detail) }
+
     /** Asks the server for this session's identities now. */
     suspend fun whoami(): List<String> = native { native.whoami() }
 

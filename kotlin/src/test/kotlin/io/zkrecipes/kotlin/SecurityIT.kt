@@ -1,6 +1,9 @@
 package io.zkrecipes.kotlin
 
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -86,6 +89,72 @@ class SecurityIT {
             val q = c.queue(Zk.path("krb5"))
             q.offer(byteArrayOf(7))
             assertEquals(7, present(q.poll())[0].toInt())
+        }
+    }
+
+    /**
+     * `zk-harness proxy` before a server: [connect] goes through it by the certificate's host
+     * name (TLS runs end to end through the proxy); [send] gives it a command.
+     */
+    private inner class FaultProxy(server: String) : AutoCloseable {
+        private val process = ProcessBuilder(env("ZK_HARNESS"), "proxy", server.replace("localhost", "127.0.0.1"))
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start()
+        private val out = process.inputStream.bufferedReader()
+        private val input = process.outputStream.bufferedWriter()
+
+        /** The next line, or a failure after 30 s (the proxy hung or died). */
+        private fun line(): String =
+            java.util.concurrent.CompletableFuture.supplyAsync { out.readLine() }
+                .get(30, java.util.concurrent.TimeUnit.SECONDS) ?: error("the proxy exited")
+
+        val connect: String = line().also { assertTrue(it.startsWith("ZK_CONNECT="), it) }
+            .removePrefix("ZK_CONNECT=").replace("127.0.0.1", "localhost")
+
+        fun send(command: String) {
+            input.write(command + "\n")
+            input.flush()
+            assertEquals("OK", line(), command)
+        }
+
+        override fun close() {
+            input.close()
+            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly()
+        }
+    }
+
+    @Test
+    fun aNewSessionTheServerRefusesAfterLostIsReported(): Unit = runBlocking {
+        val dir = kotlin.io.path.createTempDirectory("zkrecipes-relost-")
+        val cert = dir.resolve("client.pem")
+        val key = dir.resolve("client-key.pem")
+        java.nio.file.Files.copy(java.nio.file.Path.of(certs, "client.pem"), cert)
+        java.nio.file.Files.copy(java.nio.file.Path.of(certs, "client-key.pem"), key)
+        try {
+            FaultProxy(strictAt).use { proxy ->
+                val identity = tls.copy(cert = cert.toString(), key = key.toString())
+                Client.connect(proxy.connect, options(identity, alice()).copy(sessionTimeout = 2.seconds)).use { c ->
+                    assertEquals(null, c.sessionError)
+                    // The certificate file is re-read when it changes: the next session presents this one.
+                    val replace = java.nio.file.StandardCopyOption.REPLACE_EXISTING
+                    java.nio.file.Files.copy(java.nio.file.Path.of(certs, "client-expired.pem"), cert, replace)
+                    java.nio.file.Files.copy(java.nio.file.Path.of(certs, "client-expired-key.pem"), key, replace)
+                    proxy.send("hole on")
+                    withTimeout(30.seconds) { c.state.first { it == ConnectionState.LOST } }
+                    proxy.send("hole off")
+                    val err = withTimeout(30.seconds) {
+                        var err = c.sessionError
+                        while (err == null) {
+                            delay(50)
+                            err = c.sessionError
+                        }
+                        err
+                    }
+                    assertTrue("refused our client certificate" in err.detail, err.toString())
+                    assertTrue(c.state.value != ConnectionState.RECONNECTED)
+                }
+            }
+        } finally {
+            dir.toFile().deleteRecursively()
         }
     }
 }

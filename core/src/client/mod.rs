@@ -1,0 +1,248 @@
+//! The session behind every recipe: connection states, a new session after
+//! expiry, and the retry rules every recipe shares.
+//!
+//! `zookeeper-client` reconnects within a session by itself but never retries
+//! an operation and never opens a new session; both are done here, once.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use crate::emitter::Emitter;
+use crate::error::{Error, Result};
+use crate::runtime;
+use crate::security::TlsSetup;
+use options::validate_options;
+use session::{forked, host_name, open_session, supervise, whoami};
+
+mod options;
+mod recipes;
+mod session;
+mod state;
+
+pub(crate) use options::check_node_data;
+pub use options::{Auth, ClientOptions, MAX_NODE_DATA, MAX_PACKET};
+pub(crate) use recipes::{delete_confirmed, expired, while_usable, with_deadline};
+use session::chroot_len;
+pub use state::ConnectionState;
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A ZooKeeper client shared by any number of recipes. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    connect_string: String,
+    options: ClientOptions,
+    identity: String,
+    /// `None` once closed. Recipes clone the current session per request and
+    /// never keep it across a wait, so that dropping it here ends the session.
+    session: RwLock<Option<zk::Client>>,
+    state: watch::Sender<ConnectionState>,
+    events: Emitter<ConnectionState>,
+    /// Work that must finish before the session ends (a queue item on its way
+    /// back): `close` waits for it, up to one session timeout.
+    settling: watch::Sender<usize>,
+    /// The server refused a container node (older than 3.5.3).
+    no_containers: AtomicBool,
+    /// Distinguishes this client from every other in the process, for registries keyed by
+    /// client (the lock module's monitor of held locks).
+    id: u64,
+    /// Shared by every session of this client (certificates re-read on change).
+    tls: Option<TlsSetup>,
+    /// The ACL entries of every node the recipes create.
+    acl: Arc<[zk::Acl]>,
+    /// The identities the server authenticated (`whoami`), for `NO_AUTH` messages.
+    authenticated_as: RwLock<Vec<String>>,
+    /// Why the last attempt at a new session after `Lost` failed, until one succeeds.
+    session_error: RwLock<Option<Error>>,
+}
+
+/// Held while work that `close` waits for is in progress.
+pub(crate) struct Settling(Arc<Inner>);
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        self.0.settling.send_modify(|n| *n -= 1);
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("connect_string", &self.inner.connect_string)
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Client {
+    /// Opens a session to `connect_string` (`host:port[,host:port…][/chroot]`).
+    ///
+    /// Fails with `CONNECTION_LOSS` when no server answers within
+    /// `connect_timeout`, `AUTH_FAILED` when the server refuses the credentials.
+    pub async fn connect(connect_string: &str, options: ClientOptions) -> Result<Client> {
+        validate_options(connect_string, &options)?;
+        if let Some(parent) = runtime::forked_after_start() {
+            return Err(forked(parent));
+        }
+        let tls = options.tls.as_ref().map(TlsSetup::new).transpose()?;
+        let tls_options = tls.as_ref().map(|tls| tls.options.clone());
+        let session =
+            open_session(connect_string.to_string(), options.clone(), tls_options).await?;
+        let authenticated_as = whoami(&session, &options).await;
+        let credentials = options.auth.is_some()
+            || options.sasl.is_some()
+            || options.tls.as_ref().is_some_and(|t| t.identity.is_some());
+        if let Err(err) = options.acl.check_grants(credentials, &authenticated_as) {
+            drop(session);
+            return Err(err);
+        }
+        let acl = options.acl.entries(credentials);
+        let watcher = session.state_watcher();
+        let identity = options.identity.clone().unwrap_or_else(host_name);
+        let (state, _) = watch::channel(ConnectionState::Connected);
+        let events = Emitter::new(64);
+        let (settling, _) = watch::channel(0);
+        let inner = Arc::new(Inner {
+            connect_string: connect_string.to_string(),
+            options,
+            identity,
+            session: RwLock::new(Some(session)),
+            state,
+            events,
+            settling,
+            no_containers: AtomicBool::new(false),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            tls,
+            acl,
+            authenticated_as: RwLock::new(authenticated_as),
+            session_error: RwLock::new(None),
+        });
+        runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
+        Ok(Client { inner })
+    }
+
+    pub fn state(&self) -> ConnectionState {
+        *self.inner.state.borrow()
+    }
+
+    /// Every state change from now on. A slow receiver loses the oldest
+    /// changes (`RecvError::Lagged`), never blocks the client.
+    pub fn subscribe(&self) -> broadcast::Receiver<ConnectionState> {
+        self.inner.events.subscribe()
+    }
+
+    /// The data written into this client's lock and election nodes.
+    /// The connect string this client was made with.
+    pub fn connect_string(&self) -> &str {
+        &self.inner.connect_string
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.inner.identity
+    }
+
+    pub fn session_timeout(&self) -> Duration {
+        self.inner.options.session_timeout
+    }
+
+    /// The identities the server authenticated this session as
+    /// (`["digest:alice", "x509:CN=app"]`), read once per session.
+    pub fn authenticated_as(&self) -> Vec<String> {
+        self.inner.authenticated_as.read().unwrap().clone()
+    }
+
+    /// Asks the server which identities this session has now (ZooKeeper
+    /// 3.7+ `whoami`; `[]` from older servers), e.g. after a certificate rotation.
+    pub async fn whoami(&self) -> Result<Vec<String>> {
+        let zk = self.zk()?;
+        let users = with_deadline(
+            Some(Instant::now() + self.inner.options.connect_timeout),
+            zk.list_auth_users(),
+        )
+        .await??;
+        let who: Vec<String> = users
+            .iter()
+            .filter(|u| u.scheme() != "ip")
+            .map(|u| format!("{}:{}", u.scheme(), u.user()))
+            .collect();
+        *self.inner.authenticated_as.write().unwrap() = who.clone();
+        Ok(who)
+    }
+
+    /// Why the client has no session after `Lost`: the last failed attempt
+    /// at a new one (a password rotated on the server, an expired ticket or
+    /// certificate), until an attempt succeeds. Holders were told `Lost` with
+    /// the expiry; this says why no new session comes.
+    pub fn session_error(&self) -> Option<Error> {
+        self.inner.session_error.read().unwrap().clone()
+    }
+
+    /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
+    pub fn is_tls(&self) -> bool {
+        self.inner.tls.is_some()
+    }
+
+    pub fn session_id(&self) -> Result<i64> {
+        Ok(self.zk()?.session_id().0)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state() == ConnectionState::Closed
+    }
+
+    /// Ends the session. The server deletes its ephemeral nodes at once, so
+    /// held locks are released and election offers withdrawn; recipes see
+    /// `CLOSED` and report it to their listeners. Closing twice is harmless.
+    pub async fn close(&self) {
+        if self.is_closed() {
+            return;
+        }
+        // Items on their way back to a queue would be lost with the session.
+        let mut settling = self.inner.settling.subscribe();
+        let _ = tokio::time::timeout(
+            self.session_timeout(),
+            settling.wait_for(|pending| *pending == 0),
+        )
+        .await;
+        let session = self.inner.session.write().unwrap().take();
+        if session.is_none() {
+            return;
+        }
+        self.inner.publish(ConnectionState::Closed);
+        if let Some(session) = session {
+            // Dropping the last handle sends closeSession; wait until the server
+            // has acknowledged so that "closed" means "ephemerals are gone".
+            let mut watcher = session.state_watcher();
+            drop(session);
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                while !watcher.peek_state().is_terminated() {
+                    watcher.changed().await;
+                }
+            })
+            .await;
+        }
+    }
+
+    /// Resolves once the client is closed; recipes race their waits against
+    /// it, and event streams end with it.
+    pub async fn closed(&self) {
+        let mut state = self.inner.state.subscribe();
+        let _ = state.wait_for(|s| *s == ConnectionState::Closed).await;
+    }
+}
+
+impl Inner {
+    fn publish(&self, state: ConnectionState) {
+        self.state.send_replace(state);
+        self.events.emit(state);
+    }
+}
