@@ -366,9 +366,10 @@ function priorityOf (options) {
   return priority
 }
 
+// Only the type is checked here; the range is the core's rule (INVALID_ARGUMENT naming it).
 function optionalCount (name, value) {
   if (value === undefined || value === null) return undefined
-  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer, got ${value}`)
+  if (!Number.isSafeInteger(value)) throw new TypeError(`${name} must be an integer, got ${value}`)
   return value
 }
 

@@ -62,6 +62,10 @@ if $dist_deps; then
   command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
   command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
   command -v unzip >/dev/null || need+=(unzip)
+  # `cargo package` builds the published core crate, which (without our run-time loader) builds
+  # crates.io's libgssapi-sys: MIT Kerberos headers, and libclang for its bindgen.
+  [ -f /usr/include/gssapi/gssapi_krb5.h ] || need+=(libkrb5-dev)
+  compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || need+=(libclang-dev)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then

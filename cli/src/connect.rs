@@ -1,6 +1,7 @@
 //! The client every command opens from the common flags.
 
-use zkrecipes::{Auth, Client, ClientOptions, Pem, SecuritySettings};
+use zkrecipes::ffi::SecuritySettings;
+use zkrecipes::{Auth, Client, ClientOptions, Pem};
 
 use crate::args::Common;
 use crate::exit::{self, Failure};

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
-use zkrecipes::{priority, Client, Delivery, WorkQueue, WorkQueueOptions};
+use zkrecipes::ffi::work_queue_options;
+use zkrecipes::{priority, Client, Delivery, WorkQueue};
 
 use crate::args::WorkCommand;
 use crate::exit::{self, Failure, Outcome};
@@ -68,7 +69,7 @@ pub async fn run(client: &Client, command: WorkCommand) -> Outcome {
             null,
             command,
         } => {
-            let options = WorkQueueOptions::from_numbers(1, max_deliveries)?;
+            let options = work_queue_options(1, max_deliveries)?;
             let queue = WorkQueue::with_options(client, &path, options)?;
             let sink = if command.is_empty() {
                 Some(Sink::new(null)?)

@@ -1,7 +1,8 @@
-//! zkrecipes: the ZooKeeper coordination recipes — `WriteLock`,
-//! `ReadWriteLock`, `DistributedQueue`, `LeaderElectionSupport` — implemented
-//! once, interoperable with Apache ZooKeeper's recipes, Curator and kazoo, and
-//! correct where they are not (orphan nodes, lost wake-ups, silent lock loss).
+//! zkrecipes: the ZooKeeper coordination recipes — `WriteLock`, `ReadWriteLock`,
+//! `DistributedQueue`, the at-least-once `WorkQueue`, `LeaderElectionSupport` — implemented
+//! once in Rust for Rust, Python, Node.js, Java, Kotlin and the `zkrecipes` command,
+//! interoperable with Apache ZooKeeper's recipes, Curator and kazoo, and correct where they are
+//! not (orphan nodes, lost wake-ups, silent lock loss), over TLS and SASL.
 //!
 //! Every acquired lock carries a fencing token (the czxid of its node).
 
@@ -12,6 +13,8 @@ mod election;
 mod emitter;
 mod error;
 mod event;
+#[doc(hidden)]
+pub mod ffi;
 mod gssapi;
 mod handoff;
 pub mod inspect;
@@ -25,19 +28,19 @@ mod security_settings;
 mod wait;
 mod work_queue;
 
-pub use client::{Auth, Client, ClientOptions, ConnectionState, MAX_NODE_DATA, MAX_PACKET};
+pub use client::{
+    Auth, Client, ClientOptions, ConnectionState, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
+    MAX_NODE_DATA, MAX_PACKET,
+};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
-pub use event::{Event, EventDetails};
-pub use handoff::Handoff;
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
 pub use security::{Acl, AclPolicy, Pem, Perms, Sasl, Secret, Tls};
-pub use security_settings::SecuritySettings;
 pub use wait::Wait;
 pub use work_queue::{
-    priority, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
+    priority, Delivery, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
 };
 
 /// The crate README's example compiles (`cargo test --doc`).

@@ -213,13 +213,6 @@ impl DistributedQueue {
         Ok(self.poll_owed().await?.map(Owed::deliver))
     }
 
-    /// For a binding that carries the item to its caller across threads:
-    /// `poll_item` with the `Handoff` that puts the item back unless it is
-    /// marked delivered. It holds `close` back from the claim on, with no gap.
-    pub async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
-        Ok(self.poll_owed().await?.map(|owed| owed.hand_off(self)))
-    }
-
     async fn poll_owed(&self) -> Result<Option<Owed>> {
         let scoped = self.poll_owed_unscoped().await;
         scoped.map_err(|err| self.about(err))
@@ -308,7 +301,12 @@ impl DistributedQueue {
 
     /// Like `poll`, but an empty queue is `NO_SUCH_ELEMENT`.
     pub async fn remove(&self) -> Result<Vec<u8>> {
-        self.poll().await?.ok_or_else(|| self.about(empty()))
+        Ok(self.remove_item().await?.data)
+    }
+
+    /// `remove` with the item's name, which `give_back` takes.
+    pub async fn remove_item(&self) -> Result<Item> {
+        self.poll_item().await?.ok_or_else(|| self.about(empty()))
     }
 
     /// Waits for an item as long as it takes.
@@ -330,12 +328,6 @@ impl DistributedQueue {
     pub async fn take_item(&self, timeout: impl Into<Wait>) -> Result<Option<Item>> {
         let owed = self.take_until(timeout.into().deadline()).await?;
         Ok(owed.map(Owed::deliver))
-    }
-
-    /// `take_item` with the `Handoff` of `poll_handed`.
-    pub async fn take_handed(&self, timeout: impl Into<Wait>) -> Result<Option<(Item, Handoff)>> {
-        let owed = self.take_until(timeout.into().deadline()).await?;
-        Ok(owed.map(|owed| owed.hand_off(self)))
     }
 
     async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
@@ -821,4 +813,22 @@ fn item_sequence(name: &str) -> Option<i64> {
 
 fn empty() -> Error {
     Error::new(ErrorCode::NoSuchElement, "empty")
+}
+
+/// `ffi::HandedQueue`: the claimed item travels to the binding's caller in a `Handoff`, which
+/// holds `close` back from the claim on, with no gap.
+impl crate::ffi::HandedQueue for DistributedQueue {
+    async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
+        Ok(self.poll_owed().await?.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn remove_handed(&self) -> Result<(Item, Handoff)> {
+        let owed = self.poll_owed().await?.ok_or_else(|| self.about(empty()))?;
+        Ok(owed.hand_off(self))
+    }
+
+    async fn take_handed(&self, wait: Wait) -> Result<Option<(Item, Handoff)>> {
+        let owed = self.take_until(wait.deadline()).await?;
+        Ok(owed.map(|owed| owed.hand_off(self)))
+    }
 }

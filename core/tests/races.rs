@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::*;
 use tokio::time::Instant;
 use zk_harness::FaultProxy;
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{
     DistributedQueue, ErrorCode, LeaderElectionSupport, LockEvent, Owner, Wait, WriteLock,
     CLAIM_WINDOW,

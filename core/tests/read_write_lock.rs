@@ -3,6 +3,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{ErrorCode, ReadWriteLock, Wait};
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use common::*;
 use zk_harness::{FaultProxy, ZkServer};
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{ConnectionState, ErrorCode, LockEvent, Owner, Wait, WriteLock};
 
 #[tokio::test(flavor = "multi_thread")]

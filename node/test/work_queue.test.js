@@ -34,7 +34,11 @@ test('for await delivers by priority; an unsettled or thrown-out job comes back'
   await assert.rejects(again.ack(), (err) => err.code === 'INVALID_ARGUMENT')
   assert.equal(await work.next({ timeoutMs: 0 }), null)
   await assert.rejects(work.offer('x', { priority: 1000 }), (err) => err.code === 'INVALID_ARGUMENT')
-  assert.throws(() => c.workQueue(path, { prefetch: 0 }), TypeError)
+  assert.throws(() => c.workQueue(path, { prefetch: 1.5 }), TypeError)
+  // The range is the core's rule, with its message, as in every language.
+  for (const bad of [{ prefetch: 0 }, { prefetch: 1001 }, { maxDeliveries: 0 }]) {
+    assert.throws(() => c.workQueue(path, bad), (err) => err.code === 'INVALID_ARGUMENT' && /got (0|1001)/.test(err.message))
+  }
 }))
 
 test('a job dropped by a closed client is delivered to another; dead letters after maxDeliveries', () => withClients(2, async (a, b) => {

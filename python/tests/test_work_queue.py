@@ -234,3 +234,11 @@ def test_kazoo_locking_queue_shares_the_jobs_both_ways(client, zk_connect, path)
     finally:
         kazoo_client.stop()
         kazoo_client.close()
+
+
+def test_prefetch_and_max_deliveries_out_of_range_are_the_cores_invalid_argument(client, path):
+    for bad in ({"prefetch": 0}, {"prefetch": 1001}, {"max_deliveries": 0}, {"max_deliveries": -2}):
+        with pytest.raises(zkrecipes.InvalidArgumentError, match=r"got (0|1001|-2)"):
+            client.work_queue(path, **bad)
+    with pytest.raises(TypeError):
+        client.work_queue(path, prefetch=1.5)

@@ -6,6 +6,8 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 _Undo = Optional["Undo"]
 
 __version__: str
+DEFAULT_SESSION_TIMEOUT: float
+DEFAULT_CONNECT_TIMEOUT: float
 ERROR_CODES: List[str]
 LOCK_EVENTS: List[str]
 ELECTION_EVENTS: List[str]

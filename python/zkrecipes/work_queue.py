@@ -180,8 +180,6 @@ class WorkQueue:
             raise TypeError("prefetch must be an int")
         if max_deliveries is not None and (isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int)):
             raise TypeError("max_deliveries must be an int or None")
-        if prefetch < 1 or (max_deliveries is not None and max_deliveries < 1):
-            raise ValueError("prefetch and max_deliveries must be at least 1")
         self._native = _native.NativeWorkQueue(_client(client), path, prefetch, max_deliveries)
 
     @property

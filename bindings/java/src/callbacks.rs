@@ -8,7 +8,7 @@ use jni::objects::{JClass, JObject};
 use jni::refs::Global;
 use jni::vm::JavaVM;
 use jni::{jni_sig, jni_str, Env, JValue};
-use zkrecipes::EventDetails;
+use zkrecipes::ffi::EventDetails;
 
 /// `io.zkrecipes.Native`, captured on a Java thread so that the library's
 /// class loader is used (a native thread's FindClass sees only the system one).

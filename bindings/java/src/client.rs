@@ -1,8 +1,7 @@
-use std::time::Duration;
-
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
 use jni::{Env, EnvUnowned};
-use zkrecipes::{Auth, Client, ClientOptions, SecuritySettings};
+use zkrecipes::ffi::{timeout_setting, SecuritySettings};
+use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
@@ -44,8 +43,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     connect_string: JString<'l>,
-    session_timeout_ms: i64,
-    connect_timeout_ms: i64,
+    session_timeout_seconds: f64,
+    connect_timeout_seconds: f64,
     auth_scheme: JString<'l>,
     auth_credentials: JString<'l>,
     identity: JString<'l>,
@@ -69,8 +68,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             _ => None,
         };
         let mut options = ClientOptions {
-            session_timeout: Duration::from_millis(session_timeout_ms.max(0) as u64),
-            connect_timeout: Duration::from_millis(connect_timeout_ms.max(0) as u64),
+            session_timeout: timeout_setting("sessionTimeout", session_timeout_seconds, "s")?,
+            connect_timeout: timeout_setting("connectTimeout", connect_timeout_seconds, "s")?,
             auth,
             identity: optional_string(env, &identity)?,
             ..ClientOptions::default()
@@ -211,5 +210,16 @@ export! {
         let events = unsafe { borrow::<Client>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(crate::listener::forward(events, sink))
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_defaultTimeoutMillis<'l>(_env; connect: bool) -> i64 {
+        let default = if connect {
+            zkrecipes::DEFAULT_CONNECT_TIMEOUT
+        } else {
+            zkrecipes::DEFAULT_SESSION_TIMEOUT
+        };
+        Ok(default.as_millis() as i64)
     }
 }

@@ -8,7 +8,7 @@ use jni::objects::JObject;
 use jni::refs::Global;
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
-use zkrecipes::Event;
+use zkrecipes::ffi::Event;
 
 use crate::callbacks;
 use crate::export::export;

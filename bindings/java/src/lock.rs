@@ -1,4 +1,5 @@
 use jni::objects::{JObject, JString};
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
 
 use crate::callbacks::Value;

@@ -3,7 +3,8 @@
 
 use jni::jni_str;
 use jni::objects::{JObjectArray, JString};
-use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
+use zkrecipes::ffi::Event;
+use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LockEvent};
 
 use crate::export::export;
 

@@ -59,15 +59,7 @@ export! {
             2 => tasks::spawn(future, async move { queue.element().await }, Value::Bytes),
             3 => tasks::spawn(
                 future,
-                async move {
-                    let found = queue.poll_item().await?;
-                    found.map(Some).ok_or_else(|| {
-                        zkrecipes::Error::new(
-                            zkrecipes::ErrorCode::NoSuchElement,
-                            "the queue is empty",
-                        )
-                    })
-                },
+                async move { queue.remove_item().await.map(Some) },
                 taken,
             ),
             _ => tasks::spawn(future, async move { queue.size().await }, |n| {

@@ -6,7 +6,8 @@
 //! a job that arrived after its caller gave up.
 
 use jni::objects::{JByteArray, JObject, JString};
-use zkrecipes::{Client, Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
+use zkrecipes::ffi::{work_queue_options_java, DeliverySlot};
+use zkrecipes::{Client, Delivery, WorkQueue};
 
 use crate::callbacks::Value;
 use crate::client::string;
@@ -41,9 +42,7 @@ export! {
     /// `max_deliveries` 0 = no limit.
     fn Java_io_zkrecipes_Native_workQueueNew<'l>(env; client: i64, path: JString<'l>, prefetch: i32, max_deliveries: i32) -> i64 {
         let path = string(env, &path)?;
-        // Java's 0 is "no limit" (an int cannot be absent).
-        let limit = (max_deliveries != 0).then_some(i64::from(max_deliveries));
-        let options = WorkQueueOptions::from_numbers(i64::from(prefetch), limit)?;
+        let options = work_queue_options_java(i64::from(prefetch), i64::from(max_deliveries))?;
         Ok(into_handle(WorkQueue::with_options(
             unsafe { borrow::<Client>(client) }?,
             &path,

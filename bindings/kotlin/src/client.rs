@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zkrecipes::{Auth, Client, ClientOptions, SecuritySettings};
+use zkrecipes::ffi::{timeout_setting, SecuritySettings};
+use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::errors::Result;
 use crate::events::NativeEvents;
@@ -80,8 +81,20 @@ pub async fn connect(
     Ok(Arc::new(NativeClient { inner: client }))
 }
 
+/// The core's default session timeout (Kotlin's `ClientOptions` reads it, not restating it).
+#[uniffi::export]
+pub fn default_session_timeout_ms() -> i64 {
+    zkrecipes::DEFAULT_SESSION_TIMEOUT.as_millis() as i64
+}
+
+/// The core's default connect timeout.
+#[uniffi::export]
+pub fn default_connect_timeout_ms() -> i64 {
+    zkrecipes::DEFAULT_CONNECT_TIMEOUT.as_millis() as i64
+}
+
 fn setting(name: &str, ms: f64) -> Result<Duration> {
-    Ok(ClientOptions::timeout_setting(name, ms, "ms")?)
+    Ok(timeout_setting(name, ms, "ms")?)
 }
 
 #[uniffi::export]

@@ -5,7 +5,8 @@ use tokio::sync::broadcast::{
     error::{RecvError, TryRecvError},
     Receiver,
 };
-use zkrecipes::{Client, ConnectionState, ElectionEvent, Event, LockEvent};
+use zkrecipes::ffi::Event;
+use zkrecipes::{Client, ConnectionState, ElectionEvent, LockEvent};
 
 /// One event: the core's name and details, for every recipe alike.
 #[derive(uniffi::Record)]

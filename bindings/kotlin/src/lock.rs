@@ -2,9 +2,10 @@
 //! own: coroutines exclude each other like processes do, and a hold is an
 //! object that releases once.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use zkrecipes::{Error, ErrorCode, Lock, LockGuard, Owner, ReadWriteLock, WriteLock};
+use zkrecipes::ffi::GuardSlot;
+use zkrecipes::{Lock, LockGuard, Owner, ReadWriteLock, WriteLock};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -140,13 +141,13 @@ impl NativeReadWriteLock {
 /// object is freed.
 #[derive(uniffi::Object)]
 pub struct NativeHold {
-    guard: Mutex<Option<LockGuard>>,
+    slot: GuardSlot,
 }
 
 impl NativeHold {
     fn new(guard: LockGuard) -> Arc<Self> {
         Arc::new(NativeHold {
-            guard: Mutex::new(Some(guard)),
+            slot: GuardSlot::new(guard),
         })
     }
 }
@@ -155,16 +156,12 @@ impl NativeHold {
 impl NativeHold {
     /// Not released, not lost.
     pub fn is_held(&self) -> bool {
-        self.guard
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(LockGuard::is_held)
+        self.slot.is_held()
     }
 
     /// `release()` for a thread that may block; nothing if released already.
     pub fn release_blocking(&self) {
-        if let Some(guard) = self.guard.lock().unwrap().take() {
+        if let Ok(guard) = self.slot.take() {
             crate::tasks::block(async move {
                 let _ = guard.release().await;
             });
@@ -173,12 +170,7 @@ impl NativeHold {
 
     /// Returns once the node is gone. A second release is `NOT_OWNER`.
     pub async fn release(&self) -> Result<()> {
-        let guard = self
-            .guard
-            .lock()
-            .unwrap()
-            .take()
-            .ok_or_else(|| Error::new(ErrorCode::NotOwner, "this hold was released already"))?;
+        let guard = self.slot.take()?;
         run(async move { guard.release().await }).await
     }
 }

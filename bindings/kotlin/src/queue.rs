@@ -3,7 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use zkrecipes::{DistributedQueue, Handoff, Item};
+use zkrecipes::ffi::{HandedQueue, Handoff};
+use zkrecipes::{DistributedQueue, Item};
 
 use crate::client::NativeClient;
 use crate::errors::Result;

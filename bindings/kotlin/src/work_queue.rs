@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use zkrecipes::{Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
+use zkrecipes::ffi::{work_queue_options, DeliverySlot};
+use zkrecipes::{Delivery, WorkQueue};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -23,7 +24,7 @@ impl NativeWorkQueue {
         prefetch: i64,
         max_deliveries: Option<i64>,
     ) -> Result<Arc<Self>> {
-        let options = WorkQueueOptions::from_numbers(prefetch, max_deliveries)?;
+        let options = work_queue_options(prefetch, max_deliveries)?;
         Ok(Arc::new(NativeWorkQueue {
             queue: WorkQueue::with_options(&client.inner, &path, options)?,
         }))

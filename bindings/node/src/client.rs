@@ -2,7 +2,8 @@ use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Auth, Client, ClientOptions, Pem, SecuritySettings};
+use zkrecipes::ffi::{timeout_setting, SecuritySettings};
+use zkrecipes::{Auth, Client, ClientOptions, Pem};
 
 use crate::errors::{promise, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
@@ -44,9 +45,7 @@ fn pem(value: Option<Either<String, Buffer>>) -> Option<Pem> {
 }
 
 fn millis(name: &str, value: Option<f64>, default: Duration) -> zkrecipes::Result<Duration> {
-    value.map_or(Ok(default), |ms| {
-        ClientOptions::timeout_setting(name, ms, "ms")
-    })
+    value.map_or(Ok(default), |ms| timeout_setting(name, ms, "ms"))
 }
 
 #[napi]

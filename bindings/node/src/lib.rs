@@ -36,7 +36,8 @@ pub struct Names {
 
 #[napi_derive::napi]
 pub fn names() -> Names {
-    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, Event, LockEvent};
+    use zkrecipes::ffi::Event;
+    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LockEvent};
     Names {
         error_codes: ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect(),
         lock_events: owned(&LockEvent::names()),

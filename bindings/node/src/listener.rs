@@ -10,7 +10,7 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
-use zkrecipes::Event;
+use zkrecipes::ffi::Event;
 
 /// The core's event details, spread as four JavaScript arguments.
 type EventArgs = FnArgs<(String, Option<BigInt>, Option<String>, Option<String>)>;

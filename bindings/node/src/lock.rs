@@ -1,5 +1,6 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{Lock, Owner, Wait};
 
 use crate::client::NativeClient;

@@ -3,7 +3,8 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{Delivery, DeliverySlot, WorkQueue, WorkQueueOptions};
+use zkrecipes::ffi::{work_queue_options, DeliverySlot};
+use zkrecipes::{Delivery, WorkQueue};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -53,7 +54,7 @@ impl NativeWorkQueue {
         prefetch: Option<i64>,
         max_deliveries: Option<i64>,
     ) -> napi::Result<Self> {
-        let options = WorkQueueOptions::from_numbers(prefetch.unwrap_or(1), max_deliveries);
+        let options = work_queue_options(prefetch.unwrap_or(1), max_deliveries);
         let queue =
             options.and_then(|options| WorkQueue::with_options(&client.inner, &path, options));
         Ok(NativeWorkQueue {

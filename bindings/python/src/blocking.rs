@@ -13,7 +13,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::errors::{internal, to_py};
 use crate::listener;
-use zkrecipes::Handoff;
+use zkrecipes::ffi::Handoff;
 
 use crate::undo::{Undo, Undoable};
 

@@ -1,4 +1,5 @@
 use pyo3::prelude::*;
+use zkrecipes::ffi::timeout_setting;
 use zkrecipes::{Auth, Client, ClientOptions};
 
 use crate::blocking::{awaitable, wait};
@@ -19,8 +20,8 @@ fn options(
     security: Option<SecurityArgs>,
 ) -> zkrecipes::Result<ClientOptions> {
     let mut options = ClientOptions {
-        session_timeout: ClientOptions::timeout_setting("session_timeout", session_timeout, "s")?,
-        connect_timeout: ClientOptions::timeout_setting("connect_timeout", connect_timeout, "s")?,
+        session_timeout: timeout_setting("session_timeout", session_timeout, "s")?,
+        connect_timeout: timeout_setting("connect_timeout", connect_timeout, "s")?,
         auth: auth.map(|(scheme, credentials)| Auth {
             scheme,
             credentials: credentials.into_bytes(),
@@ -29,7 +30,7 @@ fn options(
         ..ClientOptions::default()
     };
     if let Some(security) = security {
-        zkrecipes::SecuritySettings::from(security).apply(&mut options)?;
+        zkrecipes::ffi::SecuritySettings::from(security).apply(&mut options)?;
     }
     Ok(options)
 }

@@ -19,6 +19,15 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The defaults of `Client(...)`, in seconds: the core's, not restated in Python.
+    m.add(
+        "DEFAULT_SESSION_TIMEOUT",
+        zkrecipes::DEFAULT_SESSION_TIMEOUT.as_secs_f64(),
+    )?;
+    m.add(
+        "DEFAULT_CONNECT_TIMEOUT",
+        zkrecipes::DEFAULT_CONNECT_TIMEOUT.as_secs_f64(),
+    )?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<rwlock::NativeReadWriteLock>()?;
@@ -39,7 +48,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     // The names the core gives events and states: the package's enums are
     // tested against these.
-    use zkrecipes::{ConnectionState, ElectionEvent, Event, LockEvent};
+    use zkrecipes::ffi::Event;
+    use zkrecipes::{ConnectionState, ElectionEvent, LockEvent};
     m.add("LOCK_EVENTS", LockEvent::names())?;
     m.add("ELECTION_EVENTS", ElectionEvent::names())?;
     m.add("CONNECTION_STATES", ConnectionState::names())?;

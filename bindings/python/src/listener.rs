@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use pyo3::prelude::*;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
-use zkrecipes::Event;
+use zkrecipes::ffi::Event;
 
 use crate::errors::to_py;
 

@@ -1,4 +1,5 @@
 use pyo3::prelude::*;
+use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{Lock, Owner, Wait};
 
 use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};

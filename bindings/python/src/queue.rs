@@ -1,4 +1,5 @@
 use pyo3::prelude::*;
+use zkrecipes::ffi::HandedQueue;
 use zkrecipes::{DistributedQueue, Wait};
 
 use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
@@ -23,13 +24,7 @@ async fn poll(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
 }
 
 async fn remove(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
-    match queue.poll_handed().await? {
-        Some(handed) => Ok(Taken(Some(handed))),
-        None => Err(zkrecipes::Error::new(
-            zkrecipes::ErrorCode::NoSuchElement,
-            "the queue is empty",
-        )),
-    }
+    Ok(Taken(Some(queue.remove_handed().await?)))
 }
 
 #[pymethods]

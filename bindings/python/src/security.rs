@@ -2,7 +2,8 @@
 //! `zkrecipes/security.py`), converted into the core's settings.
 
 use pyo3::prelude::*;
-use zkrecipes::{Pem, SecuritySettings};
+use zkrecipes::ffi::SecuritySettings;
+use zkrecipes::Pem;
 
 /// A PEM as Python gives it: a path (`str`) or the PEM itself (`bytes`).
 #[derive(FromPyObject)]

@@ -7,7 +7,8 @@
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use zkrecipes::{Handoff, Item, Lock, Owner};
+use zkrecipes::ffi::{Handoff, OwnedLock};
+use zkrecipes::{Item, Lock, Owner};
 
 use crate::payload::Payload;
 

@@ -5,7 +5,8 @@
 //! when dropped.
 
 use pyo3::prelude::*;
-use zkrecipes::{Delivery, DeliverySlot, Wait, WorkQueue, WorkQueueOptions};
+use zkrecipes::ffi::{work_queue_options, DeliverySlot};
+use zkrecipes::{Delivery, Wait, WorkQueue};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
@@ -52,7 +53,7 @@ impl NativeWorkQueue {
         prefetch: i64,
         max_deliveries: Option<i64>,
     ) -> PyResult<NativeWorkQueue> {
-        let options = WorkQueueOptions::from_numbers(prefetch, max_deliveries);
+        let options = work_queue_options(prefetch, max_deliveries);
         let queue =
             options.and_then(|options| WorkQueue::with_options(&client.inner, path, options));
         Ok(NativeWorkQueue {

@@ -25,7 +25,10 @@ mod session;
 mod state;
 
 pub(crate) use options::check_node_data;
-pub use options::{Auth, ClientOptions, MAX_NODE_DATA, MAX_PACKET};
+pub use options::{
+    Auth, ClientOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT, MAX_NODE_DATA,
+    MAX_PACKET,
+};
 pub(crate) use recipes::{delete_confirmed, expired, while_usable, with_deadline};
 use session::chroot_len;
 pub use state::ConnectionState;

@@ -35,6 +35,11 @@ impl Auth {
     }
 }
 
+/// The session timeout `ClientOptions::default()` asks the server for.
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest `connect` takes by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How to connect. `Default` gives a 10 s session and a 10 s connect timeout.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
@@ -57,30 +62,14 @@ pub struct ClientOptions {
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
-            session_timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(10),
+            session_timeout: DEFAULT_SESSION_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             auth: None,
             identity: None,
             tls: None,
             sasl: None,
             acl: AclPolicy::Default,
         }
-    }
-}
-
-impl ClientOptions {
-    /// A timeout setting as a binding receives it, in `unit` (`"s"` or
-    /// `"ms"`): a number in (0, 1 day], checked here for every language.
-    pub fn timeout_setting(name: &str, value: f64, unit: &str) -> Result<Duration> {
-        let per_second = if unit == "ms" { 1000.0 } else { 1.0 };
-        let seconds = value / per_second;
-        if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
-            return Err(Error::invalid_argument(format!(
-                "{name} must be in (0, {}] {unit}, got {value}",
-                86_400.0 * per_second
-            )));
-        }
-        Ok(Duration::from_secs_f64(seconds))
     }
 }
 

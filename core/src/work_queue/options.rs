@@ -17,28 +17,6 @@ pub struct WorkQueueOptions {
 }
 
 impl WorkQueueOptions {
-    /// Options from numbers as a binding received them (any sign, any
-    /// width), checked here so that every language's error names the number
-    /// its caller gave.
-    pub fn from_numbers(prefetch: i64, max_deliveries: Option<i64>) -> Result<WorkQueueOptions> {
-        let options = WorkQueueOptions {
-            prefetch: usize::try_from(prefetch)
-                .ok()
-                .filter(|p| (1..=MAX_PREFETCH).contains(p))
-                .ok_or_else(|| bad_prefetch(prefetch))?,
-            max_deliveries: match max_deliveries {
-                None => None,
-                Some(max) => Some(
-                    u32::try_from(max)
-                        .ok()
-                        .filter(|m| *m >= 1)
-                        .ok_or_else(|| bad_max_deliveries(max))?,
-                ),
-            },
-        };
-        Ok(options)
-    }
-
     pub(super) fn check(&self) -> Result<()> {
         if !(1..=MAX_PREFETCH).contains(&self.prefetch) {
             return Err(bad_prefetch(self.prefetch));
@@ -50,15 +28,15 @@ impl WorkQueueOptions {
     }
 }
 
-const MAX_PREFETCH: usize = 1000;
+pub(crate) const MAX_PREFETCH: usize = 1000;
 
-fn bad_prefetch(prefetch: impl std::fmt::Display) -> Error {
+pub(crate) fn bad_prefetch(prefetch: impl std::fmt::Display) -> Error {
     Error::invalid_argument(format!(
         "prefetch must be between 1 and {MAX_PREFETCH}, got {prefetch}"
     ))
 }
 
-fn bad_max_deliveries(max: impl std::fmt::Display) -> Error {
+pub(crate) fn bad_max_deliveries(max: impl std::fmt::Display) -> Error {
     Error::invalid_argument(format!("max_deliveries must be at least 1, got {max}"))
 }
 

@@ -11,6 +11,7 @@ use zkrecipes::{Lock, Wait, WriteLock};
 use super::{breathe, cancel_after, critical, listen_lock, pick, timeout, told_of_a_pause, Held};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
+use zkrecipes::ffi::OwnedLock;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {

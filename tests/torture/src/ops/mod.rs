@@ -18,6 +18,7 @@ use zkrecipes::{Lock, LockEvent, LockGuard, Owner};
 
 use crate::resource::{Link, Sec};
 use crate::worker::{watched, Ctx};
+use zkrecipes::ffi::OwnedLock;
 
 /// Picks one of `choices` by weight.
 pub fn pick<T: Copy>(rng: &mut Rng, choices: &[(T, u32)]) -> T {

@@ -11,6 +11,7 @@ use zkrecipes::{ErrorCode, Lock, ReadWriteLock, Wait};
 use super::{breathe, cancel_after, critical, pick, timeout, Held};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
+use zkrecipes::ffi::OwnedLock;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {

@@ -44,6 +44,11 @@ public final class Client extends NativeObject {
         return handle.thenApply(Client::new);
     }
 
+    /** Exact for any Duration (toMillis overflows); the native side checks the range. */
+    private static double seconds(Duration d) {
+        return d.getSeconds() + d.getNano() / 1e9;
+    }
+
     private static long start(String connectString, ClientOptions options, CompletableFuture<Long> handle) {
         Objects.requireNonNull(connectString, "connectString");
         Objects.requireNonNull(options, "options");
@@ -52,8 +57,8 @@ public final class Client extends NativeObject {
         AclPolicy acl = options.acl();
         byte[] password = sasl == null ? null : sasl.passwordBytes();
         try {
-            return Native.clientConnect(connectString, options.sessionTimeout().toMillis(),
-                options.connectTimeout().toMillis(), options.authScheme(), options.authCredentials(),
+            return Native.clientConnect(connectString, seconds(options.sessionTimeout()),
+                seconds(options.connectTimeout()), options.authScheme(), options.authCredentials(),
                 options.identity(), tls == null ? null : tls.settings(), sasl == null ? null : sasl.settings(),
                 password, acl == null ? null : acl.name(), acl == null ? null : acl.entries(), Native.raw(handle));
         } finally {

@@ -5,8 +5,9 @@ import java.util.Objects;
 
 /** How to connect; {@code new ClientOptions()} gives 10 s session and connect timeouts. */
 public final class ClientOptions {
-    private Duration sessionTimeout = Duration.ofSeconds(10);
-    private Duration connectTimeout = Duration.ofSeconds(10);
+    // The core's defaults, as every language has them.
+    private Duration sessionTimeout = Duration.ofMillis(Native.defaultTimeoutMillis(false));
+    private Duration connectTimeout = Duration.ofMillis(Native.defaultTimeoutMillis(true));
     private String authScheme;
     private String authCredentials;
     private String identity;
@@ -15,13 +16,13 @@ public final class ClientOptions {
     private AclPolicy acl;
 
     public ClientOptions sessionTimeout(Duration timeout) {
-        this.sessionTimeout = positive("sessionTimeout", timeout);
+        this.sessionTimeout = Objects.requireNonNull(timeout, "sessionTimeout");
         return this;
     }
 
     /** The longest {@code connect} may take. */
     public ClientOptions connectTimeout(Duration timeout) {
-        this.connectTimeout = positive("connectTimeout", timeout);
+        this.connectTimeout = Objects.requireNonNull(timeout, "connectTimeout");
         return this;
     }
 
@@ -64,12 +65,4 @@ public final class ClientOptions {
     TlsOptions tls() { return tls; }
     Sasl sasl() { return sasl; }
     AclPolicy acl() { return acl; }
-
-    private static Duration positive(String name, Duration value) {
-        Objects.requireNonNull(value, name);
-        if (value.isNegative() || value.isZero() || value.compareTo(Duration.ofDays(1)) > 0) {
-            throw new ZkException(ZkException.Code.INVALID_ARGUMENT, name + " must be in (0, 1 day], got " + value);
-        }
-        return value;
-    }
 }

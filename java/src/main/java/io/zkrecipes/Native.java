@@ -63,7 +63,10 @@ final class Native {
     static native String version();
     static native void cancel(long task);
 
-    static native long clientConnect(String connect, long sessionMs, long connectMs, String authScheme,
+    /** The core's default session ({@code connect} false) or connect timeout, in milliseconds. */
+    static native long defaultTimeoutMillis(boolean connect);
+
+    static native long clientConnect(String connect, double sessionSeconds, double connectSeconds, String authScheme,
                                      String authCredentials, String identity, String[] tls, String[] sasl,
                                      byte[] saslPassword, String aclPolicy, String[] aclEntries,
                                      CompletableFuture<Object> f);

@@ -44,10 +44,15 @@ class ClientIT {
             }
             assertThrows(NullPointerException.class, () -> new WriteLock(c, null));
             assertThrows(NullPointerException.class, () -> new WriteLock(null, "/x"));
-            assertEquals(ZkException.Code.INVALID_ARGUMENT,
-                assertThrows(ZkException.class, () -> new ClientOptions().sessionTimeout(Duration.ofMillis(-1))).getCode());
-            assertEquals(ZkException.Code.INVALID_ARGUMENT,
-                assertThrows(ZkException.class, () -> new ClientOptions().connectTimeout(Duration.ZERO)).getCode());
+            // The core checks the timeouts when connecting (one rule for every language), and
+            // a Duration of any size is an INVALID_ARGUMENT naming it, never an overflow.
+            for (ClientOptions bad : List.of(new ClientOptions().sessionTimeout(Duration.ofMillis(-1)),
+                    new ClientOptions().connectTimeout(Duration.ZERO),
+                    new ClientOptions().sessionTimeout(Duration.ofSeconds(Long.MAX_VALUE)))) {
+                ZkException e = assertThrows(ZkException.class, () -> Client.connect(Zk.connect(), bad));
+                assertEquals(ZkException.Code.INVALID_ARGUMENT, e.getCode(), e.getMessage());
+                assertTrue(e.getDetail().matches("(session|connect)Timeout must be in \\(0, 86400\\] s, got .*"), e.getDetail());
+            }
         }
     }
 

@@ -3,6 +3,8 @@ package io.zkrecipes.kotlin
 import io.zkrecipes.kotlin.ffi.NativeClient
 import io.zkrecipes.kotlin.ffi.NativeClientOptions
 import io.zkrecipes.kotlin.ffi.connect as nativeConnect
+import io.zkrecipes.kotlin.ffi.defaultConnectTimeoutMs
+import io.zkrecipes.kotlin.ffi.defaultSessionTimeoutMs
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
@@ -13,14 +15,15 @@ import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.launch
 import kotlin.time.Duration
+import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.DurationUnit
 
 /** How to connect. */
 data class ClientOptions(
-    val sessionTimeout: Duration = 10.seconds,
+    val sessionTimeout: Duration = defaultSessionTimeoutMs().milliseconds,
     /** The longest [Client.connect] (and each later re-session attempt) may take. */
-    val connectTimeout: Duration = 10.seconds,
+    val connectTimeout: Duration = defaultConnectTimeoutMs().milliseconds,
     /** `user:password` for the `digest` scheme: recipe nodes then get an ACL for that identity only. */
     val digest: String? = null,
     /** Written into lock and election nodes; defaults to the host name. */

@@ -1,0 +1,35 @@
+//! A lock as the bindings drive it (implemented in `lock/write_lock/owned.rs`).
+
+use std::future::Future;
+
+use crate::error::Result;
+use crate::handoff::Handoff;
+use crate::lock::write_lock::Owner;
+use crate::wait::Wait;
+
+/// The lock calls of a binding, whose callers name an owner (a thread, an asyncio task) and
+/// get a fencing token where Rust gets a guard.
+pub trait OwnedLock {
+    /// Acquires for `owner`: the fencing token, `None` if not obtained (never `TIMEOUT`).
+    /// Dropping the future withdraws the attempt's node.
+    fn lock_as(
+        &self,
+        owner: Owner,
+        wait: Wait,
+    ) -> impl Future<Output = Result<Option<i64>>> + Send + '_;
+
+    /// Drops one hold of `owner` (at zero deletes the node, confirmed): `NOT_OWNER` if `owner`
+    /// holds nothing, the loss's error if its hold was lost. Starts when called and runs to its
+    /// end even if the future is dropped.
+    fn unlock_as(&self, owner: Owner) -> impl Future<Output = Result<()>> + Send + 'static;
+
+    /// Releases the oldest hold, whoever its owner (Node, whose callers have no identity).
+    fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static;
+
+    /// For a caller that gave up after `lock_as` succeeded: the hold is released, never kept.
+    fn abandon_acquired(&self, owner: Owner);
+
+    /// For a hold carried to its caller across threads: released unless the `Handoff` is
+    /// marked delivered.
+    fn handoff_acquired(&self, owner: Owner) -> Handoff;
+}

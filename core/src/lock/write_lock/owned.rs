@@ -1,0 +1,75 @@
+//! The bindings' side of a lock (`ffi::OwnedLock`): their callers name an owner (a thread, an
+//! asyncio task) and get a fencing token where Rust gets a guard.
+
+use std::future::Future;
+
+use super::{not_owner, Lock, Owner};
+use crate::error::Result;
+use crate::ffi::OwnedLock;
+use crate::handoff::Handoff;
+use crate::runtime;
+use crate::wait::Wait;
+
+impl OwnedLock for Lock {
+    /// Acquires for `owner`; returns the fencing token, `None` if not obtained
+    /// (never `TIMEOUT`). The form the bindings use (they release with
+    /// `unlock_as`). Dropping the future withdraws the attempt's node.
+    async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
+        let locked = self.lock_as_unscoped(owner, wait).await;
+        locked.map_err(|err| self.core.about(err))
+    }
+
+    /// Drops one hold of `owner`; at zero deletes the node (confirmed).
+    /// `NOT_OWNER` if `owner` does not hold the lock; the loss's error if its
+    /// hold was lost; `CLOSED` after the client closed.
+    ///
+    /// The release starts when this is called, not when the future is first
+    /// polled, and runs to its end even if the future is dropped.
+    fn unlock_as(&self, owner: Owner) -> impl Future<Output = Result<()>> + Send + 'static {
+        self.core.unlock_as(owner)
+    }
+
+    /// Releases the oldest hold, whoever its owner: for callers without an
+    /// identity (Node), where every hold of an exclusive lock is the only one
+    /// and every reader is alike.
+    fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let owner = self.core.visible(|holds| holds.first().map(|h| h.owner));
+        let release = owner.map(|owner| self.core.unlock_as(owner));
+        let core = self.core.clone();
+        async move {
+            match release {
+                Some(release) => release.await,
+                None => {
+                    core.client.zk()?;
+                    let ended = core.ended.lock().unwrap().pop();
+                    let err = ended.map_or_else(not_owner, |(_, reason)| reason);
+                    Err(core.about(err))
+                }
+            }
+        }
+    }
+
+    /// For a binding whose caller gave up after `lock_as` succeeded (a
+    /// cancelled future, an interrupt): the hold is released, never kept.
+    /// The hold is gone from this object's answers before this returns (the
+    /// caller never sees a hold it gave up); the node's delete goes on in the
+    /// background.
+    fn abandon_acquired(&self, owner: Owner) {
+        let release = self.unlock_as(owner);
+        let dir = self.dir().to_string();
+        runtime::handle().spawn(async move {
+            if let Err(err) = release.await {
+                tracing::debug!("undoing an abandoned acquire on {dir}: {err}");
+            }
+        });
+    }
+
+    /// For a binding that carries an acquired hold to its caller across
+    /// threads: the hold is released unless the `Handoff` is marked delivered.
+    fn handoff_acquired(&self, owner: Owner) -> Handoff {
+        let lock = self.clone();
+        Handoff::new(self.core.client.settling(), move || {
+            lock.abandon_acquired(owner)
+        })
+    }
+}
