@@ -45,7 +45,7 @@ public final class Client extends NativeObject {
     }
 
     /** Exact for any Duration (toMillis overflows); the native side checks the range. */
-    private static double seconds(Duration d) {
+    private static double seconds(java.time.Duration d) {
         return d.getSeconds() + d.getNano() / 1e9;
     }
 

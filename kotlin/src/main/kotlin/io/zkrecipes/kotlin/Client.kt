@@ -19,11 +19,23 @@ import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.DurationUnit
 
+/** The core's default timeouts (read once, after the native library is loaded). */
+private object CoreDefaults {
+    val sessionTimeout: Duration
+    val connectTimeout: Duration
+
+    init {
+        NativeLibrary.ensure()
+        sessionTimeout = defaultSessionTimeoutMs().milliseconds
+        connectTimeout = defaultConnectTimeoutMs().milliseconds
+    }
+}
+
 /** How to connect. */
 data class ClientOptions(
-    val sessionTimeout: Duration = defaultSessionTimeoutMs().milliseconds,
+    val sessionTimeout: Duration = CoreDefaults.sessionTimeout,
     /** The longest [Client.connect] (and each later re-session attempt) may take. */
-    val connectTimeout: Duration = defaultConnectTimeoutMs().milliseconds,
+    val connectTimeout: Duration = CoreDefaults.connectTimeout,
     /** `user:password` for the `digest` scheme: recipe nodes then get an ACL for that identity only. */
     val digest: String? = null,
     /** Written into lock and election nodes; defaults to the host name. */
