@@ -100,9 +100,9 @@ fi
 
 # --- Rust components and cross targets -------------------------------------------
 if command -v rustup >/dev/null; then
-  if $test_deps; then
-    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
-  fi
+  # Every build runs through clippy-driver (the Makefile's RUSTC_WORKSPACE_WRAPPER), `make demo`
+  # included, so Clippy is needed by every command, not only by the tests.
+  rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
   if $dist_deps; then
     for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
       rustup target list --installed | grep -qx "$t" || rustup target add "$t"
