@@ -19,7 +19,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError};
 
 use crate::error::{Error, ErrorCode};
-use crate::security::Tls;
+use crate::sasl_probe::{server_sasl, ServerSasl};
+use crate::security::{Sasl, Tls};
 
 /// A healthy connect on a LAN is done by then; a diagnosis costs one handshake.
 pub(crate) const DIAGNOSE_AFTER: Duration = Duration::from_millis(300);
@@ -63,10 +64,18 @@ pub(crate) fn servers(connect_string: &str, tls: bool) -> Vec<Server> {
 }
 
 /// The refusal every server gave, or `None` while any may still accept.
-pub(crate) async fn refusal(servers: Vec<Server>, tls: Option<Tls>) -> Option<Error> {
+pub(crate) async fn refusal(
+    servers: Vec<Server>,
+    tls: Option<Tls>,
+    sasl: Option<Sasl>,
+) -> Option<Error> {
     let probes = servers.into_iter().map(|server| {
         let tls = tls.clone();
-        tokio::task::spawn_blocking(move || probe(&server, tls.as_ref()))
+        let sasl = sasl.clone();
+        tokio::task::spawn_blocking(move || {
+            probe(&server, tls.as_ref())
+                .or_else(|| sasl_mismatch(&server, tls.as_ref(), sasl.as_ref()?))
+        })
     });
     let mut first = None;
     for probe in futures_util::future::join_all(probes).await {
@@ -80,9 +89,54 @@ pub(crate) async fn refusal(servers: Vec<Server>, tls: Option<Tls>) -> Option<Er
     first
 }
 
-/// A definitive refusal of `server`, or `None` (accepted, down, or unclear).
-fn probe(server: &Server, tls: Option<&Tls>) -> Option<Error> {
+/// Why a server refused the SASL credentials, when it is the mechanism and
+/// not the credentials (the refusal looks the same); `None` otherwise.
+pub(crate) async fn mechanism_mismatch(
+    servers: Vec<Server>,
+    tls: Option<Tls>,
+    sasl: Sasl,
+) -> Option<Error> {
+    tokio::task::spawn_blocking(move || {
+        servers
+            .iter()
+            .find_map(|server| sasl_mismatch(server, tls.as_ref(), &sasl))
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// The server's SASL mechanism is not the client's: it would close every
+/// connection the session crate opens (see `sasl_probe`).
+fn sasl_mismatch(server: &Server, tls: Option<&Tls>, sasl: &Sasl) -> Option<Error> {
     let at = format!("{}:{}", server.host, server.port);
+    let stream = open(server)?;
+    let answer = match (server.tls, tls) {
+        (true, Some(tls)) => {
+            let config = probe_config(roots(tls)?, identity(tls)).ok()?;
+            let name = ServerName::try_from(server.host.clone()).ok()?;
+            let connection = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+            server_sasl(&mut rustls::StreamOwned::new(connection, stream))?
+        }
+        (true, None) => return None,
+        (false, _) => server_sasl(&mut { stream })?,
+    };
+    let why = match (sasl, answer) {
+        (Sasl::Gssapi { .. }, ServerSasl::DigestMd5) => format!(
+            "{at} authenticates SASL clients with DIGEST-MD5 (user passwords in its JAAS Server \
+             section), not Kerberos: give sasl DIGEST-MD5 credentials, or connect to a server \
+             with a Kerberos principal"
+        ),
+        (Sasl::DigestMd5 { .. }, ServerSasl::NeedsInitialToken) => format!(
+            "{at} refused a DIGEST-MD5 start: its SASL mechanism is another one (Kerberos? then \
+             give sasl GSSAPI)"
+        ),
+        _ => return None,
+    };
+    Some(Error::new(ErrorCode::AuthFailed, why))
+}
+
+fn open(server: &Server) -> Option<TcpStream> {
     let address = (server.host.as_str(), server.port)
         .to_socket_addrs()
         .ok()?
@@ -90,6 +144,13 @@ fn probe(server: &Server, tls: Option<&Tls>) -> Option<Error> {
     let stream = TcpStream::connect_timeout(&address, PROBE_TIMEOUT).ok()?;
     stream.set_read_timeout(Some(PROBE_TIMEOUT)).ok()?;
     stream.set_write_timeout(Some(PROBE_TIMEOUT)).ok()?;
+    Some(stream)
+}
+
+/// A definitive refusal of `server`, or `None` (accepted, down, or unclear).
+fn probe(server: &Server, tls: Option<&Tls>) -> Option<Error> {
+    let at = format!("{}:{}", server.host, server.port);
+    let stream = open(server)?;
     match (server.tls, tls) {
         (true, Some(tls)) => tls_probe(&at, server, stream, tls),
         (true, None) => Some(Error::invalid_argument(format!(

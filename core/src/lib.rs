@@ -23,6 +23,7 @@ mod memory;
 pub mod path;
 mod queue;
 pub mod runtime;
+mod sasl_probe;
 mod security;
 mod security_settings;
 mod wait;

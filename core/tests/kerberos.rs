@@ -145,3 +145,52 @@ async fn a_service_the_kdc_does_not_know_fails_at_once_naming_it() {
         assert!(started.elapsed() < Duration::from_secs(8), "{err}");
     }
 }
+
+/// A server's one SASL mechanism is not the client's: the server closes the
+/// connection (no error), which used to wait out the connect timeout and
+/// then say CONNECTION_LOSS. The connect timeout is long here so that only
+/// the diagnosis can end the connect with AUTH_FAILED.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mechanism_the_server_does_not_speak_is_auth_failed_naming_both() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    let cache = realm.kdc.dir.join("ccache-mechanism");
+    kinit(realm, &cache);
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let dir = realm.kdc.dir.join("certs");
+    let certs = zk_harness::secure::Certs::generate(&dir);
+    let digest_server =
+        zk_harness::secure::SecureServer::start(zk_harness::secure::Kind::Tls, &certs);
+    // By the name the KDC knows (zookeeper/localhost), so the Kerberos check passes.
+    let digest_port = digest_server
+        .plain_connect()
+        .replace("127.0.0.1", "localhost");
+    let long = |sasl| ClientOptions {
+        sasl: Some(sasl),
+        connect_timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    for (connect, sasl, said) in [
+        (digest_port.clone(), Sasl::gssapi(), "DIGEST-MD5"),
+        (
+            realm.server.connect(),
+            Sasl::digest_md5("alice", "alice-secret"),
+            "Kerberos",
+        ),
+    ] {
+        let err = Client::connect(&connect, long(sasl)).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AuthFailed, "{connect}: {err}");
+        assert!(
+            err.message().contains(said) && err.message().contains(&connect),
+            "{err}"
+        );
+    }
+    // The right mechanism on the same server still works.
+    let client = Client::connect(
+        &digest_port,
+        long(Sasl::digest_md5("alice", "alice-secret")),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", digest_server.log()));
+    client.close().await;
+}

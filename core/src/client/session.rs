@@ -62,9 +62,10 @@ pub(super) async fn open_session(
             };
             connected.map_err(|err| connect_error(&connect_string, &options, err))
         };
+        let diagnosed = servers.clone();
         let diagnosis = async {
             tokio::time::sleep(connect_diagnosis::DIAGNOSE_AFTER).await;
-            connect_diagnosis::refusal(servers, options.tls.clone()).await
+            connect_diagnosis::refusal(diagnosed, options.tls.clone(), options.sasl.clone()).await
         };
         let connected = tokio::time::timeout(options.connect_timeout, async {
             tokio::pin!(connecting);
@@ -88,6 +89,12 @@ pub(super) async fn open_session(
                         format!("no answer while checking the chroot of {connect_string}"),
                     )),
                 }
+            }
+            Ok(Err(err)) if err.code() == ErrorCode::AuthFailed && options.sasl.is_some() => {
+                let sasl = options.sasl.clone().expect("checked");
+                let mismatch =
+                    connect_diagnosis::mechanism_mismatch(servers, options.tls.clone(), sasl);
+                Err(mismatch.await.unwrap_or(err))
             }
             Ok(Err(err)) => Err(err),
             Err(_) => Err(Error::new(
