@@ -1,6 +1,8 @@
 //! What a watcher (`elect --observe`, `status --watch`) says on standard
 //! error while ZooKeeper is out of reach: the last thing it printed may be
 //! stale until the connection is back, and an operator must be able to tell.
+//! A server that refuses the new session (a password rotated, a certificate
+//! expired) is said too, with the refusal: no retry will end that outage.
 
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
@@ -13,10 +15,28 @@ impl OutageNotes {
     pub fn start(client: &Client, path: &str) -> OutageNotes {
         let mut states = client.subscribe();
         let path = path.to_string();
+        let client = client.clone();
         OutageNotes(tokio::spawn(async move {
             let mut out = false;
+            let mut said_refusal = None;
+            // The refusal is kept by the client, not sent as a state: looked at while out.
+            let mut look = tokio::time::interval(std::time::Duration::from_millis(500));
             loop {
-                match states.recv().await {
+                let state = tokio::select! {
+                    state = states.recv() => state,
+                    _ = look.tick(), if out => {
+                        let refusal = client.session_error().map(|err| err.to_string());
+                        if refusal.is_some() && refusal != said_refusal {
+                            eprintln!(
+                                "zkrecipes: the server refuses a new session (retrying): {}",
+                                refusal.as_deref().unwrap_or_default()
+                            );
+                            said_refusal = refusal;
+                        }
+                        continue;
+                    }
+                };
+                match state {
                     Ok(ConnectionState::Suspended | ConnectionState::Lost) if !out => {
                         out = true;
                         eprintln!(
@@ -25,6 +45,7 @@ impl OutageNotes {
                     }
                     Ok(ConnectionState::Connected | ConnectionState::Reconnected) if out => {
                         out = false;
+                        said_refusal = None;
                         eprintln!("zkrecipes: connected again; watching {path}");
                     }
                     Ok(ConnectionState::Closed) | Err(RecvError::Closed) => return,

@@ -155,3 +155,60 @@ def test_x509_identities_in_acl_entries(tmp_path):
     other = run("--connect", TLS, *tls("--tls-cert", str(CERTS / "client2.pem"), "--tls-key", str(CERTS / "client2-key.pem")),
                 "queue", "take", queue, "--timeout", "0")
     assert other.returncode == NO_PERMISSION, other
+
+
+def test_a_watcher_says_why_the_server_refuses_the_new_session(alice, tmp_path):
+    """After LOST the client opens a new session by itself; when the server refuses it (here:
+    the client certificate file now holds an expired one), `status --watch` says so on standard
+    error, with the refusal, instead of only "connection lost"."""
+    import queue
+    import shutil
+    import threading
+
+    cert, key = tmp_path / "client.pem", tmp_path / "client-key.pem"
+    shutil.copy(CERTS / "client.pem", cert)
+    shutil.copy(CERTS / "client-key.pem", key)
+    harness = os.environ.get("ZK_HARNESS", str(ROOT / "target/debug/zk-harness"))
+    # By host name: the proxy resolves it (it used to accept only an address).
+    proxy = subprocess.Popen([harness, "proxy", STRICT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proxy_lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [proxy_lines.put(line.strip()) for line in proxy.stdout], daemon=True).start()
+
+    def send(command: str) -> None:
+        proxy.stdin.write(command + "\n")
+        proxy.stdin.flush()
+        assert proxy_lines.get(timeout=30) == "OK"
+
+    watcher = None
+    try:
+        announced = proxy_lines.get(timeout=30)
+        assert announced.startswith("ZK_CONNECT="), announced
+        connect = announced.split("=", 1)[1].replace("127.0.0.1", "localhost")
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("ZKRECIPES_AUTH", "KRB5"))}
+        watcher = subprocess.Popen(
+            [CLI, "--connect", connect, *tls("--tls-cert", str(cert), "--tls-key", str(key)), *alice,
+             "--session-timeout", "2s", "status", "--watch", path("watched")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=base)
+        said: "queue.Queue[str]" = queue.Queue()
+        shown: "queue.Queue[str]" = queue.Queue()
+        threading.Thread(target=lambda: [said.put(line.strip()) for line in watcher.stderr], daemon=True).start()
+        threading.Thread(target=lambda: [shown.put(line) for line in watcher.stdout], daemon=True).start()
+        # Connected once (the watcher printed its first view) before the outage begins.
+        shown.get(timeout=60)
+        shutil.copy(CERTS / "client-expired.pem", cert)
+        shutil.copy(CERTS / "client-expired-key.pem", key)
+        send("hole on")
+        while "connection to ZooKeeper lost" not in said.get(timeout=60):
+            pass
+        send("hole off")
+        while True:
+            line = said.get(timeout=60)
+            if "refuses a new session" in line:
+                break
+        assert "expired" in line, line
+    finally:
+        if watcher is not None:
+            watcher.kill()
+            watcher.wait(timeout=30)
+        proxy.stdin.close()
+        proxy.wait(timeout=30)

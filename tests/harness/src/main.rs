@@ -115,6 +115,12 @@ fn serve_ensemble() {
 }
 
 fn proxy(servers: &str) {
+    for server in servers.split(',') {
+        if let Err(err) = std::net::ToSocketAddrs::to_socket_addrs(server) {
+            eprintln!("zk-harness proxy: {server:?} is not host:port: {err}");
+            std::process::exit(2);
+        }
+    }
     let proxies: Vec<FaultProxy> = servers.split(',').map(FaultProxy::start).collect();
     announce(
         &proxies

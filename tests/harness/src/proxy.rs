@@ -28,7 +28,16 @@ struct State {
 impl FaultProxy {
     /// Listens on a free loopback port and forwards to `target` (`host:port`).
     pub fn start(target: &str) -> FaultProxy {
-        let target: SocketAddr = target.parse().expect("proxy target must be ip:port");
+        // A host name (localhost:2181) as well as an address; IPv4 first, as the proxy listens on it.
+        let addresses: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(target)
+            .unwrap_or_else(|err| panic!("proxy target {target:?} is not host:port: {err}"))
+            .collect();
+        let target = addresses
+            .iter()
+            .find(|address| address.is_ipv4())
+            .or(addresses.first())
+            .copied()
+            .unwrap_or_else(|| panic!("proxy target {target:?} has no address"));
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(State {
