@@ -157,6 +157,12 @@ function security (tls, sasl, acl) {
   }
   if (sasl !== undefined && sasl !== null) {
     if (typeof sasl !== 'object') throw new TypeError("sasl must be { mechanism: 'DIGEST-MD5' | 'GSSAPI', ... }")
+    // A misspelt key (`user`, `pass`) would otherwise connect without it and fail far from the typo.
+    for (const key of Object.keys(sasl)) {
+      if (!['mechanism', 'username', 'password', 'service', 'host'].includes(key)) {
+        throw new TypeError(`unknown sasl option ${key}: mechanism, username, password, service, host`)
+      }
+    }
     out.saslMechanism = requireString('sasl.mechanism', sasl.mechanism)
     for (const key of ['username', 'service', 'host']) {
       if (sasl[key] !== undefined) requireString(`sasl.${key}`, sasl[key])

@@ -38,6 +38,14 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
             settings.sasl_username = Some(user);
             settings.sasl_password = Some(password.into_bytes());
         }
+        (Some(mechanism), None) if mechanism.to_ascii_lowercase().starts_with("digest") => {
+            return Err(Failure::new(
+                exit::USAGE,
+                "--sasl digest needs a user and password: --auth-file FILE (user:password) or \
+                 ZKRECIPES_AUTH=user:password"
+                    .to_string(),
+            ));
+        }
         (_, credentials) => {
             options.auth =
                 credentials.map(|(user, password)| Auth::digest(&format!("{user}:{password}")));

@@ -241,6 +241,11 @@ fn certificate_problem(cert: &CertificateError, server: &Server, tls: &Tls) -> O
             tls.ca
         ),
         CertificateError::Expired => "the server's certificate has expired".to_string(),
+        CertificateError::BadSignature => format!(
+            "the server's certificate names a CA in {:?} as its issuer but is not signed by its \
+             key (a CA re-issued under the same name? trust the CA that signed the server)",
+            tls.ca
+        ),
         CertificateError::NotValidYet => "the server's certificate is not valid yet".to_string(),
         CertificateError::NotValidForName if !tls.verify_hostname => return None,
         CertificateError::NotValidForName => format!(

@@ -39,7 +39,10 @@ impl Pem {
                 format!("{what} (PEM text given as a path: pass it as PEM bytes/text)")
             }
             Pem::File(path) => format!("{what} {}", path.display()),
-            Pem::Bytes(_) => format!("{what} (PEM given in memory)"),
+            Pem::Bytes(bytes) => match source_of(bytes) {
+                Some(source) => format!("{what} {source}"),
+                None => format!("{what} (PEM given in memory)"),
+            },
         }
     }
 
@@ -52,6 +55,16 @@ impl Pem {
 
     fn text(&self, what: &str) -> Result<String> {
         let bytes = match self {
+            Pem::File(path) if path.as_os_str().is_empty() => {
+                return Err(Error::invalid_argument(format!(
+                    "{what} is empty: give the path of a PEM file, or the PEM itself"
+                )))
+            }
+            Pem::Bytes(bytes) if bytes.is_empty() => {
+                return Err(Error::invalid_argument(format!(
+                    "{what} is empty: give the path of a PEM file, or the PEM itself"
+                )))
+            }
             Pem::File(path) => read_limited(path).map_err(|err| {
                 Error::invalid_argument(format!("cannot read {}: {err}", self.name(what)))
             })?,
@@ -67,6 +80,18 @@ impl Pem {
         String::from_utf8(bytes)
             .map_err(|_| Error::invalid_argument(format!("{} is not PEM text", self.name(what))))
     }
+}
+
+/// Where PEM made in memory came from, for messages: a binding that converts
+/// a key store (Java's PKCS#12 and JKS) writes `# source: <its path>` as the
+/// first line (text before `-----BEGIN` is no part of PEM, parsers skip it).
+/// Only certificates are named so; never a key.
+const SOURCE_LINE: &str = "# source: ";
+
+fn source_of(bytes: &[u8]) -> Option<&str> {
+    let first = bytes.split(|&byte| byte == b'\n').next()?;
+    let source = std::str::from_utf8(first).ok()?.strip_prefix(SOURCE_LINE)?;
+    (!source.is_empty() && source.len() <= 1024).then_some(source.trim_end())
 }
 
 /// Certificate bundles of whole CA stores stay well under this; `/dev/zero` does not.
@@ -93,7 +118,10 @@ impl std::fmt::Debug for Pem {
         match self {
             Pem::File(path) if looks_like_pem(&path.to_string_lossy()) => f.write_str("<PEM text>"),
             Pem::File(path) => write!(f, "{}", path.display()),
-            Pem::Bytes(bytes) => write!(f, "<{} bytes of PEM>", bytes.len()),
+            Pem::Bytes(bytes) => match source_of(bytes) {
+                Some(source) => f.write_str(source),
+                None => write!(f, "<{} bytes of PEM>", bytes.len()),
+            },
         }
     }
 }

@@ -154,6 +154,32 @@ async fn unknown_ca() {
     assert!(err.message().contains("unknown CA"), "{err}");
 }
 
+/// Same issuer name, another key: was "refused: BadSignature".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ca_reissued_under_the_same_name_says_so() {
+    let s = servers();
+    let err = refused(
+        &s.tls.tls_connect(),
+        options(Some(Tls::new(cert("reissued-ca.pem"))), None),
+    )
+    .await;
+    assert!(
+        err.message().contains("re-issued") && err.message().contains("reissued-ca.pem"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_pem_sources_say_what_to_give() {
+    for tls in [Tls::new(""), Tls::new(Vec::<u8>::new())] {
+        let Err(err) = Client::connect("localhost:1", options(Some(tls), None)).await else {
+            panic!("an empty CA is refused");
+        };
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        assert!(err.message().contains("tls ca is empty"), "{err}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn hostname_mismatch_and_turning_verification_off() {
     let s = servers();

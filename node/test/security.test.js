@@ -76,6 +76,8 @@ test('failures name their cause', async () => {
   // From the review: `tls: {}` and misspelled keys went plaintext without a word.
   await assert.rejects(zk.Client.connect(tlsAt, { tls: {} }), TypeError)
   await assert.rejects(zk.Client.connect(tlsAt, { tls: { ...tls, verify_hostname: false } }), TypeError)
+  // A misspelt sasl key is refused, not dropped (it connected without the password).
+  await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'DIGEST-MD5', user: 'alice', password: 'alice-secret' } }), /unknown sasl option user/)
   await assert.rejects(zk.Client.connect(`tcp://${tlsAt}`, { tls }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: 'everyone' }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'PLAIN' } }), { code: 'INVALID_ARGUMENT' })

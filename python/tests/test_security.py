@@ -88,6 +88,32 @@ def test_password_never_shows():
     assert "alice-secret" not in repr(ALICE)
 
 
+def test_a_sasl_password_is_never_pickled():
+    import copy
+    import pickle
+
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(ALICE)
+    # copy keeps it in memory only; Kerberos options have no secret and pickle.
+    assert copy.deepcopy(ALICE)._password == ALICE._password
+    kerberos = pickle.loads(pickle.dumps(Sasl.gssapi(host="zk1")))
+    assert (kerberos.mechanism, kerberos.service, kerberos.host) == ("GSSAPI", "zookeeper", "zk1")
+
+
+def test_bad_security_values_get_messages_that_say_what_to_write(secure, path):
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="tls ca is empty"):
+        zkrecipes.Client(secure["tls"], tls=Tls(ca=""))
+    with pytest.raises(TypeError, match="a list of zkrecipes.Acl, got int"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), acl=5)  # type: ignore[arg-type]
+    with pytest.raises(zkrecipes.InvalidArgumentError, match=r"999 are out of range: a bitmask from 1 \(read\) to 31"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), acl=[Acl(999, "world", "anyone")])
+    # One Acl (not in a list) is a list of one.
+    with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl=Acl("all", "sasl", "alice")) as client:
+        lock = client.lock(path)
+        with lock:
+            pass
+
+
 def test_creator_acl_keeps_bob_out_and_world_read_lets_him_read(secure, path):
     with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl="creator-world-read") as alice:
         alice.queue(path).offer(b"alice's")

@@ -92,6 +92,21 @@ class Sasl:
         ``host`` is the server principal's host part (default: the server connected to)."""
         return cls("GSSAPI", service=service, host=host)
 
+    def __reduce__(self) -> tuple:
+        # pickle (and copy) would write the password in clear into whatever stores the pickle.
+        if self._password is not None:
+            raise TypeError(
+                "a Sasl with a password cannot be pickled (the pickle would hold the password in clear): "
+                "pass the username and read the password where the Client is made"
+            )
+        return (Sasl, (self.mechanism, self.username, None, self.service, self.host))
+
+    def __copy__(self) -> Sasl:
+        return Sasl(self.mechanism, self.username, self._password, self.service, self.host)
+
+    def __deepcopy__(self, memo: dict) -> Sasl:
+        return self.__copy__()
+
     def __repr__(self) -> str:
         if self.mechanism == "GSSAPI":
             return f"Sasl.gssapi(service={self.service!r}, host={self.host!r})"
@@ -120,9 +135,16 @@ def _settings(tls: Optional[Tls], sasl: Optional[Sasl], acl: Optional[AclPolicy]
         raise TypeError(f"sasl must be a zkrecipes.Sasl, got {type(sasl).__name__}")
     entries: Optional[List[tuple]] = None
     policy: Optional[str] = None
+    if isinstance(acl, Acl):
+        acl = [acl]  # one entry is a list of one, not the tuple's three fields
     if isinstance(acl, str):
         policy = acl
     elif acl is not None:
+        if not isinstance(acl, (list, tuple)):
+            raise TypeError(
+                "acl must be 'open', 'creator', 'creator-world-read' or a list of zkrecipes.Acl, "
+                f"got {type(acl).__name__}"
+            )
         entries = []
         for entry in acl:
             if not isinstance(entry, tuple) or len(entry) != 3:

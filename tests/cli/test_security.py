@@ -90,6 +90,7 @@ def test_creator_acl_keeps_another_user_out(alice, tmp_path):
         (["--connect", TLS, "--tls-ca", str(CERTS / "client-key.pem")], USAGE, "client-key.pem"),
         (["--connect", TLS, *tls(), "--acl", "sasl:alice:rwx"], USAGE, "bad permission"),
         (["--connect", TLS, *tls(), "--sasl", "plain"], USAGE, "unknown SASL mechanism"),
+        (["--connect", TLS, *tls(), "--sasl", "digest"], USAGE, "--auth-file"),
     ],
 )
 def test_failures_are_clear_and_final(args, status, message):

@@ -53,6 +53,20 @@ impl Certs {
         )
         .unwrap();
 
+        // The test CA's name with another key: what a CA re-issued in place looks like.
+        let reissued_key = KeyPair::generate().unwrap();
+        let mut reissued = CertificateParams::new(Vec::<String>::new()).unwrap();
+        reissued.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        reissued
+            .distinguished_name
+            .push(DnType::CommonName, "zkrecipes test CA");
+        reissued.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        std::fs::write(
+            dir.join("reissued-ca.pem"),
+            reissued.self_signed(&reissued_key).unwrap().pem(),
+        )
+        .unwrap();
+
         let leaf = |name: &str, sans: Vec<String>, common: &str, server: bool, expired: bool| {
             let key = KeyPair::generate().unwrap();
             let mut params = CertificateParams::new(sans).unwrap();

@@ -24,7 +24,13 @@ public final class AclPolicy {
 
     /** Exactly these entries. */
     public static AclPolicy of(List<Acl> entries) {
-        return new AclPolicy(null, List.copyOf(Objects.requireNonNull(entries, "entries")));
+        Objects.requireNonNull(entries, "AclPolicy.of needs a list of Acl entries");
+        for (int i = 0; i < entries.size(); i++) {
+            if (entries.get(i) == null) {
+                throw new NullPointerException("AclPolicy.of: entry " + i + " is null (an Acl of perms, scheme, id)");
+            }
+        }
+        return new AclPolicy(null, List.copyOf(entries));
     }
 
     String name() { return name; }

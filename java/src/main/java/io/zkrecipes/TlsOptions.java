@@ -53,9 +53,12 @@ public final class TlsOptions {
             throw invalid("trust store " + path + ": " + e.getMessage());
         }
         if (pem.length() == 0) {
-            throw invalid("trust store " + path + " holds no certificate");
+            // A PKCS12 store read without its password shows no (encrypted) certificate.
+            throw invalid("trust store " + path + " holds no certificate"
+                + (password == null ? " readable without a password: give the store's password" : ""));
         }
-        return new TlsOptions(pem.toString());
+        // Named by its path in the core's messages (an unknown CA, ...), not as bytes of PEM.
+        return new TlsOptions("# source: trust store " + path + "\n" + pem);
     }
 
     /** A client certificate and key (mutual TLS), PEM files or PEM text. */

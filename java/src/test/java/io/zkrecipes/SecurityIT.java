@@ -99,6 +99,22 @@ class SecurityIT {
             () -> TlsOptions.trustStore(trustFile, "PKCS12", "nope".toCharArray()));
         assertEquals(ZkException.Code.INVALID_ARGUMENT, wrong.getCode());
         assertTrue(wrong.getMessage().contains("trust.p12"), wrong.getMessage());
+        ZkException noPassword = assertThrows(ZkException.class,
+            () -> TlsOptions.trustStore(trustFile, "PKCS12", null));
+        assertTrue(noPassword.getMessage().contains("password"), noPassword.getMessage());
+        // A store of the wrong CA is named by its path, not as "<N bytes of PEM>".
+        Certificate otherCa;
+        try (var in = Files.newInputStream(CERTS.resolve("other-ca.pem"))) { otherCa = x509.generateCertificate(in); }
+        KeyStore other = KeyStore.getInstance("PKCS12");
+        other.load(null, null);
+        other.setCertificateEntry("other", otherCa);
+        Path otherFile = dir.resolve("other-trust.p12");
+        try (OutputStream out = Files.newOutputStream(otherFile)) { other.store(out, password); }
+        String unknown = refused(TLS, options().tls(TlsOptions.trustStore(otherFile, "PKCS12", password))).getMessage();
+        assertTrue(unknown.contains("unknown CA") && unknown.contains("other-trust.p12"), unknown);
+        NullPointerException nullEntry = assertThrows(NullPointerException.class,
+            () -> AclPolicy.of(java.util.Arrays.asList(new Acl("all", "sasl", "alice"), null)));
+        assertTrue(nullEntry.getMessage().contains("entry 1"), nullEntry.getMessage());
     }
 
     @Test
