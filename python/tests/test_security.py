@@ -109,8 +109,7 @@ def test_bad_security_values_get_messages_that_say_what_to_write(secure, path):
         zkrecipes.Client(secure["tls"], tls=tls(secure), acl=[Acl(999, "world", "anyone")])
     # One Acl (not in a list) is a list of one.
     with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl=Acl("all", "sasl", "alice")) as client:
-        lock = client.lock(path)
-        with lock:
+        with zkrecipes.WriteLock(client, path):
             pass
 
 

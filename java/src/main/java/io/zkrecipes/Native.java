@@ -263,7 +263,6 @@ final class Native {
     @SuppressWarnings("unchecked")
     static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo) {
         CompletableFuture<Object> inner = new CompletableFuture<>();
-        CompletableFuture<T> outer = new CompletableFuture<>();
         // Completed once a result the caller gave up on has been undone (by whichever of the
         // two paths below gets there first; the other waits for it).
         CompletableFuture<Void> undone = new CompletableFuture<>();
@@ -284,7 +283,24 @@ final class Native {
                 undone.complete(null);
             }
         };
-        long task = call.apply(inner);
+        long[] task = new long[1];
+        // Whoever gives up (cancel, completeExceptionally, a timeout) stops the native operation
+        // and undoes a result it brought, in its own thread, before going on: it never sees a
+        // hold (or an item) it gave up, not even for a moment. Run by the giving-up call itself,
+        // not as a dependent of the future: a dependent may be run by another thread that
+        // touched the future at the same moment (CompletableFuture.complete runs the dependents
+        // even when it lost), and cancel() then returned before the undo (RacesIT, 1 in ~300).
+        Runnable gaveUp = () -> {
+            if (!inner.isDone()) {
+                cancel(task[0]);
+            }
+            // The cancel returned once the native side completed `inner`.
+            if (inner.isDone() && !inner.isCompletedExceptionally()) {
+                undoOnce.accept(inner.join());
+            }
+        };
+        CompletableFuture<T> outer = new GivingUpFuture<>(gaveUp);
+        task[0] = call.apply(inner);
         inner.whenCompleteAsync((value, error) -> {
             if (error != null) {
                 outer.completeExceptionally(error);
@@ -295,20 +311,46 @@ final class Native {
                 undoOnce.accept(value);
             }
         }, CALLBACKS);
+        // Other ways to fail the future (obtrudeException) still stop the operation.
         outer.whenComplete((value, error) -> {
-            if (error == null) {
-                return;
-            }
-            if (!inner.isDone()) {
-                cancel(task);
-            }
-            // The cancel returned once the native side completed `inner`. A result it brought
-            // is undone here, in the thread that gave up, before that thread goes on: it never
-            // sees a hold (or an item) it gave up, not even for a moment.
-            if (inner.isDone() && !inner.isCompletedExceptionally()) {
-                undoOnce.accept(inner.join());
+            if (error != null) {
+                gaveUp.run();
             }
         });
-        return new Op<>(outer, task);
+        return new Op<>(outer, task[0]);
+    }
+
+    /** A caller's future whose cancel and completeExceptionally return only after the undo. */
+    private static final class GivingUpFuture<T> extends CompletableFuture<T> {
+        private final Runnable gaveUp;
+
+        GivingUpFuture(Runnable gaveUp) {
+            this.gaveUp = gaveUp;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            if (cancelled) {
+                gaveUp.run();
+            }
+            return cancelled;
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable error) {
+            boolean failed = super.completeExceptionally(error);
+            if (failed) {
+                gaveUp.run();
+            }
+            return failed;
+        }
+
+        // Dependents (thenApply, ...) are plain futures: giving up on one of them is not giving
+        // up on the operation, as with any CompletableFuture.
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
+        }
     }
 }
