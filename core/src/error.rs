@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The codes every binding exposes (API.md). Bindings map these, never the
+/// The codes every binding exposes (the README's error table). Bindings map these, never the
 /// underlying ZooKeeper errors, so a Python and a Java caller see the same code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -26,7 +26,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// The code string of API.md (`"CONNECTION_LOSS"`, ...).
+    /// The code string every language shows (`"CONNECTION_LOSS"`, ...).
     pub fn as_str(self) -> &'static str {
         use ErrorCode::*;
         match self {

@@ -82,7 +82,7 @@ pub struct Lock {
     core: Arc<LockCore>,
 }
 
-/// The exclusive lock of API.md.
+/// The exclusive lock: Apache's WriteLock layout, with fencing tokens.
 pub type WriteLock = Lock;
 
 pub(crate) struct LockCore {
