@@ -34,7 +34,7 @@ export interface ConnectOptions {
    * ACL of every node the recipes create. Default: 'open' without credentials,
    * 'creator' with any (digest, SASL or a client certificate).
    */
-  acl?: 'open' | 'creator' | 'creator-world-read' | AclEntry[]
+  acl?: 'open' | 'creator' | 'creator-world-read' | AclEntry | AclEntry[]
 }
 
 /** A path, PEM text or a PEM Buffer (files are re-read when they change). */

@@ -179,10 +179,14 @@ function security (tls, sasl, acl) {
   }
   if (typeof acl === 'string') {
     out.aclPolicy = acl
-  } else if (Array.isArray(acl)) {
-    out.aclEntries = acl.map((entry) => {
+  } else if (Array.isArray(acl) || (acl !== null && typeof acl === 'object')) {
+    // One entry is a list of one, as in Python.
+    out.aclEntries = (Array.isArray(acl) ? acl : [acl]).map((entry) => {
       if (entry === null || typeof entry !== 'object') throw new TypeError('acl entries must be { perms, scheme, id }')
       const { perms, scheme, id } = entry
+      if (typeof perms === 'number' && !Number.isInteger(perms)) {
+        throw new TypeError(`acl perms ${perms} is not an integer: a bitmask from 1 (read) to 31 (all), or letters of rwcda`)
+      }
       if (typeof perms !== 'string' && typeof perms !== 'number') throw new TypeError('acl perms must be letters or a number')
       return { perms: String(perms), scheme: requireString('acl scheme', scheme), id: requireString('acl id', id) }
     })

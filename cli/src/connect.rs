@@ -58,7 +58,10 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
             let failure = Failure::from(err);
             if failure.status == exit::USAGE || failure.status == exit::NO_PERMISSION {
                 failure
-            } else if failure.message.starts_with("cannot connect to") {
+            } else if failure.message.starts_with("cannot connect to")
+                || failure.message.starts_with("TLS to ")
+            {
+                // Already names the server it could not reach.
                 Failure::new(exit::UNAVAILABLE, failure.message)
             } else {
                 Failure::new(
@@ -79,9 +82,10 @@ fn credentials(common: &Common) -> Result<Option<(String, String)>, Failure> {
                 format!("cannot read --auth-file {}: {err}", file.display()),
             )
         })?,
+        // An empty variable (`ZKRECIPES_AUTH=` to clear it) means no credentials.
         None => match std::env::var("ZKRECIPES_AUTH") {
-            Ok(text) => text,
-            Err(_) => return Ok(None),
+            Ok(text) if !text.trim().is_empty() => text,
+            _ => return Ok(None),
         },
     };
     let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());

@@ -423,9 +423,23 @@ impl Sasl {
                         "SASL DIGEST-MD5 needs a username and a password",
                     ));
                 };
+                // Ignored, they would let a user believe the server principal was checked.
+                if service.is_some() || host.is_some() {
+                    return Err(Error::invalid_argument(
+                        "a SASL service and host are GSSAPI's (the server principal): DIGEST-MD5 \
+                         takes a username and a password only",
+                    ));
+                }
                 Ok(Sasl::digest_md5(username, password))
             }
             "GSSAPI" | "KERBEROS" => {
+                // Ignored, a password would let a user believe it logged in with it.
+                if username.is_some() || password.is_some() {
+                    return Err(Error::invalid_argument(
+                        "SASL GSSAPI takes no username or password: it logs in with the Kerberos \
+                         ticket cache (kinit, KRB5CCNAME) or a client keytab (KRB5_CLIENT_KTNAME)",
+                    ));
+                }
                 let mut sasl = Sasl::gssapi();
                 if let Some(service) = service {
                     sasl = sasl.service(service);
@@ -524,10 +538,23 @@ impl Perms {
     pub const ADMIN: Perms = Perms(16);
     pub const ALL: Perms = Perms(31);
 
-    /// `"rwcda"` letters (any order, any subset) or `"all"`, as ZooKeeper's CLI writes them.
+    /// `"rwcda"` letters (any order, any subset) or `"all"`, as ZooKeeper's CLI
+    /// writes them, or the bitmask as a decimal integer (`"31"`), as the
+    /// bindings' integer permissions arrive.
     pub fn parse(letters: &str) -> Result<Perms> {
         if letters.eq_ignore_ascii_case("all") {
             return Ok(Perms::ALL);
+        }
+        let number = letters.strip_prefix('-').unwrap_or(letters);
+        if !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()) {
+            // Any integer, however large or negative, is a bitmask: its message is the range's.
+            return match letters.parse::<u8>() {
+                Ok(bits) if (1..=31).contains(&bits) => Ok(Perms(bits)),
+                _ => Err(Error::invalid_argument(format!(
+                    "ACL permissions {letters} are out of range: a bitmask from 1 (read) to 31 \
+                     (all, rwcda)"
+                ))),
+            };
         }
         let mut bits = 0;
         for letter in letters.chars() {
@@ -713,4 +740,61 @@ fn permission(perms: Perms) -> zk::Permission {
     .into_iter()
     .filter(|(ours, _)| perms.0 & ours.0 != 0)
     .fold(zk::Permission::NONE, |all, (_, theirs)| all | theirs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn any_integer_out_of_range_gets_the_range() {
+        for perms in ["0", "32", "999", "-1", "99999999999999999999"] {
+            let err = Perms::parse(perms).unwrap_err();
+            assert!(err.message().contains("1 (read) to 31"), "{perms}: {err}");
+        }
+        assert_eq!(Perms::parse("31").unwrap(), Perms::ALL);
+        assert!(Perms::parse("rx").unwrap_err().message().contains("rwcda"));
+    }
+
+    #[test]
+    fn the_cli_spelling_takes_a_bitmask_as_the_bindings_do() {
+        // The CLI's `--acl` used to read "31" as letters ("bad permission '3'").
+        let policy = AclPolicy::parse("world:anyone:31,sasl:alice:rwcda").unwrap();
+        assert_eq!(
+            policy,
+            AclPolicy::List(vec![
+                Acl::new(Perms::ALL, "world", "anyone"),
+                Acl::new(Perms::ALL, "sasl", "alice"),
+            ])
+        );
+        let err = AclPolicy::parse("world:anyone:999").unwrap_err();
+        assert!(err.message().contains("1 (read) to 31"), "{err}");
+    }
+
+    #[test]
+    fn credentials_of_the_other_mechanism_are_refused_not_ignored() {
+        let gssapi_with_password =
+            Sasl::from_mechanism("GSSAPI", None, Some(b"pw".to_vec()), None, None).unwrap_err();
+        assert!(
+            gssapi_with_password.message().contains("ticket cache"),
+            "{gssapi_with_password}"
+        );
+        let gssapi_with_user =
+            Sasl::from_mechanism("gssapi", Some("alice"), None, None, None).unwrap_err();
+        assert_eq!(gssapi_with_user.code(), ErrorCode::InvalidArgument);
+        let digest_with_service = Sasl::from_mechanism(
+            "DIGEST-MD5",
+            Some("alice"),
+            Some(b"pw".to_vec()),
+            Some("zookeeper"),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            digest_with_service.message().contains("GSSAPI's"),
+            "{digest_with_service}"
+        );
+        assert!(Sasl::from_mechanism("GSSAPI", None, None, Some("zk"), Some("h")).is_ok());
+    }
 }

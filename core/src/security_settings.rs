@@ -81,7 +81,7 @@ impl SecuritySettings {
             Some(entries) => AclPolicy::List(
                 entries
                     .iter()
-                    .map(|(perms, scheme, id)| Ok(Acl::new(perms_of(perms)?, scheme, id)))
+                    .map(|(perms, scheme, id)| Ok(Acl::new(Perms::parse(perms)?, scheme, id)))
                     .collect::<Result<Vec<_>>>()?,
             )
             .validated()?,
@@ -94,33 +94,9 @@ impl SecuritySettings {
     }
 }
 
-fn perms_of(perms: &str) -> Result<Perms> {
-    let number = perms.strip_prefix('-').unwrap_or(perms);
-    if number.is_empty() || !number.bytes().all(|byte| byte.is_ascii_digit()) {
-        return Perms::parse(perms);
-    }
-    // Any integer, however large or negative, is a bitmask: its message is the range's.
-    match perms.parse::<u8>() {
-        Ok(bits) if (1..=31).contains(&bits) => Ok(Perms(bits)),
-        _ => Err(Error::invalid_argument(format!(
-            "ACL permissions {perms} are out of range: a bitmask from 1 (read) to 31 (all, rwcda)"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn any_integer_out_of_range_gets_the_range() {
-        for perms in ["0", "32", "999", "-1", "99999999999999999999"] {
-            let err = perms_of(perms).unwrap_err();
-            assert!(err.message().contains("1 (read) to 31"), "{perms}: {err}");
-        }
-        assert_eq!(perms_of("31").unwrap(), Perms::ALL);
-        assert!(perms_of("rx").unwrap_err().message().contains("rwcda"));
-    }
 
     #[test]
     fn half_an_identity_is_refused() {

@@ -81,6 +81,26 @@ test('failures name their cause', async () => {
   await assert.rejects(zk.Client.connect(`tcp://${tlsAt}`, { tls }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: 'everyone' }), { code: 'INVALID_ARGUMENT' })
   await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'PLAIN' } }), { code: 'INVALID_ARGUMENT' })
+  // A password given to GSSAPI was dropped without a word; it logs in with the ticket cache only.
+  await assert.rejects(zk.Client.connect(tlsAt, { tls, sasl: { mechanism: 'GSSAPI', password: 'pw' } }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /ticket cache/.test(e.message))
+  // Permissions that are numbers but no bitmask are a TypeError, as in Python (were "bad letters").
+  for (const perms of [1.5, NaN, Infinity]) {
+    await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: [{ perms, scheme: 'world', id: 'anyone' }] }),
+      (e) => e instanceof TypeError && /not an integer/.test(e.message), String(perms))
+  }
+  await assert.rejects(zk.Client.connect(tlsAt, { tls, acl: [{ perms: 99, scheme: 'world', id: 'anyone' }] }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /1 \(read\) to 31/.test(e.message))
+})
+
+test('one ACL entry is a list of one', async () => {
+  const dir = unique('acl-one')
+  const a = await zk.Client.connect(tlsAt, { tls, sasl: alice, acl: { perms: 'all', scheme: 'sasl', id: 'alice' } })
+  const b = await zk.Client.connect(tlsAt, { tls, sasl: bob })
+  try {
+    await a.queue(dir).offer(Buffer.from('x'))
+    await assert.rejects(b.queue(dir).peek(), { code: 'NO_AUTH' })
+  } finally { await a.close(); await b.close() }
 })
 
 test('creator-world-read: bob reads alice\'s queue but cannot take from it', async () => {

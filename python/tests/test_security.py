@@ -105,6 +105,9 @@ def test_bad_security_values_get_messages_that_say_what_to_write(secure, path):
         zkrecipes.Client(secure["tls"], tls=Tls(ca=""))
     with pytest.raises(TypeError, match="a list of zkrecipes.Acl, got int"):
         zkrecipes.Client(secure["tls"], tls=tls(secure), acl=5)  # type: ignore[arg-type]
+    # A password given to GSSAPI was dropped without a word; Kerberos logs in with the ticket cache.
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="ticket cache"):
+        zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=Sasl("GSSAPI", None, b"pw"))
     with pytest.raises(zkrecipes.InvalidArgumentError, match=r"999 are out of range: a bitmask from 1 \(read\) to 31"):
         zkrecipes.Client(secure["tls"], tls=tls(secure), acl=[Acl(999, "world", "anyone")])
     # One Acl (not in a list) is a list of one.

@@ -75,6 +75,10 @@ public final class TlsOptions {
 
     /** The client certificate and key from a PKCS12 or JKS key store (its first key entry). */
     public TlsOptions keyStore(Path path, String type, char[] password) {
+        if (password == null) {
+            // A key entry is always protected: the JDK's own message is a NullPointerException.
+            throw invalid("key store " + path + ": give the store's password (its key is protected)");
+        }
         KeyStore store = load(path, type, password);
         try {
             for (String alias : Collections.list(store.aliases())) {

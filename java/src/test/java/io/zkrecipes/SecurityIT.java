@@ -102,6 +102,10 @@ class SecurityIT {
         ZkException noPassword = assertThrows(ZkException.class,
             () -> TlsOptions.trustStore(trustFile, "PKCS12", null));
         assertTrue(noPassword.getMessage().contains("password"), noPassword.getMessage());
+        ZkException noKeyPassword = assertThrows(ZkException.class,
+            () -> TlsOptions.trustStore(trustFile, "PKCS12", password).keyStore(keyFile, "PKCS12", null));
+        assertEquals(ZkException.Code.INVALID_ARGUMENT, noKeyPassword.getCode());
+        assertTrue(noKeyPassword.getMessage().contains("give the store's password"), noKeyPassword.getMessage());
         // A store of the wrong CA is named by its path, not as "<N bytes of PEM>".
         Certificate otherCa;
         try (var in = Files.newInputStream(CERTS.resolve("other-ca.pem"))) { otherCa = x509.generateCertificate(in); }
