@@ -564,3 +564,31 @@ async fn tasks_sharing_one_queue_with_cancelled_consumes_deliver_every_job() {
     assert_eq!(unique.len(), n, "every job delivered (took {took:?})");
     assert_eq!(got.len(), n, "each acknowledged once");
 }
+
+/// An ack whose item was meanwhile claimed and acknowledged by another consumer
+/// did not take effect and says so (the torture suite's "a late ack succeeded":
+/// the entry already gone was counted as our own ack).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_ack_after_another_consumer_acked_is_refused() {
+    let path = unique("wq-late-ack");
+    let (first, second) = (client().await, client().await);
+    let ours = WorkQueue::new(&first, &path).unwrap();
+    ours.offer(b"job").await.unwrap();
+    let late = ours.consume(SECOND).await.unwrap().unwrap();
+    // Our claim is lost while our session lives (as a dropped reply can do).
+    let taken = children(server().connect_string(), &format!("{path}/taken")).await;
+    assert_eq!(taken.len(), 1);
+    raw()
+        .await
+        .delete(&format!("{path}/taken/{}", taken[0]), None)
+        .await
+        .unwrap();
+    let theirs = WorkQueue::new(&second, &path).unwrap();
+    let again = theirs.consume(Some(Duration::from_secs(10))).await.unwrap();
+    let again = again.expect("the item whose claim was lost is delivered again");
+    assert_eq!((again.data(), again.delivery_count()), (&b"job"[..], 2));
+    again.ack().await.unwrap();
+    let err = late.ack().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    assert_eq!(ours.size().await.unwrap(), 0);
+}

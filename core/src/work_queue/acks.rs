@@ -93,15 +93,14 @@ impl Inner {
                     }
                     return;
                 }
-                Err(zk::MultiWriteError::OperationFailed { index, source }) => {
-                    // That one is not ours to delete (or already gone): the
-                    // rest go in the next round.
+                Err(zk::MultiWriteError::OperationFailed { index, .. }) => {
+                    // That one is not ours to delete: the rest go in the next
+                    // round. An entry already gone was acknowledged by the
+                    // consumer that claimed it after us (our own ack cut off by
+                    // a connection loss is judged by the retry below, never
+                    // here), so ours did not take effect.
                     let (claimed, done) = batch.remove(index / 2);
-                    let err = match source {
-                        zk::Error::NoNode if index % 2 == 0 => Ok(()),
-                        _ => Err(claim_lost(&claimed)),
-                    };
-                    let _ = done.send(err);
+                    let _ = done.send(Err(claim_lost(&claimed)));
                 }
                 Err(zk::MultiWriteError::RequestFailed { source }) => {
                     let err = Error::from(source);
