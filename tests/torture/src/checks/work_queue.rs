@@ -267,6 +267,7 @@ pub fn redelivery(records: &[Record], timeline: &Timeline, facts: &Facts) -> Che
         .chain(state.dead.iter().map(String::as_str))
         .collect();
     let dead: HashSet<&str> = state.dead.iter().map(String::as_str).collect();
+    let killed = killed(records);
     // (job, delivery count) → when and how it was freed; the earliest wins.
     let mut freed: HashMap<(&str, u32), (Instant, &'static str)> = HashMap::new();
     for (id, job) in &jobs {
@@ -373,8 +374,9 @@ pub fn redelivery(records: &[Record], timeline: &Timeline, facts: &Facts) -> Che
         kind.0 += 1;
         match again {
             Some(t) if t <= deadline => kind.1 = kind.1.max(t.saturating_duration_since(start)),
-            // An ack of unknown outcome may have deleted it.
-            None if !present.contains(id) && job.unknown_ack(&HashSet::new()) => {}
+            // An ack of unknown outcome (cut off, or in flight when its worker
+            // was killed) may have deleted it.
+            None if !present.contains(id) && job.unknown_ack(&killed) => {}
             Some(t) => problems.push(format!(
                 "{id}: freed by {how} at {} (delivery {count}), first in line from {}, delivered again only {:.1}s later (limit {:.1}s)",
                 facts.at(*at),
