@@ -590,5 +590,10 @@ async fn a_late_ack_after_another_consumer_acked_is_refused() {
     again.ack().await.unwrap();
     let err = late.ack().await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    assert!(
+        err.to_string()
+            .contains("another consumer took the item over"),
+        "names why, not an ended session: {err}"
+    );
     assert_eq!(ours.size().await.unwrap(), 0);
 }

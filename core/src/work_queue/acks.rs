@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use zookeeper_client as zk;
 
-use super::{claim_lost, Claimed, Inner};
+use super::{claim_lost, claim_taken_over, Claimed, Inner};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
@@ -100,7 +100,7 @@ impl Inner {
                     // a connection loss is judged by the retry below, never
                     // here), so ours did not take effect.
                     let (claimed, done) = batch.remove(index / 2);
-                    let _ = done.send(Err(claim_lost(&claimed)));
+                    let _ = done.send(Err(claim_taken_over(&claimed)));
                 }
                 Err(zk::MultiWriteError::RequestFailed { source }) => {
                     let err = Error::from(source);

@@ -134,3 +134,15 @@ pub(super) fn claim_lost(claimed: &Claimed) -> Error {
         ),
     )
 }
+
+/// An ack refused while our session lived: the entry changed under our claim, so another
+/// consumer took the item over (and may have acknowledged it) after our claim was lost.
+pub(super) fn claim_taken_over(claimed: &Claimed) -> Error {
+    Error::new(
+        ErrorCode::SessionExpired,
+        format!(
+            "the claim on {} was lost and another consumer took the item over: this ack did not take effect",
+            claimed.name
+        ),
+    )
+}

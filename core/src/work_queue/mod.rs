@@ -49,7 +49,7 @@ mod slot;
 
 use acks::AckBatch;
 pub use delivery::Delivery;
-use delivery::{claim_lost, Claimed};
+use delivery::{claim_lost, claim_taken_over, Claimed};
 pub(crate) use options::{bad_max_deliveries, bad_prefetch, MAX_PREFETCH};
 pub use options::{priority, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY};
 pub use slot::DeliverySlot;
