@@ -96,6 +96,8 @@ export declare class Client extends EventEmitter {
   readWriteLock(dir: string): ReadWriteLock
   queue(dir: string): DistributedQueue
   workQueue(path: string, options?: WorkQueueOptions): WorkQueue
+  /** A `Semaphore` of `maxLeases` leases at `path` (Curator's InterProcessSemaphoreV2 nodes). */
+  semaphore(path: string, maxLeases: number): Semaphore
   leaderElection(root: string, hostName?: string): LeaderElectionSupport
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
@@ -160,6 +162,46 @@ export declare class ReadWriteLock {
   readonly writeLock: Lock
   /** Releases every hold of both sides. */
   [Symbol.asyncDispose](): Promise<void>
+}
+
+/** One held lease of a `Semaphore`; a lease dropped unreleased is released once collected. */
+export declare class Lease {
+  private constructor()
+  /** The czxid of the lease's node: pass it to the protected resource. */
+  readonly fencingToken: bigint
+  readonly nodePath: string
+  readonly isHeld: boolean
+  /** Rejects with the loss's error if the lease was lost, NOT_OWNER if already released. */
+  release(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** At most `maxLeases` leases at once among every process (Curator's InterProcessSemaphoreV2 nodes). */
+export declare class Semaphore extends EventEmitter {
+  constructor(client: Client, path: string, maxLeases: number)
+  readonly path: string
+  readonly maxLeases: number
+  /** Leases this object holds now. */
+  readonly held: number
+  /** One lease, or null once timeoutMs passed (nothing is left on the server; 0: a try). */
+  acquire(options?: WaitOptions): Promise<Lease | null>
+  /** `count` leases, all or none. */
+  acquireMany(count: number, options?: WaitOptions): Promise<Lease[] | null>
+  /** Releases the oldest lease this object holds; NOT_OWNER when it holds none. */
+  release(): Promise<void>
+  releaseAll(): Promise<void>
+  leaseNodes(): Promise<string[]>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  on(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  on(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  once(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  once(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
 }
 
 export type Payload = Buffer | Uint8Array | string

@@ -88,6 +88,7 @@ const lower = (names) => names.map((n) => n.toLowerCase())
 const EVENT_NAMES = {
   Client: new Set(['state']),
   Lock: new Set(lower(NAMES.lockEvents)),
+  Semaphore: new Set(lower(NAMES.lockEvents)),
   LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
 }
 
@@ -258,6 +259,7 @@ class Client extends EventEmitter {
   readWriteLock (dir) { return new ReadWriteLock(this, dir) }
   queue (dir) { return new DistributedQueue(this, dir) }
   workQueue (path, options) { return new WorkQueue(this, path, options) }
+  semaphore (path, maxLeases) { return new Semaphore(this, path, maxLeases) }
   leaderElection (root, hostName) { return new LeaderElectionSupport(this, root, hostName) }
 
   /** Ends the session: locks released, offers withdrawn. Closing twice is harmless. */
@@ -458,6 +460,62 @@ class WorkQueue {
   async [asyncDispose] () { await this.close() }
 }
 
+/** One held lease of a Semaphore: its fencing token, its node, its release (once). */
+class Lease {
+  constructor (handle) { this._native = handle }
+  get fencingToken () { return this._native.fencingToken() }
+  get nodePath () { return this._native.nodePath() }
+  /** Not released and not lost (the semaphore's 'lost' event tells when it is lost). */
+  get isHeld () { return this._native.isHeld() }
+  /** Resolves once the server confirmed the delete; rejects with the loss's error if it was lost. */
+  async release () { await call(() => this._native.release()) }
+  async [asyncDispose] () { if (this.isHeld) await this.release() }
+}
+
+/**
+ * At most `maxLeases` leases held at once among every process on `path` (Curator's
+ * InterProcessSemaphoreV2 nodes). Emits 'acquired', 'released', 'suspended', 'reconnected'
+ * and 'lost' for its leases, as a lock does.
+ */
+class Semaphore extends EventEmitter {
+  constructor (client, path, maxLeases) {
+    super()
+    const handle = requireClient(client)
+    requireString('path', path)
+    if (!Number.isInteger(maxLeases)) throw new TypeError(`maxLeases must be an integer, got ${maxLeases}`)
+    this._native = now(() => new native.NativeSemaphore(handle, path, maxLeases))
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
+
+  get path () { return this._native.path() }
+  get maxLeases () { return this._native.maxLeases() }
+  /** How many leases this object holds now. */
+  get held () { return this._native.held() }
+
+  /** One lease, or null once timeoutMs passed (nothing left behind; 0: a try). */
+  async acquire (options) {
+    const leases = await this.acquireMany(1, options)
+    return leases === null ? null : leases[0]
+  }
+
+  /** `count` leases, all or none; null once timeoutMs passed. */
+  async acquireMany (count, options) {
+    if (!Number.isInteger(count)) throw new TypeError(`count must be an integer, got ${count}`)
+    const timeoutMs = timeoutOf(options)
+    const handles = await call(() => this._native.acquire(count, timeoutMs))
+    return handles === null ? null : handles.map((h) => new Lease(h))
+  }
+
+  /** Releases the oldest lease this object holds (NOT_OWNER when it holds none). */
+  async release () { await call(() => this._native.release()) }
+  async releaseAll () { await call(() => this._native.releaseAll()) }
+  /** Every process's lease nodes on the server now. */
+  async leaseNodes () { return call(() => this._native.leaseNodes()) }
+  async [asyncDispose] () { await this.releaseAll() }
+}
+
 class LeaderElectionSupport extends EventEmitter {
   constructor (client, root, hostName) {
     super()
@@ -489,6 +547,7 @@ class LeaderElectionSupport extends EventEmitter {
 
 Client.prototype[KIND] = 'Client'
 Lock.prototype[KIND] = 'Lock'
+Semaphore.prototype[KIND] = 'Semaphore'
 LeaderElectionSupport.prototype[KIND] = 'LeaderElectionSupport'
 
 module.exports = {
@@ -499,6 +558,8 @@ module.exports = {
   DistributedQueue,
   WorkQueue,
   Job,
+  Semaphore,
+  Lease,
   LeaderElectionSupport,
   ZkError,
   ERROR_CODES,

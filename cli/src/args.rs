@@ -100,6 +100,11 @@ pub enum Command {
     /// Run CMD while holding a lock; CMD gets ZKRECIPES_FENCING_TOKEN.
     #[command(after_help = "Example: zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh")]
     Lock(LockArgs),
+    /// Run CMD while holding one of N leases (at most N CMDs at once everywhere).
+    #[command(
+        after_help = "Example: zkrecipes semaphore /semaphores/render --permits 4 -- ./render scene-7"
+    )]
+    Semaphore(SemaphoreArgs),
     /// Run CMD only while leader, or watch who leads (--observe).
     #[command(
         after_help = "Example: zkrecipes elect /election/scheduler --id web-1 -- ./scheduler"
@@ -146,6 +151,26 @@ pub struct LockArgs {
     /// Take the write side of a read/write lock.
     #[arg(long)]
     pub write: bool,
+    #[command(flatten)]
+    pub stop: StopArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SemaphoreArgs {
+    /// The semaphore's path, e.g. /semaphores/render (Curator's InterProcessSemaphoreV2 nodes).
+    pub path: String,
+    /// How many leases may be held at once, by every process on PATH.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(i32::MAX)))]
+    pub permits: u32,
+    /// Give up after this long (0: only if a permit is free now); default: wait forever.
+    #[arg(long, short = 'w', value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Exit status when --timeout passes (default 75).
+    #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+    pub timeout_exit_code: u8,
     #[command(flatten)]
     pub stop: StopArgs,
     /// The command and its arguments, after `--`.

@@ -6,11 +6,13 @@ mod connect;
 mod duration;
 mod elect;
 mod exit;
+mod hold;
 mod lines;
 mod lock;
 mod outage;
 mod output;
 mod queue;
+mod semaphore;
 mod status;
 mod supervise;
 mod watchdog;
@@ -79,6 +81,7 @@ async fn run(cli: Cli) -> Outcome {
     let client = connect::connect(&cli.common).await?;
     let outcome = match cli.command {
         Command::Lock(args) => lock::run(&client, args).await,
+        Command::Semaphore(args) => semaphore::run(&client, args).await,
         Command::Elect(args) => elect::run(&client, args, &output).await,
         Command::Queue(command) => queue::run(&client, command).await,
         Command::Work(command) => work::run(&client, command).await,
@@ -94,6 +97,7 @@ async fn run(cli: Cli) -> Outcome {
 fn check_path(command: &Command) -> Result<(), Failure> {
     let path = match command {
         Command::Lock(a) => &a.path,
+        Command::Semaphore(a) => &a.path,
         Command::Elect(a) => &a.path,
         Command::Status(a) => &a.path,
         Command::Queue(q) => match q {

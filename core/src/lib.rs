@@ -26,6 +26,7 @@ pub mod runtime;
 mod sasl_probe;
 mod security;
 mod security_settings;
+mod semaphore;
 mod wait;
 mod work_queue;
 
@@ -39,6 +40,7 @@ pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
 pub use security::{Acl, AclPolicy, Pem, Perms, Sasl, Secret, Tls};
+pub use semaphore::{Lease, Semaphore};
 pub use wait::Wait;
 pub use work_queue::{
     priority, Delivery, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,

@@ -193,3 +193,110 @@ async fn queues_cross_over_with_curator_in_order() {
     driver.finish();
     assert_eq!(q.size().await.unwrap(), 0);
 }
+
+/// `semaphore <connect> <path> <max> <count> <waitMs>`: Curator's `InterProcessSemaphoreV2`.
+fn curator_semaphore(path: &str, max: u32, count: u32, wait_ms: u64) -> Driver {
+    let (max, count, wait_ms) = (max.to_string(), count.to_string(), wait_ms.to_string());
+    let connect = server().connect_string();
+    curator(&["semaphore", connect, path, &max, &count, &wait_ms])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_semaphore_and_ours_share_one_count() {
+    let path = unique("curator-sem-1");
+    let c = client().await;
+    let ours = zkrecipes::Semaphore::new(&c, &path, 2).unwrap();
+    // Curator takes one of two; we take the other; then nobody gets a third.
+    let driver = expect(curator_semaphore(&path, 2, 1, 20_000), "WAITING").await;
+    let (mut holder, line) = driver.line().await;
+    let curator_node = line.strip_prefix("ACQUIRED ").expect(&line).to_string();
+    let lease = ours
+        .try_acquire(zkrecipes::Wait::No)
+        .await
+        .unwrap()
+        .expect("one left");
+    assert!(ours
+        .try_acquire(zkrecipes::Wait::No)
+        .await
+        .unwrap()
+        .is_none());
+    let leases = children(server().connect_string(), &format!("{path}/leases")).await;
+    assert_eq!(leases.len(), 2, "{leases:?}");
+    assert!(leases.contains(&curator_node) && leases.contains(&lease.node().to_string()));
+    // A Curator acquirer waits for a permit while we hold ours, and gets it from our release.
+    let waiter = expect(curator_semaphore(&path, 2, 1, 30_000), "WAITING").await;
+    eventually(
+        "Curator's waiter lined up",
+        Duration::from_secs(30),
+        || async {
+            children(server().connect_string(), &format!("{path}/leases"))
+                .await
+                .len()
+                == 3
+        },
+    )
+    .await;
+    lease.release().await.unwrap();
+    let (mut waiter, line) = waiter.line().await;
+    assert!(line.starts_with("ACQUIRED "), "{line}");
+    // Both Curator holders release; the count is free for two of ours.
+    holder.say("release");
+    waiter.say("release");
+    let holder = expect(holder, "RELEASED").await;
+    let waiter = expect(waiter, "RELEASED").await;
+    holder.finish();
+    waiter.finish();
+    let two = ours
+        .acquire_many(2, zkrecipes::Wait::No)
+        .await
+        .unwrap()
+        .expect("both free");
+    for lease in two {
+        lease.release().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn our_waiter_gets_the_permit_a_curator_holder_returns() {
+    let path = unique("curator-sem-2");
+    let c = client().await;
+    let ours = zkrecipes::Semaphore::new(&c, &path, 1).unwrap();
+    let driver = expect(curator_semaphore(&path, 1, 1, 20_000), "WAITING").await;
+    let (mut holder, line) = driver.line().await;
+    assert!(line.starts_with("ACQUIRED "), "{line}");
+    let waiting = {
+        let ours = ours.clone();
+        tokio::spawn(async move {
+            ours.try_acquire(zkrecipes::Wait::For(Duration::from_secs(30)))
+                .await
+        })
+    };
+    eventually("our waiter lined up", Duration::from_secs(30), || async {
+        children(server().connect_string(), &format!("{path}/leases"))
+            .await
+            .len()
+            == 2
+    })
+    .await;
+    // Curator's next acquirer is stuck behind our waiter on Curator's mutex: it times out.
+    let blocked = expect(curator_semaphore(&path, 1, 1, 300), "WAITING").await;
+    let blocked = expect(blocked, "NONE").await;
+    blocked.finish();
+    assert!(
+        !waiting.is_finished(),
+        "Curator still holds the only permit"
+    );
+    holder.say("release");
+    let lease = waiting
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("Curator's returned permit");
+    let holder = expect(holder, "RELEASED").await;
+    holder.finish();
+    assert_eq!(
+        children(server().connect_string(), &format!("{path}/leases")).await,
+        [lease.node()]
+    );
+    lease.release().await.unwrap();
+}

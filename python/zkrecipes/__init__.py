@@ -30,6 +30,7 @@ from .events import ConnectionState, ElectionEvent, Event, LockEvent
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 from .security import Acl, Sasl, Tls
+from .semaphore import Lease, Semaphore
 from .work_queue import Job, WorkQueue
 
 __version__: str = _native.__version__
@@ -53,6 +54,7 @@ __all__ = [
     "InvalidPathError",
     "Job",
     "LeaderElectionSupport",
+    "Lease",
     "LockEvent",
     "NoAuthError",
     "NoNodeError",
@@ -64,6 +66,7 @@ __all__ = [
     "ReadLock",
     "ReadWriteLock",
     "Sasl",
+    "Semaphore",
     "SessionExpiredError",
     "Tls",
     "WorkQueue",

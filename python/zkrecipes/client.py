@@ -13,6 +13,7 @@ from .events import ConnectionState, connection_state
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
 from .security import AclPolicy, Sasl, Tls, _settings
+from .semaphore import Semaphore
 from .work_queue import WorkQueue
 
 if TYPE_CHECKING:
@@ -138,6 +139,10 @@ class Client:
     def work_queue(self, path: str, *, prefetch: int = 1, max_deliveries: Optional[int] = None) -> WorkQueue:
         """A ``WorkQueue`` under ``path`` (kazoo's ``LockingQueue`` nodes): at-least-once jobs."""
         return WorkQueue(self, path, prefetch=prefetch, max_deliveries=max_deliveries)
+
+    def semaphore(self, path: str, max_leases: int) -> Semaphore:
+        """A ``Semaphore`` of ``max_leases`` leases at ``path`` (Curator's ``InterProcessSemaphoreV2`` nodes)."""
+        return Semaphore(self, path, max_leases)
 
     def leader_election(self, root: str, host_name: Optional[str] = None) -> LeaderElectionSupport:
         """A ``LeaderElectionSupport`` member under ``root``; ``host_name`` defaults to the client's identity."""

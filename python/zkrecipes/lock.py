@@ -147,7 +147,7 @@ class _Lock:
         try:
             self.release()
         except ZkError as err:
-            _release_failed_too(self, exc, err)
+            _release_failed_too(self.dir, exc, err)
 
     async def __aenter__(self) -> _Lock:
         """``acquire_async()``; leaving the block releases."""
@@ -164,18 +164,18 @@ class _Lock:
         try:
             await self.release_async()
         except ZkError as err:
-            _release_failed_too(self, exc, err)
+            _release_failed_too(self.dir, exc, err)
 
     def __repr__(self) -> str:
         state = f"held, token {self.fencing_token}" if self.is_held else "not held"
         return f"<{type(self).__name__} {self.dir} {state}>"
 
 
-def _release_failed_too(lock: _Lock, body: BaseException, err: ZkError) -> None:
+def _release_failed_too(what: str, body: BaseException, err: ZkError) -> None:
     """The block raised and the release failed too (the lock was lost meanwhile, the client
     closed): the block's own exception goes on, never replaced; the release's failure is
     told beside it (a note on the exception and a RuntimeWarning)."""
-    message = f"zkrecipes: releasing {lock.dir} on the way out failed too: {err!r}"
+    message = f"zkrecipes: releasing {what} on the way out failed too: {err!r}"
     if hasattr(body, "add_note"):
         body.add_note(message)
     warnings.warn(message, RuntimeWarning, stacklevel=3)

@@ -137,6 +137,56 @@ def one_line_error(done) -> str:
     return err
 
 
+# --- semaphore --------------------------------------------------------------
+
+def test_a_semaphore_runs_at_most_n_commands_at_once(tmp_path: Path):
+    path, log = unique("semaphore"), tmp_path / "log"
+    script = ('echo "start $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"; sleep 0.05; '
+              'echo "end $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"')
+
+    def worker():
+        for _ in range(4):
+            done = run("semaphore", path, "--permits", "2", "--", "sh", "-c", script, env={"LOG": str(log)})
+            assert done.returncode == 0, done.stderr
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    running, most = 0, 0
+    lines = log.read_text().split("\n")
+    for line in filter(None, lines):
+        running += 1 if line.startswith("start") else -1
+        most = max(most, running)
+    assert len(list(filter(None, lines))) == 2 * 16 and running == 0
+    assert most <= 2, f"{most} commands ran at once with 2 permits"
+    # Nothing was left: one permit of one is free.
+    assert run("semaphore", path, "--permits", "1", "--timeout", "0", "--", "true").returncode == 0
+
+
+def test_a_full_semaphore_times_out_with_its_status_and_a_lost_lease_stops_the_command():
+    path = unique("semaphore-full")
+    holder = start("semaphore", path, "--permits", "1", "--kill-after", "1s", "--", "sh", "-c",
+                   'echo "$ZKRECIPES_LEASE_NODE $ZKRECIPES_FENCING_TOKEN $ZKRECIPES_SEMAPHORE_PATH"; '
+                   'trap "" TERM; while :; do sleep 0.1; done')
+    try:
+        node, token, semaphore_path = readline(holder).decode().split()
+        assert node.startswith(f"{path}/leases/_c_") and "-lease-" in node and int(token) > 0
+        assert semaphore_path == path
+        done = run("semaphore", path, "--permits", "1", "--timeout", "0", "--", "true")
+        assert done.returncode == TIMEOUT and "permits" in one_line_error(done)
+        done = run("semaphore", path, "--permits", "1", "--timeout", "200ms", "--timeout-exit-code", "3", "--", "true")
+        assert done.returncode == 3
+        harness_rm(node)
+        assert holder.wait(30) == LOST
+    finally:
+        holder.kill()
+    err = stderr_of(holder).strip()
+    assert err.count("\n") == 0 and "semaphore" in err and "lost" in err and "status 137" in err, err
+    assert run("semaphore", path, "--permits", "1", "--timeout", "0", "--", "true").returncode == 0
+
+
 # --- lock -------------------------------------------------------------------
 
 def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
@@ -976,6 +1026,8 @@ def test_status_of_elections_and_queues():
     (["lock", "/a", "--timeout", "0", "--timeout-exit-code", "256", "--", "true"], USAGE),
     (["--connect", "::::", "--connect-timeout", "30s", "status", "/a"], USAGE),
     (["elect", "/a", "--id", "", "--", "true"], USAGE),
+    (["semaphore", "/a", "--permits", "0", "--", "true"], USAGE),
+    (["semaphore", "/a", "--", "true"], USAGE),
     (["elect", "/a", "--id", "a\nb", "--", "true"], USAGE),
 ])
 def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):

@@ -7,12 +7,23 @@
 //                                               followed by `CHILDREN <a,b,..>`: dir's children when it got in
 //   offer <connect> <dir> <n>                   SimpleDistributedQueue.offer("curator-<i>"), OFFERED <n>
 //   drain <connect> <dir> <n>                   SimpleDistributedQueue.take() n times, ITEM <utf8>
+//   semaphore <connect> <path> <maxLeases> <count> <waitMs>
+//                                               InterProcessSemaphoreV2.acquire(count, waitMs): WAITING, then
+//                                               ACQUIRED <lease node names> or NONE; after ACQUIRED a line on
+//                                               stdin returns the leases: RELEASED
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -53,6 +64,24 @@ public class CuratorDriver {
                     SimpleDistributedQueue queue = new SimpleDistributedQueue(curator, path);
                     for (int i = 0, n = Integer.parseInt(args[3]); i < n; i++) {
                         System.out.println("ITEM " + new String(queue.take(), StandardCharsets.UTF_8));
+                    }
+                }
+                case "semaphore" -> {
+                    InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(curator, path, Integer.parseInt(args[3]));
+                    System.out.println("WAITING");
+                    System.out.flush();
+                    Collection<Lease> leases = semaphore.acquire(Integer.parseInt(args[4]), Long.parseLong(args[5]), TimeUnit.MILLISECONDS);
+                    if (leases == null) {
+                        System.out.println("NONE");
+                    } else {
+                        String names = leases.stream()
+                                .map(l -> l.getNodeName().substring(l.getNodeName().lastIndexOf('/') + 1))
+                                .collect(Collectors.joining(","));
+                        System.out.println("ACQUIRED " + names);
+                        System.out.flush();
+                        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                        semaphore.returnAll(leases);
+                        System.out.println("RELEASED");
                     }
                 }
                 default -> throw new IllegalArgumentException("unknown command " + command);

@@ -9,6 +9,7 @@ pub mod listener;
 pub mod lock;
 pub mod queue;
 pub mod rwlock;
+pub mod semaphore;
 pub mod work_queue;
 
 /// napi's own runtime only awaits results of the core's shared runtime:

@@ -11,6 +11,7 @@ mod payload;
 mod queue;
 mod rwlock;
 mod security;
+mod semaphore;
 mod undo;
 mod work_queue;
 
@@ -35,6 +36,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<work_queue::NativeWorkQueue>()?;
     m.add_class::<work_queue::NativeDelivery>()?;
     m.add_class::<election::NativeElection>()?;
+    m.add_class::<semaphore::NativeSemaphore>()?;
+    m.add_class::<semaphore::NativeLease>()?;
     m.add_class::<listener::Subscription>()?;
     m.add_class::<undo::Undo>()?;
     m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;

@@ -15,6 +15,7 @@ use std::time::Duration;
 pub use crate::event::{Event, EventDetails};
 pub use crate::handoff::Handoff;
 pub use crate::security_settings::SecuritySettings;
+pub use crate::semaphore::LeaseSlot;
 pub use crate::work_queue::DeliverySlot;
 pub use guard_slot::GuardSlot;
 pub use lock::OwnedLock;
@@ -56,6 +57,12 @@ pub fn work_queue_options(prefetch: i64, max_deliveries: Option<i64>) -> Result<
         },
     };
     Ok(options)
+}
+
+/// A semaphore's `max_leases`, or a number of leases to acquire, as a binding received it:
+/// at least 1 (and at most 2^31-1), else `INVALID_ARGUMENT` naming `name` and the number.
+pub fn lease_count(name: &str, value: i64) -> Result<u32> {
+    crate::semaphore::lease_count(name, value)
 }
 
 /// Java's convention for `work_queue_options`: an `int` cannot be absent, so `maxDeliveries`

@@ -6,11 +6,11 @@
 //!   `LOST` event), never "released".
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use zookeeper_client as zk;
 
-use super::monitor::Following;
+use super::monitor::{Following, Keeper};
 use super::write_lock::{LockCore, Owner};
 use crate::client::{expired, Client};
 use crate::error::{Error, ErrorCode, Result};
@@ -37,8 +37,10 @@ impl Hold {
         children_watch: Option<zk::OneshotWatcher>,
     ) -> Hold {
         let releasing = Arc::new(AtomicBool::new(false));
+        let weak: Weak<LockCore> = Arc::downgrade(core);
+        let keeper: Weak<dyn Keeper> = weak;
         let following = super::monitor::Monitor::of(core.client()).follow(
-            core,
+            keeper,
             &node,
             session,
             children_watch,
@@ -69,7 +71,7 @@ impl Hold {
 }
 
 /// How a release ended on the server.
-pub(super) enum Released {
+pub(crate) enum Released {
     Deleted,
     /// The node was already gone (session expired, deleted by somebody else).
     Lost(Error),
@@ -78,7 +80,7 @@ pub(super) enum Released {
 /// Deletes our node `path` of `session`, retrying across connection losses
 /// in that session. A node that is gone before our first delete, or a session
 /// that ended, is a lost lock, not a release.
-pub(super) async fn release_node(client: &Client, path: &str, session: i64) -> Result<Released> {
+pub(crate) async fn release_node(client: &Client, path: &str, session: i64) -> Result<Released> {
     let mut retried = false;
     loop {
         let zk = client.zk()?;
@@ -111,7 +113,7 @@ pub(super) async fn release_node(client: &Client, path: &str, session: i64) -> R
     }
 }
 
-pub(super) fn deleted(path: &str) -> Error {
+pub(crate) fn deleted(path: &str) -> Error {
     Error::new(
         ErrorCode::NoNode,
         format!("lock node {path} was deleted by somebody else"),

@@ -2,7 +2,7 @@
 
 mod attempt;
 pub(crate) mod contenders;
-mod holder;
+pub(crate) mod holder;
 pub(crate) mod monitor;
 pub mod read_write_lock;
 pub mod write_lock;

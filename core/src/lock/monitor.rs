@@ -33,10 +33,22 @@ use tokio::time::Instant;
 use zookeeper_client as zk;
 
 use super::holder::{deleted, release_node, Released};
-use super::write_lock::{LockCore, LockEvent};
+use super::write_lock::LockEvent;
 use crate::client::{expired, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
+
+/// What keeps holds of nodes: a lock object, a semaphore (its leases). The monitor tells it
+/// what happens to each hold it follows.
+pub(crate) trait Keeper: Send + Sync + 'static {
+    fn client(&self) -> &Client;
+    /// The directory of the held nodes.
+    fn dir(&self) -> &str;
+    fn emit(&self, event: LockEvent);
+    /// The hold of `node` ended without our release (lost, closed): forget it, remember
+    /// `remember` for its holder's release, tell `event`.
+    fn end_hold(&self, node: &str, event: LockEvent, remember: Option<Error>);
+}
 
 /// A client's follower of held locks: made with the first hold, kept by the holds (each
 /// `Following` holds it), so that its task ends with the client's last hold.
@@ -110,7 +122,7 @@ impl Monitor {
     /// (it fires with any change of the directory, our delete included).
     pub(crate) fn follow(
         self: &Arc<Self>,
-        core: &Arc<LockCore>,
+        core: Weak<dyn Keeper>,
         node: &str,
         session: i64,
         children_watch: Option<zk::OneshotWatcher>,
@@ -119,7 +131,7 @@ impl Monitor {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let followed = Followed {
             id,
-            core: Arc::downgrade(core),
+            core,
             node: node.to_string(),
             session,
             releasing,
@@ -145,7 +157,7 @@ impl Monitor {
 /// What the monitor knows of one hold.
 struct Followed {
     id: u64,
-    core: Weak<LockCore>,
+    core: Weak<dyn Keeper>,
     node: String,
     session: i64,
     /// Set before our own delete, so that it is not called a loss.

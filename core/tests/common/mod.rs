@@ -204,6 +204,8 @@ pub const DRIVER_SILENCE: Duration = Duration::from_secs(60);
 /// a peer that hangs fails the test instead of hanging it.
 pub struct Driver {
     child: Child,
+    /// What the test tells the driver (`say`), one line per step.
+    stdin: Option<std::process::ChildStdin>,
     lines: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>>,
 }
 
@@ -227,9 +229,11 @@ impl Driver {
             .arg(classpath)
             .arg(source)
             .args(args)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("java");
+        let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
         std::thread::spawn(move || {
@@ -239,7 +243,19 @@ impl Driver {
                 }
             }
         });
-        Driver { child, lines }
+        Driver {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends the driver one line on its standard input (a step it waits for).
+    pub fn say(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("the driver's stdin");
+        writeln!(stdin, "{line}").expect("writing to the driver");
+        stdin.flush().expect("writing to the driver");
     }
 
     /// The next line, within `DRIVER_SILENCE`.

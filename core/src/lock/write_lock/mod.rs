@@ -300,6 +300,24 @@ impl Drop for LockCore {
     }
 }
 
+impl crate::lock::monitor::Keeper for LockCore {
+    fn client(&self) -> &Client {
+        LockCore::client(self)
+    }
+
+    fn dir(&self) -> &str {
+        LockCore::dir(self)
+    }
+
+    fn emit(&self, event: LockEvent) {
+        LockCore::emit(self, event)
+    }
+
+    fn end_hold(&self, node: &str, event: LockEvent, remember: Option<Error>) {
+        LockCore::end_hold(self, node, event, remember)
+    }
+}
+
 impl LockCore {
     /// The error with the lock's directory (and chroot) in its message.
     fn about(&self, err: Error) -> Error {

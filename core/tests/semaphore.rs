@@ -1,0 +1,233 @@
+//! The counting semaphore against a real ZooKeeper: the count, all-or-none acquires, what a
+//! timed-out or cancelled acquire leaves (nothing), a lost lease, Curator's layout.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::FaultProxy;
+use zkrecipes::{ErrorCode, LockEvent, Semaphore, Wait};
+
+const LONG: Wait = Wait::For(Duration::from_secs(20));
+
+/// Lease nodes and mutex nodes on the server.
+async fn nodes(path: &str) -> (Vec<String>, Vec<String>) {
+    let connect = server().connect_string();
+    (
+        children(connect, &format!("{path}/leases")).await,
+        children(connect, &format!("{path}/locks")).await,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_most_max_leases_and_a_release_lets_a_waiter_in() {
+    let path = unique("sem-count");
+    let (a, b) = (client().await, client().await);
+    let ours = Semaphore::new(&a, &path, 2).unwrap();
+    let theirs = Semaphore::new(&b, &path, 2).unwrap();
+    let first = ours.acquire().await.unwrap();
+    let second = theirs.acquire().await.unwrap();
+    assert!(first.fencing_token() < second.fencing_token());
+    assert_eq!(ours.held(), 1);
+    assert!(ours.try_acquire(Wait::No).await.unwrap().is_none(), "full");
+    assert!(theirs
+        .try_acquire(Wait::For(Duration::from_millis(200)))
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        nodes(&path).await.0.len(),
+        2,
+        "a refused acquire leaves nothing"
+    );
+    let waiter = {
+        let ours = ours.clone();
+        tokio::spawn(async move { ours.try_acquire(LONG).await })
+    };
+    // The waiter holds the mutex with its lease node made: three nodes, two leases.
+    eventually("the waiter lined up", Duration::from_secs(20), || async {
+        nodes(&path).await.0.len() == 3
+    })
+    .await;
+    assert!(!waiter.is_finished());
+    second.release().await.unwrap();
+    let third = waiter.await.unwrap().unwrap().expect("the freed lease");
+    assert!(third.fencing_token() > first.fencing_token());
+    assert!(first.is_held() && third.is_held());
+    first.release().await.unwrap();
+    third.release().await.unwrap();
+    assert_eq!(nodes(&path).await, (vec![], vec![]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn several_leases_come_all_or_none_and_bad_counts_are_refused() {
+    let path = unique("sem-many");
+    let c = client().await;
+    let sem = Semaphore::new(&c, &path, 3).unwrap();
+    let one = sem.acquire().await.unwrap();
+    // Three of three cannot be had while one is held: none is taken.
+    assert!(sem.acquire_many(3, Wait::No).await.unwrap().is_none());
+    assert_eq!(nodes(&path).await.0.len(), 1);
+    let two = sem
+        .acquire_many(2, Wait::No)
+        .await
+        .unwrap()
+        .expect("two free");
+    assert_eq!(two.len(), 2);
+    assert_eq!(sem.held(), 3);
+    for bad in [0, 4] {
+        let err = sem.acquire_many(bad, Wait::No).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        assert!(err.to_string().contains(&path), "{err}");
+    }
+    let err = Semaphore::new(&c, &path, 0).err().expect("max_leases 0");
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    // Curator's layout: `_c_<uuid>-lease-<seq>` under `leases`, identity as data.
+    for lease in two.iter().chain([&one]) {
+        let name = lease.node();
+        assert!(
+            name.starts_with("_c_") && name.len() == 3 + 36 + 1 + 6 + 10,
+            "{name}"
+        );
+        assert_eq!(&name[39..46], "-lease-", "{name}");
+    }
+    for lease in two {
+        lease.release().await.unwrap();
+    }
+    one.release().await.unwrap();
+    assert_eq!(sem.held(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timed_out_and_cancelled_acquires_leave_nothing_behind() {
+    let path = unique("sem-withdraw");
+    let (a, b) = (client().await, client().await);
+    let holder = Semaphore::new(&a, &path, 1).unwrap();
+    let lease = holder.acquire().await.unwrap();
+    let other = Semaphore::new(&b, &path, 1).unwrap();
+    for ms in [0, 1, 5, 50, 300] {
+        let got = other
+            .try_acquire(Wait::For(Duration::from_millis(ms)))
+            .await
+            .unwrap();
+        assert!(got.is_none(), "{ms} ms");
+        assert_eq!(
+            nodes(&path).await.0,
+            [lease.node()],
+            "after a {ms} ms timeout"
+        );
+    }
+    // Cancelled while waiting (the future dropped): its lease node and mutex node go.
+    let waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.acquire().await })
+    };
+    eventually("the waiter lined up", Duration::from_secs(20), || async {
+        nodes(&path).await.0.len() == 2
+    })
+    .await;
+    waiting.abort();
+    eventually(
+        "the cancelled acquire withdrew",
+        Duration::from_secs(20),
+        || async { nodes(&path).await == (vec![lease.node().to_string()], vec![]) },
+    )
+    .await;
+    // Nothing of it blocks the next acquirer.
+    lease.release().await.unwrap();
+    let next = other.try_acquire(LONG).await.unwrap().expect("free");
+    next.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_lease_is_lost_and_its_release_says_why() {
+    let path = unique("sem-lost");
+    let c = client().await;
+    let sem = Semaphore::new(&c, &path, 2).unwrap();
+    let mut events = sem.subscribe();
+    let lease = sem.acquire().await.unwrap();
+    assert!(
+        matches!(events.recv().await.unwrap(), LockEvent::Acquired { fencing_token } if fencing_token == lease.fencing_token())
+    );
+    raw().await.delete(&lease.node_path(), None).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        .await
+        .expect("LOST within 20 s")
+        .unwrap();
+    assert_eq!(event.name(), "LOST", "{event:?}");
+    assert!(!lease.is_held());
+    assert_eq!(sem.held(), 0);
+    let err = lease.release().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoNode, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_holder_cut_off_past_its_session_is_told_lost_and_the_lease_passes_on() {
+    let proxy = FaultProxy::start(server().connect_string());
+    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let path = unique("sem-expiry");
+    let sem = Semaphore::new(&cut, &path, 1).unwrap();
+    let mut events = sem.subscribe();
+    let lease = sem.acquire().await.unwrap();
+    let _ = events.recv().await;
+    let session = cut.session_id().unwrap();
+    proxy.set_blackhole(true);
+    let mut seen = Vec::new();
+    while !seen.contains(&"LOST") {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("events within 20 s")
+            .unwrap();
+        seen.push(event.name());
+    }
+    assert_eq!(seen, ["SUSPENDED", "LOST"]);
+    assert!(!lease.is_held());
+    // Another process gets the permit once the server expired the session.
+    until_expired(server().port(), session).await;
+    let other_client = client().await;
+    let other = Semaphore::new(&other_client, &path, 1).unwrap();
+    let next = other
+        .try_acquire(LONG)
+        .await
+        .unwrap()
+        .expect("the lost permit");
+    proxy.set_blackhole(false);
+    let err = lease.release().await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    next.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reconnect_while_waiting_leaves_one_node_per_lease() {
+    // CURATOR-315/335: a reconnect during acquire orphaned a lease node. Here the waiter's
+    // connection drops twice while it waits; it gets the lease with its one node.
+    let proxy = FaultProxy::start(server().connect_string());
+    let waiter_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let holder_client = client().await;
+    let path = unique("sem-reconnect");
+    let holder = Semaphore::new(&holder_client, &path, 1).unwrap();
+    let lease = holder.acquire().await.unwrap();
+    let waiter = Semaphore::new(&waiter_client, &path, 1).unwrap();
+    let waiting = {
+        let waiter = waiter.clone();
+        tokio::spawn(async move { waiter.try_acquire(LONG).await })
+    };
+    eventually("the waiter lined up", Duration::from_secs(20), || async {
+        nodes(&path).await.0.len() == 2
+    })
+    .await;
+    let mut states = waiter_client.subscribe();
+    for _ in 0..2 {
+        proxy.drop_all();
+        while states.recv().await.unwrap() != zkrecipes::ConnectionState::Reconnected {}
+    }
+    lease.release().await.unwrap();
+    let got = waiting
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("the lease after the reconnects");
+    assert_eq!(nodes(&path).await.0, [got.node()], "one node, ours");
+    got.release().await.unwrap();
+    assert_eq!(nodes(&path).await, (vec![], vec![]));
+}
