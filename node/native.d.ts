@@ -46,6 +46,13 @@ export declare class NativeElection {
   subscribe(callback: EventCallback): NativeSubscription
 }
 
+export declare class NativeLease {
+  fencingToken(): bigint
+  nodePath(): string
+  isHeld(): boolean
+  release(): Promise<void>
+}
+
 export declare class NativeLock {
   constructor(client: NativeClient, dir: string)
   /** The fencing token, or `null` if not obtained. */
@@ -77,6 +84,20 @@ export declare class NativeReadWriteLock {
   constructor(client: NativeClient, dir: string)
   readLock(): NativeLock
   writeLock(): NativeLock
+}
+
+export declare class NativeSemaphore {
+  constructor(client: NativeClient, path: string, maxLeases: number)
+  /** `count` leases, all or none; `null` when `timeoutMs` passed first (0: a try). */
+  acquire(count: number, timeoutMs?: number | undefined | null): Promise<Array<NativeLease> | null>
+  /** Releases the oldest lease this object holds (`NOT_OWNER` when none). */
+  release(): Promise<void>
+  releaseAll(): Promise<void>
+  path(): string
+  maxLeases(): number
+  held(): number
+  leaseNodes(): Promise<Array<string>>
+  subscribe(callback: EventCallback): NativeSubscription
 }
 
 export declare class NativeSubscription {

@@ -26,6 +26,13 @@ def blocking(connect: str) -> None:
         job: Optional[bytes] = jobs.take(timeout=5.0)
         print("took", job, "- left:", len(jobs))
 
+        gpus = client.semaphore("/examples/gpus", max_leases=2)
+        with gpus as lease:
+            print("one of", gpus.max_leases, "leases, fencing token", lease.fencing_token)
+        batch: Optional[List[zkrecipes.Lease]] = gpus.acquire_many(2, timeout=5.0)
+        for held in batch or []:
+            held.release()
+
         seen: List[Event[ElectionEvent]] = []
         election = client.leader_election("/examples/election", "worker-1")
         election.add_listener(seen.append)  # before starting: sees every event
@@ -41,6 +48,8 @@ async def with_asyncio(connect: str) -> None:
         lock.add_listener(events.append, loop=asyncio.get_running_loop())
         async with lock:
             print("async holder, token", lock.fencing_token)
+        async with client.semaphore("/examples/gpus", 2) as lease:
+            print("async lease, token", lease.fencing_token)
         queue = client.queue("/examples/jobs")
         await queue.offer_async(b"async job")
         print("async took", await queue.take_async(timeout=5.0))
