@@ -460,6 +460,11 @@ class WorkQueue {
   async [asyncDispose] () { await this.close() }
 }
 
+// A value as a TypeError names it: `2n` is a bigint, not the number 2.
+function describe (value) {
+  return typeof value === 'bigint' ? `the bigint ${value}n` : `${typeof value} ${String(value)}`
+}
+
 /** One held lease of a Semaphore: its fencing token, its node, its release (once). */
 class Lease {
   constructor (handle) { this._native = handle }
@@ -482,7 +487,7 @@ class Semaphore extends EventEmitter {
     super()
     const handle = requireClient(client)
     requireString('path', path)
-    if (!Number.isInteger(maxLeases)) throw new TypeError(`maxLeases must be an integer, got ${maxLeases}`)
+    if (!Number.isInteger(maxLeases)) throw new TypeError(`maxLeases must be an integer number, got ${describe(maxLeases)}`)
     this._native = now(() => new native.NativeSemaphore(handle, path, maxLeases))
     nativeEvents(this)
   }
@@ -502,7 +507,7 @@ class Semaphore extends EventEmitter {
 
   /** `count` leases, all or none; null once timeoutMs passed. */
   async acquireMany (count, options) {
-    if (!Number.isInteger(count)) throw new TypeError(`count must be an integer, got ${count}`)
+    if (!Number.isInteger(count)) throw new TypeError(`count must be an integer number, got ${describe(count)}`)
     const timeoutMs = timeoutOf(options)
     const handles = await call(() => this._native.acquire(count, timeoutMs))
     return handles === null ? null : handles.map((h) => new Lease(h))

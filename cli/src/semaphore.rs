@@ -18,8 +18,8 @@ pub async fn run(client: &Client, args: SemaphoreArgs) -> Outcome {
     };
     let Some(lease) = lease else {
         eprintln!(
-            "zkrecipes: all {} permits of {} are held; none obtained within --timeout",
-            args.permits, args.path
+            "zkrecipes: no permit of {} (--permits {}) was free within --timeout",
+            args.path, args.permits
         );
         return Ok(i32::from(args.timeout_exit_code));
     };

@@ -82,6 +82,12 @@ async fn several_leases_come_all_or_none_and_bad_counts_are_refused() {
     }
     let err = Semaphore::new(&c, &path, 0).err().expect("max_leases 0");
     assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    let err = zkrecipes::ffi::lease_count("max_leases", 1 << 31).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("between 1 and 2147483647, got 2147483648"),
+        "{err}"
+    );
     // Curator's layout: `_c_<uuid>-lease-<seq>` under `leases`, identity as data.
     for lease in two.iter().chain([&one]) {
         let name = lease.node();
@@ -159,6 +165,10 @@ async fn a_deleted_lease_is_lost_and_its_release_says_why() {
     assert_eq!(sem.held(), 0);
     let err = lease.release().await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoNode, "{err}");
+    assert!(
+        err.to_string().contains("lease node"),
+        "says what was lost: {err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

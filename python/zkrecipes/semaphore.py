@@ -66,6 +66,7 @@ class Lease:
         await self._native.release_async()
 
     def __enter__(self) -> Lease:
+        """The lease itself; leaving the block releases it."""
         return self
 
     def __exit__(
@@ -108,10 +109,12 @@ class Semaphore:
 
     @property
     def path(self) -> str:
+        """The semaphore's path (its mutex under ``locks``, its leases under ``leases``)."""
         return self._native.path()
 
     @property
     def max_leases(self) -> int:
+        """How many leases this process allows at once (Curator does not check that processes agree)."""
         return self._native.max_leases()
 
     @property
@@ -159,6 +162,7 @@ class Semaphore:
         self._native.release_all()
 
     async def release_all_async(self) -> None:
+        """``release_all`` without blocking the event loop."""
         await self._native.release_all_async()
 
     def lease_nodes(self) -> List[str]:
@@ -166,6 +170,7 @@ class Semaphore:
         return self._native.lease_nodes()
 
     async def lease_nodes_async(self) -> List[str]:
+        """``lease_nodes`` without blocking the event loop."""
         return await self._native.lease_nodes_async()
 
     def add_listener(self, fn: Callable[[Event[LockEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
@@ -182,6 +187,7 @@ class Semaphore:
         listeners.add(fn, loop)
 
     def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
+        """Stops calling ``fn``; unknown listeners are ignored."""
         if self._listeners is not None:
             self._listeners.remove(fn)
 
@@ -195,9 +201,11 @@ class Semaphore:
     def __exit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Releases the lease of this block; a failing release never replaces an exception raised in it."""
         _release_on_exit(self._leave(), exc)
 
     async def __aenter__(self) -> Lease:
+        """``acquire_async()``; leaving the block releases that lease."""
         lease = await self.acquire_async()
         assert lease is not None
         _ENTERED.set(_ENTERED.get() + ((id(self), lease),))
@@ -206,6 +214,7 @@ class Semaphore:
     async def __aexit__(
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
+        """Releases the lease of this block; a failing release never replaces an exception raised in it."""
         lease = self._leave()
         if exc is None:
             await lease.release_async()

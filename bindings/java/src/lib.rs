@@ -18,5 +18,6 @@ mod listener;
 mod lock;
 mod names;
 mod queue;
+mod semaphore;
 mod tasks;
 mod work_queue;

@@ -80,7 +80,13 @@ pub(crate) enum Released {
 /// Deletes our node `path` of `session`, retrying across connection losses
 /// in that session. A node that is gone before our first delete, or a session
 /// that ended, is a lost lock, not a release.
-pub(crate) async fn release_node(client: &Client, path: &str, session: i64) -> Result<Released> {
+/// `noun` names what the node is ("lock", "lease") in the loss's message.
+pub(crate) async fn release_node(
+    client: &Client,
+    noun: &str,
+    path: &str,
+    session: i64,
+) -> Result<Released> {
     let mut retried = false;
     loop {
         let zk = client.zk()?;
@@ -92,7 +98,7 @@ pub(crate) async fn release_node(client: &Client, path: &str, session: i64) -> R
             // After a lost reply, "no node" is our own earlier delete.
             Err(err) if err.code() == ErrorCode::NoNode && retried => return Ok(Released::Deleted),
             Err(err) if err.code() == ErrorCode::NoNode => {
-                return Ok(Released::Lost(deleted(path)))
+                return Ok(Released::Lost(deleted(noun, path)))
             }
             Err(err) if err.code() == ErrorCode::SessionExpired => {
                 return Ok(Released::Lost(expired()))
@@ -113,9 +119,9 @@ pub(crate) async fn release_node(client: &Client, path: &str, session: i64) -> R
     }
 }
 
-pub(crate) fn deleted(path: &str) -> Error {
+pub(crate) fn deleted(noun: &str, path: &str) -> Error {
     Error::new(
         ErrorCode::NoNode,
-        format!("lock node {path} was deleted by somebody else"),
+        format!("{noun} node {path} was deleted by somebody else"),
     )
 }

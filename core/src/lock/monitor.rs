@@ -42,6 +42,8 @@ use crate::runtime;
 /// what happens to each hold it follows.
 pub(crate) trait Keeper: Send + Sync + 'static {
     fn client(&self) -> &Client;
+    /// What a held node is, in messages: "lock", "lease".
+    fn noun(&self) -> &'static str;
     /// The directory of the held nodes.
     fn dir(&self) -> &str;
     fn emit(&self, event: LockEvent);
@@ -273,7 +275,7 @@ async fn run(
                 }
                 f.watched = false;
                 let end = match event.event_type {
-                    zk::EventType::NodeDeleted => Some(End::Lost(deleted(&path_of(f)))),
+                    zk::EventType::NodeDeleted => Some(End::Lost(deleted(noun_of(f), &path_of(f)))),
                     zk::EventType::Session => Some(match event.session_state {
                         zk::SessionState::Closed => End::Closed,
                         _ => End::Lost(expired()),
@@ -319,7 +321,7 @@ async fn run(
                     let Some(f) = followed.get_mut(&id) else { continue };
                     if f.suspended_until.is_some_and(|at| at <= now) {
                         let end = match f.core.upgrade() {
-                            Some(lock) => End::Lost(given_up(lock.client(), &path_of(f), f.session)),
+                            Some(lock) => End::Lost(given_up(lock.client(), lock.noun(), &path_of(f), f.session)),
                             None => End::Closed,
                         };
                         end_of(&mut followed, id, end);
@@ -401,7 +403,7 @@ fn armed(
     f.arming = false;
     let watch = match result {
         Ok(Some(watch)) => watch,
-        Ok(None) => return Err(End::Lost(deleted(&path_of(f)))),
+        Ok(None) => return Err(End::Lost(deleted(noun_of(f), &path_of(f)))),
         Err(err) => match err.code() {
             ErrorCode::SessionExpired => return Err(End::Lost(expired())),
             ErrorCode::Closed => return Err(End::Closed),
@@ -497,6 +499,10 @@ fn any_client(followed: &HashMap<u64, Box<Followed>>) -> Option<Client> {
         .find_map(|f| f.core.upgrade().map(|lock| lock.client().clone()))
 }
 
+fn noun_of(f: &Followed) -> &'static str {
+    f.core.upgrade().map_or("lock", |keeper| keeper.noun())
+}
+
 fn path_of(f: &Followed) -> String {
     match f.core.upgrade() {
         Some(lock) => format!("{}/{}", lock.dir(), f.node),
@@ -507,17 +513,17 @@ fn path_of(f: &Followed) -> String {
 /// Disconnected past the session timeout: the server may have expired us
 /// and handed the lock on. If the session survives after all, our node must
 /// not block anybody: it is deleted in the background.
-fn given_up(client: &Client, path: &str, session: i64) -> Error {
+fn given_up(client: &Client, noun: &'static str, path: &str, session: i64) -> Error {
     let node = path.to_string();
     let client = client.clone();
     runtime::handle().spawn(async move {
-        if let Ok(Released::Deleted) = release_node(&client, &node, session).await {
-            tracing::info!("deleted {node} of a lock given up as lost");
+        if let Ok(Released::Deleted) = release_node(&client, noun, &node, session).await {
+            tracing::info!("deleted {node} of a {noun} given up as lost");
         }
     });
     Error::new(
         ErrorCode::SessionExpired,
-        "disconnected for as long as the server may take to expire the session: the lock may have passed to another client",
+        format!("disconnected for as long as the server may take to expire the session: the {noun} may have passed to another client"),
     )
 }
 

@@ -90,7 +90,7 @@ impl SemaphoreCore {
             };
         };
         let path = format!("{}/{}", self.leases_dir, node);
-        let released = release_node(&self.client, &path, session).await;
+        let released = release_node(&self.client, "lease", &path, session).await;
         let outcome = match released {
             Ok(Released::Deleted) => Ok(LockEvent::Released),
             Ok(Released::Lost(reason)) => Err(reason),

@@ -292,17 +292,26 @@ impl SemaphoreCore {
 pub(crate) fn lease_count(name: &str, value: i64) -> Result<u32> {
     u32::try_from(value)
         .ok()
-        .filter(|n| (1..=i32::MAX as u32).contains(n))
+        .filter(|n| (1..=MAX_LEASES).contains(n))
         .ok_or_else(|| bad_count(name, value))
 }
 
+/// Curator's `maxLeases` is a Java `int`.
+const MAX_LEASES: u32 = i32::MAX as u32;
+
 fn bad_count(name: &str, value: i64) -> Error {
-    Error::invalid_argument(format!("{name} must be at least 1, got {value}"))
+    Error::invalid_argument(format!(
+        "{name} must be between 1 and {MAX_LEASES}, got {value}"
+    ))
 }
 
 impl Keeper for SemaphoreCore {
     fn client(&self) -> &Client {
         &self.client
+    }
+
+    fn noun(&self) -> &'static str {
+        "lease"
     }
 
     fn dir(&self) -> &str {
@@ -341,7 +350,7 @@ impl Drop for SemaphoreCore {
             let path = format!("{}/{}", self.leases_dir, lease.node);
             let session = lease.session;
             runtime::handle().spawn(async move {
-                let _ = crate::lock::holder::release_node(&client, &path, session).await;
+                let _ = crate::lock::holder::release_node(&client, "lease", &path, session).await;
             });
         }
         crate::memory::object_dropped();

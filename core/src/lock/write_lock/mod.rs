@@ -294,7 +294,8 @@ impl Drop for LockCore {
             let client = self.client.clone();
             let path = format!("{}/{}", self.dir, hold.node);
             let session = hold.session;
-            runtime::handle().spawn(async move { release_node(&client, &path, session).await });
+            runtime::handle()
+                .spawn(async move { release_node(&client, "lock", &path, session).await });
         }
         crate::memory::object_dropped();
     }
@@ -303,6 +304,10 @@ impl Drop for LockCore {
 impl crate::lock::monitor::Keeper for LockCore {
     fn client(&self) -> &Client {
         LockCore::client(self)
+    }
+
+    fn noun(&self) -> &'static str {
+        "lock"
     }
 
     fn dir(&self) -> &str {

@@ -120,7 +120,7 @@ impl LockCore {
             self.end_hold(node, LockEvent::Released, None);
             return Ok(());
         }
-        match release_node(&self.client, &path, session).await {
+        match release_node(&self.client, "lock", &path, session).await {
             Ok(Released::Deleted) => {
                 if still_held() {
                     self.end_hold(node, LockEvent::Released, None);

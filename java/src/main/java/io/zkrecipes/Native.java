@@ -123,6 +123,18 @@ final class Native {
     static native int deliveryNumber(long delivery, int what);
     static native long deliverySettle(long delivery, boolean ack, CompletableFuture<Object> f);
 
+    static native long semaphoreNew(long client, String path, int maxLeases);
+    static native void semaphoreFree(long semaphore);
+    static native long semaphoreAcquire(long semaphore, int permits, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native long semaphoreCall(long semaphore, int op, CompletableFuture<Object> f);
+    static native int semaphoreNumber(long semaphore, int what);
+    static native long semaphoreSubscribe(long semaphore, Object sink);
+    static native void leaseFree(long lease);
+    static native long leaseFencingToken(long lease);
+    static native String leaseNodePath(long lease);
+    static native boolean leaseIsHeld(long lease);
+    static native long leaseRelease(long lease, CompletableFuture<Object> f);
+
     static native long electionNew(long client, String root, String hostName);
     static native void electionFree(long election);
     static native long electionCall(long election, int op, CompletableFuture<Object> f);
