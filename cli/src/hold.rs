@@ -13,8 +13,10 @@ use crate::watchdog::Watchdog;
 
 /// What is held: its events, whether it still is, and its release.
 pub struct Held<R> {
-    /// `lock /x` or `semaphore /x` in messages.
+    /// `lock /x` or `semaphore /x` in the messages of a loss.
     pub what: String,
+    /// The recipe's path, in the other messages.
+    pub path: String,
     pub events: broadcast::Receiver<LockEvent>,
     pub is_held: Box<dyn Fn() -> bool + Send>,
     pub release: R,
@@ -34,7 +36,7 @@ where
     R: FnOnce() -> F,
     F: Future<Output = zkrecipes::Result<()>>,
 {
-    let what = held.what.clone();
+    let (what, path) = (held.what.clone(), held.path.clone());
     let mut cmd = match Cmd::spawn(command, env, Input::Inherit, stop.kill_after) {
         Ok(cmd) => cmd,
         Err(failure) => {
@@ -50,8 +52,8 @@ where
                 // server is finished by closing the session right after.
                 match tokio::time::timeout(client.session_timeout(), (held.release)()).await {
                     Ok(Ok(())) => {}
-                    Ok(Err(err)) => eprintln!("zkrecipes: releasing {what}: {err}; closing the session"),
-                    Err(_) => eprintln!("zkrecipes: releasing {what} timed out; closing the session"),
+                    Ok(Err(err)) => eprintln!("zkrecipes: releasing {path}: {err}; closing the session"),
+                    Err(_) => eprintln!("zkrecipes: releasing {path} timed out; closing the session"),
                 }
                 return Ok(status);
             }
@@ -72,7 +74,7 @@ where
                 }
             },
             _ = watchdog.expired() => {
-                let message = format!("connection down for longer than --suspended-grace while holding {what}");
+                let message = format!("connection down for longer than --suspended-grace while holding {path}");
                 return lost(&mut cmd, message).await;
             }
         }

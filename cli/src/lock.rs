@@ -45,6 +45,7 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
     ];
     let held = Held {
         what: format!("lock {}", args.path),
+        path: args.path.clone(),
         events,
         is_held: Box::new({
             let (lock, owner) = (lock.clone(), guard.owner());

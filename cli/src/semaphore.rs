@@ -30,6 +30,7 @@ pub async fn run(client: &Client, args: SemaphoreArgs) -> Outcome {
     ];
     let held = Held {
         what: format!("semaphore {}", args.path),
+        path: args.path.clone(),
         events,
         is_held: Box::new({
             let semaphore = semaphore.clone();
