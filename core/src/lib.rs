@@ -7,6 +7,7 @@
 //! Every acquired lock carries a fencing token (the czxid of its node).
 
 mod backoff;
+mod barrier;
 mod client;
 mod connect_diagnosis;
 mod election;
@@ -18,6 +19,7 @@ pub mod ffi;
 mod gssapi;
 mod handoff;
 pub mod inspect;
+mod latch;
 mod lock;
 mod memory;
 pub mod path;
@@ -30,12 +32,14 @@ mod semaphore;
 mod wait;
 mod work_queue;
 
+pub use barrier::{Barrier, DoubleBarrier};
 pub use client::{
     Auth, Client, ClientOptions, ConnectionState, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
     MAX_NODE_DATA, MAX_PACKET,
 };
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
+pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};

@@ -24,6 +24,12 @@ pub use queue::HandedQueue;
 use crate::error::{Error, Result};
 use crate::work_queue::{bad_max_deliveries, bad_prefetch, WorkQueueOptions, MAX_PREFETCH};
 
+/// A latch participant's id as a binding received it: the caller's, or this client's identity
+/// (host and process, as an election member's) when it gave none.
+pub fn latch_id(client: &crate::Client, id: Option<&str>) -> String {
+    id.map_or_else(|| client.identity().to_string(), str::to_string)
+}
+
 /// A timeout setting as a binding receives it, in `unit` (`"s"` or `"ms"`): a number in
 /// (0, 1 day], else `INVALID_ARGUMENT` naming the setting and the number.
 pub fn timeout_setting(name: &str, value: f64, unit: &str) -> Result<Duration> {

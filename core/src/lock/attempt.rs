@@ -174,7 +174,7 @@ impl Attempt {
         let dir = core.dir();
         let path_prefix = format!("{dir}/{}", self.prefix);
         let options = zk::CreateMode::EphemeralSequential.with_acls(client.acls());
-        let identity = client.identity().as_bytes().to_vec();
+        let identity = core.data().to_vec();
         // A create that keeps losing its connection (a server that drops every create, one past
         // its packet limit) must not become a reconnect storm: ~300 a second without it.
         let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));

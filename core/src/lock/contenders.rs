@@ -17,6 +17,8 @@ pub(crate) enum Kind {
 pub(crate) const EXCLUSIVE_MARKER: &str = "lock-";
 pub(crate) const READ_MARKER: &str = "__READ__";
 pub(crate) const WRITE_MARKER: &str = "__WRIT__";
+/// Curator's `LeaderLatch` names its nodes `_c_<uuid>-latch-<seq>`.
+pub(crate) const LATCH_MARKER: &str = "latch-";
 
 /// Readers of the libraries we interoperate with (Curator, kazoo).
 const READER_MARKERS: [&str; 2] = ["__READ__", "__rlock__"];

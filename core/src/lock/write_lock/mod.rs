@@ -64,6 +64,8 @@ pub(crate) enum Side {
     Exclusive,
     Read,
     Write,
+    /// A leader latch's contender: exclusive, named as Curator's `LeaderLatch` names it.
+    Latch,
 }
 
 impl Side {
@@ -72,6 +74,7 @@ impl Side {
             Side::Exclusive => contenders::EXCLUSIVE_MARKER,
             Side::Read => contenders::READ_MARKER,
             Side::Write => contenders::WRITE_MARKER,
+            Side::Latch => contenders::LATCH_MARKER,
         }
     }
 }
@@ -91,6 +94,8 @@ pub(crate) struct LockCore {
     side: Side,
     /// The other side of a read/write lock, for downgrade and upgrade rules.
     sibling: Mutex<Weak<LockCore>>,
+    /// What our nodes hold: the client's identity, or a latch's participant id.
+    data: Vec<u8>,
     /// Current holds, one per owner (several only on the read side).
     holds: Mutex<Vec<Hold>>,
     /// Owners whose hold ended without their release (lost, closed): their
@@ -109,6 +114,11 @@ impl Lock {
     }
 
     pub(crate) fn with_side(client: &Client, dir: &str, side: Side) -> Result<Lock> {
+        let data = client.identity().as_bytes().to_vec();
+        Lock::with_data(client, dir, side, data)
+    }
+
+    pub(crate) fn with_data(client: &Client, dir: &str, side: Side, data: Vec<u8>) -> Result<Lock> {
         path::validate(dir)?;
         client.check_open()?;
         let events = Emitter::new(64);
@@ -117,6 +127,7 @@ impl Lock {
             dir: dir.to_string(),
             side,
             sibling: Mutex::new(Weak::new()),
+            data,
             holds: Mutex::new(Vec::new()),
             ended: Mutex::new(Vec::new()),
             ended_count: watch::channel(0).0,
@@ -219,6 +230,50 @@ impl Lock {
         }
     }
 
+    /// Waits for the lock as `owner` until it is ours (its fencing token) or `stop` completes:
+    /// then the attempt is withdrawn as a timed acquire's is (the delete confirmed while
+    /// connected) and the answer is `None`. `queued` is called once the attempt has seen
+    /// the lock held by another (its node is in line): a latch's `start` returns then.
+    pub(crate) async fn acquire_until(
+        &self,
+        owner: Owner,
+        stop: impl std::future::Future<Output = ()>,
+        queued: impl FnOnce(),
+    ) -> Result<Option<i64>> {
+        let core = &self.core;
+        core.client.zk()?;
+        // A hold lost before is not this owner's to release any more.
+        core.take_ended(owner);
+        let mut attempt = Attempt::new(core.clone(), owner);
+        let mut looked = attempt.looked();
+        let outcome = {
+            let run = attempt.run(false);
+            tokio::pin!(run);
+            tokio::pin!(stop);
+            let mut queued = Some(queued);
+            loop {
+                tokio::select! {
+                    outcome = &mut run => break outcome,
+                    () = &mut stop => break Ok(None),
+                    changed = looked.changed(), if queued.is_some() => {
+                        if changed.is_err() || *looked.borrow() {
+                            if let Some(queued) = queued.take() {
+                                queued();
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(Some(token)) => Ok(Some(token)),
+            other => {
+                attempt.abandon().await;
+                other.map_err(|err| core.about(err))
+            }
+        }
+    }
+
     /// Releases every hold of this object, whoever its owner (a binding's
     /// `close()`): no other thread's hold is stranded on the server.
     pub async fn release_all(&self) {
@@ -249,6 +304,11 @@ impl Lock {
     pub fn fencing_token(&self) -> Option<i64> {
         self.core
             .visible(|holds| holds.first().map(|h| h.fencing_token))
+    }
+
+    /// The session `owner`'s hold belongs to.
+    pub(crate) fn session_of(&self, owner: Owner) -> Option<i64> {
+        self.core.hold_of(owner, |h| h.session)
     }
 
     /// The fencing token of `owner`'s hold.
@@ -339,6 +399,10 @@ impl LockCore {
 
     pub(super) fn side(&self) -> Side {
         self.side
+    }
+
+    pub(super) fn data(&self) -> &[u8] {
+        &self.data
     }
 
     pub(super) fn emit(&self, event: LockEvent) {

@@ -14,7 +14,9 @@ impl LockCore {
         ours: usize,
     ) -> Option<&'a Contender> {
         match self.side {
-            Side::Exclusive | Side::Write => ours.checked_sub(1).map(|i| &contenders[i]),
+            Side::Exclusive | Side::Write | Side::Latch => {
+                ours.checked_sub(1).map(|i| &contenders[i])
+            }
             Side::Read => contenders[..ours]
                 .iter()
                 .rev()

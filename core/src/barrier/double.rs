@@ -1,0 +1,378 @@
+//! The double barrier (Curator's `DistributedDoubleBarrier`): `member_count` members enter
+//! together and leave together. Layout: `<path>/<uuid>` per member (ephemeral) and
+//! `<path>/ready` (persistent), created by the member that makes the count.
+//!
+//! Contract, including failures:
+//! - `enter` watches `ready` before creating the member node (Curator's order, so the
+//!   creation of `ready` by the last member is never missed), and returns `true` only when
+//!   `ready` exists or at least `member_count` member nodes are listed: every wake-up (a
+//!   spurious one, a connection change, a new session) counts again (Curator 5.9's GH-1290
+//!   passed without the quorum). `ready` itself is never counted as a member.
+//! - A member that dies is dropped (its node is ephemeral). A waiter whose session expired
+//!   creates its member node again on the next session, within its deadline.
+//! - `enter` or `leave` that times out (`false`), fails or is cancelled withdraws this
+//!   member's node (CURATOR-318 left it behind, so later rounds counted a ghost).
+//! - `leave` is Curator's: the lowest member waits for the highest, every other deletes its
+//!   own node and waits for the lowest; `true` once at most one member is left and ours is
+//!   gone; the last to leave deletes `ready`. Members are ordered by name (ASCII), as Curator
+//!   and kazoo order them.
+//! - Member names are a uuid per object, as Curator's: a create whose reply was lost is
+//!   recognised by its `ephemeralOwner`, and a node left by an earlier session of ours is
+//!   replaced.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::time::Instant;
+use zookeeper_client as zk;
+
+use super::look::{look, wait, Woke};
+use crate::client::{delete_confirmed, Client};
+use crate::error::{Error, ErrorCode, Result};
+use crate::wait::Wait;
+use crate::{path, runtime};
+
+/// The name Curator and kazoo give the node that opens the barrier.
+const READY: &str = "ready";
+
+#[derive(Clone)]
+pub struct DoubleBarrier {
+    core: Arc<Core>,
+}
+
+struct Core {
+    client: Client,
+    path: String,
+    member_count: u32,
+    /// Our member node's name: a uuid, as Curator's.
+    name: String,
+    /// The session our member node was created in, while it may exist.
+    member: Mutex<Option<i64>>,
+}
+
+impl DoubleBarrier {
+    /// A member of the double barrier at `path` for `member_count` members. Fails with
+    /// `INVALID_PATH` or `INVALID_ARGUMENT` (`member_count` 0) before anything is sent.
+    pub fn new(client: &Client, path: &str, member_count: u32) -> Result<DoubleBarrier> {
+        path::validate(path)?;
+        client.check_open()?;
+        if member_count == 0 || member_count > i32::MAX as u32 {
+            return Err(Error::invalid_argument(format!(
+                "member_count must be between 1 and {}, got {member_count}",
+                i32::MAX
+            )));
+        }
+        let core = Core {
+            client: client.clone(),
+            path: path.to_string(),
+            member_count,
+            name: uuid::Uuid::new_v4().to_string(),
+            member: Mutex::new(None),
+        };
+        Ok(DoubleBarrier {
+            core: Arc::new(core),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.core.path
+    }
+
+    pub fn member_count(&self) -> u32 {
+        self.core.member_count
+    }
+
+    /// This member's node path.
+    pub fn node_path(&self) -> String {
+        self.core.member_path()
+    }
+
+    /// Enters and waits until `member_count` members are in: `true`, or `false` when `wait`
+    /// ran out (our node withdrawn).
+    pub async fn enter(&self, wait: impl Into<Wait>) -> Result<bool> {
+        let deadline = wait.into().normalized().deadline();
+        let mut withdraw = Withdraw::armed(&self.core);
+        let entered = self.core.enter(deadline).await;
+        match entered {
+            Ok(true) => {
+                withdraw.disarm();
+                Ok(true)
+            }
+            Ok(false) => {
+                withdraw.now().await;
+                Ok(false)
+            }
+            Err(err) => {
+                withdraw.now().await;
+                Err(self.core.about(err))
+            }
+        }
+    }
+
+    /// Leaves and waits until every member left: `true`, or `false` when `wait` ran out (our
+    /// node withdrawn in any case).
+    pub async fn leave(&self, wait: impl Into<Wait>) -> Result<bool> {
+        let deadline = wait.into().normalized().deadline();
+        let mut withdraw = Withdraw::armed(&self.core);
+        let left = self.core.leave(deadline).await;
+        withdraw.now().await;
+        left.map_err(|err| self.core.about(err))
+    }
+
+    /// The member nodes listed now (`ready` not among them), in Curator's order.
+    pub async fn members(&self) -> Result<Vec<String>> {
+        let listed = self.core.members().await;
+        listed.map_err(|err| self.core.about(err))
+    }
+
+    /// Whether `ready` exists: the barrier has opened and not everybody has left.
+    pub async fn is_ready(&self) -> Result<bool> {
+        let ready = self.core.ready_path();
+        let ready = ready.as_str();
+        let stat = self
+            .core
+            .client
+            .retrying(None, |zk| async move { zk.check_stat(ready).await })
+            .await;
+        stat.map(|s| s.is_some())
+            .map_err(|err| self.core.about(err))
+    }
+}
+
+impl Core {
+    fn about(&self, err: Error) -> Error {
+        self.client.about(err, "double barrier", &self.path)
+    }
+
+    fn member_path(&self) -> String {
+        format!("{}/{}", self.path, self.name)
+    }
+
+    fn ready_path(&self) -> String {
+        format!("{}/{READY}", self.path)
+    }
+
+    async fn enter(&self, deadline: Option<Instant>) -> Result<bool> {
+        let ready = self.ready_path();
+        let ready = ready.as_str();
+        loop {
+            // Watched before our node exists: the last member's `ready` is never missed.
+            let watched =
+                self.client.retrying(
+                    None,
+                    |zk| async move { zk.check_and_watch_stat(ready).await },
+                );
+            let Some((opened, mut watch)) = look(&self.client, deadline, watched).await? else {
+                return Ok(false);
+            };
+            let session = self.create_member().await?;
+            if opened.is_some() {
+                return Ok(true);
+            }
+            loop {
+                if self.client.session_id()? != session {
+                    // Our node went with the session: in again on this one.
+                    break;
+                }
+                let listed = look(&self.client, deadline, self.list()).await?;
+                let Some(children) = listed else {
+                    return Ok(false);
+                };
+                if children.iter().any(|c| c == READY) {
+                    return Ok(true);
+                }
+                if children.len() >= self.member_count as usize {
+                    self.create_ready().await?;
+                    return Ok(true);
+                }
+                if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
+                    return Ok(false);
+                }
+                let watched =
+                    self.client.retrying(
+                        None,
+                        |zk| async move { zk.check_and_watch_stat(ready).await },
+                    );
+                let Some((opened, again)) = look(&self.client, deadline, watched).await? else {
+                    return Ok(false);
+                };
+                if opened.is_some() {
+                    return Ok(true);
+                }
+                watch = again;
+            }
+        }
+    }
+
+    async fn leave(&self, deadline: Option<Instant>) -> Result<bool> {
+        loop {
+            let Some(members) = look(&self.client, deadline, self.members()).await? else {
+                return Ok(false);
+            };
+            let at = members.iter().position(|m| *m == self.name);
+            if members.len() <= 1 {
+                if at.is_some() {
+                    self.delete_member().await?;
+                }
+                break;
+            }
+            let target = if at == Some(0) {
+                members.last()
+            } else {
+                if at.is_some() {
+                    self.delete_member().await?;
+                }
+                members.first()
+            };
+            let target = format!("{}/{}", self.path, target.expect("two members or more"));
+            let target = target.as_str();
+            let watched =
+                self.client.retrying(
+                    None,
+                    |zk| async move { zk.check_and_watch_stat(target).await },
+                );
+            let Some((stat, watch)) = look(&self.client, deadline, watched).await? else {
+                return Ok(false);
+            };
+            if stat.is_some() {
+                if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
+                    return Ok(false);
+                }
+            }
+        }
+        let ready = self.ready_path();
+        let ready = ready.as_str();
+        let deleted = self
+            .client
+            .retrying(None, |zk| async move { zk.delete(ready, None).await })
+            .await;
+        match deleted {
+            Ok(()) => Ok(true),
+            Err(err) if matches!(err.code(), ErrorCode::NoNode | ErrorCode::NotEmpty) => Ok(true),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The member nodes, `ready` left out, in name order.
+    async fn members(&self) -> Result<Vec<String>> {
+        let mut children = self.list().await?;
+        children.retain(|c| c != READY);
+        children.sort();
+        Ok(children)
+    }
+
+    /// The children, `ready` included.
+    async fn list(&self) -> Result<Vec<String>> {
+        let dir = self.path.as_str();
+        let listed = self
+            .client
+            .retrying(None, |zk| async move { zk.list_children(dir).await })
+            .await;
+        match listed {
+            Ok(children) => Ok(children),
+            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Creates our member node on the current session (or finds the one a lost reply
+    /// created); its session.
+    async fn create_member(&self) -> Result<i64> {
+        let path = self.member_path();
+        let identity = self.client.identity().as_bytes().to_vec();
+        loop {
+            let zk = self.client.zk()?;
+            let session = zk.session_id().0;
+            *self.member.lock().unwrap() = Some(session);
+            let options = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
+            let created = zk.create(&path, &identity, &options).await;
+            drop(zk);
+            match created.map_err(Error::from) {
+                Ok(_) => return Ok(session),
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    self.client.ensure_container(&self.path, None).await?;
+                }
+                Err(err) if err.code() == ErrorCode::NodeExists => {
+                    let p = path.as_str();
+                    let stat = self
+                        .client
+                        .retrying(None, |zk| async move { zk.check_stat(p).await })
+                        .await?;
+                    match stat {
+                        Some(stat) if stat.ephemeral_owner == session => return Ok(session),
+                        // An earlier session's node, not expired yet: ours no longer.
+                        Some(_) => delete_confirmed(&self.client, &path).await?,
+                        None => {}
+                    }
+                }
+                Err(err) if err.is_connection_loss() => {
+                    // Found by its name (NODE_EXISTS above) if the create happened.
+                    self.client.await_usable(session, None).await?;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn create_ready(&self) -> Result<()> {
+        let ready = self.ready_path();
+        let ready = ready.as_str();
+        let acls = self.client.acls();
+        let identity = self.client.identity().as_bytes();
+        let created = self
+            .client
+            .retrying(None, |zk| async move {
+                let options = zk::CreateMode::Persistent.with_acls(acls);
+                zk.create(ready, identity, &options).await
+            })
+            .await;
+        match created {
+            Ok(_) => Ok(()),
+            Err(err) if err.code() == ErrorCode::NodeExists => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn delete_member(&self) -> Result<()> {
+        let session = self.member.lock().unwrap().take();
+        if session.is_some() && session == self.client.session_id().ok() {
+            delete_confirmed(&self.client, &self.member_path()).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Withdraws our member node unless disarmed: at once when asked (confirmed), in the
+/// background when dropped (a cancelled enter or leave).
+struct Withdraw {
+    core: Option<Arc<Core>>,
+}
+
+impl Withdraw {
+    fn armed(core: &Arc<Core>) -> Withdraw {
+        Withdraw {
+            core: Some(core.clone()),
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.core = None;
+    }
+
+    async fn now(&mut self) {
+        if let Some(core) = self.core.take() {
+            if let Err(err) = core.delete_member().await {
+                tracing::warn!("cannot withdraw {}: {err}", core.member_path());
+            }
+        }
+    }
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        if let Some(core) = self.core.take() {
+            runtime::handle().spawn(async move {
+                let _ = core.delete_member().await;
+            });
+        }
+    }
+}

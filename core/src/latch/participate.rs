@@ -1,0 +1,139 @@
+//! The participation of a started latch: in line, leading, lining up again after a loss.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::{oneshot, watch};
+
+use super::{LatchCore, LatchEvent};
+use crate::backoff::Backoff;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ffi::OwnedLock;
+use crate::lock::write_lock::LockEvent;
+
+/// How a leadership ended.
+enum Ended {
+    Stopped,
+    Lost(Error),
+}
+
+impl LatchCore {
+    /// Runs until the latch is closed (or the client): `joined` answers once our node is in
+    /// line, or with the error of a first join that failed (the latch is latent again then).
+    pub(super) async fn participate(
+        self: &Arc<Self>,
+        mut stopped: watch::Receiver<bool>,
+        joined: oneshot::Sender<Result<()>>,
+    ) {
+        let mut joined = Some(joined);
+        let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
+        // Subscribed before the first acquire: a loss right after it is never missed.
+        let mut lock_events = self.lock.subscribe();
+        loop {
+            if *stopped.borrow() {
+                break;
+            }
+            let stop = until_stopped(stopped.clone());
+            let in_line = |joined: &mut Option<oneshot::Sender<Result<()>>>| {
+                if let Some(joined) = joined.take() {
+                    let _ = joined.send(Ok(()));
+                }
+            };
+            let acquired = self
+                .lock
+                .acquire_until(self.owner, stop, || in_line(&mut joined))
+                .await;
+            match acquired {
+                Ok(None) => break,
+                Ok(Some(token)) => {
+                    in_line(&mut joined);
+                    backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
+                    // Only a node of the session the client has now leads (CURATOR-696).
+                    if self.lock.session_of(self.owner) != self.client.session_id().ok() {
+                        let _ = self.lock.unlock_as(self.owner).await;
+                        continue;
+                    }
+                    self.leadership.send_replace(Some(token));
+                    self.events.emit(LatchEvent::IsLeader {
+                        fencing_token: token,
+                    });
+                    let ended = self.lead(&mut lock_events, &mut stopped).await;
+                    self.leadership.send_replace(None);
+                    match ended {
+                        Ended::Stopped => {
+                            if let Err(err) = self.lock.unlock_as(self.owner).await {
+                                tracing::debug!("leaving latch {}: {err}", self.path);
+                            }
+                            self.events.emit(LatchEvent::NotLeader { reason: None });
+                            break;
+                        }
+                        Ended::Lost(reason) => {
+                            tracing::warn!("lost the leadership of latch {}: {reason}", self.path);
+                            self.events.emit(LatchEvent::NotLeader {
+                                reason: Some(self.about(reason)),
+                            });
+                        }
+                    }
+                }
+                Err(err) if err.code() == ErrorCode::Closed => break,
+                Err(err) => {
+                    if let Some(joined) = joined.take() {
+                        // The first join failed: the caller of `start` hears it, and nothing
+                        // keeps trying behind its back.
+                        self.unstart();
+                        let _ = joined.send(Err(err));
+                        return;
+                    }
+                    tracing::warn!("latch {}: {err}; trying again", self.path);
+                    tokio::select! {
+                        () = backoff.sleep() => {}
+                        () = until_stopped(stopped.clone()) => break,
+                    }
+                }
+            }
+        }
+        if let Some(joined) = joined.take() {
+            let _ = joined.send(Err(Error::new(
+                ErrorCode::Closed,
+                "the latch was closed before it was in line",
+            )));
+        }
+        self.close_now();
+    }
+
+    /// Leads until stopped or the hold ends; tells the leader what happens to its connection.
+    async fn lead(
+        &self,
+        lock_events: &mut broadcast::Receiver<LockEvent>,
+        stopped: &mut watch::Receiver<bool>,
+    ) -> Ended {
+        loop {
+            if !self.lock.is_held_by(self.owner) {
+                return Ended::Lost(Error::new(
+                    ErrorCode::NoNode,
+                    "the latch node is no longer held",
+                ));
+            }
+            tokio::select! {
+                () = until_stopped(stopped.clone()) => return Ended::Stopped,
+                event = lock_events.recv() => match event {
+                    Ok(LockEvent::Suspended) => self.events.emit(LatchEvent::Suspended),
+                    Ok(LockEvent::Reconnected) => self.events.emit(LatchEvent::Reconnected),
+                    Ok(LockEvent::Lost { reason }) => return Ended::Lost(reason),
+                    // The client closed under us (our own release happens after this returns).
+                    Ok(LockEvent::Released) => return Ended::Lost(Error::closed()),
+                    Ok(LockEvent::Acquired { .. }) => {}
+                    // Missed events: the hold is looked at again above.
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return Ended::Lost(Error::closed()),
+                }
+            }
+        }
+    }
+}
+
+/// Completes once the latch is told to stop (or its handle is gone).
+async fn until_stopped(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}

@@ -1,0 +1,181 @@
+//! The barrier and the double barrier against a real ZooKeeper: waiters released by the
+//! removal (also one made while they were disconnected), the quorum for entering, withdrawn
+//! members after a timeout or a cancel, leaving together.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::FaultProxy;
+use zkrecipes::{Barrier, DoubleBarrier, ErrorCode, Wait};
+
+const LONG: Wait = Wait::For(Duration::from_secs(20));
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_barrier_holds_waiters_until_removed() {
+    let path = unique("barrier");
+    let (a, b) = (client().await, client().await);
+    let ours = Barrier::new(&a, &path).unwrap();
+    // Down: a wait passes at once, also a check.
+    assert!(!ours.is_set().await.unwrap());
+    assert!(ours.wait(Wait::No).await.unwrap());
+    ours.set().await.unwrap();
+    ours.set().await.unwrap();
+    assert!(ours.is_set().await.unwrap());
+    let theirs = Barrier::new(&b, &path).unwrap();
+    assert!(!theirs.wait(Wait::No).await.unwrap());
+    assert!(!theirs.wait(Duration::from_millis(100)).await.unwrap());
+    let waiter = {
+        let theirs = theirs.clone();
+        tokio::spawn(async move { theirs.wait(LONG).await })
+    };
+    eventually("the waiter watches", Duration::from_secs(20), || async {
+        !watchers_of(server().port(), &path).is_empty()
+    })
+    .await;
+    assert!(!waiter.is_finished());
+    ours.remove().await.unwrap();
+    ours.remove().await.unwrap();
+    assert!(waiter.await.unwrap().unwrap());
+    let err = Barrier::new(&a, "relative").err().unwrap();
+    assert_eq!(err.code(), ErrorCode::InvalidPath);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_removal_while_the_waiter_is_disconnected_releases_it_at_the_reconnect() {
+    // kazoo's Barrier ignores the disconnect's event and misses the removal until its timeout.
+    let path = unique("barrier-cut");
+    let setter = client().await;
+    let barrier = Barrier::new(&setter, &path).unwrap();
+    barrier.set().await.unwrap();
+    let proxy = FaultProxy::start(server().connect_string());
+    let cut = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
+    let waiting = Barrier::new(&cut, &path).unwrap();
+    let mut states = cut.subscribe();
+    let waiter =
+        tokio::spawn(async move { waiting.wait(Wait::For(Duration::from_secs(60))).await });
+    eventually("the waiter watches", Duration::from_secs(20), || async {
+        !watchers_of(server().port(), &path).is_empty()
+    })
+    .await;
+    proxy.set_blackhole(true);
+    proxy.drop_all();
+    loop {
+        let state = tokio::time::timeout(Duration::from_secs(30), states.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if state.as_str() == "SUSPENDED" {
+            break;
+        }
+    }
+    barrier.remove().await.unwrap();
+    proxy.set_blackhole(false);
+    let released = tokio::time::timeout(Duration::from_secs(30), waiter)
+        .await
+        .expect("released well before its 60 s timeout");
+    assert!(released.unwrap().unwrap());
+}
+
+/// Member nodes on the server (`ready` included).
+async fn nodes(path: &str) -> Vec<String> {
+    let mut nodes = children(server().connect_string(), path).await;
+    nodes.sort();
+    nodes
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn members_enter_only_together_and_leave_together() {
+    let path = unique("double");
+    let mut members = Vec::new();
+    for _ in 0..3 {
+        let c = client().await;
+        members.push(DoubleBarrier::new(&c, &path, 3).unwrap());
+    }
+    // Two of three: neither passes; a timed-out enter withdraws its node.
+    let (one, two) = (members[0].clone(), members[1].clone());
+    let first = tokio::spawn(async move { one.enter(LONG).await });
+    assert!(!two.enter(Duration::from_millis(300)).await.unwrap());
+    assert_eq!(
+        nodes(&path).await,
+        [members[0].node_path().rsplit('/').next().unwrap()]
+    );
+    assert!(!first.is_finished());
+    let entering: Vec<_> = members[1..]
+        .iter()
+        .cloned()
+        .map(|m| tokio::spawn(async move { m.enter(LONG).await }))
+        .collect();
+    assert!(first.await.unwrap().unwrap());
+    for e in entering {
+        assert!(e.await.unwrap().unwrap());
+    }
+    assert!(members[0].is_ready().await.unwrap());
+    assert_eq!(members[0].members().await.unwrap().len(), 3);
+    let leaving: Vec<_> = members
+        .iter()
+        .cloned()
+        .map(|m| tokio::spawn(async move { m.leave(LONG).await }))
+        .collect();
+    for l in leaving {
+        assert!(l.await.unwrap().unwrap());
+    }
+    eventually("nothing left", Duration::from_secs(20), || async {
+        nodes(&path).await.is_empty()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_member_does_not_count_and_a_cancelled_enter_withdraws() {
+    let path = unique("double-dead");
+    let (a, b) = (client().await, client().await);
+    let ours = DoubleBarrier::new(&a, &path, 2).unwrap();
+    let dying = DoubleBarrier::new(&b, &path, 3).unwrap();
+    // A member whose client closes while it waits: its node goes, nobody passes on it.
+    let waiting = {
+        let dying = dying.clone();
+        tokio::spawn(async move { dying.enter(Wait::Forever).await })
+    };
+    eventually("the member is in", Duration::from_secs(20), || async {
+        nodes(&path).await.len() == 1
+    })
+    .await;
+    b.close().await;
+    let err = waiting.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Closed, "{err}");
+    eventually(
+        "its node went with the session",
+        Duration::from_secs(20),
+        || async { nodes(&path).await.is_empty() },
+    )
+    .await;
+    assert!(
+        !ours.enter(Duration::from_millis(300)).await.unwrap(),
+        "one member of two"
+    );
+    assert!(
+        nodes(&path).await.is_empty(),
+        "the timed-out member withdrew"
+    );
+    // A cancelled enter withdraws in the background.
+    let cancelled = {
+        let ours = ours.clone();
+        tokio::spawn(async move { ours.enter(Wait::Forever).await })
+    };
+    eventually("the member is in", Duration::from_secs(20), || async {
+        nodes(&path).await.len() == 1
+    })
+    .await;
+    cancelled.abort();
+    eventually(
+        "the cancelled member withdrew",
+        Duration::from_secs(20),
+        || async { nodes(&path).await.is_empty() },
+    )
+    .await;
+    for bad in [0u32, u32::MAX] {
+        let err = DoubleBarrier::new(&a, &path, bad).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    }
+}
