@@ -71,6 +71,12 @@ pub fn lease_count(name: &str, value: i64) -> Result<u32> {
     crate::semaphore::lease_count(name, value)
 }
 
+/// A double barrier's `member_count` as a binding received it: 1 to 2^31-1, else
+/// `INVALID_ARGUMENT` naming `name` and the number.
+pub fn member_count(name: &str, value: i64) -> Result<u32> {
+    crate::semaphore::lease_count(name, value)
+}
+
 /// Java's convention for `work_queue_options`: an `int` cannot be absent, so `maxDeliveries`
 /// 0 means no limit (and a negative one is refused, naming it).
 pub fn work_queue_options_java(prefetch: i64, max_deliveries: i64) -> Result<WorkQueueOptions> {
