@@ -5,6 +5,7 @@
 use crate::client::ConnectionState;
 use crate::election::ElectionEvent;
 use crate::error::Error;
+use crate::latch::LatchEvent;
 use crate::lock::write_lock::LockEvent;
 
 /// An event as the bindings hand it to a listener.
@@ -63,6 +64,28 @@ impl Event for LockEvent {
             Suspended,
             Reconnected,
             Lost { reason },
+        ]
+    }
+}
+
+impl Event for LatchEvent {
+    fn details(&self) -> EventDetails {
+        let mut details = plain(self.name());
+        match self {
+            LatchEvent::IsLeader { fencing_token } => details.fencing_token = Some(*fencing_token),
+            LatchEvent::NotLeader { reason } => details.reason = reason.clone(),
+            _ => {}
+        }
+        details
+    }
+
+    fn every_kind() -> Vec<Self> {
+        use LatchEvent::*;
+        vec![
+            IsLeader { fencing_token: 0 },
+            NotLeader { reason: None },
+            Suspended,
+            Reconnected,
         ]
     }
 }
