@@ -1,4 +1,5 @@
-//! Apache Curator 5.9 (`InterProcessMutex`, `InterProcessReadWriteLock`,
+//! Apache Curator 5.9 (`InterProcessMutex`, `InterProcessReadWriteLock`, `InterProcessSemaphoreV2`,
+//! `LeaderLatch`, `DistributedBarrier`, `DistributedDoubleBarrier`,
 //! `SimpleDistributedQueue`) on the same paths as ours, in both directions.
 mod common;
 
@@ -299,4 +300,138 @@ async fn our_waiter_gets_the_permit_a_curator_holder_returns() {
         [lease.node()]
     );
     lease.release().await.unwrap();
+}
+
+/// `latch <connect> <path> <id>`: Curator's `LeaderLatch`, started.
+async fn curator_latch(path: &str, id: &str) -> Driver {
+    expect(
+        curator(&["latch", server().connect_string(), path, id]),
+        "STARTED",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_leader_across_curator_latches_and_ours() {
+    let path = unique("curator-latch");
+    let c = client().await;
+    // Curator leads first; ours waits behind it and reads its id.
+    let curator_leader = expect(curator_latch(&path, "curator-1").await, "LEADER").await;
+    let ours = zkrecipes::LeaderLatch::new(&c, &path, "ours").unwrap();
+    ours.start().await.unwrap();
+    assert_eq!(
+        ours.await_leadership(Duration::from_millis(200))
+            .await
+            .unwrap(),
+        None
+    );
+    let ids: Vec<String> = ours
+        .participants()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ids, ["curator-1", "ours"]);
+    // Curator's close hands over to us.
+    let mut curator_leader = curator_leader;
+    curator_leader.say("close");
+    // (Curator's default close mode is silent: no notLeader.)
+    let curator_leader = expect(curator_leader, "CLOSED").await;
+    curator_leader.finish();
+    let token = ours
+        .await_leadership(zkrecipes::Wait::For(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("ours leads after Curator's close");
+    assert!(token > 0);
+    // A Curator latch that starts now waits behind ours (it never says LEADER), and leads once
+    // ours closes.
+    let mut waiting = curator_latch(&path, "curator-2").await;
+    eventually(
+        "Curator's latch is in line",
+        Duration::from_secs(30),
+        || async { ours.participants().await.unwrap().len() == 2 },
+    )
+    .await;
+    assert_eq!(waiting.printed(), None, "Curator must not lead beside us");
+    assert!(ours.has_leadership());
+    ours.close().await.unwrap();
+    let mut waiting = expect(waiting, "LEADER").await;
+    waiting.say("close");
+    let waiting = expect(waiting, "CLOSED").await;
+    waiting.finish();
+}
+
+fn curator_barrier(command: &str, path: &str, extra: &[&str]) -> Driver {
+    let mut args = vec![command, server().connect_string(), path];
+    args.extend_from_slice(extra);
+    curator(&args)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_and_our_barriers_release_each_other() {
+    let path = unique("curator-barrier");
+    let c = client().await;
+    let ours = zkrecipes::Barrier::new(&c, &path).unwrap();
+    // Curator's barrier holds our waiter until Curator removes it.
+    expect(curator_barrier("barrier-set", &path, &[]), "DONE")
+        .await
+        .finish();
+    assert!(ours.is_set().await.unwrap());
+    let waiter = {
+        let ours = ours.clone();
+        tokio::spawn(async move {
+            ours.wait(zkrecipes::Wait::For(Duration::from_secs(30)))
+                .await
+        })
+    };
+    expect(curator_barrier("barrier-remove", &path, &[]), "DONE")
+        .await
+        .finish();
+    assert!(waiter.await.unwrap().unwrap());
+    // Ours holds Curator's waiter until we remove it.
+    ours.set().await.unwrap();
+    let curator_waiter = expect(
+        curator_barrier("barrier-wait", &path, &["30000"]),
+        "WAITING",
+    )
+    .await;
+    let timed_out = expect(curator_barrier("barrier-wait", &path, &["200"]), "WAITING").await;
+    expect(timed_out, "TIMEOUT").await.finish();
+    ours.remove().await.unwrap();
+    expect(curator_waiter, "RELEASED").await.finish();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mixed_double_barrier_enters_and_leaves_together() {
+    let path = unique("curator-double");
+    let c = client().await;
+    let ours = zkrecipes::DoubleBarrier::new(&c, &path, 3).unwrap();
+    let first = expect(curator_barrier("double", &path, &["3", "30000"]), "WAITING").await;
+    let second = expect(curator_barrier("double", &path, &["3", "30000"]), "WAITING").await;
+    // Two Curator members of three: none is in.
+    eventually(
+        "Curator's members are in",
+        Duration::from_secs(30),
+        || async { ours.members().await.unwrap().len() == 2 },
+    )
+    .await;
+    assert!(!ours.is_ready().await.unwrap());
+    // Ours makes three: everybody enters.
+    assert!(ours
+        .enter(zkrecipes::Wait::For(Duration::from_secs(30)))
+        .await
+        .unwrap());
+    let mut first = expect(first, "ENTERED").await;
+    let mut second = expect(second, "ENTERED").await;
+    first.say("leave");
+    second.say("leave");
+    assert!(ours
+        .leave(zkrecipes::Wait::For(Duration::from_secs(30)))
+        .await
+        .unwrap());
+    expect(first, "LEFT").await.finish();
+    expect(second, "LEFT").await.finish();
+    assert!(ours.members().await.unwrap().is_empty());
 }

@@ -11,6 +11,14 @@
 //                                               InterProcessSemaphoreV2.acquire(count, waitMs): WAITING, then
 //                                               ACQUIRED <lease node names> or NONE; after ACQUIRED a line on
 //                                               stdin returns the leases: RELEASED
+//   latch <connect> <path> <id>                 LeaderLatch.start(): STARTED, then LEADER / NOT_LEADER as
+//                                               its listener hears them; a line on stdin closes it: CLOSED
+//   barrier-set|barrier-remove <connect> <path> DistributedBarrier.setBarrier() / removeBarrier(): DONE
+//   barrier-wait <connect> <path> <waitMs>      DistributedBarrier.waitOnBarrier(waitMs): WAITING, then
+//                                               RELEASED or TIMEOUT
+//   double <connect> <path> <members> <waitMs>  DistributedDoubleBarrier.enter(waitMs): WAITING, then
+//                                               ENTERED or NOT_ENTERED; after ENTERED a line on stdin
+//                                               leaves (leave(waitMs)): LEFT or NOT_LEFT
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +27,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -84,9 +96,54 @@ public class CuratorDriver {
                         System.out.println("RELEASED");
                     }
                 }
+                case "latch" -> {
+                    LeaderLatch latch = new LeaderLatch(curator, path, args[3]);
+                    latch.addListener(new LeaderLatchListener() {
+                        @Override public void isLeader() { say("LEADER"); }
+                        @Override public void notLeader() { say("NOT_LEADER"); }
+                    });
+                    latch.start();
+                    say("STARTED");
+                    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                    latch.close();
+                    say("CLOSED");
+                }
+                case "barrier-set" -> {
+                    new DistributedBarrier(curator, path).setBarrier();
+                    say("DONE");
+                }
+                case "barrier-remove" -> {
+                    new DistributedBarrier(curator, path).removeBarrier();
+                    say("DONE");
+                }
+                case "barrier-wait" -> {
+                    DistributedBarrier barrier = new DistributedBarrier(curator, path);
+                    say("WAITING");
+                    boolean released = barrier.waitOnBarrier(Long.parseLong(args[3]), TimeUnit.MILLISECONDS);
+                    say(released ? "RELEASED" : "TIMEOUT");
+                }
+                case "double" -> {
+                    long waitMs = Long.parseLong(args[4]);
+                    DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(curator, path, Integer.parseInt(args[3]));
+                    say("WAITING");
+                    if (!barrier.enter(waitMs, TimeUnit.MILLISECONDS)) {
+                        say("NOT_ENTERED");
+                    } else {
+                        say("ENTERED");
+                        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+                        say(barrier.leave(waitMs, TimeUnit.MILLISECONDS) ? "LEFT" : "NOT_LEFT");
+                    }
+                }
                 default -> throw new IllegalArgumentException("unknown command " + command);
             }
             System.out.flush();
         }
+    }
+
+    /// One line, flushed at once: the test reads each step as it happens (listeners print from
+    /// Curator's threads).
+    private static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
     }
 }
