@@ -105,11 +105,21 @@ pub enum Command {
         after_help = "Example: zkrecipes semaphore /semaphores/render --permits 4 -- ./render scene-7"
     )]
     Semaphore(SemaphoreArgs),
-    /// Run CMD only while leader, or watch who leads (--observe).
+    /// Run CMD only while leader (Apache's election, or Curator's LeaderLatch with --latch), or
+    /// watch who leads (--observe).
     #[command(
         after_help = "Example: zkrecipes elect /election/scheduler --id web-1 -- ./scheduler"
     )]
     Elect(ElectArgs),
+    /// A barrier (Curator's DistributedBarrier, kazoo's Barrier): up while its node exists.
+    #[command(subcommand)]
+    Barrier(BarrierCommand),
+    /// Run CMD together with N members (Curator's DistributedDoubleBarrier): enter when N are
+    /// in, run CMD, leave when all are done.
+    #[command(
+        after_help = "Example: zkrecipes double-barrier /barriers/stage-2 --members 3 -- ./stage-2"
+    )]
+    DoubleBarrier(DoubleBarrierArgs),
     /// A FIFO queue (Apache's and Curator's `qn-` layout).
     #[command(subcommand)]
     Queue(QueueCommand),
@@ -188,6 +198,10 @@ pub struct ElectArgs {
     /// Print every change of leader (no CMD).
     #[arg(long, conflicts_with_all = ["id", "command"])]
     pub observe: bool,
+    /// Take part in Curator's LeaderLatch (`_c_<uuid>-latch-<seq>` nodes) instead of Apache's
+    /// election: CMD also gets ZKRECIPES_FENCING_TOKEN.
+    #[arg(long, conflicts_with = "observe")]
+    pub latch: bool,
     #[command(flatten)]
     pub stop: StopArgs,
     /// The command and its arguments, after `--`.
@@ -267,6 +281,45 @@ pub enum WorkCommand {
     },
     /// Print the number of jobs waiting or in progress.
     Size { path: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BarrierCommand {
+    /// Put the barrier up (create its node).
+    Set { path: String },
+    /// Take it down (delete its node), releasing every waiter.
+    Remove { path: String },
+    /// Wait until the barrier is down.
+    Wait {
+        path: String,
+        /// Give up after this long (0: only a check); default: wait forever.
+        #[arg(long, short = 'w', value_parser = duration)]
+        timeout: Option<Duration>,
+        /// Exit status when --timeout passes (default 75).
+        #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+        timeout_exit_code: u8,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct DoubleBarrierArgs {
+    /// The barrier's directory, e.g. /barriers/stage-2.
+    pub path: String,
+    /// How many members enter together.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(i32::MAX)))]
+    pub members: u32,
+    /// Give up entering, and leaving, after this long each; default: wait forever.
+    #[arg(long, short = 'w', value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Exit status when --timeout passes (default 75).
+    #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
+    pub timeout_exit_code: u8,
+    /// After SIGTERM, how long CMD has before SIGKILL.
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub kill_after: Duration,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -1,14 +1,15 @@
-//! `zkrecipes elect PATH --id NAME -- CMD`: CMD runs only while we lead; we
-//! stay in the election and start it again when re-elected.
+//! `zkrecipes elect PATH --id NAME [--latch] -- CMD`: CMD runs only while we lead (Apache's
+//! election, or Curator's LeaderLatch); we stay in and start it again when re-elected.
 //! `zkrecipes elect PATH --observe`: prints every change of leader.
 
 use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
-use zkrecipes::{inspect, Client, ElectionEvent, LeaderElectionSupport};
+use zkrecipes::{inspect, Client};
 
 use crate::args::ElectArgs;
 use crate::exit::Outcome;
+use crate::member::{Happening, Member};
 use crate::outage::OutageNotes;
 use crate::output::Output;
 use crate::supervise::{Cmd, Input, Signals};
@@ -23,29 +24,32 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
         return observe(client, &args.path, output).await;
     }
     let id = args.id.clone().unwrap_or_default();
-    let election = LeaderElectionSupport::new(client, &args.path, &id)?;
+    let member = Member::new(client, &args.path, &id, args.latch)?;
     let mut signals = Signals::install()?;
-    let mut events = election.subscribe();
-    election.start().await?;
-    let env = [
-        ("ZKRECIPES_LEADER_ID", id.clone()),
-        ("ZKRECIPES_ELECTION_PATH", args.path.clone()),
-    ];
+    let mut events = member.subscribe();
+    member.start().await?;
     loop {
         let led = tokio::select! {
-            led = election.await_leadership(None) => led?,
+            led = member.await_leadership() => led?,
             signal = signals.recv() => {
-                let _ = election.stop().await;
+                member.stop().await;
                 return Ok(128 + signal);
             }
         };
-        if !led {
+        let Some(fencing_token) = led else {
             continue;
+        };
+        let mut env = vec![
+            ("ZKRECIPES_LEADER_ID", id.clone()),
+            ("ZKRECIPES_ELECTION_PATH", args.path.clone()),
+        ];
+        if let Some(token) = fencing_token {
+            env.push(("ZKRECIPES_FENCING_TOKEN", token.to_string()));
         }
         let mut cmd = match Cmd::spawn(&args.command, &env, Input::Inherit, args.stop.kill_after) {
             Ok(cmd) => cmd,
             Err(failure) => {
-                let _ = election.stop().await;
+                member.stop().await;
                 return Err(failure);
             }
         };
@@ -59,16 +63,16 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
             tokio::select! {
                 status = cmd.wait() => {
                     // CMD finished by itself: we are done, and step down.
-                    let _ = election.stop().await;
+                    member.stop().await;
                     return Ok(status);
                 }
                 signal = signals.recv() => cmd.pass_on(signal),
                 event = events.recv() => match event {
-                    Ok(ElectionEvent::Failed(err)) => break format!("leadership of {} lost: {err}", args.path),
-                    Ok(ElectionEvent::Suspended) => watchdog.suspended(),
-                    Ok(ElectionEvent::Reconnected) => watchdog.reconnected(),
-                    Ok(_) | Err(RecvError::Lagged(_)) => {
-                        if !election.is_leader() {
+                    Ok(Happening::Lost(Some(err))) => break format!("leadership of {} lost: {err}", args.path),
+                    Ok(Happening::Suspended) => watchdog.suspended(),
+                    Ok(Happening::Reconnected) => watchdog.reconnected(),
+                    Ok(Happening::Lost(None) | Happening::Other) | Err(RecvError::Lagged(_)) => {
+                        if !member.is_leader() {
                             break format!("leadership of {} lost", args.path);
                         }
                     }
@@ -82,13 +86,13 @@ pub async fn run(client: &Client, args: ElectArgs, output: &Output) -> Outcome {
         };
         let failure = crate::stop_on_loss(&mut cmd, &why).await;
         eprintln!("zkrecipes: {failure}; waiting to be elected again");
-        // Cut off past the grace, our offer may still lead: CMD may start
-        // again only once the connection is back (or the offer is gone and
-        // the library has offered again, after FAILED).
+        // Cut off past the grace, our node may still lead: CMD may start again only once the
+        // connection is back (or the node is gone and the library has lined up again).
         while cut_off {
             match events.recv().await {
-                Ok(ElectionEvent::Reconnected | ElectionEvent::Failed(_))
-                | Err(RecvError::Closed) => cut_off = false,
+                Ok(Happening::Reconnected | Happening::Lost(_)) | Err(RecvError::Closed) => {
+                    cut_off = false
+                }
                 _ => {}
             }
         }

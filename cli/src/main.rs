@@ -2,6 +2,7 @@
 //! README's "Command line" section.
 
 mod args;
+mod barrier;
 mod connect;
 mod duration;
 mod elect;
@@ -9,6 +10,7 @@ mod exit;
 mod hold;
 mod lines;
 mod lock;
+mod member;
 mod outage;
 mod output;
 mod queue;
@@ -83,6 +85,8 @@ async fn run(cli: Cli) -> Outcome {
         Command::Lock(args) => lock::run(&client, args).await,
         Command::Semaphore(args) => semaphore::run(&client, args).await,
         Command::Elect(args) => elect::run(&client, args, &output).await,
+        Command::Barrier(command) => barrier::run(&client, command).await,
+        Command::DoubleBarrier(args) => barrier::run_together(&client, args).await,
         Command::Queue(command) => queue::run(&client, command).await,
         Command::Work(command) => work::run(&client, command).await,
         Command::Status(args) => status::run(&client, args, &output).await,
@@ -100,6 +104,12 @@ fn check_path(command: &Command) -> Result<(), Failure> {
         Command::Semaphore(a) => &a.path,
         Command::Elect(a) => &a.path,
         Command::Status(a) => &a.path,
+        Command::DoubleBarrier(a) => &a.path,
+        Command::Barrier(
+            args::BarrierCommand::Set { path }
+            | args::BarrierCommand::Remove { path }
+            | args::BarrierCommand::Wait { path, .. },
+        ) => path,
         Command::Queue(q) => match q {
             args::QueueCommand::Offer { path, .. }
             | args::QueueCommand::Take { path, .. }

@@ -97,10 +97,15 @@ impl Output {
                 .iter()
                 .filter(|n| n.role == Role::Candidate)
                 .count();
+            let recipe = if leader.recipe == "latch" {
+                "leader latch"
+            } else {
+                "election"
+            };
             push(
                 &mut out,
                 format!(
-                    "{}: election, leader {:?}, {}",
+                    "{}: {recipe}, leader {:?}, {}",
                     status.path,
                     leader.data,
                     counted(candidates, "candidate")
@@ -126,6 +131,28 @@ impl Output {
                 ),
             );
         }
+        if let Some(semaphore) = status.semaphore {
+            push(
+                &mut out,
+                format!(
+                    "{}: semaphore, {}, {} acquiring",
+                    status.path,
+                    counted(semaphore.leases, "lease node"),
+                    semaphore.acquiring
+                ),
+            );
+        }
+        if let Some(barrier) = status.double_barrier {
+            push(
+                &mut out,
+                format!(
+                    "{}: double barrier, {}, {}",
+                    status.path,
+                    counted(barrier.members, "member"),
+                    if barrier.ready { "ready" } else { "not ready" }
+                ),
+            );
+        }
         if out.len() == session_line {
             push(&mut out, format!("{}: no recipe nodes", status.path));
         }
@@ -146,7 +173,7 @@ impl Output {
                 SessionState::Alive | SessionState::Unknown => session,
                 _ => self.paint("1;31", &session),
             };
-            let token = if node.role == Role::Holder {
+            let token = if carries_token(node) {
                 format!("  token {}", node.czxid)
             } else {
                 String::new()
@@ -197,7 +224,7 @@ fn status_json(status: &Status) -> Value {
                 "session": n.session.map(hex),
                 "session_state": n.session_state.as_str(),
                 "created_ms": n.created_ms,
-                "fencing_token": (n.role == Role::Holder).then_some(n.czxid),
+                "fencing_token": carries_token(n).then_some(n.czxid),
                 "orphan": n.orphan,
             })
         })
@@ -210,12 +237,21 @@ fn status_json(status: &Status) -> Value {
         "leader": status.leader().map(|l| l.data.clone()),
         "queue_items": status.queue_items,
         "work_queue": status.work_queue.map(|w| json!({"ready": w.ready, "claimed": w.claimed, "dead": w.dead})),
+        "semaphore": status.semaphore.map(|s| json!({"leases": s.leases, "acquiring": s.acquiring})),
+        "double_barrier": status.double_barrier.map(|b| json!({"members": b.members, "ready": b.ready})),
         "orphans": status.orphans().count(),
         "nodes": nodes,
         "other_children": status.other_children,
         "sessions_note": status.sessions_note,
         "session": {"tls": status.tls, "authenticated_as": status.authenticated_as},
     })
+}
+
+/// The node czxid of a lock holder, a lease and a latch leader is their fencing token.
+fn carries_token(node: &NodeStatus) -> bool {
+    node.role == Role::Holder
+        || node.role == Role::Lease
+        || (node.role == Role::Leader && node.recipe == "latch")
 }
 
 fn hex(session: i64) -> String {

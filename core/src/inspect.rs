@@ -46,6 +46,11 @@ pub enum Role {
     Candidate,
     /// A work queue job claimed by a consumer (`taken/<entry>`).
     Claim,
+    /// A semaphore's lease node (`leases/<node>`): held, or made by an acquirer that is
+    /// counting while it holds the semaphore's mutex.
+    Lease,
+    /// A double barrier's member node.
+    Member,
 }
 
 impl Role {
@@ -56,6 +61,8 @@ impl Role {
             Role::Leader => "leader",
             Role::Candidate => "candidate",
             Role::Claim => "claim",
+            Role::Lease => "lease",
+            Role::Member => "member",
         }
     }
 }
@@ -118,6 +125,21 @@ pub struct WorkQueueCounts {
     pub dead: usize,
 }
 
+/// Counts of a semaphore (`leases/`, `locks/`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SemaphoreCounts {
+    pub leases: usize,
+    /// Nodes of the semaphore's mutex: acquirers counting or waiting to count.
+    pub acquiring: usize,
+}
+
+/// A double barrier's state: its members, and whether `ready` exists (it opened).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DoubleBarrierState {
+    pub members: usize,
+    pub ready: bool,
+}
+
 /// Everything `status` reports about one path.
 #[derive(Clone, Debug)]
 pub struct Status {
@@ -129,6 +151,8 @@ pub struct Status {
     /// Items of a simple queue (`qn-`, and kazoo's `entry-` form).
     pub queue_items: usize,
     pub work_queue: Option<WorkQueueCounts>,
+    pub semaphore: Option<SemaphoreCounts>,
+    pub double_barrier: Option<DoubleBarrierState>,
     /// Children that are none of the above (directories, foreign nodes).
     pub other_children: Vec<String>,
     /// Why session states are `Unknown`, if they are.
@@ -176,7 +200,10 @@ pub fn layout(name: &str, data: &[u8]) -> Option<(&'static str, &'static [&'stat
             .ok()
             .is_some_and(|d| d.trim().parse::<IpAddr>().is_ok());
         return Some(match rest {
-            "latch-" => ("election", &["curator"]),
+            "latch-" if curator_data => ("latch", &["curator"]),
+            "latch-" => ("latch", &["zkrecipes"]),
+            "lease-" if curator_data => ("semaphore", &["curator"]),
+            "lease-" => ("semaphore", &["zkrecipes"]),
             "lock-" | "__READ__" | "__WRIT__" if curator_data => ("lock", &["curator"]),
             "lock-" | "__READ__" | "__WRIT__" => ("lock", &["zkrecipes"]),
             _ => ("lock", &["curator"]),
@@ -209,6 +236,20 @@ fn protected_rest(prefix: &str) -> Option<&str> {
     (dashed && rest.starts_with('-')).then(|| &rest[1..])
 }
 
+/// A double barrier member: a uuid as Curator and we write it (36 characters, dashed), or as
+/// kazoo does (32 hex digits).
+fn is_member_name(name: &str) -> bool {
+    let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit());
+    match name.len() {
+        32 => hex(name),
+        36 => {
+            let parts: Vec<&str> = name.split('-').collect();
+            parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| hex(p))
+        }
+        _ => false,
+    }
+}
+
 /// kazoo's `Queue` writes `entry-<priority:03>-<seq>` right under its path.
 fn is_kazoo_queue_entry(prefix: &str) -> bool {
     prefix
@@ -233,6 +274,8 @@ async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
         nodes: Vec::new(),
         queue_items: 0,
         work_queue: None,
+        semaphore: None,
+        double_barrier: None,
         other_children: Vec::new(),
         sessions_note: None,
         tls: client.is_tls(),
@@ -251,7 +294,7 @@ async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
     for child in children {
         match layout(&child, b"") {
             Some(("queue", _)) => status.queue_items += 1,
-            Some(("election", _)) => offers.push(child),
+            Some(("election" | "latch", _)) => offers.push(child),
             Some(_) => lockers.push(child),
             None => directories.push(child),
         }
@@ -282,6 +325,48 @@ async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
         for known in ["entries", "taken", "dead"] {
             directories.retain(|d| d != known);
         }
+    }
+    if directories.iter().any(|d| d == "leases") {
+        let leases = list(client, &format!("{dir}/leases"))
+            .await?
+            .unwrap_or_default();
+        let acquiring = list(client, &format!("{dir}/locks"))
+            .await?
+            .unwrap_or_default();
+        status.semaphore = Some(SemaphoreCounts {
+            leases: leases.len(),
+            acquiring: acquiring.len(),
+        });
+        let mut names = leases;
+        contenders::sort_by_sequence(&mut names, |n| {
+            contenders::split_sequence(n).map_or(i64::MAX, |(_, s)| s)
+        });
+        let read = read_nodes(&zk, &format!("{dir}/leases"), &names).await?;
+        nodes.extend(
+            read.into_iter()
+                .map(|(name, data, stat)| node(name, Role::Lease, None, &data, &stat)),
+        );
+        directories.retain(|d| d != "leases" && d != "locks");
+    }
+    let members: Vec<String> = directories
+        .iter()
+        .filter(|d| is_member_name(d))
+        .cloned()
+        .collect();
+    let ready = directories.iter().any(|d| d == "ready");
+    if !members.is_empty() || ready {
+        status.double_barrier = Some(DoubleBarrierState {
+            members: members.len(),
+            ready,
+        });
+        let mut members = members;
+        members.sort();
+        let read = read_nodes(&zk, dir, &members).await?;
+        nodes.extend(
+            read.into_iter()
+                .map(|(name, data, stat)| node(name, Role::Member, None, &data, &stat)),
+        );
+        directories.retain(|d| d != "ready" && !is_member_name(d));
     }
     status.other_children = directories;
     status.sessions_note = check_sessions(client, &mut nodes).await;
@@ -434,6 +519,14 @@ fn node(
 ) -> NodeStatus {
     let (recipe, libraries) = match role {
         Role::Claim => ("work queue", &["zkrecipes", "kazoo"][..]),
+        Role::Member => (
+            "double barrier",
+            if name.len() == 32 {
+                &["kazoo"][..]
+            } else {
+                &["zkrecipes", "curator"][..]
+            },
+        ),
         _ => layout(&name, data).unwrap_or(("lock", &["unknown"])),
     };
     let mut text = String::from_utf8_lossy(data).into_owned();
@@ -651,8 +744,19 @@ mod tests {
         );
         assert_eq!(
             lib(&format!("_c_{UUID}-latch-0000000001"), "10.0.0.7"),
-            Some(("election", "curator"))
+            Some(("latch", "curator"))
         );
+        assert_eq!(
+            lib(&format!("_c_{UUID}-latch-0000000001"), "web-1"),
+            Some(("latch", "zkrecipes"))
+        );
+        assert_eq!(
+            lib(&format!("_c_{UUID}-lease-0000000001"), "10.0.0.7"),
+            Some(("semaphore", "curator"))
+        );
+        assert!(is_member_name(UUID));
+        assert!(is_member_name("0123456789abcdef0123456789abcdef"));
+        assert!(!is_member_name("ready") && !is_member_name("entries"));
         assert_eq!(
             lib("x-72057594037927936-0000000012", "\u{12}4"),
             Some(("lock", "apache"))

@@ -187,6 +187,87 @@ def test_a_full_semaphore_times_out_with_its_status_and_a_lost_lease_stops_the_c
     assert run("semaphore", path, "--permits", "1", "--timeout", "0", "--", "true").returncode == 0
 
 
+# --- latch and barriers -----------------------------------------------------
+
+def test_elect_latch_runs_the_command_on_the_latch_leader_with_a_token():
+    path = unique("latch")
+    script = 'echo "$ZKRECIPES_LEADER_ID $ZKRECIPES_FENCING_TOKEN"; trap "exit 0" TERM; while :; do sleep 0.1; done'
+    first = start("elect", path, "--latch", "--id", "first", "--", "sh", "-c", script)
+    second = None
+    try:
+        leader, token = readline(first).decode().split()
+        assert leader == "first" and int(token) > 0
+        second = start("elect", path, "--latch", "--id", "second", "--", "sh", "-c", script)
+        eventually("second is in line", lambda: len(status(path)["nodes"]) == 2)
+        seen = status(path)
+        assert seen["leader"] == "first", seen
+        assert [n["recipe"] for n in seen["nodes"]] == ["latch", "latch"], seen
+        assert seen["nodes"][0]["fencing_token"] == int(token), seen
+        assert "leader latch" in run("status", path).stdout.decode()
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(15) == 0
+        leader, next_token = readline(second).decode().split()
+        assert leader == "second" and int(next_token) > int(token)
+    finally:
+        for proc in (first, second):
+            if proc is not None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(15)
+
+
+def test_barrier_set_wait_remove():
+    path = unique("barrier")
+    assert run("barrier", "wait", path, "--timeout", "0").returncode == 0, "down: passes at once"
+    assert run("barrier", "set", path).returncode == 0
+    done = run("barrier", "wait", path, "--timeout", "100ms")
+    assert done.returncode == TIMEOUT and "still up" in one_line_error(done)
+    waiter = start("barrier", "wait", path)
+    try:
+        eventually("the waiter watches", lambda: run("status", path).returncode == 0 and waiter.poll() is None)
+        assert run("barrier", "remove", path).returncode == 0
+        assert waiter.wait(15) == 0
+    finally:
+        waiter.kill()
+
+
+def test_double_barrier_starts_commands_together_and_leaves_together(tmp_path: Path):
+    path, log = unique("double"), tmp_path / "log"
+    script = 'echo "start $ZKRECIPES_BARRIER_MEMBERS" >> "$LOG"'
+    done = run("double-barrier", path, "--members", "2", "--timeout", "200ms", "--", "true")
+    assert done.returncode == TIMEOUT and "fewer than 2" in one_line_error(done)
+    assert status(path)["nodes"] == [], "the timed-out member withdrew"
+    first = start("double-barrier", path, "--members", "2", "--", "sh", "-c", script, env={**os.environ, "LOG": str(log)})
+    try:
+        eventually("the first member is in", lambda: len(status(path)["nodes"]) == 1)
+        seen = status(path)
+        assert seen["double_barrier"] == {"members": 1, "ready": False}, seen
+        assert seen["nodes"][0]["role"] == "member", seen
+        assert not log.exists(), "CMD started with one member of two"
+        second = run("double-barrier", path, "--members", "2", "--", "sh", "-c", script, env={"LOG": str(log)})
+        assert second.returncode == 0, second.stderr
+        assert first.wait(15) == 0
+    finally:
+        first.kill()
+    assert log.read_text() == "start 2\nstart 2\n"
+    assert status(path)["nodes"] == []
+
+
+def test_status_shows_a_semaphores_leases():
+    path = unique("semaphore-status")
+    holder = start("semaphore", path, "--permits", "3", "--", "sh", "-c", 'echo "$ZKRECIPES_FENCING_TOKEN"; sleep 60')
+    try:
+        token = int(readline(holder).decode())
+        seen = status(path)
+        assert seen["semaphore"] == {"leases": 1, "acquiring": 0}, seen
+        lease = seen["nodes"][0]
+        assert lease["role"] == "lease" and lease["recipe"] == "semaphore" and lease["fencing_token"] == token, seen
+        assert lease["libraries"] == ["zkrecipes"], seen
+        assert "semaphore, 1 lease node" in run("status", path).stdout.decode()
+    finally:
+        holder.send_signal(signal.SIGTERM)
+        holder.wait(15)
+
+
 # --- lock -------------------------------------------------------------------
 
 def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
@@ -1028,6 +1109,11 @@ def test_status_of_elections_and_queues():
     (["elect", "/a", "--id", "", "--", "true"], USAGE),
     (["semaphore", "/a", "--permits", "0", "--", "true"], USAGE),
     (["semaphore", "/a", "--", "true"], USAGE),
+    (["elect", "/a", "--latch", "--observe"], USAGE),
+    (["double-barrier", "/a", "--members", "0", "--", "true"], USAGE),
+    (["double-barrier", "/a", "--", "true"], USAGE),
+    (["barrier", "wait", "relative"], USAGE),
+    (["barrier", "frob", "/a"], USAGE),
     (["elect", "/a", "--id", "a\nb", "--", "true"], USAGE),
 ])
 def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):
