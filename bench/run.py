@@ -162,7 +162,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11", help="which sections to run, e.g. 8")
     parser.add_argument("--secure-plain", help="section 10: the plain port of the TLS server (tests/with-secure-zk)")
     parser.add_argument("--secure-tls", help="section 10: its TLS port (localhost:PORT)")
     parser.add_argument("--secure-certs", help="section 10: the directory of its ca.pem")
@@ -222,6 +222,12 @@ def main() -> int:
         print("\n6. election: leader stop() -> next leader elected", flush=True)
         for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
             r.run(c, "election", 20 if not args.quick else 5)
+    if 11 in want:
+        print("\n11. semaphore acquire + release (one lease of 3); leader latch hand-over", flush=True)
+        for c in ["zkrecipes-rust", "curator"]:
+            r.run(c, "semaphore", cycles)
+        for c in ["zkrecipes-rust", "curator"]:
+            r.run(c, "latch", 20 if not args.quick else 5)
 
     if 9 in want:
         print("\n9. at-least-once work queue (claim, then acknowledge)", flush=True)
@@ -375,6 +381,17 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
+    lines += ["", "## 11. Semaphore and leader latch (Curator's layouts, both libraries on one path interoperate)", "",
+              "| workload | contestant | median ms | p99 ms | requests/op | median vs zkrecipes |", "|---|---|---|---|---|---|"]
+    for workload, what in [("semaphore", "semaphore acquire + release (1 lease of 3)"),
+                           ("latch", "latch hand-over: leader close() → next leader")]:
+        base = find(results, "zkrecipes-rust", workload)
+        for c in ["zkrecipes-rust", "curator"]:
+            x = find(results, c, workload)
+            if x:
+                ratio = x["median_ms"] / base["median_ms"] if base else None
+                lines.append(f"| {what} | {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
+                             f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
     lines += ["", "## 9. At-least-once work queue", "",
               "Drain of N items: claim (prefetch P per transaction), then acknowledge (acks of one consumer "
               "in flight at once are committed together). kazoo's `LockingQueue`: get + consume per item. "

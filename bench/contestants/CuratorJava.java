@@ -10,6 +10,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -178,7 +179,16 @@ public class CuratorJava {
                 BenchSupport.result(n, System.nanoTime() - started,
                     String.format(java.util.Locale.ROOT, "\"offer_seconds\":%.4f", offered / 1e9));
             }
-            case "election" -> {
+            case "semaphore" -> {
+                InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(connect(connect), root + "/semaphore", 3);
+                for (int i = 0; i < 50; i++) {
+                    semaphore.returnLease(semaphore.acquire());
+                }
+                BenchSupport.ready();
+                BenchSupport.timed(n, () -> semaphore.returnLease(semaphore.acquire()));
+            }
+            // Curator's election is its LeaderLatch: one hand-over workload for both sections.
+            case "election", "latch" -> {
                 CuratorFramework a = connect(connect), b = connect(connect);
                 List<Long> samples = new ArrayList<>();
                 BenchSupport.ready();

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkrecipes::{
-    Client, ClientOptions, DistributedQueue, LeaderElectionSupport, ReadWriteLock, Tls, WorkQueue,
-    WorkQueueOptions, WriteLock,
+    Client, ClientOptions, DistributedQueue, LatchEvent, LeaderElectionSupport, LeaderLatch,
+    ReadWriteLock, Semaphore, Tls, Wait, WorkQueue, WorkQueueOptions, WriteLock,
 };
 
 fn ready() {
@@ -347,6 +347,56 @@ async fn main() -> zkrecipes::Result<()> {
                 while events.recv().await.unwrap().name() != "ELECTED_COMPLETE" {}
                 samples.push(t.elapsed());
                 second.stop().await?;
+            }
+            println!(
+                "{{\"ops\":{rounds},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
+        }
+        // 11a. Semaphore: acquire + release of one lease of three, uncontended.
+        "semaphore" => {
+            let client = connect(zk).await;
+            let semaphore = Semaphore::new(&client, &format!("{root}/semaphore"), 3)?;
+            for _ in 0..50 {
+                semaphore.acquire().await?.release().await?;
+            }
+            ready();
+            let mut samples = Vec::with_capacity(n);
+            let started = Instant::now();
+            for _ in 0..n {
+                let t = Instant::now();
+                semaphore.acquire().await?.release().await?;
+                samples.push(t.elapsed());
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
+                started.elapsed().as_secs_f64(),
+                summary(&mut samples)
+            );
+            client.close().await;
+        }
+        // 11b. Latch hand-over: from the leader's close() to the next latch's IS_LEADER.
+        "latch" => {
+            let rounds = n;
+            let mut samples = Vec::new();
+            let (a, b) = (connect(zk).await, connect(zk).await);
+            ready();
+            let started = Instant::now();
+            for round in 0..rounds {
+                let path = format!("{root}/latch-{round}");
+                let first = LeaderLatch::new(&a, &path, "a")?;
+                first.start().await?;
+                first.await_leadership(Wait::Forever).await?;
+                let second = LeaderLatch::new(&b, &path, "b")?;
+                let mut events = second.subscribe();
+                // In line once start() returns.
+                second.start().await?;
+                let t = Instant::now();
+                first.close().await?;
+                while !matches!(events.recv().await, Ok(LatchEvent::IsLeader { .. })) {}
+                samples.push(t.elapsed());
+                second.close().await?;
             }
             println!(
                 "{{\"ops\":{rounds},\"seconds\":{:.4},{}}}",
