@@ -1,4 +1,4 @@
-"""A lock, a queue and an election from Python, blocking and asyncio.
+"""A lock, a semaphore, a queue, an election, a latch and barriers from Python, blocking and asyncio.
 
     python quickstart.py 127.0.0.1:2181
 """
@@ -10,7 +10,7 @@ import sys
 from typing import List, Optional
 
 import zkrecipes
-from zkrecipes import ElectionEvent, Event, LockEvent
+from zkrecipes import ElectionEvent, Event, LatchEvent, LockEvent
 
 
 def blocking(connect: str) -> None:
@@ -33,6 +33,17 @@ def blocking(connect: str) -> None:
         for held in batch or []:
             held.release()
 
+        with client.leader_latch("/examples/latch", "worker-1") as latch:
+            fencing: Optional[int] = latch.await_leadership(timeout=5.0)
+            print("latch leader:", latch.leader(), "token", fencing)
+
+        gate = client.barrier("/examples/gate")
+        gate.set()
+        gate.remove()
+        released: bool = gate.wait(timeout=5.0)
+        with client.double_barrier("/examples/round", member_count=1).entered(timeout=5.0) as barrier:
+            print("released:", released, "- in the round with", barrier.members())
+
         seen: List[Event[ElectionEvent]] = []
         election = client.leader_election("/examples/election", "worker-1")
         election.add_listener(seen.append)  # before starting: sees every event
@@ -50,6 +61,10 @@ async def with_asyncio(connect: str) -> None:
             print("async holder, token", lock.fencing_token)
         async with client.semaphore("/examples/gpus", 2) as lease:
             print("async lease, token", lease.fencing_token)
+        latch_events: List[Event[LatchEvent]] = []
+        async with client.leader_latch("/examples/latch") as latch:
+            latch.add_listener(latch_events.append, loop=asyncio.get_running_loop())
+            print("async latch token", await latch.await_leadership_async(timeout=5.0))
         queue = client.queue("/examples/jobs")
         await queue.offer_async(b"async job")
         print("async took", await queue.take_async(timeout=5.0))

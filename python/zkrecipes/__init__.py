@@ -1,9 +1,10 @@
-"""zkrecipes: ZooKeeper locks, read/write locks, queues and leader election,
-implemented once in Rust and shared with Node.js and Java."""
+"""zkrecipes: ZooKeeper locks, read/write locks, semaphores, queues, leader election, leader
+latches and barriers, implemented once in Rust and shared with Node.js and Java."""
 
 import atexit as _atexit
 
 from . import _native
+from .barrier import Barrier, DoubleBarrier
 from .client import Client
 from .election import LeaderElectionSupport
 from .errors import (
@@ -26,7 +27,8 @@ from .errors import (
     ZkInterruptedError,
     ZkTimeoutError,
 )
-from .events import ConnectionState, ElectionEvent, Event, LockEvent
+from .events import ConnectionState, ElectionEvent, Event, LatchEvent, LockEvent
+from .latch import LatchParticipant, LeaderLatch
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 from .security import Acl, Sasl, Tls
@@ -42,18 +44,23 @@ __all__ = [
     "Acl",
     "AuthFailedError",
     "BadVersionError",
+    "Barrier",
     "Client",
     "ClosedError",
     "ConnectionLossError",
     "ConnectionState",
     "DistributedQueue",
+    "DoubleBarrier",
     "ElectionEvent",
     "Event",
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",
     "Job",
+    "LatchEvent",
+    "LatchParticipant",
     "LeaderElectionSupport",
+    "LeaderLatch",
     "Lease",
     "LockEvent",
     "NoAuthError",

@@ -18,6 +18,16 @@ def _timeout(timeout: Optional[float]) -> Optional[float]:
     return float(timeout)
 
 
+def _count(name: str, count: Any) -> int:
+    """A count as the native module takes it (a 64-bit integer; the core decides the range and
+    names it): only the type is checked here. An int beyond 64 bits is out of every range; it
+    is clamped so that the core refuses it with its range instead of the native conversion
+    raising ``OverflowError`` (the number the message quotes is then the clamped one)."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"{name} must be an int, got {type(count).__name__}")
+    return max(min(count, 2**63 - 1), -(2**63))
+
+
 def _client(client: Any) -> _native.NativeClient:
     native = getattr(client, "_native", None)
     if not isinstance(native, _native.NativeClient):

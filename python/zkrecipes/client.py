@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
 
 from . import _native
 from ._listeners import Listeners
+from .barrier import Barrier, DoubleBarrier
 from .election import LeaderElectionSupport
 from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
+from .latch import LeaderLatch
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
 from .security import AclPolicy, Sasl, Tls, _settings
@@ -26,7 +28,7 @@ class Client:
     ``Client("zk1:2181,zk2:2181/chroot")`` connects and blocks until connected
     or ``connect_timeout`` passes (``ConnectionLossError``). In asyncio code use
     ``await Client.connect_async(...)``. ``close()`` ends the session: held
-    locks are released and election offers withdrawn.
+    locks are released, election offers withdrawn and latches closed.
 
     ``tls=Tls(ca=..., cert=..., key=...)`` connects over TLS, ``sasl=Sasl.digest_md5(...)`` or
     ``Sasl.gssapi()`` authenticates, and ``acl`` sets the ACL of every node the recipes create
@@ -147,6 +149,20 @@ class Client:
     def leader_election(self, root: str, host_name: Optional[str] = None) -> LeaderElectionSupport:
         """A ``LeaderElectionSupport`` member under ``root``; ``host_name`` defaults to the client's identity."""
         return LeaderElectionSupport(self, root, host_name)
+
+    def leader_latch(self, path: str, id: Optional[str] = None) -> LeaderLatch:
+        """A ``LeaderLatch`` participant at ``path`` (Curator's ``LeaderLatch`` nodes); ``id``
+        defaults to the client's identity. Start it, or ``with client.leader_latch(path) as latch:``."""
+        return LeaderLatch(self, path, id)
+
+    def barrier(self, path: str) -> Barrier:
+        """A ``Barrier`` at ``path`` (Curator's ``DistributedBarrier`` node)."""
+        return Barrier(self, path)
+
+    def double_barrier(self, path: str, member_count: int) -> DoubleBarrier:
+        """A ``DoubleBarrier`` member at ``path`` for ``member_count`` members (Curator's
+        ``DistributedDoubleBarrier`` nodes)."""
+        return DoubleBarrier(self, path, member_count)
 
     def close(self) -> None:
         """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""

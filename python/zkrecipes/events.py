@@ -53,15 +53,25 @@ class ElectionEvent(_Named):
     RECONNECTED = "RECONNECTED"
 
 
-K = TypeVar("K", LockEvent, ElectionEvent)
+class LatchEvent(_Named):
+    """The kinds of leader latch events (``Event.kind`` of a latch listener's event)."""
+
+    IS_LEADER = "IS_LEADER"
+    NOT_LEADER = "NOT_LEADER"
+    SUSPENDED = "SUSPENDED"
+    RECONNECTED = "RECONNECTED"
+
+
+K = TypeVar("K", LockEvent, ElectionEvent, LatchEvent)
 
 
 @dataclass(frozen=True, eq=False)
 class Event(Generic[K]):
-    """What a lock or election listener receives.
+    """What a lock, election or latch listener receives.
 
     ``kind`` is the event (``LockEvent.ACQUIRED``); ``fencing_token`` comes
-    with ``ACQUIRED``; ``reason`` (a ``ZkError``) with ``LOST`` and ``FAILED``.
+    with ``ACQUIRED`` and ``IS_LEADER``; ``reason`` (a ``ZkError``) with ``LOST``,
+    ``FAILED`` and a ``NOT_LEADER`` that lost the leadership.
     An event equals its kind and its name: ``event == LockEvent.LOST``,
     ``event == "LOST"`` (``is`` compares objects: ``event.kind is LockEvent.LOST``).
     """
@@ -101,3 +111,7 @@ def lock_event(name: str, fencing_token: Optional[int], reason: Optional[ZkError
 
 def election_event(name: str, fencing_token: Optional[int], reason: Optional[ZkError]) -> Event[ElectionEvent]:
     return Event(ElectionEvent(name), fencing_token, reason)
+
+
+def latch_event(name: str, fencing_token: Optional[int], reason: Optional[ZkError]) -> Event[LatchEvent]:
+    return Event(LatchEvent(name), fencing_token, reason)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
 
 from . import _native
 from .errors import ZkError
-from ._args import _client, _timeout
+from ._args import _client, _count, _timeout
 from ._listeners import Listeners
 from .events import Event, LockEvent, lock_event
 from .lock import _release_failed_too
@@ -101,9 +101,7 @@ class Semaphore:
 
     def __init__(self, client: Client, path: str, max_leases: int) -> None:
         """A semaphore of ``max_leases`` leases at ``path`` (created on first use)."""
-        if isinstance(max_leases, bool) or not isinstance(max_leases, int):
-            raise TypeError(f"max_leases must be an int, got {type(max_leases).__name__}")
-        self._native = _native.NativeSemaphore(_client(client), path, max_leases)
+        self._native = _native.NativeSemaphore(_client(client), path, _count("max_leases", max_leases))
         self._listeners_made = threading.Lock()
         self._listeners: Optional[Listeners[Event[LockEvent]]] = None
 
@@ -132,8 +130,7 @@ class Semaphore:
     def acquire_many(self, count: int, blocking: bool = True, timeout: Optional[float] = None) -> Optional[List[Lease]]:
         """``count`` leases, all or none (``InvalidArgumentError`` for 0 or more than
         ``max_leases``)."""
-        _count(count)
-        return self._wrap(self._native.acquire(count, blocking, _timeout(timeout)))
+        return self._wrap(self._native.acquire(_count("count", count), blocking, _timeout(timeout)))
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> Optional[Lease]:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the attempt."""
@@ -144,8 +141,7 @@ class Semaphore:
         self, count: int, blocking: bool = True, timeout: Optional[float] = None
     ) -> Optional[List[Lease]]:
         """Awaitable ``acquire_many``."""
-        _count(count)
-        return self._wrap(await self._native.acquire_async(count, blocking, _timeout(timeout)))
+        return self._wrap(await self._native.acquire_async(_count("count", count), blocking, _timeout(timeout)))
 
     def release(self) -> None:
         """Releases the oldest lease this object holds, whoever took it (as
@@ -238,8 +234,3 @@ class Semaphore:
                 _ENTERED.set(entered[:at] + entered[at + 1 :])
                 return entered[at][1]
         raise RuntimeError("leaving a `with` block of a semaphore that was not entered here")
-
-
-def _count(count: int) -> None:
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise TypeError(f"count must be an int, got {type(count).__name__}")

@@ -1,10 +1,12 @@
 //! `zkrecipes._native`: the private module under the hand-written Python
 //! package. It only converts; every recipe decision is in the core crate.
 
+mod barrier;
 mod blocking;
 mod client;
 mod election;
 mod errors;
+mod latch;
 mod listener;
 mod lock;
 mod payload;
@@ -36,6 +38,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<work_queue::NativeWorkQueue>()?;
     m.add_class::<work_queue::NativeDelivery>()?;
     m.add_class::<election::NativeElection>()?;
+    m.add_class::<latch::NativeLeaderLatch>()?;
+    m.add_class::<barrier::NativeBarrier>()?;
+    m.add_class::<barrier::NativeDoubleBarrier>()?;
     m.add_class::<semaphore::NativeSemaphore>()?;
     m.add_class::<semaphore::NativeLease>()?;
     m.add_class::<listener::Subscription>()?;
@@ -52,9 +57,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The names the core gives events and states: the package's enums are
     // tested against these.
     use zkrecipes::ffi::Event;
-    use zkrecipes::{ConnectionState, ElectionEvent, LockEvent};
+    use zkrecipes::{ConnectionState, ElectionEvent, LatchEvent, LockEvent};
     m.add("LOCK_EVENTS", LockEvent::names())?;
     m.add("ELECTION_EVENTS", ElectionEvent::names())?;
+    m.add("LATCH_EVENTS", LatchEvent::names())?;
     m.add("CONNECTION_STATES", ConnectionState::names())?;
     Ok(())
 }
