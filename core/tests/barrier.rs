@@ -179,3 +179,27 @@ async fn a_dead_member_does_not_count_and_a_cancelled_enter_withdraws() {
         assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_callers_on_one_member_take_turns_and_a_timed_out_one_withdraws_nothing_of_the_other() {
+    let path = unique("double-shared");
+    let (a, b) = (client().await, client().await);
+    let shared = DoubleBarrier::new(&a, &path, 2).unwrap();
+    let first = {
+        let shared = shared.clone();
+        tokio::spawn(async move { shared.enter(LONG).await })
+    };
+    eventually("the member is in", Duration::from_secs(20), || async {
+        nodes(&path).await.len() == 1
+    })
+    .await;
+    // The second caller's turn never comes within its deadline: it answers false and leaves
+    // the first caller's node in place.
+    assert!(!shared.enter(Duration::from_millis(200)).await.unwrap());
+    assert_eq!(nodes(&path).await.len(), 1);
+    let other = DoubleBarrier::new(&b, &path, 2).unwrap();
+    assert!(other.enter(LONG).await.unwrap());
+    assert!(first.await.unwrap().unwrap());
+    let (left, other_left) = tokio::join!(shared.leave(LONG), other.leave(LONG));
+    assert!(left.unwrap() && other_left.unwrap());
+}

@@ -16,6 +16,9 @@
 //!   own node and waits for the lowest; `true` once at most one member is left and ours is
 //!   gone; the last to leave deletes `ready`. Members are ordered by name (ASCII), as Curator
 //!   and kazoo order them.
+//! - One object is one member: its `enter`s and `leave`s run one at a time (a second caller
+//!   waits for its turn within its own deadline). A `leave` without an `enter` waits until at
+//!   most one member is left.
 //! - Member names are a uuid per object, as Curator's: a create whose reply was lost is
 //!   recognised by its `ephemeralOwner`, and a node left by an earlier session of ours is
 //!   replaced.
@@ -47,6 +50,10 @@ struct Core {
     name: String,
     /// The session our member node was created in, while it may exist.
     member: Mutex<Option<i64>>,
+    /// One `enter` or `leave` of this member at a time: two callers sharing the object would
+    /// otherwise share its one node, and one's withdrawal would leave the other waiting
+    /// uncounted.
+    busy: tokio::sync::Mutex<()>,
 }
 
 impl DoubleBarrier {
@@ -67,6 +74,7 @@ impl DoubleBarrier {
             member_count,
             name: uuid::Uuid::new_v4().to_string(),
             member: Mutex::new(None),
+            busy: tokio::sync::Mutex::new(()),
         };
         Ok(DoubleBarrier {
             core: Arc::new(core),
@@ -90,6 +98,9 @@ impl DoubleBarrier {
     /// ran out (our node withdrawn).
     pub async fn enter(&self, wait: impl Into<Wait>) -> Result<bool> {
         let deadline = wait.into().normalized().deadline();
+        let Some(_turn) = self.core.turn(deadline).await else {
+            return Ok(false);
+        };
         let mut withdraw = Withdraw::armed(&self.core);
         let entered = self.core.enter(deadline).await;
         match entered {
@@ -112,6 +123,9 @@ impl DoubleBarrier {
     /// node withdrawn in any case).
     pub async fn leave(&self, wait: impl Into<Wait>) -> Result<bool> {
         let deadline = wait.into().normalized().deadline();
+        let Some(_turn) = self.core.turn(deadline).await else {
+            return Ok(false);
+        };
         let mut withdraw = Withdraw::armed(&self.core);
         let left = self.core.leave(deadline).await;
         withdraw.now().await;
@@ -141,6 +155,18 @@ impl DoubleBarrier {
 impl Core {
     fn about(&self, err: Error) -> Error {
         self.client.about(err, "double barrier", &self.path)
+    }
+
+    /// This member's turn for an `enter` or `leave`, `None` when another caller's runs past the
+    /// deadline.
+    async fn turn(&self, deadline: Option<Instant>) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match deadline {
+            None => Some(self.busy.lock().await),
+            Some(at) => match self.busy.try_lock() {
+                Ok(turn) => Some(turn),
+                Err(_) => tokio::time::timeout_at(at, self.busy.lock()).await.ok(),
+            },
+        }
     }
 
     fn member_path(&self) -> String {
