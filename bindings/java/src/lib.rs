@@ -8,12 +8,14 @@
 //! Every `unsafe { borrow(handle) }` relies on one guarantee of the Java side
 //! (`NativeObject`): a handle is live for the whole call (see `handles`).
 
+mod barrier;
 mod callbacks;
 mod client;
 mod election;
 mod errors;
 mod export;
 mod handles;
+mod latch;
 mod listener;
 mod lock;
 mod names;

@@ -4,7 +4,7 @@
 use jni::jni_str;
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
-use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LockEvent};
+use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
 
 use crate::export::export;
 
@@ -13,6 +13,7 @@ fn list(which: i32) -> Vec<&'static str> {
         0 => ErrorCode::ALL.iter().map(|c| c.as_str()).collect(),
         1 => LockEvent::names(),
         2 => ElectionEvent::names(),
+        4 => LatchEvent::names(),
         _ => ConnectionState::names(),
     }
 }

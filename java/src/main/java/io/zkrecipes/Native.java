@@ -142,6 +142,27 @@ final class Native {
     static native long electionAwaitLeadership(long election, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long electionSubscribe(long election, Object sink);
 
+    /** {@code id} null: the client's identity. */
+    static native long latchNew(long client, String path, String id);
+    static native void latchFree(long latch);
+    static native long latchCall(long latch, int op, CompletableFuture<Object> f);
+    static native long latchAwait(long latch, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native boolean latchIs(long latch, int what);
+    static native long latchFencingToken(long latch);
+    static native String latchText(long latch, int what);
+    static native long latchSubscribe(long latch, Object sink);
+
+    static native long barrierNew(long client, String path);
+    static native void barrierFree(long barrier);
+    static native long barrierCall(long barrier, int op, CompletableFuture<Object> f);
+    static native long barrierWait(long barrier, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native long doubleBarrierNew(long client, String path, int memberCount);
+    static native void doubleBarrierFree(long barrier);
+    static native long doubleBarrierPass(long barrier, boolean leave, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native long doubleBarrierCall(long barrier, int op, CompletableFuture<Object> f);
+    static native String doubleBarrierNodePath(long barrier);
+    static native int doubleBarrierMemberCount(long barrier);
+
     /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */
     @SuppressWarnings("unused")
     private static void complete(CompletableFuture<Object> f, int kind, long number, byte[] bytes, String text) {
@@ -192,7 +213,7 @@ final class Native {
         return new ZkException(code >= 0 && code < CODES.length ? CODES[(int) code] : ZkException.Code.INTERNAL, message);
     }
 
-    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states. */
+    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events. */
     static native String[] names(int list);
 
     /** A started native operation: its future and the id that cancels it. */
