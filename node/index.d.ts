@@ -99,6 +99,12 @@ export declare class Client extends EventEmitter {
   /** A `Semaphore` of `maxLeases` leases at `path` (Curator's InterProcessSemaphoreV2 nodes). */
   semaphore(path: string, maxLeases: number): Semaphore
   leaderElection(root: string, hostName?: string): LeaderElectionSupport
+  /** A `LeaderLatch` participant at `path` (Curator's LeaderLatch nodes); `id` defaults to `identity`. */
+  leaderLatch(path: string, options?: LeaderLatchOptions): LeaderLatch
+  /** A `Barrier` at `path` (Curator's DistributedBarrier node). */
+  barrier(path: string): Barrier
+  /** A `DoubleBarrier` member at `path` for `memberCount` members (Curator's DistributedDoubleBarrier nodes). */
+  doubleBarrier(path: string, memberCount: number): DoubleBarrier
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
@@ -295,4 +301,104 @@ export declare class LeaderElectionSupport extends EventEmitter {
   on(event: 'error', listener: (error: unknown) => void): this
   once(event: 'event' | Lowercase<ElectionEventName>, listener: (event: ElectionEvent) => void): this
   off(event: 'event' | Lowercase<ElectionEventName> | 'error', listener: (...args: any[]) => void): this
+}
+
+export type LatchEventName = 'IS_LEADER' | 'NOT_LEADER' | 'SUSPENDED' | 'RECONNECTED'
+export declare const LATCH_EVENTS: readonly LatchEventName[]
+
+/**
+ * What every latch listener receives. 'SUSPENDED': the leader's connection dropped (stop acting
+ * as the leader until 'RECONNECTED'); 'NOT_LEADER' carries the reason when the leadership was
+ * lost (none when the latch was closed).
+ */
+export type LatchEvent =
+  | { readonly type: 'IS_LEADER'; readonly fencingToken: bigint }
+  | { readonly type: 'NOT_LEADER'; readonly reason?: ZkError }
+  | { readonly type: 'SUSPENDED' | 'RECONNECTED' }
+
+export interface LeaderLatchOptions {
+  /** What the other participants see as this one's id; default: the client's identity. */
+  id?: string
+}
+
+/** One participant of a latch, as `participants()` lists them (the leader first). */
+export interface LatchParticipant {
+  readonly id: string
+  readonly node: string
+  readonly isLeader: boolean
+}
+
+/**
+ * One participant of the leader latch at `path` (Curator's LeaderLatch nodes). A latch that is
+ * dropped unclosed (and has no listeners) is closed once the garbage collector finds it.
+ */
+export declare class LeaderLatch extends EventEmitter {
+  constructor(client: Client, path: string, options?: LeaderLatchOptions)
+  readonly path: string
+  readonly id: string
+  /** Our node while leading, else null. */
+  readonly nodePath: string | null
+  /** The leader's fencing token (its node's czxid) while this participant leads, else null. */
+  readonly fencingToken: bigint | null
+  readonly isStarted: boolean
+  readonly isClosed: boolean
+  /** Resolves once in line (leading or not); rejects with CLOSED once closed. Takes effect at the call. */
+  start(): Promise<void>
+  /** Withdraws the node (a leader hands over with 'not_leader'); idempotent, final. */
+  close(): Promise<void>
+  hasLeadership(): boolean
+  /**
+   * The fencing token once leading; null if timeoutMs passed first (0: a check). Rejects with
+   * INVALID_ARGUMENT before start(), CLOSED once closed (also while waiting).
+   */
+  awaitLeadership(options?: WaitOptions): Promise<bigint | null>
+  /** The current leader, or null when nobody takes part. */
+  leader(): Promise<LatchParticipant | null>
+  /** Every participant in line, the leader first (Curator's too). */
+  participants(): Promise<LatchParticipant[]>
+  /** close() */
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'is_leader', listener: (event: LatchEvent & { type: 'IS_LEADER' }) => void): this
+  on(event: 'not_leader', listener: (event: LatchEvent & { type: 'NOT_LEADER' }) => void): this
+  on(event: 'event' | 'suspended' | 'reconnected', listener: (event: LatchEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'is_leader', listener: (event: LatchEvent & { type: 'IS_LEADER' }) => void): this
+  once(event: 'not_leader', listener: (event: LatchEvent & { type: 'NOT_LEADER' }) => void): this
+  once(event: 'event' | 'suspended' | 'reconnected', listener: (event: LatchEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'event' | Lowercase<LatchEventName> | 'error', listener: (...args: any[]) => void): this
+}
+
+/** Holds waiters back while it is up: up while its node exists (Curator's DistributedBarrier). */
+export declare class Barrier {
+  constructor(client: Client, path: string)
+  readonly path: string
+  /** Puts the barrier up (one already up stays up). */
+  set(): Promise<void>
+  /** Takes it down, releasing every waiter (one already down stays down); NOT_EMPTY if it has children. */
+  remove(): Promise<void>
+  isSet(): Promise<boolean>
+  /** true once the barrier is down; false if timeoutMs passed first (0: a check). */
+  wait(options?: WaitOptions): Promise<boolean>
+}
+
+/**
+ * `memberCount` members enter together and leave together (Curator's DistributedDoubleBarrier
+ * nodes). A member whose enter or leave times out or fails is withdrawn (its node deleted).
+ */
+export declare class DoubleBarrier {
+  constructor(client: Client, path: string, memberCount: number)
+  readonly path: string
+  readonly memberCount: number
+  /** This member's node (`<path>/<uuid>`), there while it is in. */
+  readonly nodePath: string
+  /** true once memberCount members are in; false if timeoutMs passed first (this member withdrawn). */
+  enter(options?: WaitOptions): Promise<boolean>
+  /** true once every member left; false if timeoutMs passed first (this member's node gone anyway). */
+  leave(options?: WaitOptions): Promise<boolean>
+  /** The member nodes' names now (`ready` not among them). */
+  members(): Promise<string[]>
+  /** Whether the barrier has opened and not everybody left. */
+  isReady(): Promise<boolean>
 }

@@ -90,6 +90,7 @@ const EVENT_NAMES = {
   Lock: new Set(lower(NAMES.lockEvents)),
   Semaphore: new Set(lower(NAMES.lockEvents)),
   LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
+  LeaderLatch: new Set(['event', ...lower(NAMES.latchEvents)]),
 }
 
 // The user's listeners only: our own 'newListener' and 'removeListener'
@@ -261,8 +262,11 @@ class Client extends EventEmitter {
   workQueue (path, options) { return new WorkQueue(this, path, options) }
   semaphore (path, maxLeases) { return new Semaphore(this, path, maxLeases) }
   leaderElection (root, hostName) { return new LeaderElectionSupport(this, root, hostName) }
+  leaderLatch (path, options) { return new LeaderLatch(this, path, options) }
+  barrier (path) { return new Barrier(this, path) }
+  doubleBarrier (path, memberCount) { return new DoubleBarrier(this, path, memberCount) }
 
-  /** Ends the session: locks released, offers withdrawn. Closing twice is harmless. */
+  /** Ends the session: locks released, offers withdrawn, latches closed. Closing twice is harmless. */
   async close () {
     try {
       await call(() => this._native.close())
@@ -550,10 +554,112 @@ class LeaderElectionSupport extends EventEmitter {
   async [asyncDispose] () { await this.stop() }
 }
 
+/**
+ * One participant of the leader latch at `path` (Curator's LeaderLatch nodes). `start()` takes
+ * part, `close()` leaves for good (a closed latch cannot start again, as in Curator). Emits
+ * 'is_leader' (with the fencing token), 'not_leader' (with the reason when the leadership was
+ * lost), 'suspended' and 'reconnected' while leading, and 'event' for each of them.
+ */
+class LeaderLatch extends EventEmitter {
+  constructor (client, path, options) {
+    super()
+    const handle = requireClient(client)
+    requireString('path', path)
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      throw new TypeError('options must be an object like { id }')
+    }
+    const id = options && options.id !== undefined && options.id !== null ? requireString('id', options.id) : undefined
+    this._native = now(() => new native.NativeLeaderLatch(handle, path, id))
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) {
+    deliver(this, 'event', [event])
+    deliver(this, event.type.toLowerCase(), [event])
+  }
+
+  get path () { return this._native.path() }
+  /** This participant's id (default: the client's identity). */
+  get id () { return this._native.id() }
+  /** Our node while leading, else null. */
+  get nodePath () { return this._native.nodePath() }
+  /** The leader's fencing token (its node's czxid) while this participant leads, else null. */
+  get fencingToken () { return this._native.fencingToken() }
+  get isStarted () { return this._native.isStarted() }
+  get isClosed () { return this._native.isClosed() }
+
+  /** Resolves once in line (leading or not); a closed latch rejects with CLOSED. */
+  async start () { await call(() => this._native.start()) }
+  /** Withdraws the node; a leader hands over with 'not_leader'. Idempotent. */
+  async close () { await call(() => this._native.close()) }
+  hasLeadership () { return this._native.hasLeadership() }
+  /** The fencing token once leading; null if timeoutMs passed first (0: a check). */
+  async awaitLeadership (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.awaitLeadership(timeoutMs))
+  }
+
+  /** The current leader, or null when nobody takes part. */
+  async leader () { return call(() => this._native.leader()) }
+  /** Every participant in line, the leader first: `{ id, node, isLeader }`. */
+  async participants () { return call(() => this._native.participants()) }
+  async [asyncDispose] () { await this.close() }
+}
+
+/** Holds waiters back while it is up (Curator's DistributedBarrier: up while its node exists). */
+class Barrier {
+  constructor (client, path) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    this._native = now(() => new native.NativeBarrier(handle, path))
+  }
+
+  get path () { return this._native.path() }
+  async set () { await call(() => this._native.set()) }
+  /** Takes the barrier down, releasing every waiter. */
+  async remove () { await call(() => this._native.remove()) }
+  async isSet () { return call(() => this._native.isSet()) }
+  /** true once the barrier is down; false if timeoutMs passed first (0: a check). */
+  async wait (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.wait(timeoutMs))
+  }
+}
+
+/** `memberCount` members enter together and leave together (Curator's DistributedDoubleBarrier nodes). */
+class DoubleBarrier {
+  constructor (client, path, memberCount) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    if (!Number.isInteger(memberCount)) throw new TypeError(`memberCount must be an integer number, got ${describe(memberCount)}`)
+    this._native = now(() => new native.NativeDoubleBarrier(handle, path, memberCount))
+  }
+
+  get path () { return this._native.path() }
+  get memberCount () { return this._native.memberCount() }
+  /** This member's node, there while it is in. */
+  get nodePath () { return this._native.nodePath() }
+  /** true once memberCount members are in; false if timeoutMs passed first (this member withdrawn). */
+  async enter (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.enter(timeoutMs))
+  }
+
+  /** true once every member left; false if timeoutMs passed first (this member's node gone anyway). */
+  async leave (options) {
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.leave(timeoutMs))
+  }
+
+  async members () { return call(() => this._native.members()) }
+  async isReady () { return call(() => this._native.isReady()) }
+}
+
 Client.prototype[KIND] = 'Client'
 Lock.prototype[KIND] = 'Lock'
 Semaphore.prototype[KIND] = 'Semaphore'
 LeaderElectionSupport.prototype[KIND] = 'LeaderElectionSupport'
+LeaderLatch.prototype[KIND] = 'LeaderLatch'
 
 module.exports = {
   Client,
@@ -566,9 +672,13 @@ module.exports = {
   Semaphore,
   Lease,
   LeaderElectionSupport,
+  LeaderLatch,
+  Barrier,
+  DoubleBarrier,
   ZkError,
   ERROR_CODES,
   LOCK_EVENTS: Object.freeze(NAMES.lockEvents),
   ELECTION_EVENTS: Object.freeze(NAMES.electionEvents),
+  LATCH_EVENTS: Object.freeze(NAMES.latchEvents),
   CONNECTION_STATES: Object.freeze(NAMES.connectionStates),
 }

@@ -1,7 +1,7 @@
 import zkrecipes from './index.js'
 
 export const {
-  Client, Lock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, LeaderElectionSupport, ZkError, ERROR_CODES,
-  LOCK_EVENTS, ELECTION_EVENTS, CONNECTION_STATES,
+  Client, Lock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
+  LeaderLatch, Barrier, DoubleBarrier, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CONNECTION_STATES,
 } = zkrecipes
 export default zkrecipes

@@ -9,6 +9,16 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeBarrier {
+  constructor(client: NativeClient, path: string)
+  path(): string
+  set(): Promise<void>
+  remove(): Promise<void>
+  isSet(): Promise<boolean>
+  /** true once the barrier is down; false when `timeoutMs` passed first (0: a check). */
+  wait(timeoutMs?: number | undefined | null): Promise<boolean>
+}
+
 export declare class NativeClient {
   state(): string
   sessionId(): bigint
@@ -32,6 +42,22 @@ export declare class NativeDelivery {
   nack(): Promise<void>
 }
 
+export declare class NativeDoubleBarrier {
+  constructor(client: NativeClient, path: string, count: number)
+  path(): string
+  memberCount(): number
+  nodePath(): string
+  /**
+   * true once `memberCount` members are in; false when `timeoutMs` passed first (the member
+   * withdrawn).
+   */
+  enter(timeoutMs?: number | undefined | null): Promise<boolean>
+  /** true once every member left; false when `timeoutMs` passed first (our node gone anyway). */
+  leave(timeoutMs?: number | undefined | null): Promise<boolean>
+  members(): Promise<Array<string>>
+  isReady(): Promise<boolean>
+}
+
 export declare class NativeElection {
   constructor(client: NativeClient, root: string, hostName: string)
   /**
@@ -43,6 +69,26 @@ export declare class NativeElection {
   isLeader(): boolean
   leaderHostName(): Promise<string | null>
   awaitLeadership(timeoutMs?: number | undefined | null): Promise<boolean>
+  subscribe(callback: EventCallback): NativeSubscription
+}
+
+export declare class NativeLeaderLatch {
+  constructor(client: NativeClient, path: string, id?: string | undefined | null)
+  /** Resolves once in line (leading or not); takes effect at the call. */
+  start(): Promise<void>
+  /** Resolves once the node is withdrawn; takes effect at the call. */
+  close(): Promise<void>
+  hasLeadership(): boolean
+  fencingToken(): bigint | null
+  isStarted(): boolean
+  isClosed(): boolean
+  /** The fencing token once leading; `null` when `timeoutMs` passed first (0: a check). */
+  awaitLeadership(timeoutMs?: number | undefined | null): Promise<bigint | null>
+  leader(): Promise<LatchMember | null>
+  participants(): Promise<Array<LatchMember>>
+  path(): string
+  id(): string
+  nodePath(): string | null
   subscribe(callback: EventCallback): NativeSubscription
 }
 
@@ -145,6 +191,13 @@ export interface ConnectOptions {
   aclEntries?: Array<AclEntry>
 }
 
+export interface LatchMember {
+  /** The id the participant started with. */
+  id: string
+  node: string
+  isLeader: boolean
+}
+
 export declare function names(): Names
 
 /** The core's names, which `index.js` uses instead of lists of its own. */
@@ -152,6 +205,7 @@ export interface Names {
   errorCodes: Array<string>
   lockEvents: Array<string>
   electionEvents: Array<string>
+  latchEvents: Array<string>
   connectionStates: Array<string>
 }
 

@@ -835,9 +835,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeBarrier = nativeBinding.NativeBarrier
 module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeDelivery = nativeBinding.NativeDelivery
+module.exports.NativeDoubleBarrier = nativeBinding.NativeDoubleBarrier
 module.exports.NativeElection = nativeBinding.NativeElection
+module.exports.NativeLeaderLatch = nativeBinding.NativeLeaderLatch
 module.exports.NativeLease = nativeBinding.NativeLease
 module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.NativeQueue = nativeBinding.NativeQueue

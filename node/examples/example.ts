@@ -1,5 +1,5 @@
 // Type-checked in `make test` with `tsc --strict --noEmit`.
-import { Client, ZkError, type ElectionEvent } from 'zkrecipes'
+import { Client, ZkError, type ElectionEvent, type LatchEvent, type LatchParticipant } from 'zkrecipes'
 
 async function main(connect: string): Promise<void> {
   const client = await Client.connect(connect, { sessionTimeoutMs: 10_000, identity: 'worker-1' })
@@ -30,6 +30,26 @@ async function main(connect: string): Promise<void> {
   await election.start()
   await election.awaitLeadership({ timeoutMs: 5_000 })
   await election.stop()
+
+  {
+    await using latch = client.leaderLatch('/examples/latch', { id: 'worker-1' })
+    latch.on('event', (event: LatchEvent) => console.log('latch', event.type))
+    latch.on('not_leader', (event) => console.log('stepped down', event.reason?.code))
+    await latch.start()
+    const fencing: bigint | null = await latch.awaitLeadership({ timeoutMs: 5_000 })
+    const leader: LatchParticipant | null = await latch.leader()
+    console.log('latch token', fencing, 'leader', leader?.id)
+  }
+
+  const gate = client.barrier('/examples/gate')
+  await gate.set()
+  await gate.remove()
+  const released: boolean = await gate.wait({ timeoutMs: 5_000 })
+  const round = client.doubleBarrier('/examples/round', 1)
+  if (await round.enter({ timeoutMs: 5_000 })) {
+    console.log('released', released, 'members', await round.members())
+    await round.leave({ timeoutMs: 5_000 })
+  }
 
   await client.close()
 }

@@ -2,9 +2,11 @@
 //! arguments, results, errors and events. `node/index.js` wraps them in the
 //! public API (EventEmitter, `ZkError`, `Symbol.asyncDispose`).
 
+pub mod barrier;
 pub mod client;
 pub mod election;
 pub mod errors;
+pub mod latch;
 pub mod listener;
 pub mod lock;
 pub mod queue;
@@ -32,17 +34,19 @@ pub struct Names {
     pub error_codes: Vec<String>,
     pub lock_events: Vec<String>,
     pub election_events: Vec<String>,
+    pub latch_events: Vec<String>,
     pub connection_states: Vec<String>,
 }
 
 #[napi_derive::napi]
 pub fn names() -> Names {
     use zkrecipes::ffi::Event;
-    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LockEvent};
+    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
     Names {
         error_codes: ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect(),
         lock_events: owned(&LockEvent::names()),
         election_events: owned(&ElectionEvent::names()),
+        latch_events: owned(&LatchEvent::names()),
         connection_states: owned(&ConnectionState::names()),
     }
 }
