@@ -176,6 +176,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         std::process::id(),
         nanos() % 1_000_000
     );
+    let shape = Shape::of(seed, plan);
     let logs = zk_harness::workspace_root()
         .join("target/torture-logs")
         .join(format!("seed-{seed}"));
@@ -188,6 +189,8 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         servers: cluster.servers.clone(),
         chroot: cluster.chroot.clone(),
         java_jar: plan.java_jar.clone(),
+        sem_leases: shape.sem_leases,
+        dbarrier_members: shape.dbarrier_members,
     };
     let workers = match Workers::start(spec, plan.processes, history.clone()) {
         Ok(workers) => workers,
@@ -248,6 +251,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         failed_exits,
         consumers: plan.processes * crate::ops::queue::CONSUMERS,
         work,
+        sem_leases: shape.sem_leases,
     };
     let checks = checks::judge(&records, &facts);
     let pass = report::report(
@@ -272,6 +276,31 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         }
     }
     pass
+}
+
+/// What the Rust workers of a seed agree on without talking: the semaphore's
+/// `max_leases` (2 or 3) and the double barrier's `member_count` (2 up to the
+/// number of Rust workers; 1 if there is only one). Drawn from a generator of
+/// its own, so that the fault schedule does not depend on it.
+struct Shape {
+    sem_leases: u32,
+    dbarrier_members: u32,
+}
+
+impl Shape {
+    fn of(seed: u64, plan: &Plan) -> Shape {
+        let mut rng = fastrand::Rng::with_seed(seed ^ 0x5e3a_f0c1_d2b4_9e77);
+        let rust = plan.processes - usize::from(plan.java_jar.is_some() && plan.processes > 0);
+        let rust = u32::try_from(rust).unwrap_or(u32::MAX);
+        Shape {
+            sem_leases: rng.u32(2..=3),
+            dbarrier_members: if rust >= 2 {
+                rng.u32(2..=rust.min(3))
+            } else {
+                1
+            },
+        }
+    }
 }
 
 /// Waits until every first-generation worker said READY (a fault-free start).

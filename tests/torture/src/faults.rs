@@ -136,6 +136,7 @@ impl Faults {
                 proxies(&|p| p.set_blackhole(false));
             }
             Kind::Pause if rng.u8(..3) == 0 => self.freeze_a_holder(rng, CatchAt::Job).await,
+            Kind::Pause if rng.u8(..4) == 0 => self.freeze_a_holder(rng, CatchAt::Lease).await,
             Kind::Pause if rng.bool() => {
                 let at = if rng.bool() {
                     CatchAt::End
@@ -166,10 +167,10 @@ impl Faults {
     }
 
     /// SIGSTOPs the next worker to begin (or to end: then its release is the
-    /// first thing it does on waking) an exclusive critical section, or to
-    /// get a job, for longer than its session: the server expires it and
-    /// hands the lock (the job) on, and the worker must learn of the loss
-    /// once it runs again.
+    /// first thing it does on waking) an exclusive critical section, to begin
+    /// one under a semaphore lease, or to get a job, for longer than its
+    /// session: the server expires it and hands the lock (the lease, the job)
+    /// on, and the worker must learn of the loss once it runs again.
     async fn freeze_a_holder(&self, rng: &mut Rng, at: CatchAt) {
         let caught = self.history.catch_next(at);
         match tokio::time::timeout(Duration::from_secs(3), caught).await {

@@ -73,6 +73,7 @@ fn main() {
                 resource: get("resource"),
                 root: get("root"),
                 session: Duration::from_millis(number(&get("session-ms"))),
+                sem_leases: flags.get("sem-leases").map_or(2, |n| number(n) as u32),
             })
         }
         _ => usage(),

@@ -42,7 +42,9 @@ pub fn report(
         .map(|(_, v)| v)
         .sum();
     // A Java worker counts its operations under `op.java.<group>.<op>`.
-    for group in ["lock", "rw", "queue", "work", "election", "java"] {
+    for group in [
+        "lock", "rw", "queue", "work", "election", "sem", "latch", "barrier", "dbarrier", "java",
+    ] {
         let prefix = format!("op.{group}.");
         let line = joined(
             stats

@@ -5,14 +5,19 @@
 //! which the driver records the lines is therefore a true global order (a
 //! holder's `END` is recorded before its release lets the next `BEGIN` start).
 //! Like a storage service that defends itself, the resource refuses a `BEGIN`
-//! whose fencing token is older than one it has already seen (`STALE`).
+//! whose fencing token is older than one it has already seen (`STALE`). A
+//! semaphore's leases overlap by design, so there a newer token does not make
+//! an older one stale: the resource refuses only a lease token another worker
+//! already wrote under (one lease node, one holder); the count is judged by
+//! `sem-max-leases`.
+//!
 //!
 //! Protocol (worker → driver; answer `OK` unless said otherwise):
 //!
 //! ```text
 //! HELLO|READY <w> <pid>            BYE <w> k=v...              (statistics)
-//! [R|W]BEGIN <w> <token> -> OK|STALE   [R|W]END <w> <token>   [R|W]ABORT <w> <token>
-//! WAITING <w> | WAITED <w>          (around a blocking acquire of the exclusive lock)
+//! [R|W|S]BEGIN <w> <token> -> OK|STALE   [R|W|S]END <w> <token>   [R|W|S]ABORT <w> <token>
+//! [S]WAITING <w> | [S]WAITED <w>    (around a blocking acquire of the exclusive lock, the semaphore)
 //! OFFER <id> <seq> | OFFERFAIL <id>
 //! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
 //! LEADER <w> on|off | ELECT <w> start|stop
@@ -37,6 +42,8 @@ pub enum Sec {
     Excl,
     Read,
     Write,
+    /// A semaphore lease.
+    Sem,
 }
 
 impl Sec {
@@ -45,6 +52,7 @@ impl Sec {
             Sec::Excl => "",
             Sec::Read => "R",
             Sec::Write => "W",
+            Sec::Sem => "S",
         }
     }
 }
@@ -70,10 +78,13 @@ pub enum Ev {
         w: String,
         token: i64,
     },
+    /// Around a blocking acquire: of the exclusive lock (`Excl`) or the semaphore (`Sem`).
     Waiting {
+        sec: Sec,
         w: String,
     },
     Waited {
+        sec: Sec,
         w: String,
     },
     Offer {
@@ -189,6 +200,8 @@ struct Fences {
     excl: Option<(i64, String)>,
     rw_write: Option<(i64, String)>,
     rw_any: i64,
+    /// Every lease token written under, with the worker that did.
+    sem: std::collections::HashMap<i64, String>,
 }
 
 /// A fault waiting for the next holder of the exclusive lock (or of a job):
@@ -206,6 +219,8 @@ pub enum CatchAt {
     End,
     /// A `WQGOT`: frozen while it holds a job.
     Job,
+    /// An `SBEGIN`: frozen inside a section under a semaphore lease.
+    Lease,
 }
 
 #[derive(Default)]
@@ -309,6 +324,12 @@ impl History {
                 sec: Sec::Excl, w, ..
             } => Some((w.clone(), CatchAt::End)),
             Ev::WqGot { w, .. } => Some((w.clone(), CatchAt::Job)),
+            Ev::Begin {
+                sec: Sec::Sem,
+                w,
+                stale: false,
+                ..
+            } => Some((w.clone(), CatchAt::Lease)),
             _ => None,
         };
         if let Some((w, at)) = holder {
@@ -334,7 +355,7 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
     let ok = |ev| Some((ev, "OK"));
     let (cmd, rest) = words.split_first()?;
     let section = |name: &str| -> Option<(Sec, &'static str)> {
-        for sec in [Sec::Excl, Sec::Read, Sec::Write] {
+        for sec in [Sec::Excl, Sec::Read, Sec::Write, Sec::Sem] {
             for (what, tag) in [("BEGIN", "B"), ("END", "E"), ("ABORT", "E")] {
                 if name == format!("{}{what}", sec.prefix()) {
                     return Some((sec, tag));
@@ -371,8 +392,22 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
                 .collect();
             ok(Ev::Bye { w: s(1)?, stats })
         }
-        "WAITING" => ok(Ev::Waiting { w: s(1)? }),
-        "WAITED" => ok(Ev::Waited { w: s(1)? }),
+        "WAITING" | "SWAITING" => ok(Ev::Waiting {
+            sec: if *cmd == "WAITING" {
+                Sec::Excl
+            } else {
+                Sec::Sem
+            },
+            w: s(1)?,
+        }),
+        "WAITED" | "SWAITED" => ok(Ev::Waited {
+            sec: if *cmd == "WAITED" {
+                Sec::Excl
+            } else {
+                Sec::Sem
+            },
+            w: s(1)?,
+        }),
         "OFFER" => ok(Ev::Offer {
             id: s(1)?,
             seq: n(2)?,
@@ -477,6 +512,14 @@ impl Fences {
                     self.rw_any = self.rw_any.max(token);
                 }
                 stale
+            }
+            // Leases overlap: only a token another worker wrote under is refused.
+            Sec::Sem => {
+                self.sem
+                    .entry(token)
+                    .or_insert_with(|| w.to_string())
+                    .as_str()
+                    != w
             }
         }
     }

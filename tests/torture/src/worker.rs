@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use zkrecipes::{
     Client, ClientOptions, DistributedQueue, Error, ErrorCode, Lock, Owner, ReadWriteLock,
-    WriteLock,
+    Semaphore, WriteLock,
 };
 
 use crate::ops;
@@ -34,6 +34,8 @@ pub struct Args {
     pub resource: String,
     pub root: String,
     pub session: Duration,
+    /// The semaphore's `max_leases`, the same in every worker of the seed.
+    pub sem_leases: u32,
 }
 
 /// What every task of the worker shares.
@@ -227,7 +229,7 @@ async fn run(args: Args) -> i32 {
         pauses: Default::default(),
         sessions_lost: AtomicU64::new(0),
     };
-    let shared = Shared::new(&ctx).unwrap_or_else(|err| {
+    let shared = Shared::new(&ctx, args.sem_leases).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the recipe objects: {err}", ctx.name);
         std::process::exit(4)
     });
@@ -241,6 +243,7 @@ async fn run(args: Args) -> i32 {
         ops::listen_lock(ctx.clone(), shared.lock.clone(), "lock"),
         ops::listen_lock(ctx.clone(), shared.rw.read_lock().clone(), "read"),
         ops::listen_lock(ctx.clone(), shared.rw.write_lock().clone(), "write"),
+        ops::semaphore::listen(ctx.clone(), shared.sem.clone(), "sem"),
     ];
     link.ask(format!("READY {} {}", args.name, std::process::id()))
         .await;
@@ -278,12 +281,22 @@ async fn run(args: Args) -> i32 {
     }
     tasks.spawn(ops::work_queue::produce(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::election::run(ctx.clone(), rng.u64(..)));
+    for task in 0..ops::semaphore::TASKS {
+        let seed = rng.u64(..);
+        tasks.spawn(ops::semaphore::run(
+            ctx.clone(),
+            task,
+            seed,
+            shared.sem.clone(),
+        ));
+    }
     while tasks.join_next().await.is_some() {}
     // Every hold was released or dropped: no object may still report one.
     tokio::join!(
         ops::lock::expect_no_holds(&ctx, &shared.lock, "shared lock"),
         ops::lock::expect_no_holds(&ctx, shared.rw.read_lock(), "shared rw read"),
         ops::lock::expect_no_holds(&ctx, shared.rw.write_lock(), "shared rw write"),
+        ops::semaphore::expect_no_leases(&ctx, &shared.sem, "shared sem"),
     );
     for listener in listeners {
         listener.abort();
@@ -331,14 +344,16 @@ struct Shared {
     lock: Lock,
     rw: ReadWriteLock,
     queue: DistributedQueue,
+    sem: Semaphore,
 }
 
 impl Shared {
-    fn new(ctx: &Ctx) -> zkrecipes::Result<Shared> {
+    fn new(ctx: &Ctx, sem_leases: u32) -> zkrecipes::Result<Shared> {
         Ok(Shared {
             lock: WriteLock::new(&ctx.client, &ctx.dir("lock"))?,
             rw: ReadWriteLock::new(&ctx.client, &ctx.dir("rw"))?,
             queue: DistributedQueue::new(&ctx.client, &ctx.dir("queue"))?,
+            sem: ops::semaphore::open(ctx, sem_leases)?,
         })
     }
 }

@@ -30,6 +30,9 @@ pub struct Spec {
     pub chroot: String,
     /// The zkrecipes JAR of the Java worker slot, if any.
     pub java_jar: Option<PathBuf>,
+    /// The semaphore's `max_leases` and the double barrier's `member_count` (Rust workers).
+    pub sem_leases: u32,
+    pub dbarrier_members: u32,
 }
 
 impl Spec {
@@ -148,6 +151,8 @@ impl Workers {
             .args(["--resource", &spec.resource])
             .args(["--root", &spec.root])
             .args(["--session-ms", &spec.session.as_millis().to_string()])
+            .args(["--sem-leases", &spec.sem_leases.to_string()])
+            .args(["--dbarrier-members", &spec.dbarrier_members.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(log)

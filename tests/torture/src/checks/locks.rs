@@ -6,13 +6,77 @@ use std::time::{Duration, Instant};
 use super::{Check, Facts, Timeline};
 use crate::resource::{Ev, Record, Sec};
 
-struct Section {
-    sec: Sec,
-    w: String,
-    token: i64,
-    begin: Instant,
+pub(super) struct Section {
+    pub sec: Sec,
+    pub w: String,
+    pub token: i64,
+    pub begin: Instant,
     /// The END, or the moment its worker was cut off, whichever came first.
-    end: Instant,
+    pub end: Instant,
+}
+
+/// A `BEGIN` the resource refused (`STALE`).
+pub(super) struct Refused {
+    pub t: Instant,
+    pub w: String,
+    pub sec: Sec,
+    pub token: i64,
+    /// Its worker had just been resumed from a pause.
+    pub resumed: bool,
+}
+
+/// The sections of `secs` whose `BEGIN` the resource accepted, sorted by
+/// their begin, each cut short where its worker was told SUSPENDED/LOST,
+/// paused or killed; and the refused begins.
+pub(super) fn sections(
+    records: &[Record],
+    timeline: &Timeline,
+    facts: &Facts,
+    secs: &[Sec],
+) -> (Vec<Section>, Vec<Refused>) {
+    let mut open: HashMap<(String, i64), (Sec, Instant)> = HashMap::new();
+    let mut sections = Vec::new();
+    let mut stale = Vec::new();
+    let close = |w: &str, token: i64, sec: Sec, begin: Instant, end: Instant| Section {
+        sec,
+        w: w.to_string(),
+        token,
+        begin,
+        end: timeline.cut_after(w, begin).map_or(end, |cut| cut.min(end)),
+    };
+    for r in records {
+        match &r.ev {
+            Ev::Begin {
+                sec,
+                w,
+                token,
+                stale: refused,
+            } if secs.contains(sec) => {
+                if !*refused {
+                    open.insert((w.clone(), *token), (*sec, r.t));
+                } else {
+                    stale.push(Refused {
+                        t: r.t,
+                        w: w.clone(),
+                        sec: *sec,
+                        token: *token,
+                        resumed: timeline.just_resumed(w, r.t),
+                    });
+                }
+            }
+            Ev::End { sec, w, token } if secs.contains(sec) => {
+                if let Some((sec, begin)) = open.remove(&(w.clone(), *token)) {
+                    sections.push(close(w, *token, sec, begin, r.t));
+                }
+            }
+            _ => {}
+        }
+    }
+    for ((w, token), (sec, begin)) in open {
+        sections.push(close(&w, token, sec, begin, facts.end));
+    }
+    sections.sort_by_key(|s| s.begin);
+    (sections, stale)
 }
 
 /// No two sections overlap (on the read/write lock: no write section
@@ -28,48 +92,21 @@ pub fn exclusion(
     secs: &[Sec],
 ) -> Check {
     let mut problems = Vec::new();
-    let mut open: HashMap<(String, i64), (Sec, Instant)> = HashMap::new();
-    let mut sections = Vec::new();
     let mut excused_stale = 0;
-    let close = |w: &str, token: i64, sec: Sec, begin: Instant, end: Instant| Section {
-        sec,
-        w: w.to_string(),
-        token,
-        begin,
-        end: timeline.cut_after(w, begin).map_or(end, |cut| cut.min(end)),
-    };
-    for r in records {
-        match &r.ev {
-            Ev::Begin {
-                sec,
-                w,
-                token,
-                stale,
-            } if secs.contains(sec) => {
-                if !*stale {
-                    open.insert((w.clone(), *token), (*sec, r.t));
-                } else if timeline.just_resumed(w, r.t) {
-                    excused_stale += 1;
-                } else {
-                    problems.push(format!(
-                        "{} {w}: {}BEGIN with stale fencing token {token}",
-                        facts.at(r.t),
-                        sec.prefix()
-                    ));
-                }
-            }
-            Ev::End { sec, w, token } if secs.contains(sec) => {
-                if let Some((sec, begin)) = open.remove(&(w.clone(), *token)) {
-                    sections.push(close(w, *token, sec, begin, r.t));
-                }
-            }
-            _ => {}
+    let (sections, stale) = sections(records, timeline, facts, secs);
+    for r in stale {
+        if r.resumed {
+            excused_stale += 1;
+        } else {
+            problems.push(format!(
+                "{} {}: {}BEGIN with stale fencing token {}",
+                facts.at(r.t),
+                r.w,
+                r.sec.prefix(),
+                r.token
+            ));
         }
     }
-    for ((w, token), (sec, begin)) in open {
-        sections.push(close(&w, token, sec, begin, facts.end));
-    }
-    sections.sort_by_key(|s| s.begin);
     let mut active: Vec<&Section> = Vec::new();
     let mut overlaps = 0;
     for s in &sections {
@@ -104,10 +141,11 @@ pub fn exclusion(
     Check::new(name, problems, summary)
 }
 
-/// While a task waits in a blocking `acquire()`, the exclusive lock is
-/// never idle (no `BEGIN`) for longer than `liveness_limit`, not
-/// counting fault windows (the clock restarts when a fault ends).
-pub fn liveness(records: &[Record], facts: &Facts) -> Check {
+/// While a task waits in a blocking `acquire()`, the exclusive lock (or the
+/// semaphore: `sec`) is never idle (no `BEGIN`) for longer than
+/// `liveness_limit`, not counting fault windows (the clock restarts when a
+/// fault ends).
+pub fn liveness(records: &[Record], facts: &Facts, sec: Sec, name: &'static str) -> Check {
     let limit = super::liveness_limit(facts.session);
     let mut waiters: HashMap<String, u32> = HashMap::new();
     let mut total = 0u32;
@@ -133,11 +171,11 @@ pub fn liveness(records: &[Record], facts: &Facts) -> Check {
         look(r.t, total, faults, idle_since);
         match &r.ev {
             Ev::Begin {
-                sec: crate::resource::Sec::Excl,
+                sec: begun,
                 stale: false,
                 ..
-            } => idle_since = r.t,
-            Ev::Waiting { w } => {
+            } if *begun == sec => idle_since = r.t,
+            Ev::Waiting { sec: waits_for, w } if *waits_for == sec => {
                 waits += 1;
                 *waiters.entry(w.clone()).or_insert(0) += 1;
                 total += 1;
@@ -145,7 +183,7 @@ pub fn liveness(records: &[Record], facts: &Facts) -> Check {
                     idle_since = idle_since.max(r.t);
                 }
             }
-            Ev::Waited { w } => {
+            Ev::Waited { sec: waited, w } if *waited == sec => {
                 if let Some(n) = waiters.get_mut(w).filter(|n| **n > 0) {
                     *n -= 1;
                     total -= 1;
@@ -168,7 +206,8 @@ pub fn liveness(records: &[Record], facts: &Facts) -> Check {
         .iter()
         .map(|(since, gap)| {
             format!(
-                "no BEGIN for {:.1}s from {} while a task waited in acquire() and no fault was under way",
+                "no {}BEGIN for {:.1}s from {} while a task waited in acquire() and no fault was under way",
+                sec.prefix(),
                 gap.as_secs_f64(),
                 facts.at(*since)
             )
@@ -179,5 +218,5 @@ pub fn liveness(records: &[Record], facts: &Facts) -> Check {
         worst.as_secs_f64(),
         limit.as_secs_f64()
     );
-    Check::new("lock-liveness", problems, summary)
+    Check::new(name, problems, summary)
 }

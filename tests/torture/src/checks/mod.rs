@@ -3,6 +3,7 @@
 mod election;
 mod locks;
 mod queue;
+mod semaphore;
 mod timeline;
 mod work_queue;
 
@@ -38,6 +39,8 @@ pub struct Facts {
     pub consumers: usize,
     /// The work queue as the driver read it at the end.
     pub work: Result<crate::sweep::WorkState, String>,
+    /// The semaphore's `max_leases`.
+    pub sem_leases: u32,
 }
 
 impl Facts {
@@ -80,7 +83,7 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
             "rw-exclusion",
             &[Sec::Read, Sec::Write],
         ),
-        locks::liveness(records, facts),
+        locks::liveness(records, facts, Sec::Excl, "lock-liveness"),
         queue::exactly_once(records, facts),
         queue::order(records, facts),
         work_queue::settled_once(records, facts),
@@ -90,6 +93,8 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         work_queue::order(records, facts),
         election::single_leader(records, &timeline, facts),
         election::failover(records, &timeline, facts),
+        semaphore::max_leases(records, &timeline, facts),
+        locks::liveness(records, facts, Sec::Sem, "sem-liveness"),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),

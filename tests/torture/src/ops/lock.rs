@@ -8,7 +8,9 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{Lock, Wait, WriteLock};
 
-use super::{breathe, cancel_after, critical, listen_lock, pick, timeout, told_of_a_pause, Held};
+use super::{
+    breathe, cancel_after, critical, listen_lock, pick, timeout, told_of_a_pause, Held, Holding,
+};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
 use zkrecipes::ffi::OwnedLock;

@@ -5,6 +5,7 @@ pub mod election;
 pub mod lock;
 pub mod queue;
 pub mod rw;
+pub mod semaphore;
 pub mod work_queue;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,21 +76,40 @@ pub enum Held {
     },
 }
 
-impl Held {
-    pub fn token(&self) -> i64 {
+/// Whatever a critical section is written under: a lock hold, a semaphore lease.
+pub trait Holding {
+    fn token(&self) -> i64;
+    /// Whether the recipe still reports the hold (not lost, not released).
+    fn still_held(&self) -> bool;
+}
+
+impl Holding for Held {
+    fn token(&self) -> i64 {
         match self {
             Held::Guard(g) => g.fencing_token(),
             Held::Owned { token, .. } => *token,
         }
     }
 
-    pub fn still_held(&self) -> bool {
+    fn still_held(&self) -> bool {
         match self {
             Held::Guard(g) => g.is_held(),
             Held::Owned { lock, owner, .. } => lock.is_held_by(*owner),
         }
     }
+}
 
+impl Holding for zkrecipes::Lease {
+    fn token(&self) -> i64 {
+        self.fencing_token()
+    }
+
+    fn still_held(&self) -> bool {
+        self.is_held()
+    }
+}
+
+impl Held {
     /// Releases every hold count: confirmed, dropped (background), or
     /// abandoned half-way (a dropped release future) — all must end the hold.
     pub async fn release(self, ctx: &Ctx, rng: &mut Rng, what: &str) {
@@ -146,7 +166,22 @@ impl Held {
 /// recipe said SUSPENDED or LOST, the connection is down, or the hold is
 /// gone; a `STALE` answer ends the hold's writing too.
 pub async fn critical(ctx: &Ctx, link: &mut Link, sec: Sec, held: &Held, rng: &mut Rng) {
-    sections(ctx, link, sec, held, rng, ctx.epoch()).await;
+    sections(ctx, link, sec, &[held], rng, ctx.epoch()).await;
+}
+
+/// Sections under several holds at once (a semaphore's leases): each round
+/// begins one section per hold, then ends them all, so that every hold is in
+/// force at the resource at the same time. The rules of `critical` apply.
+pub async fn critical_all<H: Holding>(
+    ctx: &Ctx,
+    link: &mut Link,
+    sec: Sec,
+    holds: &[H],
+    rng: &mut Rng,
+    epoch: u64,
+) {
+    let holds: Vec<&H> = holds.iter().collect();
+    sections(ctx, link, sec, &holds, rng, epoch).await;
 }
 
 /// A hold whose holder was frozen for well past its session (the server
@@ -179,28 +214,53 @@ pub async fn told_of_a_pause(
     }
 }
 
-async fn sections(ctx: &Ctx, link: &mut Link, sec: Sec, held: &Held, rng: &mut Rng, epoch: u64) {
+async fn sections<H: Holding>(
+    ctx: &Ctx,
+    link: &mut Link,
+    sec: Sec,
+    holds: &[&H],
+    rng: &mut Rng,
+    epoch: u64,
+) {
     let p = sec.prefix();
-    let token = held.token();
     let sections = if rng.u8(..8) == 0 { rng.u32(2..5) } else { 1 };
     for n in 0..sections {
-        if !ctx.steady(epoch) || !held.still_held() {
-            ctx.stats.bump("sections.given_up");
+        // The holds whose section began (a STALE answer ends that hold's writing).
+        let mut begun = Vec::with_capacity(holds.len());
+        let mut stale = false;
+        for held in holds {
+            if !ctx.steady(epoch) || !held.still_held() {
+                ctx.stats.bump("sections.given_up");
+                break;
+            }
+            let token = held.token();
+            let answer = link.ask(format!("{p}BEGIN {} {token}", ctx.name)).await;
+            if answer == "STALE" {
+                ctx.stats.bump("sections.stale");
+                stale = true;
+                break;
+            }
+            begun.push(*held);
+        }
+        if !begun.is_empty() {
+            tokio::time::sleep(Duration::from_micros(rng.u64(0..5000))).await;
+        }
+        let mut aborted = false;
+        for held in &begun {
+            let token = held.token();
+            // Once one hold is found lost, every open section of this round stops.
+            if aborted || !ctx.steady(epoch) || !held.still_held() {
+                link.ask(format!("{p}ABORT {} {token}", ctx.name)).await;
+                ctx.stats.bump("sections.aborted");
+                aborted = true;
+                continue;
+            }
+            link.ask(format!("{p}END {} {token}", ctx.name)).await;
+            ctx.stats.bump("sections");
+        }
+        if aborted || stale || begun.len() < holds.len() {
             return;
         }
-        let answer = link.ask(format!("{p}BEGIN {} {token}", ctx.name)).await;
-        if answer == "STALE" {
-            ctx.stats.bump("sections.stale");
-            return;
-        }
-        tokio::time::sleep(Duration::from_micros(rng.u64(0..5000))).await;
-        if !ctx.steady(epoch) || !held.still_held() {
-            link.ask(format!("{p}ABORT {} {token}", ctx.name)).await;
-            ctx.stats.bump("sections.aborted");
-            return;
-        }
-        link.ask(format!("{p}END {} {token}", ctx.name)).await;
-        ctx.stats.bump("sections");
         if n + 1 < sections {
             tokio::time::sleep(Duration::from_millis(rng.u64(0..40))).await;
         }

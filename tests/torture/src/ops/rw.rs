@@ -8,7 +8,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{ErrorCode, Lock, ReadWriteLock, Wait};
 
-use super::{breathe, cancel_after, critical, pick, timeout, Held};
+use super::{breathe, cancel_after, critical, pick, timeout, Held, Holding};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
 use zkrecipes::ffi::OwnedLock;
