@@ -203,3 +203,41 @@ async fn two_callers_on_one_member_take_turns_and_a_timed_out_one_withdraws_noth
     let (left, other_left) = tokio::join!(shared.leave(LONG), other.leave(LONG));
     assert!(left.unwrap() && other_left.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_leave_by_an_outsider_never_closes_the_barrier_on_a_member_inside() {
+    let path = unique("double-outsider");
+    let (a, b, c) = (client().await, client().await, client().await);
+    let first = DoubleBarrier::new(&a, &path, 2).unwrap();
+    let second = DoubleBarrier::new(&b, &path, 2).unwrap();
+    let (entered, other) = tokio::join!(first.enter(LONG), second.enter(LONG));
+    assert!(entered.unwrap() && other.unwrap());
+    // The higher member (`two`) leaves at once while the lowest (`one`) is still inside; an
+    // object that never entered leaves too.
+    let lowest = first.members().await.unwrap()[0].clone();
+    let (one, two) = if first.node_path().ends_with(&lowest) {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    let leaving = {
+        let two = two.clone();
+        tokio::spawn(async move { two.leave(LONG).await })
+    };
+    let outsider = DoubleBarrier::new(&c, &path, 2).unwrap();
+    eventually("two is out", Duration::from_secs(20), || async {
+        one.members().await.unwrap().len() == 1
+    })
+    .await;
+    assert!(outsider.leave(Wait::No).await.unwrap());
+    assert!(
+        one.is_ready().await.unwrap(),
+        "ready stays while a member is inside"
+    );
+    assert!(one.leave(LONG).await.unwrap());
+    assert!(leaving.await.unwrap().unwrap());
+    assert!(
+        !one.is_ready().await.unwrap(),
+        "the last to leave deleted ready"
+    );
+}

@@ -90,7 +90,15 @@ async fn the_lifecycle_answers_with_typed_errors() {
     let err = latch.await_leadership(Wait::No).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(err.message().contains("start"), "{err}");
-    latch.start().await.unwrap();
+    // Two callers: the second returns once the first one's join put the node in line.
+    let (first, second) = (latch.start(), latch.start());
+    second.await.unwrap();
+    assert_eq!(
+        children(server().connect_string(), &path).await.len(),
+        1,
+        "in line when the second start returned"
+    );
+    first.await.unwrap();
     latch.start().await.unwrap();
     assert!(latch.is_started());
     assert_eq!(
@@ -131,6 +139,10 @@ async fn a_waiter_closed_while_waiting_and_a_dropped_latch_leave_nothing() {
     waiter.close().await.unwrap();
     let err = blocked.await.unwrap().unwrap_err();
     assert_eq!(err.code(), ErrorCode::Closed, "{err}");
+    assert!(
+        err.message().contains("latch was closed"),
+        "not the client: {err}"
+    );
     assert_eq!(children(server().connect_string(), &path).await.len(), 1);
     let dropped = LeaderLatch::new(&b, &path, "dropped").unwrap();
     dropped.start().await.unwrap();

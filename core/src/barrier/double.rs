@@ -14,7 +14,7 @@
 //!   member's node (CURATOR-318 left it behind, so later rounds counted a ghost).
 //! - `leave` is Curator's: the lowest member waits for the highest, every other deletes its
 //!   own node and waits for the lowest; `true` once at most one member is left and ours is
-//!   gone; the last to leave deletes `ready`. Members are ordered by name (ASCII), as Curator
+//!   gone; the last to leave deletes `ready` (never a member while another is still in). Members are ordered by name (ASCII), as Curator
 //!   and kazoo order them.
 //! - One object is one member: its `enter`s and `leave`s run one at a time (a second caller
 //!   waits for its turn within its own deadline). A `leave` without an `enter` waits until at
@@ -238,6 +238,11 @@ impl Core {
             if members.len() <= 1 {
                 if at.is_some() {
                     self.delete_member().await?;
+                }
+                if members.len() == 1 && at.is_none() {
+                    // The last member left is another's: it deletes `ready` when it goes
+                    // (deleting it here would close the barrier on a member still inside).
+                    return Ok(true);
                 }
                 break;
             }

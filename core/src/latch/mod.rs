@@ -25,9 +25,10 @@
 //! - Listeners may call back into the latch: events are delivered from a channel, never under
 //!   a lock of ours.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use crate::client::Client;
@@ -84,10 +85,12 @@ pub(crate) struct LatchCore {
 
 enum Phase {
     Latent,
-    /// Participating until `stop` is sent; `done` ends with the participation.
+    /// Participating until `stop` is sent; `done` ends with the participation; `joined` is
+    /// the answer of the first join (every caller of `start` waits for it).
     Started {
         stop: watch::Sender<bool>,
         done: watch::Receiver<bool>,
+        joined: watch::Receiver<Option<Result<()>>>,
     },
     Closed,
 }
@@ -126,28 +129,37 @@ impl LeaderLatch {
         &self.core.id
     }
 
-    /// Takes part: returns once our node is in line (leading or not). Starting a started
-    /// latch does nothing; a closed one answers `CLOSED`.
-    pub async fn start(&self) -> Result<()> {
+    /// Takes part: returns once our node is in line (leading or not), also for a second caller
+    /// while the first one's join is on its way. Starting a started latch does nothing more; a
+    /// closed one answers `CLOSED`. The start happens when this is called, not when the future
+    /// is first polled.
+    pub fn start(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let started = self.core.start();
-        let joined = match started {
-            Ok(Some(joined)) => joined,
-            Ok(None) => return Ok(()),
-            Err(err) => return Err(self.core.about(err)),
-        };
-        match joined.await {
-            Ok(result) => result.map_err(|err| self.core.about(err)),
-            Err(_) => Err(self.core.about(Error::closed())),
+        let core = self.core.clone();
+        async move {
+            let mut joined = started.map_err(|err| core.about(err))?;
+            let answer = match joined.wait_for(Option::is_some).await {
+                Ok(answer) => answer.clone(),
+                Err(_) => None,
+            };
+            match answer {
+                Some(result) => result.map_err(|err| core.about(err)),
+                None => Err(core.about(core.closed_error())),
+            }
         }
     }
 
     /// Leaves: the node is withdrawn and leadership, if held, ends with `NOT_LEADER`.
-    /// Idempotent; the latch cannot be started again.
-    pub async fn close(&self) -> Result<()> {
-        if let Some(mut done) = self.core.close_now() {
-            let _ = done.wait_for(|done| *done).await;
+    /// Idempotent; the latch cannot be started again. The close happens when this is called;
+    /// the future waits until the node is withdrawn.
+    pub fn close(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let done = self.core.close_now();
+        async move {
+            if let Some(mut done) = done {
+                let _ = done.wait_for(|done| *done).await;
+            }
+            Ok(())
         }
-        Ok(())
     }
 
     /// Whether this participant leads now: its node is first and held in its current session.
@@ -222,12 +234,12 @@ impl LatchCore {
         self.leadership.borrow().is_some() && self.lock.is_held_by(self.owner)
     }
 
-    /// Starts the participation: `None` if it already runs, else what its first join answers.
-    fn start(self: &Arc<Self>) -> Result<Option<oneshot::Receiver<Result<()>>>> {
+    /// Starts the participation if it does not run yet: what its first join answers.
+    fn start(self: &Arc<Self>) -> Result<watch::Receiver<Option<Result<()>>>> {
         self.client.zk()?;
         let mut phase = self.phase.lock().unwrap();
-        match *phase {
-            Phase::Started { .. } => return Ok(None),
+        match &*phase {
+            Phase::Started { joined, .. } => return Ok(joined.clone()),
             Phase::Closed => {
                 return Err(Error::new(
                     ErrorCode::Closed,
@@ -238,22 +250,35 @@ impl LatchCore {
         }
         let (stop, stopped) = watch::channel(false);
         let (finished, done) = watch::channel(false);
-        let (joined, answer) = oneshot::channel();
-        *phase = Phase::Started { stop, done };
+        let (joined, answer) = watch::channel(None);
+        *phase = Phase::Started {
+            stop,
+            done,
+            joined: answer.clone(),
+        };
         drop(phase);
         let core = self.clone();
         runtime::handle().spawn(async move {
             core.participate(stopped, joined).await;
             finished.send_replace(true);
         });
-        Ok(Some(answer))
+        Ok(answer)
+    }
+
+    /// `CLOSED` as the latch's: its own close, or its client's.
+    fn closed_error(&self) -> Error {
+        if self.client.is_closed() {
+            Error::closed()
+        } else {
+            Error::new(ErrorCode::Closed, "the latch was closed")
+        }
     }
 
     /// Marks the latch closed and tells the participation to end: its end, if it ran.
     fn close_now(&self) -> Option<watch::Receiver<bool>> {
         let mut phase = self.phase.lock().unwrap();
         match std::mem::replace(&mut *phase, Phase::Closed) {
-            Phase::Started { stop, done } => {
+            Phase::Started { stop, done, .. } => {
                 stop.send_replace(true);
                 Some(done)
             }
@@ -276,7 +301,7 @@ impl LatchCore {
                     "the latch is not started: start() it first",
                 ))
             }
-            Phase::Closed => return Err(Error::closed()),
+            Phase::Closed => return Err(self.closed_error()),
             Phase::Started { done, .. } => done.clone(),
         };
         let mut leadership = self.leadership.subscribe();
@@ -291,10 +316,10 @@ impl LatchCore {
                 tokio::select! {
                     changed = leadership.changed() => {
                         if changed.is_err() {
-                            return Err(Error::closed());
+                            return Err(self.closed_error());
                         }
                     }
-                    _ = done.wait_for(|done| *done) => return Err(Error::closed()),
+                    _ = done.wait_for(|done| *done) => return Err(self.closed_error()),
                 }
             }
         };

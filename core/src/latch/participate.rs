@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast::{self, error::RecvError};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
 use super::{LatchCore, LatchEvent};
 use crate::backoff::Backoff;
@@ -24,9 +24,8 @@ impl LatchCore {
     pub(super) async fn participate(
         self: &Arc<Self>,
         mut stopped: watch::Receiver<bool>,
-        joined: oneshot::Sender<Result<()>>,
+        joined: watch::Sender<Option<Result<()>>>,
     ) {
-        let mut joined = Some(joined);
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
         // Subscribed before the first acquire: a loss right after it is never missed.
         let mut lock_events = self.lock.subscribe();
@@ -35,19 +34,12 @@ impl LatchCore {
                 break;
             }
             let stop = until_stopped(stopped.clone());
-            let in_line = |joined: &mut Option<oneshot::Sender<Result<()>>>| {
-                if let Some(joined) = joined.take() {
-                    let _ = joined.send(Ok(()));
-                }
-            };
-            let acquired = self
-                .lock
-                .acquire_until(self.owner, stop, || in_line(&mut joined))
-                .await;
+            let in_line = || answer(&joined, Ok(()));
+            let acquired = self.lock.acquire_until(self.owner, stop, in_line).await;
             match acquired {
                 Ok(None) => break,
                 Ok(Some(token)) => {
-                    in_line(&mut joined);
+                    in_line();
                     backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
                     // Only a node of the session the client has now leads (CURATOR-696).
                     if self.lock.session_of(self.owner) != self.client.session_id().ok() {
@@ -78,11 +70,11 @@ impl LatchCore {
                 }
                 Err(err) if err.code() == ErrorCode::Closed => break,
                 Err(err) => {
-                    if let Some(joined) = joined.take() {
-                        // The first join failed: the caller of `start` hears it, and nothing
-                        // keeps trying behind its back.
+                    if joined.borrow().is_none() {
+                        // The first join failed: the callers of `start` hear it, and nothing
+                        // keeps trying behind their backs.
                         self.unstart();
-                        let _ = joined.send(Err(err));
+                        answer(&joined, Err(err));
                         return;
                     }
                     tracing::warn!("latch {}: {err}; trying again", self.path);
@@ -93,12 +85,13 @@ impl LatchCore {
                 }
             }
         }
-        if let Some(joined) = joined.take() {
-            let _ = joined.send(Err(Error::new(
+        answer(
+            &joined,
+            Err(Error::new(
                 ErrorCode::Closed,
                 "the latch was closed before it was in line",
-            )));
-        }
+            )),
+        );
         self.close_now();
     }
 
@@ -131,6 +124,17 @@ impl LatchCore {
             }
         }
     }
+}
+
+/// The first join's answer, unless one was given already.
+fn answer(joined: &watch::Sender<Option<Result<()>>>, result: Result<()>) {
+    joined.send_if_modified(|answer| {
+        let first = answer.is_none();
+        if first {
+            *answer = Some(result);
+        }
+        first
+    });
 }
 
 /// Completes once the latch is told to stop (or its handle is gone).
