@@ -21,6 +21,7 @@
 //! OFFER <id> <seq> | OFFERFAIL <id>
 //! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
 //! LEADER <w> on|off | ELECT <w> start|stop
+//! LATCH <w> on <token> | LATCH <w> off
 //! WQOFFER <id> <entry name> | WQOFFERFAIL <id> | WQGOT <id> <w> <task> <delivery count> <at_us>
 //! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
 //! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
@@ -140,6 +141,11 @@ pub enum Ev {
     Elect {
         w: String,
         started: bool,
+    },
+    /// A leader latch's participant leads with this token (`None`: no longer).
+    Latch {
+        w: String,
+        token: Option<i64>,
     },
     /// SUSPENDED / LOST / RECONNECTED told to the worker by a recipe.
     Conn {
@@ -457,6 +463,14 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
         "ELECT" => ok(Ev::Elect {
             w: s(1)?,
             started: s(2)? == "start",
+        }),
+        "LATCH" => ok(Ev::Latch {
+            w: s(1)?,
+            token: match s(2)?.as_str() {
+                "on" => Some(n(3)?),
+                "off" => None,
+                _ => return None,
+            },
         }),
         "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
             w: s(1)?,

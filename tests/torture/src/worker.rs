@@ -290,6 +290,7 @@ async fn run(args: Args) -> i32 {
             shared.sem.clone(),
         ));
     }
+    tasks.spawn(ops::latch::run(ctx.clone(), rng.u64(..)));
     while tasks.join_next().await.is_some() {}
     // Every hold was released or dropped: no object may still report one.
     tokio::join!(

@@ -7,59 +7,106 @@ use std::time::{Duration, Instant};
 use super::{Check, Facts, Timeline};
 use crate::resource::{Ev, Record};
 
-struct Term<'a> {
-    w: &'a str,
-    start: Instant,
-    end: Instant,
+pub(super) struct Term<'a> {
+    pub w: &'a str,
+    /// The fencing token it led with (0 for the election, which has none).
+    pub token: i64,
+    pub start: Instant,
+    pub end: Instant,
 }
 
-/// Leadership terms from `LEADER on/off`, each ended early where its worker
-/// was paused, killed or crashed. A term that starts just after its worker
-/// was resumed is left out: a paused leader learns of its expired session
-/// only once it runs again; so is one reported while its worker was paused
-/// or dead (the line was on the wire).
-fn terms<'a>(records: &'a [Record], timeline: &Timeline, facts: &Facts) -> (Vec<Term<'a>>, usize) {
-    let mut open: HashMap<&str, Instant> = HashMap::new();
+/// The terms of one kind of leadership, and what was left out of them.
+pub(super) struct Terms<'a> {
+    /// Sorted by start.
+    pub terms: Vec<Term<'a>>,
+    /// "on" lines left out: sent before a pause or a kill, recorded after it.
+    pub excused: usize,
+    /// An "on" with another token while a term of that worker was open:
+    /// (when, worker, the open term's token, the new token). The open term
+    /// ends there and a new one begins.
+    pub retokened: Vec<(Instant, &'a str, i64, i64)>,
+}
+
+/// Leadership terms from "on"/"off" lines (`leadership` reads a record as
+/// (worker, `Some(token)` for on, `None` for off)), each ended early where
+/// its worker was paused, killed or crashed. A term that starts just after
+/// its worker was resumed is left out: a paused leader learns of its expired
+/// session only once it runs again; so is one reported while its worker was
+/// paused or dead (the line was on the wire).
+pub(super) fn terms_of<'a>(
+    records: &'a [Record],
+    timeline: &Timeline,
+    facts: &Facts,
+    leadership: impl Fn(&'a Ev) -> Option<(&'a str, Option<i64>)>,
+) -> Terms<'a> {
+    let mut open: HashMap<&str, (Instant, i64)> = HashMap::new();
     let mut terms = Vec::new();
     let mut excused = 0;
+    let mut retokened = Vec::new();
     for r in records {
-        match &r.ev {
-            Ev::Leader { w, on: true } if !open.contains_key(w.as_str()) => {
+        let (w, on) = match &r.ev {
+            Ev::Paused { w } | Ev::Killed { w } | Ev::Exited { w, .. } => (w.as_str(), None),
+            ev => match leadership(ev) {
+                Some(said) => said,
+                None => continue,
+            },
+        };
+        match (on, open.get(w).copied()) {
+            (Some(token), None) => {
                 // Sent before a pause or a kill, recorded after it: no term.
                 if timeline.just_resumed(w, r.t) || timeline.out_of_play(w, r.t) {
                     excused += 1;
                 } else {
-                    open.insert(w, r.t);
+                    open.insert(w, (r.t, token));
                 }
             }
-            Ev::Leader { w, on: false }
-            | Ev::Paused { w }
-            | Ev::Killed { w }
-            | Ev::Exited { w, .. } => {
-                if let Some(start) = open.remove(w.as_str()) {
-                    terms.push(Term { w, start, end: r.t });
+            (Some(token), Some((start, was))) => {
+                if token != was {
+                    retokened.push((r.t, w, was, token));
+                    terms.push(Term {
+                        w,
+                        token: was,
+                        start,
+                        end: r.t,
+                    });
+                    open.insert(w, (r.t, token));
                 }
             }
-            _ => {}
+            (None, _) => {
+                if let Some((start, token)) = open.remove(w) {
+                    terms.push(Term {
+                        w,
+                        token,
+                        start,
+                        end: r.t,
+                    });
+                }
+            }
         }
     }
-    for (w, start) in open {
+    for (w, (start, token)) in open {
         terms.push(Term {
             w,
+            token,
             start,
             end: facts.end,
         });
     }
     terms.sort_by_key(|t| t.start);
-    (terms, excused)
+    Terms {
+        terms,
+        excused,
+        retokened,
+    }
 }
 
-pub fn single_leader(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
-    let (terms, excused) = terms(records, timeline, facts);
+/// Every term that starts while another is in force, and the most terms in
+/// force at once.
+pub(super) fn overlaps(terms: &[Term], facts: &Facts) -> (Vec<String>, usize) {
     let mut problems = Vec::new();
     let mut active: Vec<&Term> = Vec::new();
     let mut most = 0;
-    for t in &terms {
+    for t in terms {
         active.retain(|a| a.end > t.start);
         for a in &active {
             problems.push(format!(
@@ -74,9 +121,19 @@ pub fn single_leader(records: &[Record], timeline: &Timeline, facts: &Facts) -> 
         active.push(t);
         most = most.max(active.len());
     }
+    (problems, most)
+}
+
+pub fn single_leader(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
+    let terms = terms_of(records, timeline, facts, |ev| match ev {
+        Ev::Leader { w, on } => Some((w.as_str(), on.then_some(0))),
+        _ => None,
+    });
+    let (problems, most) = overlaps(&terms.terms, facts);
     let summary = format!(
-        "terms={} most-at-once={most} terms-excused-after-pause={excused}",
-        terms.len()
+        "terms={} most-at-once={most} terms-excused-after-pause={}",
+        terms.terms.len(),
+        terms.excused
     );
     Check::new("election-single-leader", problems, summary)
 }

@@ -1,6 +1,7 @@
 //! The checks, judged from the history of one seed once every worker is gone.
 
 mod election;
+mod latch;
 mod locks;
 mod queue;
 mod semaphore;
@@ -95,6 +96,8 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         election::failover(records, &timeline, facts),
         semaphore::max_leases(records, &timeline, facts),
         locks::liveness(records, facts, Sec::Sem, "sem-liveness"),
+        latch::single_leader(records, &timeline, facts),
+        latch::tokens(records, &timeline, facts),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),
