@@ -10,5 +10,6 @@ mod errors;
 mod events;
 mod lock;
 mod queue;
+mod semaphore;
 mod tasks;
 mod work_queue;

@@ -143,6 +143,8 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
     fun leaderElection(root: String, hostName: String = identity): LeaderElectionSupport =
         LeaderElectionSupport(this, root, hostName)
 
+    fun semaphore(path: String, maxLeases: Int): Semaphore = Semaphore(this, path, maxLeases)
+
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()
