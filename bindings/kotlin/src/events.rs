@@ -5,8 +5,9 @@ use tokio::sync::broadcast::{
     error::{RecvError, TryRecvError},
     Receiver,
 };
+use tokio::sync::watch;
 use zkrecipes::ffi::Event;
-use zkrecipes::{Client, ConnectionState, ElectionEvent, LockEvent};
+use zkrecipes::{Client, ConnectionState, ElectionEvent, LatchEvent, LockEvent};
 
 /// One event: the core's name and details, for every recipe alike.
 #[derive(uniffi::Record)]
@@ -20,6 +21,8 @@ pub struct NativeEvent {
 enum Source {
     Lock(Receiver<LockEvent>),
     Election(Receiver<ElectionEvent>),
+    /// A latch's events end with its close too (`true` on the watch).
+    Latch(Receiver<LatchEvent>, watch::Receiver<bool>),
     Connection(Receiver<ConnectionState>),
 }
 
@@ -38,6 +41,14 @@ impl NativeEvents {
 
     pub fn election(client: &Client, rx: Receiver<ElectionEvent>) -> std::sync::Arc<Self> {
         Self::of(client, Source::Election(rx))
+    }
+
+    pub fn latch(
+        client: &Client,
+        rx: Receiver<LatchEvent>,
+        closed: watch::Receiver<bool>,
+    ) -> std::sync::Arc<Self> {
+        Self::of(client, Source::Latch(rx, closed))
     }
 
     pub fn connection(client: &Client) -> std::sync::Arc<Self> {
@@ -59,19 +70,31 @@ impl NativeEvents {
     pub async fn next(&self) -> Option<NativeEvent> {
         let mut source = self.source.lock().await;
         match &mut *source {
-            Source::Lock(rx) => recv(rx, &self.client).await,
-            Source::Election(rx) => recv(rx, &self.client).await,
-            Source::Connection(rx) => recv(rx, &self.client).await,
+            Source::Lock(rx) => recv(rx, self.client.closed()).await,
+            Source::Election(rx) => recv(rx, self.client.closed()).await,
+            Source::Latch(rx, closed) => {
+                let ended = async {
+                    tokio::select! {
+                        () = self.client.closed() => {}
+                        _ = closed.wait_for(|closed| *closed) => {}
+                    }
+                };
+                recv(rx, ended).await
+            }
+            Source::Connection(rx) => recv(rx, self.client.closed()).await,
         }
     }
 }
 
-/// The next event, or what is still queued once the client is closed.
-async fn recv<E: Event>(rx: &mut Receiver<E>, client: &Client) -> Option<NativeEvent> {
+/// The next event, or what is still queued once the source `ended` (its client closed).
+async fn recv<E: Event>(
+    rx: &mut Receiver<E>,
+    ended: impl std::future::Future<Output = ()>,
+) -> Option<NativeEvent> {
     tokio::select! {
         biased;
         event = next_of(rx) => event,
-        () = client.closed() => loop {
+        () = ended => loop {
             match rx.try_recv() {
                 Ok(event) => return Some(convert(event)),
                 Err(TryRecvError::Lagged(_)) => continue,

@@ -4,10 +4,13 @@
 
 uniffi::setup_scaffolding!();
 
+mod barrier;
 mod client;
+mod closing;
 mod election;
 mod errors;
 mod events;
+mod latch;
 mod lock;
 mod queue;
 mod semaphore;

@@ -145,6 +145,13 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun semaphore(path: String, maxLeases: Int): Semaphore = Semaphore(this, path, maxLeases)
 
+    /** [id] `null`: this client's [identity]. */
+    fun leaderLatch(path: String, id: String? = null): LeaderLatch = LeaderLatch(this, path, id)
+
+    fun barrier(path: String): Barrier = Barrier(this, path)
+
+    fun doubleBarrier(path: String, memberCount: Int): DoubleBarrier = DoubleBarrier(this, path, memberCount)
+
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()

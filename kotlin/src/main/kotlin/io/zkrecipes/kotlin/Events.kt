@@ -19,6 +19,15 @@ data class ElectionEvent(val type: Type, val reason: ZkException? = null) {
 }
 
 /**
+ * What a [LeaderLatch] tells its collectors: IS_LEADER (with the fencing token), NOT_LEADER (with
+ * the reason when the leadership was lost; none when the latch was closed), SUSPENDED (the
+ * leader's connection dropped: stop acting as the leader until RECONNECTED) and RECONNECTED.
+ */
+data class LatchEvent(val type: Type, val fencingToken: Long? = null, val reason: ZkException? = null) {
+    enum class Type { IS_LEADER, NOT_LEADER, SUSPENDED, RECONNECTED }
+}
+
+/**
  * A cold flow: each collector subscribes when its collection starts (launch it with
  * `CoroutineStart.UNDISPATCHED` to be sure to see what happens next) and ends with the source.
  */
