@@ -28,6 +28,8 @@ class Section:
     begin: float
     end: Optional[float] = None
     refused: int = 0
+    # WRITE lines received (every worker sends BEGIN, three WRITEs, END).
+    writes: int = 0
 
 
 @dataclass
@@ -62,6 +64,8 @@ class Resource:
                 stale = token < self.highest
                 self.highest = max(self.highest, token)
                 if section is not None:
+                    if cmd == "WRITE":
+                        section.writes += 1
                     if stale:
                         section.refused += 1
                     if cmd == "END":
