@@ -45,8 +45,10 @@ export! {
         let latch = unsafe { borrow::<LeaderLatch>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { latch.start().await }, |()| Value::Null),
-            1 => tasks::spawn(future, async move { latch.close().await }, |()| Value::Null),
+            // Called here, on the caller's thread: a start then a close take effect in that
+            // order (the core acts when called, not when the task first runs).
+            0 => tasks::spawn(future, latch.start(), |()| Value::Null),
+            1 => tasks::spawn(future, latch.close(), |()| Value::Null),
             2 => tasks::spawn(future, async move { latch.participants().await }, packed),
             _ => tasks::spawn(
                 future,

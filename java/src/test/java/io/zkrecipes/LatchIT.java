@@ -48,7 +48,14 @@ class LatchIT {
             assertTrue(a.hasLeadership());
             assertEquals(OptionalLong.of(first), a.getFencingToken());
             assertTrue(a.getNodePath().orElseThrow().startsWith(path + "/_c_"));
+            // Two threads start one latch: each start returns once the participant is in line.
+            CompletableFuture<Integer> other = CompletableFuture.supplyAsync(() -> {
+                b.start();
+                return b.getParticipants().size();
+            });
             b.start();
+            assertEquals(2, b.getParticipants().size());
+            assertEquals(2, other.get(10, TimeUnit.SECONDS));
             assertFalse(b.await(0, TimeUnit.SECONDS), "a zero timeout is a check");
             assertFalse(b.await(-5, TimeUnit.SECONDS));
             assertEquals(OptionalLong.empty(), b.awaitLeadership(50, TimeUnit.MILLISECONDS));
