@@ -252,6 +252,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         consumers: plan.processes * crate::ops::queue::CONSUMERS,
         work,
         sem_leases: shape.sem_leases,
+        dbarrier_members: shape.dbarrier_members,
     };
     let checks = checks::judge(&records, &facts);
     let pass = report::report(

@@ -74,6 +74,9 @@ fn main() {
                 root: get("root"),
                 session: Duration::from_millis(number(&get("session-ms"))),
                 sem_leases: flags.get("sem-leases").map_or(2, |n| number(n) as u32),
+                dbarrier_members: flags
+                    .get("dbarrier-members")
+                    .map_or(2, |n| number(n) as u32),
             })
         }
         _ => usage(),

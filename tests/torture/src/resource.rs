@@ -11,6 +11,12 @@
 //! already wrote under (one lease node, one holder); the count is judged by
 //! `sem-max-leases`.
 //!
+//! Two lines are answered with what the resource knows, so that workers agree
+//! without talking: `BPICK` names a barrier that is up (set, its removal not
+//! begun, its setter alive), `DJOIN` hands out double-barrier rounds, each to
+//! `N` distinct workers (the first `N` askers get round 1, the next `N` round
+//! 2, ...; a worker that asks again before its round is full starts the next).
+//!
 //!
 //! Protocol (worker → driver; answer `OK` unless said otherwise):
 //!
@@ -22,6 +28,10 @@
 //! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
 //! LEADER <w> on|off | ELECT <w> start|stop
 //! LATCH <w> on <token> | LATCH <w> off
+//! BSET <w> <path> | BREMOVE <w> <path> start|ok|err:<code> | BPICK <w> -> <path>|NONE
+//! BWAIT <w> <waiter> <path> <timeout ms> | BWAITED <w> <waiter> <path> released|timeout|cancelled|err:<code>
+//! DJOIN <w> <N> -> ROUND <k>
+//! DBAR <w> <k> ENTERING|ENTERED|ENTER_TIMEOUT|ENTER_ERROR:<code>|ENTER_CANCELLED|LEAVING|LEFT|LEAVE_TIMEOUT|LEAVE_ERROR:<code>|LEAVE_CANCELLED
 //! WQOFFER <id> <entry name> | WQOFFERFAIL <id> | WQGOT <id> <w> <task> <delivery count> <at_us>
 //! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
 //! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
@@ -147,6 +157,41 @@ pub enum Ev {
         w: String,
         token: Option<i64>,
     },
+    BarrierSet {
+        w: String,
+        path: String,
+    },
+    /// `start` (before the call), `ok`, `err:<code>`.
+    BarrierRemove {
+        w: String,
+        path: String,
+        how: String,
+    },
+    /// `waiter`: the waiting task (two tasks of one worker may wait on one barrier).
+    BarrierWait {
+        w: String,
+        waiter: String,
+        path: String,
+        timeout_ms: u64,
+    },
+    /// `released`, `timeout`, `cancelled`, `err:<code>`.
+    BarrierWaited {
+        w: String,
+        waiter: String,
+        path: String,
+        how: String,
+    },
+    /// The double-barrier round the resource handed to `w`.
+    DRound {
+        w: String,
+        round: u64,
+    },
+    /// A step of a double-barrier member (`ENTERING`, `ENTERED`, ...).
+    DBar {
+        w: String,
+        round: u64,
+        what: String,
+    },
     /// SUSPENDED / LOST / RECONNECTED told to the worker by a recipe.
     Conn {
         w: String,
@@ -235,6 +280,10 @@ struct Inner {
     fences: Fences,
     lines: u64,
     catch: Option<(Catch, CatchAt)>,
+    /// Barriers up (set, removal not begun, setter alive): (path, setter).
+    barriers: Vec<(String, String)>,
+    /// The double-barrier round being handed out, and who got it.
+    round: (u64, Vec<String>),
 }
 
 /// The history of one seed, shared by the resource server and the driver.
@@ -244,6 +293,10 @@ pub struct History(Arc<Mutex<Inner>>);
 impl History {
     pub fn note(&self, ev: Ev) {
         let mut inner = self.0.lock().unwrap();
+        // A dead setter removes nothing: its barriers are not handed out any more.
+        if let Ev::Killed { w } | Ev::Exited { w, .. } = &ev {
+            inner.barriers.retain(|(_, setter)| setter != w);
+        }
         inner.records.push(Record {
             t: Instant::now(),
             ev,
@@ -314,10 +367,20 @@ impl History {
         let words: Vec<&str> = line.split_whitespace().collect();
         let mut inner = self.0.lock().unwrap();
         inner.lines += 1;
+        if let Some(answer) = inner.answer(&words) {
+            return (answer, None);
+        }
         let (ev, answer) = match parse(&words, &mut inner.fences) {
             Some(parsed) => parsed,
             None => return (format!("ERR {line}"), None),
         };
+        match &ev {
+            Ev::BarrierSet { w, path } => inner.barriers.push((path.clone(), w.clone())),
+            Ev::BarrierRemove { path, how, .. } if how == "start" => {
+                inner.barriers.retain(|(p, _)| p != path)
+            }
+            _ => {}
+        }
         let mut hold_back = None;
         let holder = match &ev {
             Ev::Begin {
@@ -472,6 +535,32 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
                 _ => return None,
             },
         }),
+        "BSET" => ok(Ev::BarrierSet {
+            w: s(1)?,
+            path: s(2)?,
+        }),
+        "BREMOVE" => ok(Ev::BarrierRemove {
+            w: s(1)?,
+            path: s(2)?,
+            how: s(3)?,
+        }),
+        "BWAIT" => ok(Ev::BarrierWait {
+            w: s(1)?,
+            waiter: s(2)?,
+            path: s(3)?,
+            timeout_ms: u64::try_from(n(4)?).ok()?,
+        }),
+        "BWAITED" => ok(Ev::BarrierWaited {
+            w: s(1)?,
+            waiter: s(2)?,
+            path: s(3)?,
+            how: s(4)?,
+        }),
+        "DBAR" => ok(Ev::DBar {
+            w: s(1)?,
+            round: u64::try_from(n(2)?).ok()?,
+            what: s(3)?,
+        }),
         "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
             w: s(1)?,
             what: cmd.to_string(),
@@ -490,6 +579,39 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
             what: rest[2..].join(" "),
         }),
         _ => None,
+    }
+}
+
+impl Inner {
+    /// The lines answered with what the resource knows (`BPICK`, `DJOIN`); `None` for the
+    /// others. A round handed out is recorded (`DRound`), a pick is not.
+    fn answer(&mut self, words: &[&str]) -> Option<String> {
+        match words {
+            ["BPICK", _] => Some(match self.barriers.last() {
+                Some((path, _)) => path.clone(),
+                None => "NONE".to_string(),
+            }),
+            ["DJOIN", w, n] => {
+                let n = n.parse::<usize>().ok().filter(|n| *n > 0)?;
+                let (round, given) = &mut self.round;
+                // N distinct workers a round: one that asks again starts the next.
+                if *round == 0 || given.len() >= n || given.iter().any(|g| g == w) {
+                    *round += 1;
+                    given.clear();
+                }
+                given.push(w.to_string());
+                let round = *round;
+                self.records.push(Record {
+                    t: Instant::now(),
+                    ev: Ev::DRound {
+                        w: w.to_string(),
+                        round,
+                    },
+                });
+                Some(format!("ROUND {round}"))
+            }
+            _ => None,
+        }
     }
 }
 

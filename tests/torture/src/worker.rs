@@ -36,6 +36,8 @@ pub struct Args {
     pub session: Duration,
     /// The semaphore's `max_leases`, the same in every worker of the seed.
     pub sem_leases: u32,
+    /// The double barrier's `member_count`, the same in every worker of the seed.
+    pub dbarrier_members: u32,
 }
 
 /// What every task of the worker shares.
@@ -62,6 +64,8 @@ pub struct Ctx {
     /// Sessions this worker's client learnt it lost (`LOST`): an ack that
     /// succeeds after one since its delivery is a violation.
     pub sessions_lost: AtomicU64,
+    /// The double barrier's `member_count`.
+    pub dbarrier_members: u32,
 }
 
 impl Ctx {
@@ -228,6 +232,7 @@ async fn run(args: Args) -> i32 {
             .collect(),
         pauses: Default::default(),
         sessions_lost: AtomicU64::new(0),
+        dbarrier_members: args.dbarrier_members,
     };
     let shared = Shared::new(&ctx, args.sem_leases).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the recipe objects: {err}", ctx.name);
@@ -291,6 +296,10 @@ async fn run(args: Args) -> i32 {
         ));
     }
     tasks.spawn(ops::latch::run(ctx.clone(), rng.u64(..)));
+    for _ in 0..ops::barrier::TASKS {
+        tasks.spawn(ops::barrier::run_barrier(ctx.clone(), rng.u64(..)));
+    }
+    tasks.spawn(ops::barrier::run_double(ctx.clone(), rng.u64(..)));
     while tasks.join_next().await.is_some() {}
     // Every hold was released or dropped: no object may still report one.
     tokio::join!(

@@ -1,5 +1,6 @@
 //! The checks, judged from the history of one seed once every worker is gone.
 
+mod barrier;
 mod election;
 mod latch;
 mod locks;
@@ -42,6 +43,8 @@ pub struct Facts {
     pub work: Result<crate::sweep::WorkState, String>,
     /// The semaphore's `max_leases`.
     pub sem_leases: u32,
+    /// The double barrier's `member_count`.
+    pub dbarrier_members: u32,
 }
 
 impl Facts {
@@ -98,6 +101,8 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         locks::liveness(records, facts, Sec::Sem, "sem-liveness"),
         latch::single_leader(records, &timeline, facts),
         latch::tokens(records, &timeline, facts),
+        barrier::release(records, &timeline, facts),
+        barrier::quorum(records, &timeline, facts),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),

@@ -109,7 +109,7 @@ fn killed(records: &[Record]) -> HashSet<&str> {
         .collect()
 }
 
-fn phase(records: &[Record], name: &str) -> Option<Instant> {
+pub(super) fn phase(records: &[Record], name: &str) -> Option<Instant> {
     records
         .iter()
         .find(|r| matches!(r.ev, Ev::Phase(p) if p == name))

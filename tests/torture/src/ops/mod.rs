@@ -1,6 +1,7 @@
 //! The operations workers draw at random, and what they share: holds,
 //! critical sections reported to the resource, timeouts, lock listeners.
 
+pub mod barrier;
 pub mod election;
 pub mod latch;
 pub mod lock;

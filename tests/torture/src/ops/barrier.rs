@@ -1,0 +1,275 @@
+//! Barriers. The plain barrier: a worker sets a fresh barrier
+//! (`<dir>/barrier/<w>-<task tag>-<n>`), announces it (`BSET`), keeps it up for a while
+//! and removes it (`BREMOVE start`, then `ok`/`err:<code>`); the others ask the
+//! resource for one that is up (`BPICK`) and wait on it with a long timeout
+//! (`BWAIT`/`BWAITED`), or look at it (a zero-timeout wait, `is_set`).
+//!
+//! The double barrier: rounds on fresh paths (`<dir>/dbarrier/round-<k>`),
+//! each handed by the resource to `member_count` distinct workers (`DJOIN`),
+//! so that they agree on `k` without talking. A member reports `ENTERING`
+//! before `enter`, its outcome, `LEAVING` before `leave` and its outcome.
+//! Waits still under way at the finish are cancelled (and reported so), so
+//! that a barrier nobody removes does not hold the finish up.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastrand::Rng;
+use zkrecipes::{Barrier, DoubleBarrier};
+
+use super::breathe;
+use crate::resource::Link;
+use crate::worker::{is_timeout, watched, Ctx};
+
+/// Plain-barrier tasks per worker (each sets and waits).
+pub const TASKS: usize = 2;
+
+/// How a wait of a barrier ended.
+enum Waited<T> {
+    Done(zkrecipes::Result<T>),
+    /// Given up (dropped) at the finish.
+    Cancelled,
+}
+
+/// Awaits `fut` until the worker is told to finish; then drops it.
+async fn until_finish<T>(ctx: &Ctx, fut: impl Future<Output = zkrecipes::Result<T>>) -> Waited<T> {
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        tokio::select! {
+            out = &mut fut => return Waited::Done(out),
+            () = tokio::time::sleep(Duration::from_millis(50)) => {
+                if ctx.finishing() {
+                    return Waited::Cancelled;
+                }
+            }
+        }
+    }
+}
+
+pub async fn run_barrier(ctx: Arc<Ctx>, seed: u64) {
+    let mut rng = Rng::with_seed(seed);
+    let mut link = Link::connect(&ctx.resource).await;
+    let mut n = 0u64;
+    // Two tasks of one worker name their barriers apart.
+    let tag = rng.u32(..);
+    while !ctx.finishing() {
+        match rng.u8(..10) {
+            0..=2 => {
+                n += 1;
+                let path = format!("{}/{}-{tag:08x}-{n}", ctx.dir("barrier"), ctx.name);
+                set_and_remove(&ctx, &mut link, &mut rng, &path).await;
+            }
+            3..=8 => wait_on_one(&ctx, &mut link, &mut rng, tag).await,
+            _ => look_at_one(&ctx, &mut link).await,
+        }
+        breathe(&mut rng).await;
+        tokio::time::sleep(Duration::from_millis(rng.u64(0..100))).await;
+    }
+}
+
+/// Sets a fresh barrier, keeps it up for a while, removes it (again until
+/// the removal is confirmed, or gives up after a few tries).
+async fn set_and_remove(ctx: &Ctx, link: &mut Link, rng: &mut Rng, path: &str) {
+    ctx.stats.bump("op.barrier.set");
+    let barrier = match Barrier::new(&ctx.client, path) {
+        Ok(barrier) => barrier,
+        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    };
+    match watched(ctx, "barrier set", Duration::ZERO, barrier.set()).await {
+        Ok(()) => {
+            link.ask(format!("BSET {} {path}", ctx.name)).await;
+            let up = Duration::from_millis(rng.u64(100..2500));
+            let until = tokio::time::Instant::now() + up;
+            while tokio::time::Instant::now() < until && !ctx.finishing() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Err(err) => {
+            // Maybe set anyway (a lost reply): nobody was told, it is only taken down.
+            ctx.error("barrier.set", &err);
+            let _ = barrier.remove().await;
+            return;
+        }
+    }
+    ctx.stats.bump("op.barrier.remove");
+    link.ask(format!("BREMOVE {} {path} start", ctx.name)).await;
+    for _ in 0..10 {
+        match watched(ctx, "barrier remove", Duration::ZERO, barrier.remove()).await {
+            Ok(()) => {
+                link.ask(format!("BREMOVE {} {path} ok", ctx.name)).await;
+                return;
+            }
+            Err(err) => {
+                ctx.error("barrier.remove", &err);
+                link.ask(format!("BREMOVE {} {path} err:{}", ctx.name, err.code()))
+                    .await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+    ctx.stats.bump("barrier.remove_given_up");
+}
+
+/// A barrier that is up now, as the resource knows (or `None`).
+async fn pick(ctx: &Ctx, link: &mut Link) -> Option<String> {
+    let answer = link.ask(format!("BPICK {}", ctx.name)).await;
+    (answer != "NONE" && answer.starts_with('/')).then_some(answer)
+}
+
+/// Waits on a barrier that is up, with a long timeout: released once it is removed.
+async fn wait_on_one(ctx: &Ctx, link: &mut Link, rng: &mut Rng, tag: u32) {
+    let Some(path) = pick(ctx, link).await else {
+        ctx.stats.bump("barrier.none_up");
+        tokio::time::sleep(Duration::from_millis(rng.u64(20..150))).await;
+        return;
+    };
+    let barrier = match Barrier::new(&ctx.client, &path) {
+        Ok(barrier) => barrier,
+        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    };
+    ctx.stats.bump("op.barrier.wait");
+    let t = Duration::from_millis(rng.u64(3000..8000));
+    link.ask(format!(
+        "BWAIT {} {tag:08x} {path} {}",
+        ctx.name,
+        t.as_millis()
+    ))
+    .await;
+    let how = match until_finish(ctx, watched(ctx, "barrier wait", t, barrier.wait(t))).await {
+        Waited::Done(Ok(true)) => "released".to_string(),
+        Waited::Done(Ok(false)) => "timeout".to_string(),
+        Waited::Done(Err(err)) => {
+            if is_timeout(&err) {
+                ctx.violation(format!("barrier wait answered TIMEOUT: {err}"));
+            }
+            ctx.error("barrier.wait", &err);
+            format!("err:{}", err.code())
+        }
+        Waited::Cancelled => "cancelled".to_string(),
+    };
+    ctx.stats.bump(format!("barrier.wait.{how}"));
+    link.ask(format!("BWAITED {} {tag:08x} {path} {how}", ctx.name))
+        .await;
+}
+
+/// A zero-timeout wait (a check) and `is_set` on a barrier that is up.
+async fn look_at_one(ctx: &Ctx, link: &mut Link) {
+    let Some(path) = pick(ctx, link).await else {
+        return;
+    };
+    let barrier = match Barrier::new(&ctx.client, &path) {
+        Ok(barrier) => barrier,
+        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    };
+    ctx.stats.bump("op.barrier.look");
+    match watched(
+        ctx,
+        "barrier wait(0)",
+        Duration::ZERO,
+        barrier.wait(Duration::ZERO),
+    )
+    .await
+    {
+        Ok(down) => ctx.stats.bump(if down {
+            "barrier.look.down"
+        } else {
+            "barrier.look.up"
+        }),
+        Err(err) => ctx.error("barrier.look", &err),
+    }
+    if let Err(err) = watched(ctx, "barrier is_set", Duration::ZERO, barrier.is_set()).await {
+        ctx.error("barrier.is_set", &err);
+    }
+}
+
+pub async fn run_double(ctx: Arc<Ctx>, seed: u64) {
+    let mut rng = Rng::with_seed(seed);
+    let mut link = Link::connect(&ctx.resource).await;
+    let members = ctx.dbarrier_members;
+    while !ctx.finishing() {
+        let answer = link.ask(format!("DJOIN {} {members}", ctx.name)).await;
+        let Some(round) = answer
+            .strip_prefix("ROUND ")
+            .and_then(|k| k.parse::<u64>().ok())
+        else {
+            return ctx.violation(format!("DJOIN answered {answer:?}"));
+        };
+        let path = format!("{}/round-{round}", ctx.dir("dbarrier"));
+        let barrier = match DoubleBarrier::new(&ctx.client, &path, members) {
+            Ok(barrier) => barrier,
+            Err(err) => return ctx.violation(format!("DoubleBarrier::new failed: {err}")),
+        };
+        // Members come at different moments: the first waits for the others.
+        tokio::time::sleep(Duration::from_millis(rng.u64(0..800))).await;
+        round_trip(&ctx, &mut link, &mut rng, &barrier, round).await;
+        breathe(&mut rng).await;
+    }
+}
+
+/// One member's round: enter (its outcome reported), then a moment of work
+/// and leave.
+async fn round_trip(ctx: &Ctx, link: &mut Link, rng: &mut Rng, barrier: &DoubleBarrier, k: u64) {
+    let report = |what: &str| format!("DBAR {} {k} {what}", ctx.name);
+    ctx.stats.bump("op.dbarrier.enter");
+    link.ask(report("ENTERING")).await;
+    let t = Duration::from_millis(rng.u64(1000..5000));
+    let entered = until_finish(
+        ctx,
+        watched(ctx, "double barrier enter", t, barrier.enter(t)),
+    );
+    let what = match entered.await {
+        Waited::Done(Ok(true)) => "ENTERED".to_string(),
+        Waited::Done(Ok(false)) => "ENTER_TIMEOUT".to_string(),
+        Waited::Done(Err(err)) => {
+            ctx.error("dbarrier.enter", &err);
+            format!("ENTER_ERROR:{}", err.code())
+        }
+        Waited::Cancelled => "ENTER_CANCELLED".to_string(),
+    };
+    ctx.stats.bump(format!("dbarrier.{what}"));
+    link.ask(report(&what)).await;
+    if what != "ENTERED" {
+        return;
+    }
+    tokio::time::sleep(Duration::from_millis(rng.u64(0..300))).await;
+    if rng.u8(..4) == 0 {
+        ctx.stats.bump("op.dbarrier.members");
+        let looked = watched(
+            ctx,
+            "double barrier members",
+            Duration::ZERO,
+            barrier.members(),
+        );
+        if let Err(err) = looked.await {
+            ctx.error("dbarrier.members", &err);
+        }
+        let ready = watched(
+            ctx,
+            "double barrier is_ready",
+            Duration::ZERO,
+            barrier.is_ready(),
+        );
+        if let Err(err) = ready.await {
+            ctx.error("dbarrier.is_ready", &err);
+        }
+    }
+    ctx.stats.bump("op.dbarrier.leave");
+    link.ask(report("LEAVING")).await;
+    let t = Duration::from_secs(8);
+    let left = until_finish(
+        ctx,
+        watched(ctx, "double barrier leave", t, barrier.leave(t)),
+    );
+    let what = match left.await {
+        Waited::Done(Ok(true)) => "LEFT".to_string(),
+        Waited::Done(Ok(false)) => "LEAVE_TIMEOUT".to_string(),
+        Waited::Done(Err(err)) => {
+            ctx.error("dbarrier.leave", &err);
+            format!("LEAVE_ERROR:{}", err.code())
+        }
+        Waited::Cancelled => "LEAVE_CANCELLED".to_string(),
+    };
+    ctx.stats.bump(format!("dbarrier.{what}"));
+    link.ask(report(&what)).await;
+}
