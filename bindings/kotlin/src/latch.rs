@@ -52,16 +52,15 @@ impl NativeLatch {
 
     /// Returns once in line (leading or not); a started latch: nothing; a closed one: `CLOSED`.
     pub async fn start(&self) -> Result<()> {
-        let latch = self.latch.clone();
-        run(async move { latch.start().await }).await
+        run(self.latch.start()).await
     }
 
     /// Withdraws the node; a leader's `NOT_LEADER` is emitted before this returns.
     pub async fn close_async(&self) -> Result<()> {
-        let latch = self.latch.clone();
+        let closing = self.latch.close();
         let closed = self.closed.clone();
         run(async move {
-            latch.close().await?;
+            closing.await?;
             closed.send_replace(true);
             Ok(())
         })
@@ -70,9 +69,9 @@ impl NativeLatch {
 
     /// `close_async()` for a thread that may block.
     pub fn close_blocking(&self) {
-        let latch = self.latch.clone();
+        let closing = self.latch.close();
         crate::tasks::block(async move {
-            let _ = latch.close().await;
+            let _ = closing.await;
         });
         self.closed.send_replace(true);
     }
