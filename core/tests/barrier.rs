@@ -241,3 +241,43 @@ async fn a_leave_by_an_outsider_never_closes_the_barrier_on_a_member_inside() {
         "the last to leave deleted ready"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_enter_never_withdraws_the_next_enter_of_the_same_member() {
+    for round in 0..10 {
+        let path = unique(&format!("double-reenter-{round}"));
+        let (a, b) = (client().await, client().await);
+        let member = DoubleBarrier::new(&a, &path, 2).unwrap();
+        let cancelled = {
+            let member = member.clone();
+            tokio::spawn(async move { member.enter(Wait::Forever).await })
+        };
+        eventually("the member is in", Duration::from_secs(20), || async {
+            nodes(&path).await.len() == 1
+        })
+        .await;
+        cancelled.abort();
+        // At once again: its node must survive the cancelled enter's withdrawal.
+        let again = {
+            let member = member.clone();
+            tokio::spawn(async move { member.enter(LONG).await })
+        };
+        let other = DoubleBarrier::new(&b, &path, 2).unwrap();
+        assert!(other.enter(LONG).await.unwrap(), "round {round}");
+        assert!(again.await.unwrap().unwrap(), "round {round}");
+        // A withdrawal takes this member out and leaves the barrier open for the other.
+        member.withdraw().await.unwrap();
+        assert_eq!(
+            nodes(&path).await,
+            [
+                "ready".to_string(),
+                other.node_path().rsplit('/').next().unwrap().to_string()
+            ]
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+        );
+        assert!(other.leave(LONG).await.unwrap());
+    }
+}

@@ -70,9 +70,8 @@ export! {
 
 export! {
     /// `op`: 0 the member nodes (one name per line; a node name holds no newline), 1 whether
-    /// `ready` exists (`Boolean`), 2 withdraw: leave without waiting if our node is among the
-    /// members (an enter given up after it succeeded, a close), else nothing (a leave by a
-    /// non-member would take `ready` down under the members still in).
+    /// `ready` exists (`Boolean`), 2 withdraw this member (an enter given up after it
+    /// succeeded, a close: `DoubleBarrier::withdraw`).
     fn Java_io_zkrecipes_Native_doubleBarrierCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
         let barrier = unsafe { borrow::<DoubleBarrier>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
@@ -83,18 +82,7 @@ export! {
                 |members| Value::Text(members.join("\n")),
             ),
             1 => tasks::spawn(future, async move { barrier.is_ready().await }, Value::Bool),
-            _ => tasks::spawn(
-                future,
-                async move {
-                    let ours = barrier.node_path();
-                    let name = ours.rsplit('/').next().unwrap_or_default().to_string();
-                    if barrier.members().await?.contains(&name) {
-                        barrier.leave(Wait::No).await?;
-                    }
-                    Ok(())
-                },
-                |()| Value::Null,
-            ),
+            _ => tasks::spawn(future, barrier.withdraw(), |()| Value::Null),
         })
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use zkrecipes::ffi::member_count;
-use zkrecipes::{Barrier, DoubleBarrier, Wait};
+use zkrecipes::{Barrier, DoubleBarrier};
 
 use crate::client::NativeClient;
 use crate::closing::Closing;
@@ -151,13 +151,7 @@ impl NativeDoubleBarrier {
     }
 }
 
-/// Leaves without waiting if our node is among the members; else nothing: a leave by a
-/// non-member would take `ready` down under the members still in.
+/// This member out without waiting for the others (`DoubleBarrier::withdraw`).
 async fn withdraw(barrier: DoubleBarrier) -> zkrecipes::Result<()> {
-    let ours = barrier.node_path();
-    let name = ours.rsplit('/').next().unwrap_or_default().to_string();
-    if barrier.members().await?.contains(&name) {
-        barrier.leave(Wait::No).await?;
-    }
-    Ok(())
+    barrier.withdraw().await
 }

@@ -128,16 +128,7 @@ impl NativeDoubleBarrier {
     /// others' `leave` does not wait for a member nobody will lead out. Only a member whose
     /// node is there leaves: a `leave` by a non-member could delete `ready` under the others.
     fn withdraw_soon(&self) {
-        let barrier = self.inner.clone();
-        zkrecipes::runtime::runtime().spawn(async move {
-            let node = barrier.node_path();
-            let ours = node.rsplit('/').next().unwrap_or_default();
-            if let Ok(members) = barrier.members().await {
-                if members.iter().any(|m| m == ours) {
-                    let _ = barrier.leave(Wait::No).await;
-                }
-            }
-        });
+        drop(self.inner.withdraw());
     }
 
     #[pyo3(signature = (seconds))]

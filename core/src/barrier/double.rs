@@ -25,6 +25,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
@@ -53,7 +54,7 @@ struct Core {
     /// One `enter` or `leave` of this member at a time: two callers sharing the object would
     /// otherwise share its one node, and one's withdrawal would leave the other waiting
     /// uncounted.
-    busy: tokio::sync::Mutex<()>,
+    busy: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl DoubleBarrier {
@@ -74,7 +75,7 @@ impl DoubleBarrier {
             member_count,
             name: uuid::Uuid::new_v4().to_string(),
             member: Mutex::new(None),
-            busy: tokio::sync::Mutex::new(()),
+            busy: Arc::new(tokio::sync::Mutex::new(())),
         };
         Ok(DoubleBarrier {
             core: Arc::new(core),
@@ -98,10 +99,10 @@ impl DoubleBarrier {
     /// ran out (our node withdrawn).
     pub async fn enter(&self, wait: impl Into<Wait>) -> Result<bool> {
         let deadline = wait.into().normalized().deadline();
-        let Some(_turn) = self.core.turn(deadline).await else {
+        let Some(turn) = self.core.turn(deadline).await else {
             return Ok(false);
         };
-        let mut withdraw = Withdraw::armed(&self.core);
+        let mut withdraw = Withdraw::armed(&self.core, turn);
         let entered = self.core.enter(deadline).await;
         match entered {
             Ok(true) => {
@@ -123,13 +124,31 @@ impl DoubleBarrier {
     /// node withdrawn in any case).
     pub async fn leave(&self, wait: impl Into<Wait>) -> Result<bool> {
         let deadline = wait.into().normalized().deadline();
-        let Some(_turn) = self.core.turn(deadline).await else {
+        let Some(turn) = self.core.turn(deadline).await else {
             return Ok(false);
         };
-        let mut withdraw = Withdraw::armed(&self.core);
+        let mut withdraw = Withdraw::armed(&self.core, turn);
         let left = self.core.leave(deadline).await;
         withdraw.now().await;
         left.map_err(|err| self.core.about(err))
+    }
+
+    /// Takes this member out without waiting for the others: our node is deleted (confirmed)
+    /// if it is there, `ready` is never touched (a member leaving alone must not close the
+    /// barrier on the others). For an `enter` given up after it succeeded and for a binding's
+    /// `close()`. Waits for this member's `enter` or `leave` in flight; runs to its end even if
+    /// the answer is not waited for.
+    pub fn withdraw(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let core = self.core.clone();
+        let task = runtime::handle().spawn(async move {
+            let _turn = core.busy.clone().lock_owned().await;
+            core.delete_member().await
+        });
+        let core = self.core.clone();
+        async move {
+            let withdrawn = task.await.unwrap_or(Ok(()));
+            withdrawn.map_err(|err| core.about(err))
+        }
     }
 
     /// The member nodes listed now (`ready` not among them), in Curator's order.
@@ -159,12 +178,13 @@ impl Core {
 
     /// This member's turn for an `enter` or `leave`, `None` when another caller's runs past the
     /// deadline.
-    async fn turn(&self, deadline: Option<Instant>) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+    async fn turn(&self, deadline: Option<Instant>) -> Option<OwnedMutexGuard<()>> {
+        let busy = self.busy.clone();
         match deadline {
-            None => Some(self.busy.lock().await),
-            Some(at) => match self.busy.try_lock() {
+            None => Some(busy.lock_owned().await),
+            Some(at) => match busy.clone().try_lock_owned() {
                 Ok(turn) => Some(turn),
-                Err(_) => tokio::time::timeout_at(at, self.busy.lock()).await.ok(),
+                Err(_) => tokio::time::timeout_at(at, busy.lock_owned()).await.ok(),
             },
         }
     }
@@ -373,20 +393,25 @@ impl Core {
 }
 
 /// Withdraws our member node unless disarmed: at once when asked (confirmed), in the
-/// background when dropped (a cancelled enter or leave).
+/// background when dropped (a cancelled enter or leave). It keeps the member's turn until the
+/// node is gone: a withdrawal in the background must not delete the node of the next `enter`
+/// of the same object.
 struct Withdraw {
     core: Option<Arc<Core>>,
+    turn: Option<OwnedMutexGuard<()>>,
 }
 
 impl Withdraw {
-    fn armed(core: &Arc<Core>) -> Withdraw {
+    fn armed(core: &Arc<Core>, turn: OwnedMutexGuard<()>) -> Withdraw {
         Withdraw {
             core: Some(core.clone()),
+            turn: Some(turn),
         }
     }
 
     fn disarm(&mut self) {
         self.core = None;
+        self.turn = None;
     }
 
     async fn now(&mut self) {
@@ -395,14 +420,17 @@ impl Withdraw {
                 tracing::warn!("cannot withdraw {}: {err}", core.member_path());
             }
         }
+        self.turn = None;
     }
 }
 
 impl Drop for Withdraw {
     fn drop(&mut self) {
         if let Some(core) = self.core.take() {
+            let turn = self.turn.take();
             runtime::handle().spawn(async move {
                 let _ = core.delete_member().await;
+                drop(turn);
             });
         }
     }
