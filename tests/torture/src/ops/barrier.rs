@@ -1,8 +1,9 @@
 //! Barriers. The plain barrier: a worker sets a fresh barrier
 //! (`<dir>/barrier/<w>-<task tag>-<n>`), announces it (`BSET`), keeps it up for a while
 //! and removes it (`BREMOVE start`, then `ok`/`err:<code>`); the others ask the
-//! resource for one that is up (`BPICK`) and wait on it with a long timeout
-//! (`BWAIT`/`BWAITED`), or look at it (a zero-timeout wait, `is_set`).
+//! resource for one that is up (`BPICK`), see it up themselves (`is_set`) and
+//! wait on it with a long timeout (`BWAIT`/`BWAITED`), or look at it (a
+//! zero-timeout wait).
 //!
 //! The double barrier: rounds on fresh paths (`<dir>/dbarrier/round-<k>`),
 //! each handed by the resource to `member_count` distinct workers (`DJOIN`),
@@ -128,6 +129,13 @@ async fn wait_on_one(ctx: &Ctx, link: &mut Link, rng: &mut Rng, tag: u32) {
         Ok(barrier) => barrier,
         Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
     };
+    // Seen up by this session first: its later reads are never older (a follower that has
+    // not applied the set yet would show it down, and release a waiter that never saw it).
+    match watched(ctx, "barrier is_set", Duration::ZERO, barrier.is_set()).await {
+        Ok(true) => {}
+        Ok(false) => return ctx.stats.bump("barrier.wait.not_seen_up"),
+        Err(err) => return ctx.error("barrier.is_set", &err),
+    }
     ctx.stats.bump("op.barrier.wait");
     let t = Duration::from_millis(rng.u64(3000..8000));
     link.ask(format!(
