@@ -274,3 +274,22 @@ async fn a_cancelled_enter_never_withdraws_the_next_enter_of_the_same_member() {
         assert!(other.leave(LONG).await.unwrap());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_last_member_to_withdraw_closes_the_barrier_for_the_next_round() {
+    let path = unique("double-withdraw");
+    let (a, b) = (client().await, client().await);
+    let one = DoubleBarrier::new(&a, &path, 2).unwrap();
+    let two = DoubleBarrier::new(&b, &path, 2).unwrap();
+    let (entered, other) = tokio::join!(one.enter(LONG), two.enter(LONG));
+    assert!(entered.unwrap() && other.unwrap());
+    one.withdraw().await.unwrap();
+    assert!(two.is_ready().await.unwrap(), "a member is still inside");
+    two.withdraw().await.unwrap();
+    assert!(
+        nodes(&path).await.is_empty(),
+        "nobody inside: ready went too"
+    );
+    // The next round on the path needs its quorum again.
+    assert!(!one.enter(Duration::from_millis(200)).await.unwrap());
+}

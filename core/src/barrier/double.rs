@@ -134,15 +134,15 @@ impl DoubleBarrier {
     }
 
     /// Takes this member out without waiting for the others: our node is deleted (confirmed)
-    /// if it is there, `ready` is never touched (a member leaving alone must not close the
-    /// barrier on the others). For an `enter` given up after it succeeded and for a binding's
+    /// if it is there, and `ready` only when no member is left (never closing the barrier on a
+    /// member inside, never leaving it open for the next entrants of the path). For an `enter` given up after it succeeded and for a binding's
     /// `close()`. Waits for this member's `enter` or `leave` in flight; runs to its end even if
     /// the answer is not waited for.
     pub fn withdraw(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let core = self.core.clone();
         let task = runtime::handle().spawn(async move {
             let _turn = core.busy.clone().lock_owned().await;
-            core.delete_member().await
+            core.withdraw_member().await
         });
         let core = self.core.clone();
         async move {
@@ -290,17 +290,8 @@ impl Core {
                 }
             }
         }
-        let ready = self.ready_path();
-        let ready = ready.as_str();
-        let deleted = self
-            .client
-            .retrying(None, |zk| async move { zk.delete(ready, None).await })
-            .await;
-        match deleted {
-            Ok(()) => Ok(true),
-            Err(err) if matches!(err.code(), ErrorCode::NoNode | ErrorCode::NotEmpty) => Ok(true),
-            Err(err) => Err(err),
-        }
+        self.delete_ready().await?;
+        Ok(true)
     }
 
     /// The member nodes, `ready` left out, in name order.
@@ -390,6 +381,34 @@ impl Core {
         }
         Ok(())
     }
+
+    /// Takes our member node out outside a `leave` (a timed-out, failed or cancelled call, a
+    /// withdrawal): as the last member, also `ready`, as the last to leave does. Left behind
+    /// with nobody inside, `ready` would let the next entrants of the path pass without their
+    /// quorum.
+    async fn withdraw_member(&self) -> Result<()> {
+        if self.member.lock().unwrap().is_none() {
+            return Ok(());
+        }
+        self.delete_member().await?;
+        if self.members().await?.is_empty() {
+            self.delete_ready().await?;
+        }
+        Ok(())
+    }
+
+    async fn delete_ready(&self) -> Result<()> {
+        let ready = self.ready_path();
+        let ready = ready.as_str();
+        let deleted = self
+            .client
+            .retrying(None, |zk| async move { zk.delete(ready, None).await })
+            .await;
+        match deleted {
+            Err(err) if !matches!(err.code(), ErrorCode::NoNode | ErrorCode::NotEmpty) => Err(err),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Withdraws our member node unless disarmed: at once when asked (confirmed), in the
@@ -416,7 +435,7 @@ impl Withdraw {
 
     async fn now(&mut self) {
         if let Some(core) = self.core.take() {
-            if let Err(err) = core.delete_member().await {
+            if let Err(err) = core.withdraw_member().await {
                 tracing::warn!("cannot withdraw {}: {err}", core.member_path());
             }
         }
@@ -429,7 +448,7 @@ impl Drop for Withdraw {
         if let Some(core) = self.core.take() {
             let turn = self.turn.take();
             runtime::handle().spawn(async move {
-                let _ = core.delete_member().await;
+                let _ = core.withdraw_member().await;
                 drop(turn);
             });
         }
