@@ -100,7 +100,7 @@ export declare class Client extends EventEmitter {
   semaphore(path: string, maxLeases: number): Semaphore
   leaderElection(root: string, hostName?: string): LeaderElectionSupport
   /** A `LeaderLatch` participant at `path` (Curator's LeaderLatch nodes); `id` defaults to `identity`. */
-  leaderLatch(path: string, options?: LeaderLatchOptions): LeaderLatch
+  leaderLatch(path: string, options?: LeaderLatchOptions | string): LeaderLatch
   /** A `Barrier` at `path` (Curator's DistributedBarrier node). */
   barrier(path: string): Barrier
   /** A `DoubleBarrier` member at `path` for `memberCount` members (Curator's DistributedDoubleBarrier nodes). */

@@ -565,8 +565,10 @@ class LeaderLatch extends EventEmitter {
     super()
     const handle = requireClient(client)
     requireString('path', path)
+    // The id alone, as the other languages take it (and as leaderElection(path, hostName) does).
+    if (typeof options === 'string') options = { id: options }
     if (options !== undefined && (options === null || typeof options !== 'object')) {
-      throw new TypeError('options must be an object like { id }')
+      throw new TypeError('options must be an object like { id } or the id as a string')
     }
     const id = options && options.id !== undefined && options.id !== null ? requireString('id', options.id) : undefined
     this._native = now(() => new native.NativeLeaderLatch(handle, path, id))

@@ -154,7 +154,18 @@ impl Output {
             );
         }
         if out.len() == session_line {
-            push(&mut out, format!("{}: no recipe nodes", status.path));
+            if status.other_children.is_empty() {
+                // A barrier is its node alone: up while it exists.
+                push(
+                    &mut out,
+                    format!(
+                        "{}: no children (a barrier here is up; `barrier remove` takes it down)",
+                        status.path
+                    ),
+                );
+            } else {
+                push(&mut out, format!("{}: no recipe nodes", status.path));
+            }
         }
         let now = now_ms();
         for node in &status.nodes {

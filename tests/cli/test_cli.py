@@ -219,6 +219,7 @@ def test_barrier_set_wait_remove():
     path = unique("barrier")
     assert run("barrier", "wait", path, "--timeout", "0").returncode == 0, "down: passes at once"
     assert run("barrier", "set", path).returncode == 0
+    assert "a barrier here is up" in run("status", path).stdout.decode()
     done = run("barrier", "wait", path, "--timeout", "100ms")
     assert done.returncode == TIMEOUT and "still up" in one_line_error(done)
     waiter = start("barrier", "wait", path)

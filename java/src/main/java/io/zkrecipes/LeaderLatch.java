@@ -39,9 +39,12 @@ public final class LeaderLatch extends NativeObject {
         this(client, latchPath, null, true);
     }
 
-    /** A participant named {@code id} (its node's data, what {@link #getParticipants()} shows). */
+    /**
+     * A participant named {@code id} (its node's data, what {@link #getParticipants()} shows);
+     * a {@code null} id is the client's identity, as in the other languages.
+     */
     public LeaderLatch(Client client, String latchPath, String id) {
-        this(client, latchPath, Objects.requireNonNull(id, "id"), true);
+        this(client, latchPath, id, true);
     }
 
     private LeaderLatch(Client client, String latchPath, String id, boolean unused) {
