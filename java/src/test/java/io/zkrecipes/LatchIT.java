@@ -93,7 +93,9 @@ class LatchIT {
         try (Client c = Zk.client(); Client other = Zk.client();
              LeaderLatch leader = new LeaderLatch(other, path, "leader"); LeaderLatch waiting = new LeaderLatch(c, path, "w")) {
             assertThrows(NullPointerException.class, () -> new LeaderLatch(c, null, "x"));
-            assertThrows(NullPointerException.class, () -> new LeaderLatch(c, path, null));
+            try (LeaderLatch unnamed = new LeaderLatch(c, path, null)) {   // the client's identity, as in the other languages
+                assertEquals(c.getIdentity(), unnamed.getId());
+            }
             assertEquals(ZkException.Code.INVALID_PATH, code(() -> new LeaderLatch(c, "", "x")));
             assertEquals(ZkException.Code.INVALID_PATH, code(() -> new LeaderLatch(c, "relative/path", "x")));
             assertEquals(ZkException.Code.INVALID_ARGUMENT, code(() -> new LeaderLatch(c, path, "x".repeat(17 * 1024))));
