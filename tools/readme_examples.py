@@ -228,12 +228,16 @@ WATCHING = re.compile(r"\s--(?:observe|watch)\b")
 STUBS = {
     "backup.sh": "#!/bin/sh\necho ran >> backup.ran\n",
     "scheduler": "#!/bin/sh\necho ran >> scheduler.ran\n",
+    "stage-2": "#!/bin/sh\necho ran >> stage-2.ran\n",
 }
+# A line meant for N hosts at once (`double-barrier … --members N`): run N copies together.
+TOGETHER = re.compile(r"^zkrecipes double-barrier\s.*--members\s+(\d+)\b")
 
 
 def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path) -> None:
-    """Each command line as a shell runs it: `zkrecipes` is the built CLI against $ZK_CONNECT,
-    `./backup.sh` and `./scheduler` are stubs that leave a mark, `npm install zkrecipes` installs
+    """Each command line as a shell runs it (a `double-barrier --members N` line as N hosts
+    at once): `zkrecipes` is the built CLI against $ZK_CONNECT,
+    `./backup.sh`, `./scheduler` and `./stage-2` are stubs that leave a mark, `npm install zkrecipes` installs
     the packed tarballs into a fresh project (the registry does not have them)."""
     work = tmp / "shell"
     work.mkdir(exist_ok=True)
@@ -264,6 +268,16 @@ def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path)
             raise SystemExit(f"{where}: no way to run this shell line: {line}")
         if WATCHING.search(command):
             watch(what, command, work, env)
+            continue
+        together = TOGETHER.match(command)
+        if together:
+            hosts = [subprocess.Popen(["bash", "-c", command], cwd=work, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True) for _ in range(int(together.group(1)))]
+            outputs = [host.communicate(timeout=120)[0] for host in hosts]
+            if any(host.returncode != 0 for host in hosts):
+                sys.stderr.write(f"--- {what} failed ({[h.returncode for h in hosts]})\n{''.join(outputs)}\n")
+                raise SystemExit(1)
+            print(f"ok  {what} (as {len(hosts)} hosts)")
             continue
         done = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
