@@ -435,3 +435,29 @@ async fn a_mixed_double_barrier_enters_and_leaves_together() {
     expect(second, "LEFT").await.finish();
     assert!(ours.members().await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_and_our_atomic_longs_count_together_exactly() {
+    let path = unique("curator-atomic");
+    let c = client().await;
+    let ours = zkrecipes::DistributedAtomicLong::new(&c, &path).unwrap();
+    ours.force_set(1000).await.unwrap();
+    let curator_counter = expect(
+        curator(&["atomic-long", server().connect_string(), &path, "100"]),
+        "READY",
+    )
+    .await;
+    // Both increment at once: every one of the 200 counts.
+    for _ in 0..100 {
+        ours.increment().await.unwrap();
+    }
+    let (curator_counter, line) = curator_counter.line().await;
+    curator_counter.finish();
+    let curator_last: i64 = line.strip_prefix("DONE ").expect(&line).parse().unwrap();
+    assert!(curator_last > 1000 && curator_last <= 1200, "{line}");
+    assert_eq!(
+        ours.get().await.unwrap(),
+        1200,
+        "Curator's bytes and ours are one value"
+    );
+}

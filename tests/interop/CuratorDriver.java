@@ -16,6 +16,8 @@
 //   barrier-set|barrier-remove <connect> <path> DistributedBarrier.setBarrier() / removeBarrier(): DONE
 //   barrier-wait <connect> <path> <waitMs>      DistributedBarrier.waitOnBarrier(waitMs): WAITING, then
 //                                               RELEASED or TIMEOUT
+//   atomic-long <connect> <path> <n>            DistributedAtomicLong.increment() n times (each must succeed):
+//                                               READY, then DONE <the value after the last>
 //   double <connect> <path> <members> <waitMs>  DistributedDoubleBarrier.enter(waitMs): WAITING, then
 //                                               ENTERED or NOT_ENTERED; after ENTERED a line on stdin
 //                                               leaves (leave(waitMs)): LEFT or NOT_LEFT
@@ -27,6 +29,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -38,6 +42,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorDriver {
     public static void main(String[] args) throws Exception {
@@ -121,6 +126,20 @@ public class CuratorDriver {
                     say("WAITING");
                     boolean released = barrier.waitOnBarrier(Long.parseLong(args[3]), TimeUnit.MILLISECONDS);
                     say(released ? "RELEASED" : "TIMEOUT");
+                }
+                case "atomic-long" -> {
+                    // Contention is retried without sleeping, as often as it takes.
+                    DistributedAtomicLong counter = new DistributedAtomicLong(curator, path, new RetryNTimes(100000, 0));
+                    say("READY");
+                    long last = 0;
+                    for (int i = 0, n = Integer.parseInt(args[3]); i < n; i++) {
+                        AtomicValue<Long> value = counter.increment();
+                        if (!value.succeeded()) {
+                            throw new IllegalStateException("increment did not succeed");
+                        }
+                        last = value.postValue();
+                    }
+                    say("DONE " + last);
                 }
                 case "double" -> {
                     long waitMs = Long.parseLong(args[4]);
