@@ -38,7 +38,7 @@ pub use client::{
     Auth, Client, ClientOptions, ConnectionState, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
     MAX_NODE_DATA, MAX_PACKET,
 };
-pub use counter::{DistributedAtomicLong, Updated};
+pub use counter::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};

@@ -461,3 +461,23 @@ async fn curator_and_our_atomic_longs_count_together_exactly() {
         "Curator's bytes and ours are one value"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_and_our_shared_counts_are_one_value() {
+    let path = unique("curator-count");
+    let c = client().await;
+    let ours = zkrecipes::SharedCount::new(&c, &path, 5).unwrap();
+    ours.start().await.unwrap();
+    let mut changes = ours.subscribe();
+    // Curator reads our seed (its own seed does not overwrite it) and sets 42; ours follows.
+    let driver = curator(&["shared-count", server().connect_string(), &path, "99", "42"]);
+    let driver = expect(expect(driver, "VALUE 5").await, "SET").await;
+    driver.finish();
+    let seen = tokio::time::timeout(Duration::from_secs(20), changes.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seen.value, 42);
+    assert_eq!(ours.get().unwrap(), 42);
+    ours.close();
+}

@@ -18,6 +18,9 @@
 //                                               RELEASED or TIMEOUT
 //   atomic-long <connect> <path> <n>            DistributedAtomicLong.increment() n times (each must succeed):
 //                                               READY, then DONE <the value after the last>
+//   shared-count <connect> <path> <seed> <value>
+//                                               SharedCount.start(): VALUE <getCount()>, then
+//                                               setCount(value): SET
 //   double <connect> <path> <members> <waitMs>  DistributedDoubleBarrier.enter(waitMs): WAITING, then
 //                                               ENTERED or NOT_ENTERED; after ENTERED a line on stdin
 //                                               leaves (leave(waitMs)): LEFT or NOT_LEFT
@@ -34,6 +37,7 @@ import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -140,6 +144,14 @@ public class CuratorDriver {
                         last = value.postValue();
                     }
                     say("DONE " + last);
+                }
+                case "shared-count" -> {
+                    try (SharedCount count = new SharedCount(curator, path, Integer.parseInt(args[3]))) {
+                        count.start();
+                        say("VALUE " + count.getCount());
+                        count.setCount(Integer.parseInt(args[4]));
+                        say("SET");
+                    }
                 }
                 case "double" -> {
                     long waitMs = Long.parseLong(args[4]);

@@ -1,0 +1,311 @@
+//! A shared count on Curator's `SharedCount` layout (also kazoo's `Counter(support_curator=True)`):
+//! one persistent node holding a 4-byte big-endian int.
+//!
+//! Contract, including failures:
+//! - `start` creates the node with the seed when it is missing (never overwriting a value) and
+//!   reads it; from then on the value is cached and followed by a data watch. It is read again
+//!   after every watch event and every reconnect or new session (CURATOR-311: a stale value
+//!   after a quorum change), and a read never replaces a newer one (compared by `mzxid`).
+//! - Empty data (kazoo creates the node empty) reads as the seed; any other length than 4 is
+//!   `INVALID_ARGUMENT` naming it (Curator throws a `BufferUnderflowException`).
+//! - `set` is unconditional; `try_set(expected, value)` writes only over the version `expected`
+//!   was read at, and answers `false` (with the cache refreshed) when another write came first.
+//!   A versioned write whose reply was lost is sent again only if the node is unchanged;
+//!   otherwise `CONNECTION_LOSS` says its outcome is unknown.
+//! - Subscribers get every value the cache takes, in order, with its version.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+use zookeeper_client as zk;
+
+use crate::client::Client;
+use crate::emitter::Emitter;
+use crate::error::{Error, ErrorCode, Result};
+use crate::{path, runtime};
+
+/// A value with the node version it was read at: what `try_set` writes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VersionedCount {
+    pub value: i32,
+    pub version: i32,
+}
+
+#[derive(Clone)]
+pub struct SharedCount {
+    core: Arc<Core>,
+}
+
+struct Core {
+    client: Client,
+    path: String,
+    seed: i32,
+    /// The newest value read, with the `mzxid` it was written at; `None` until started.
+    cached: Mutex<Option<(VersionedCount, i64)>>,
+    events: Emitter<VersionedCount>,
+    follower: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl SharedCount {
+    /// The count at `path`, `seed` when the node is created or empty. `INVALID_PATH` before
+    /// anything is sent.
+    pub fn new(client: &Client, path: &str, seed: i32) -> Result<SharedCount> {
+        path::validate(path)?;
+        client.check_open()?;
+        let core = Core {
+            client: client.clone(),
+            path: path.to_string(),
+            seed,
+            cached: Mutex::new(None),
+            events: Emitter::new(64),
+            follower: Mutex::new(None),
+        };
+        Ok(SharedCount {
+            core: Arc::new(core),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.core.path
+    }
+
+    /// Creates the node with the seed if it is missing, reads it, and follows it from then on.
+    /// Starting twice does nothing more.
+    pub async fn start(&self) -> Result<()> {
+        let started = self.core.start().await;
+        started.map_err(|err| self.core.about(err))
+    }
+
+    /// Stops following the node (the cache keeps its last value).
+    pub fn close(&self) {
+        if let Some(follower) = self.core.follower.lock().unwrap().take() {
+            follower.abort();
+        }
+    }
+
+    /// The cached value. `INVALID_ARGUMENT` before `start`.
+    pub fn get(&self) -> Result<i32> {
+        self.versioned().map(|v| v.value)
+    }
+
+    /// The cached value with its version, for `try_set`.
+    pub fn versioned(&self) -> Result<VersionedCount> {
+        let cached = *self.core.cached.lock().unwrap();
+        cached.map(|(v, _)| v).ok_or_else(|| {
+            self.core.about(Error::invalid_argument(
+                "the shared count is not started: start() it first",
+            ))
+        })
+    }
+
+    /// Every value the cache takes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<VersionedCount> {
+        self.core.events.subscribe()
+    }
+
+    /// Writes `value` whatever the count is.
+    pub async fn set(&self, value: i32) -> Result<()> {
+        let set = self.core.set(value, None).await;
+        set.map(|_| ()).map_err(|err| self.core.about(err))
+    }
+
+    /// Writes `value` only if the count is still at `expected`'s version: `false` otherwise
+    /// (the cache then holds the newer value).
+    pub async fn try_set(&self, expected: VersionedCount, value: i32) -> Result<bool> {
+        let set = self.core.set(value, Some(expected.version)).await;
+        set.map_err(|err| self.core.about(err))
+    }
+}
+
+impl Core {
+    fn about(&self, err: Error) -> Error {
+        self.client.about(err, "shared count", &self.path)
+    }
+
+    async fn start(self: &Arc<Self>) -> Result<()> {
+        if self.follower.lock().unwrap().is_some() {
+            return Ok(());
+        }
+        self.create_seeded().await?;
+        let watch = self.read_watched().await?;
+        let follower = runtime::handle().spawn(follow(Arc::downgrade(self), watch));
+        let mut slot = self.follower.lock().unwrap();
+        match &*slot {
+            // Another start won meanwhile: one follower is enough.
+            Some(_) => follower.abort(),
+            None => *slot = Some(follower.abort_handle()),
+        }
+        Ok(())
+    }
+
+    async fn create_seeded(&self) -> Result<()> {
+        let path = self.path.as_str();
+        let seed = self.seed.to_be_bytes();
+        let seed = &seed;
+        let acls = self.client.acls();
+        loop {
+            let created = self
+                .client
+                .retrying(None, |zk| async move {
+                    let options = zk::CreateMode::Persistent.with_acls(acls);
+                    zk.create(path, seed, &options).await
+                })
+                .await;
+            match created {
+                Ok(_) => return Ok(()),
+                Err(err) if err.code() == ErrorCode::NodeExists => return Ok(()),
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    let parent = &self.path[..self.path.rfind('/').unwrap_or(0).max(1)];
+                    self.client.ensure_container(parent, None).await?;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Reads the node with a data watch and caches what it holds.
+    async fn read_watched(&self) -> Result<Option<zk::OneshotWatcher>> {
+        let path = self.path.as_str();
+        let read = self
+            .client
+            .retrying(None, |zk| async move { zk.get_and_watch_data(path).await })
+            .await;
+        match read {
+            Ok((data, stat, watch)) => {
+                self.cache(self.decode(&data)?, &stat);
+                Ok(Some(watch))
+            }
+            // Deleted under us: nothing to follow until somebody writes it again.
+            Err(err) if err.code() == ErrorCode::NoNode => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Takes `value` unless the cache holds a newer one.
+    fn cache(&self, value: i32, stat: &zk::Stat) {
+        let versioned = VersionedCount {
+            value,
+            version: stat.version,
+        };
+        let mut cached = self.cached.lock().unwrap();
+        if cached.is_some_and(|(_, mzxid)| mzxid >= stat.mzxid) {
+            return;
+        }
+        *cached = Some((versioned, stat.mzxid));
+        drop(cached);
+        self.events.emit(versioned);
+    }
+
+    fn decode(&self, data: &[u8]) -> Result<i32> {
+        match data.len() {
+            0 => Ok(self.seed),
+            4 => Ok(i32::from_be_bytes(data.try_into().expect("4 bytes"))),
+            n => Err(Error::invalid_argument(format!(
+                "a shared count's node holds 4 bytes (big-endian), this one {n}"
+            ))),
+        }
+    }
+
+    /// `true` once written; `false` when `version` was not the node's any more.
+    async fn set(&self, value: i32, version: Option<i32>) -> Result<bool> {
+        let data = value.to_be_bytes();
+        loop {
+            let zk = self.client.zk()?;
+            let session = zk.session_id().0;
+            let written = zk.set_data(&self.path, &data, version).await;
+            drop(zk);
+            match written.map_err(Error::from) {
+                Ok(stat) => {
+                    self.cache(value, &stat);
+                    return Ok(true);
+                }
+                Err(err) if err.code() == ErrorCode::BadVersion => {
+                    self.read_watched().await?;
+                    return Ok(false);
+                }
+                Err(err) if err.code() == ErrorCode::NoNode && version.is_none() => {
+                    self.create_seeded().await?;
+                }
+                Err(err) if err.is_connection_loss() => {
+                    self.client.await_usable(session, None).await?;
+                    let Some(version) = version else { continue };
+                    let now = self.read_version().await?;
+                    if now != Some(version) {
+                        return Err(Error::new(
+                            ErrorCode::ConnectionLoss,
+                            "the connection dropped while the write was on its way, and the count changed meanwhile: the write may or may not have been applied",
+                        ));
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn read_version(&self) -> Result<Option<i32>> {
+        let path = self.path.as_str();
+        let stat = self
+            .client
+            .retrying(None, |zk| async move { zk.check_stat(path).await })
+            .await?;
+        Ok(stat.map(|s| s.version))
+    }
+}
+
+/// Follows the node while the count object lives: reads again after every watch event and
+/// every connection change (a new session, a reconnect to another server).
+async fn follow(core: Weak<Core>, watch: Option<zk::OneshotWatcher>) {
+    let Some(client) = core.upgrade().map(|c| c.client.clone()) else {
+        return;
+    };
+    let mut states = client.subscribe();
+    let mut fired = armed(watch);
+    loop {
+        tokio::select! {
+            // Spent: never polled again (a read that sets no new watch leaves it pending).
+            () = &mut fired => fired = armed(None),
+            state = states.recv() => match state {
+                Err(RecvError::Closed) => return,
+                Ok(state) if !state.is_usable() => continue,
+                _ => {}
+            },
+            _ = client.closed() => return,
+        }
+        let Some(core) = core.upgrade() else { return };
+        let next = match core.read_watched().await {
+            Ok(next) => next,
+            Err(err) if err.code() == ErrorCode::Closed => return,
+            Err(err) => {
+                tracing::warn!("shared count {}: {err}", core.path);
+                None
+            }
+        };
+        // A new watch replaces the old one only once set: a state change keeps the old one.
+        if next.is_some() {
+            fired = armed(next);
+        }
+    }
+}
+
+/// The watch's firing as a future that can be polled again after another branch won.
+fn armed(
+    watch: Option<zk::OneshotWatcher>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        match watch {
+            Some(watch) => {
+                watch.changed().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    })
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        if let Some(follower) = self.follower.get_mut().unwrap().take() {
+            follower.abort();
+        }
+    }
+}
