@@ -127,6 +127,9 @@ pub enum Command {
     /// unless CMD succeeds.
     #[command(subcommand)]
     Work(WorkCommand),
+    /// A shared counter: Curator's SharedCount (4-byte int), or DistributedAtomicLong with --long.
+    #[command(after_help = "Example: zkrecipes count /counters/deploys add 1")]
+    Count(CountArgs),
     /// Who holds, waits, leads; queue depth; which library made each node;
     /// nodes of dead sessions.
     Status(StatusArgs),
@@ -320,6 +323,33 @@ pub struct DoubleBarrierArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CountArgs {
+    /// The counter's node, e.g. /counters/deploys.
+    pub path: String,
+    /// Curator's DistributedAtomicLong (8 bytes) instead of its SharedCount (4 bytes).
+    #[arg(long)]
+    pub long: bool,
+    #[command(subcommand)]
+    pub op: CountOp,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CountOp {
+    /// Print the value (0 when the node is missing; nothing is created).
+    Get,
+    /// Write VALUE whatever the value is.
+    Set {
+        #[arg(allow_negative_numbers = true)]
+        value: i64,
+    },
+    /// Add DELTA atomically (a versioned write, repeated until it applies); prints the new value.
+    Add {
+        #[arg(allow_negative_numbers = true)]
+        delta: i64,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -4,6 +4,7 @@
 mod args;
 mod barrier;
 mod connect;
+mod count;
 mod duration;
 mod elect;
 mod exit;
@@ -89,6 +90,7 @@ async fn run(cli: Cli) -> Outcome {
         Command::DoubleBarrier(args) => barrier::run_together(&client, args).await,
         Command::Queue(command) => queue::run(&client, command).await,
         Command::Work(command) => work::run(&client, command).await,
+        Command::Count(args) => count::run(&client, args).await,
         Command::Status(args) => status::run(&client, args, &output).await,
     };
     // Closing ends the session: whatever it still held is deleted now, not
@@ -104,6 +106,7 @@ fn check_path(command: &Command) -> Result<(), Failure> {
         Command::Semaphore(a) => &a.path,
         Command::Elect(a) => &a.path,
         Command::Status(a) => &a.path,
+        Command::Count(a) => &a.path,
         Command::DoubleBarrier(a) => &a.path,
         Command::Barrier(
             args::BarrierCommand::Set { path }

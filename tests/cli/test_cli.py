@@ -269,6 +269,28 @@ def test_status_shows_a_semaphores_leases():
         holder.wait(15)
 
 
+# --- count ------------------------------------------------------------------
+
+def test_count_get_set_add_as_an_int_and_as_a_long():
+    path = unique("count")
+    assert run("count", path, "get").stdout == b"0\n"
+    assert status(path)["exists"] is False, "get creates nothing"
+    adders = [start("count", path, "add", "1") for _ in range(8)]
+    assert all(a.wait(30) == 0 for a in adders), "every add applied"
+    assert run("count", path, "get").stdout == b"8\n"
+    assert run("count", path, "add", "-3").stdout == b"5\n"
+    assert run("count", path, "set", "2147483647").returncode == 0
+    assert run("count", path, "add", "1").stdout == b"-2147483648\n", "wraps as Java's int"
+    done = run("count", path, "set", "2147483648")
+    assert done.returncode == USAGE and "--long" in one_line_error(done)
+    # The same node read as a long: 4 bytes are not a DistributedAtomicLong's 8.
+    done = run("count", path, "--long", "get")
+    assert done.returncode != 0 and "8 bytes" in one_line_error(done)
+    long_path = unique("count-long")
+    assert run("count", long_path, "--long", "set", "9223372036854775806").returncode == 0
+    assert run("count", long_path, "--long", "add", "1").stdout == b"9223372036854775807\n"
+
+
 # --- lock -------------------------------------------------------------------
 
 def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
@@ -1115,6 +1137,8 @@ def test_status_of_elections_and_queues():
     (["double-barrier", "/a", "--", "true"], USAGE),
     (["barrier", "wait", "relative"], USAGE),
     (["barrier", "frob", "/a"], USAGE),
+    (["count", "/a", "add", "x"], USAGE),
+    (["count", "relative", "get"], USAGE),
     (["elect", "/a", "--id", "a\nb", "--", "true"], USAGE),
 ])
 def test_bad_input_gives_one_line_and_a_documented_status(args: List[str], code: int):

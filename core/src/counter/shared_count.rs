@@ -104,6 +104,21 @@ impl SharedCount {
         self.core.events.subscribe()
     }
 
+    /// The value on the server now, without starting (or creating anything): the seed while
+    /// the node is missing or empty.
+    pub async fn read(&self) -> Result<i32> {
+        let read = self.core.read_fresh().await;
+        let read = read.map_err(|err| self.core.about(err))?;
+        Ok(read.map_or(self.core.seed, |v| v.value))
+    }
+
+    /// Adds `delta` (wrapping as Java's `int`) with a versioned write repeated until it
+    /// applies; the value written and its version.
+    pub async fn add(&self, delta: i32) -> Result<VersionedCount> {
+        let added = self.core.add(delta).await;
+        added.map_err(|err| self.core.about(err))
+    }
+
     /// Writes `value` whatever the count is.
     pub async fn set(&self, value: i32) -> Result<()> {
         let set = self.core.set(value, None).await;
@@ -239,6 +254,38 @@ impl Core {
                     }
                 }
                 Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn read_fresh(&self) -> Result<Option<VersionedCount>> {
+        let path = self.path.as_str();
+        let read = self
+            .client
+            .retrying(None, |zk| async move { zk.get_data(path).await })
+            .await;
+        match read {
+            Ok((data, stat)) => Ok(Some(VersionedCount {
+                value: self.decode(&data)?,
+                version: stat.version,
+            })),
+            Err(err) if err.code() == ErrorCode::NoNode => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn add(&self, delta: i32) -> Result<VersionedCount> {
+        loop {
+            let Some(now) = self.read_fresh().await? else {
+                self.create_seeded().await?;
+                continue;
+            };
+            let value = now.value.wrapping_add(delta);
+            if self.set(value, Some(now.version)).await? {
+                return Ok(VersionedCount {
+                    value,
+                    version: now.version.wrapping_add(1),
+                });
             }
         }
     }
