@@ -137,16 +137,8 @@ impl Attempt {
     /// left nothing behind. The cleanup itself runs to completion in the
     /// background even if this wait is cut short.
     pub(super) async fn abandon(mut self) {
-        let Some(cleanup) = self.cleanup() else {
-            return;
-        };
-        let client = self.core.client().clone();
-        let task = runtime::handle().spawn(cleanup);
-        // A moment for the delete while the connection is up (one round trip
-        // or two); never long past the caller's deadline — a silent partition
-        // must not turn a 1 ms timeout into seconds.
-        if client.state().is_usable() {
-            let _ = tokio::time::timeout(ABANDON_GRACE.min(client.session_timeout()), task).await;
+        if let Some(cleanup) = self.cleanup() {
+            withdraw_briefly(self.core.client(), cleanup).await;
         }
     }
 
@@ -258,8 +250,21 @@ impl Drop for Attempt {
     }
 }
 
+/// Runs an abandoned attempt's `cleanup` to its end in the background, and waits a moment for
+/// it while the connection is up (one round trip or two); never long past the caller's
+/// deadline — a silent partition must not turn a 1 ms timeout into seconds.
+pub(crate) async fn withdraw_briefly(
+    client: &Client,
+    cleanup: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let task = runtime::handle().spawn(cleanup);
+    if client.state().is_usable() {
+        let _ = tokio::time::timeout(ABANDON_GRACE.min(client.session_timeout()), task).await;
+    }
+}
+
 /// Children of `dir` written by the attempt with `prefix`.
-async fn own_children(client: &Client, dir: &str, prefix: &str) -> Result<Vec<String>> {
+pub(crate) async fn own_children(client: &Client, dir: &str, prefix: &str) -> Result<Vec<String>> {
     match client
         .retrying(None, |zk| async move { zk.list_children(dir).await })
         .await

@@ -1,6 +1,6 @@
 //! Exclusive and read/write locks over sequential ephemeral nodes.
 
-mod attempt;
+pub(crate) mod attempt;
 pub(crate) mod contenders;
 pub(crate) mod holder;
 pub(crate) mod monitor;

@@ -11,6 +11,7 @@ use super::{SemaphoreCore, LEASE_MARKER};
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, expired};
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock::attempt::{own_children, withdraw_briefly};
 use crate::lock::monitor::Keeper;
 use crate::runtime;
 
@@ -21,9 +22,6 @@ pub(super) struct Granted {
     /// The listing's child watch: the first lease's loss detector at no extra request.
     pub(super) children_watch: Option<zk::OneshotWatcher>,
 }
-
-/// How long an attempt that gave up waits for its nodes' delete.
-const ABANDON_GRACE: Duration = Duration::from_millis(200);
 
 pub(super) struct LeaseAttempt {
     core: Arc<SemaphoreCore>,
@@ -217,13 +215,8 @@ impl LeaseAttempt {
     /// Withdraws whatever this attempt created and waits (briefly) for the server to confirm,
     /// so that a timed acquire that answered "no" left nothing behind.
     pub(super) async fn abandon(mut self) {
-        let Some(cleanup) = self.cleanup() else {
-            return;
-        };
-        let client = self.core.client().clone();
-        let task = runtime::handle().spawn(cleanup);
-        if client.state().is_usable() {
-            let _ = tokio::time::timeout(ABANDON_GRACE.min(client.session_timeout()), task).await;
+        if let Some(cleanup) = self.cleanup() {
+            withdraw_briefly(self.core.client(), cleanup).await;
         }
     }
 
@@ -253,15 +246,10 @@ impl LeaseAttempt {
             if client.session_id().ok() != Some(session) {
                 return;
             }
-            let d = dir.as_str();
-            let children = match client
-                .retrying(None, |zk| async move { zk.list_children(d).await })
-                .await
-            {
-                Ok(children) => children,
-                Err(_) => return,
+            let Ok(children) = own_children(&client, &dir, &prefix).await else {
+                return;
             };
-            for child in children.into_iter().filter(|c| c.starts_with(&prefix)) {
+            for child in children {
                 if let Err(err) = delete_confirmed(&client, &format!("{dir}/{child}")).await {
                     tracing::warn!("cannot withdraw an abandoned lease node under {dir}: {err}");
                 }
