@@ -1,11 +1,12 @@
 """zkrecipes: ZooKeeper locks, read/write locks, semaphores, queues, leader election, leader
-latches and barriers, implemented once in Rust and shared with Node.js and Java."""
+latches, barriers and counters, implemented once in Rust and shared with Node.js and Java."""
 
 import atexit as _atexit
 
 from . import _native
 from .barrier import Barrier, DoubleBarrier
 from .client import Client
+from .counter import DistributedAtomicLong, SharedCount, Updated, VersionedCount
 from .election import LeaderElectionSupport
 from .errors import (
     AuthFailedError,
@@ -49,6 +50,7 @@ __all__ = [
     "ClosedError",
     "ConnectionLossError",
     "ConnectionState",
+    "DistributedAtomicLong",
     "DistributedQueue",
     "DoubleBarrier",
     "ElectionEvent",
@@ -75,7 +77,10 @@ __all__ = [
     "Sasl",
     "Semaphore",
     "SessionExpiredError",
+    "SharedCount",
     "Tls",
+    "Updated",
+    "VersionedCount",
     "WorkQueue",
     "WouldDeadlockError",
     "WriteLock",

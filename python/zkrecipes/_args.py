@@ -33,3 +33,14 @@ def _client(client: Any) -> _native.NativeClient:
     if not isinstance(native, _native.NativeClient):
         raise TypeError(f"client must be a zkrecipes.Client, got {type(client).__name__}")
     return native
+
+
+def _int(name: str, value: Any, bits: int) -> int:
+    """A Java ``int`` (32 bits) or ``long`` (64), the numbers a counter's node holds: checked
+    here only as the native conversion would (``OverflowError``), with the argument's name."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    if not low <= value <= high:
+        raise OverflowError(f"{name} must be a {bits}-bit int ({low} to {high}), got {value}")
+    return value

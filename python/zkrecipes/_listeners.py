@@ -10,14 +10,15 @@ if TYPE_CHECKING:
 
 E = TypeVar("E")
 
-# What the native module calls: (event name, fencing token, ZkError reason).
-NativeCallback = Callable[[str, Optional[int], Any], None]
+# What the native module calls: (event name, fencing token, ZkError reason) for events, or a
+# recipe's own values ((value, version) for a shared count).
+NativeCallback = Callable[..., None]
 
 
 class Listeners(Generic[E]):
     """Registered callables of one recipe object, each with its native subscription."""
 
-    def __init__(self, subscribe: Callable[[NativeCallback], Any], make: Callable[[str, Optional[int], Any], E]) -> None:
+    def __init__(self, subscribe: Callable[[NativeCallback], Any], make: Callable[..., E]) -> None:
         self._subscribe = subscribe
         self._make = make
         self._subscriptions: Dict[Callable[[E], Any], Any] = {}
@@ -30,8 +31,8 @@ class Listeners(Generic[E]):
             raise TypeError("loop must be an asyncio event loop")
         make = self._make
 
-        def deliver(name: str, fencing_token: Optional[int], reason: Any) -> None:
-            event = make(name, fencing_token, reason)
+        def deliver(*native: Any) -> None:
+            event = make(*native)
             if loop is None:
                 fn(event)
             else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
 from . import _native
 from ._listeners import Listeners
 from .barrier import Barrier, DoubleBarrier
+from .counter import DistributedAtomicLong, SharedCount
 from .election import LeaderElectionSupport
 from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
@@ -163,6 +164,16 @@ class Client:
         """A ``DoubleBarrier`` member at ``path`` for ``member_count`` members (Curator's
         ``DistributedDoubleBarrier`` nodes)."""
         return DoubleBarrier(self, path, member_count)
+
+    def shared_count(self, path: str, seed: int = 0) -> SharedCount:
+        """A ``SharedCount`` at ``path`` (Curator's ``SharedCount`` node, kazoo's
+        ``Counter(support_curator=True)``), ``seed`` when created. Start it, or ``with
+        client.shared_count(path) as count:``."""
+        return SharedCount(self, path, seed)
+
+    def atomic_long(self, path: str) -> DistributedAtomicLong:
+        """A ``DistributedAtomicLong`` at ``path`` (Curator's ``DistributedAtomicLong`` node)."""
+        return DistributedAtomicLong(self, path)
 
     def close(self) -> None:
         """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""

@@ -4,6 +4,7 @@
 mod barrier;
 mod blocking;
 mod client;
+mod counter;
 mod election;
 mod errors;
 mod latch;
@@ -43,6 +44,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<barrier::NativeDoubleBarrier>()?;
     m.add_class::<semaphore::NativeSemaphore>()?;
     m.add_class::<semaphore::NativeLease>()?;
+    m.add_class::<counter::NativeAtomicLong>()?;
+    m.add_class::<counter::NativeSharedCount>()?;
     m.add_class::<listener::Subscription>()?;
     m.add_class::<undo::Undo>()?;
     m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;

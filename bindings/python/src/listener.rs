@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 use zkrecipes::ffi::Event;
@@ -70,22 +71,35 @@ impl Subscription {
 
 /// Calls `callback(name, fencing_token, reason)` for every event of `events`
 /// (`reason` is the `ZkError` of a `LOST` or `FAILED`, else `None`).
-pub fn forward<E: Event>(mut events: broadcast::Receiver<E>, callback: Py<PyAny>) -> Subscription {
+pub fn forward<E: Event>(events: broadcast::Receiver<E>, callback: Py<PyAny>) -> Subscription {
+    relay(events, callback, |py, event| {
+        let details = event.details();
+        let reason = details.reason.map(|r| to_py(r).into_value(py));
+        let args = (details.name, details.fencing_token, reason);
+        Ok(args.into_pyobject(py)?.unbind())
+    })
+}
+
+/// Calls `callback(*args(value))` for every value of `values`, in order, on the listener
+/// thread (a lagging listener skips to the oldest value still kept, then goes on in order).
+pub fn relay<T: Clone + Send + 'static>(
+    mut values: broadcast::Receiver<T>,
+    callback: Py<PyAny>,
+    args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
+) -> Subscription {
     let callback = std::sync::Arc::new(callback);
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
+            let value = match values.recv().await {
+                Ok(value) => value,
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            let details = event.details();
             let callback = callback.clone();
             deliver(Box::new(move || {
                 Python::attach(|py| {
-                    let reason = details.reason.map(|r| to_py(r).into_value(py));
-                    let args = (details.name, details.fencing_token, reason);
-                    if let Err(err) = callback.call1(py, args) {
+                    let called = args(py, value).and_then(|args| callback.call1(py, args.bind(py)));
+                    if let Err(err) = called {
                         err.write_unraisable(py, Some(callback.bind(py)));
                     }
                 })

@@ -1,0 +1,257 @@
+"""Shared counters on Curator's layouts: ``DistributedAtomicLong`` (one node of 8 bytes) and
+``SharedCount`` (4 bytes; also kazoo's ``Counter(support_curator=True)``)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
+
+from . import _native
+from ._args import _client, _int
+from ._listeners import Listeners
+from .errors import ZkError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .client import Client
+
+
+@dataclass(frozen=True)
+class Updated:
+    """What an atomic long's update saw (``pre_value``) and wrote (``post_value``)."""
+
+    pre_value: int
+    post_value: int
+
+
+@dataclass(frozen=True)
+class VersionedCount:
+    """A shared count's value with the node version it was read at: what ``try_set`` writes over."""
+
+    value: int
+    version: int
+
+
+class DistributedAtomicLong:
+    """A 64-bit counter at ``path`` (Curator's ``DistributedAtomicLong`` node: 8 bytes, big-endian),
+    shared with Curator's and every other zkrecipes process.
+
+    Every update is one versioned write repeated until it applies, so N increments from any mix
+    of clients end at exactly N; overflow wraps as Java's ``long`` does. A missing or empty node
+    reads as 0; a node of another length is ``InvalidArgumentError`` (naming the length).
+    ``ConnectionLossError`` means the connection dropped while a write was on its way and the
+    value changed meanwhile: that update may or may not have been applied (it is never applied
+    twice). An update interrupted by Ctrl-C or a cancelled await may likewise have been applied.
+    """
+
+    def __init__(self, client: Client, path: str) -> None:
+        """The counter at ``path``, created by the first write; nothing is sent until a method is called."""
+        self._native = _native.NativeAtomicLong(_client(client), path)
+
+    @property
+    def path(self) -> str:
+        """The counter's node."""
+        return self._native.path()
+
+    def get(self) -> int:
+        """The value on the server now (0 while the node does not exist)."""
+        return self._native.get()
+
+    async def get_async(self) -> int:
+        """``get`` without blocking the event loop."""
+        return await self._native.get_async()
+
+    def increment(self) -> Updated:
+        """Adds 1."""
+        return Updated(*self._native.increment())
+
+    async def increment_async(self) -> Updated:
+        """``increment`` without blocking the event loop."""
+        return Updated(*await self._native.increment_async())
+
+    def decrement(self) -> Updated:
+        """Subtracts 1."""
+        return Updated(*self._native.decrement())
+
+    async def decrement_async(self) -> Updated:
+        """``decrement`` without blocking the event loop."""
+        return Updated(*await self._native.decrement_async())
+
+    def add(self, delta: int) -> Updated:
+        """Adds ``delta`` (a 64-bit int, ``OverflowError`` otherwise) atomically."""
+        return Updated(*self._native.add(_int("delta", delta, 64)))
+
+    async def add_async(self, delta: int) -> Updated:
+        """``add`` without blocking the event loop."""
+        return Updated(*await self._native.add_async(_int("delta", delta, 64)))
+
+    def compare_and_set(self, expected: int, new: int) -> bool:
+        """Writes ``new`` if the value is ``expected`` now; ``False`` (nothing written) otherwise."""
+        return self._native.compare_and_set(_int("expected", expected, 64), _int("new", new, 64))
+
+    async def compare_and_set_async(self, expected: int, new: int) -> bool:
+        """``compare_and_set`` without blocking the event loop."""
+        return await self._native.compare_and_set_async(_int("expected", expected, 64), _int("new", new, 64))
+
+    def force_set(self, value: int) -> None:
+        """Writes ``value`` whatever the value was (Curator's ``forceSet``)."""
+        self._native.force_set(_int("value", value, 64))
+
+    async def force_set_async(self, value: int) -> None:
+        """``force_set`` without blocking the event loop."""
+        await self._native.force_set_async(_int("value", value, 64))
+
+    def __repr__(self) -> str:
+        return f"<DistributedAtomicLong {self.path}>"
+
+
+def _versioned(value: int, version: int) -> VersionedCount:
+    return VersionedCount(value, version)
+
+
+class SharedCount:
+    """A 32-bit count at ``path`` (Curator's ``SharedCount`` node: 4 bytes, big-endian; kazoo's
+    ``Counter(support_curator=True)``), cached here and followed by a watch.
+
+    ``start()`` creates the node with ``seed`` if it is missing (never overwriting a value) and
+    reads it; from then on ``count`` is the newest value this process saw (read again after every
+    change, reconnect and new session, never replaced by an older one), and listeners hear every
+    value it takes. ``close()`` stops following (``count`` keeps its last value); or ``with
+    client.shared_count(path) as count:``. A node kazoo created empty reads as the seed; a node
+    of another length than 4 is ``InvalidArgumentError`` (naming the length). ``set`` is
+    unconditional; ``try_set(expected, value)`` writes only over the version ``expected`` was
+    read at and answers ``False`` when another write came first. ``ConnectionLossError`` from
+    ``try_set`` or ``add`` means the write's outcome is unknown; an update interrupted by
+    Ctrl-C or a cancelled await may have been applied too.
+    """
+
+    def __init__(self, client: Client, path: str, seed: int = 0) -> None:
+        """The count at ``path``, ``seed`` (a 32-bit int) when the node is created or empty; not
+        started yet."""
+        self._native = _native.NativeSharedCount(_client(client), path, _int("seed", seed, 32))
+        self._listeners_made = threading.Lock()
+        self._listeners: Optional[Listeners[VersionedCount]] = None
+
+    @property
+    def path(self) -> str:
+        """The count's node."""
+        return self._native.path()
+
+    def start(self) -> None:
+        """Creates the node with the seed if it is missing, reads it and follows it. Starting a
+        started count does nothing more; a closed one starts following again."""
+        self._native.start()
+
+    async def start_async(self) -> None:
+        """``start`` without blocking the event loop."""
+        await self._native.start_async()
+
+    def close(self) -> None:
+        """Stops following the node, at once; ``count`` keeps the last value seen. Idempotent."""
+        self._native.close()
+
+    @property
+    def count(self) -> int:
+        """The newest value seen (no request). ``InvalidArgumentError`` before ``start()``."""
+        return self._native.get()
+
+    def get(self) -> int:
+        """``count``, as a method (Curator's ``getCount``)."""
+        return self._native.get()
+
+    def versioned(self) -> VersionedCount:
+        """``count`` with the node version it was read at, for ``try_set``."""
+        return VersionedCount(*self._native.versioned())
+
+    def read(self) -> int:
+        """The value on the server now (one request, no start needed, nothing created): the
+        seed while the node is missing or empty."""
+        return self._native.read()
+
+    async def read_async(self) -> int:
+        """``read`` without blocking the event loop."""
+        return await self._native.read_async()
+
+    def set(self, value: int) -> None:
+        """Writes ``value`` (a 32-bit int, ``OverflowError`` otherwise) whatever the count is."""
+        self._native.set(_int("value", value, 32))
+
+    async def set_async(self, value: int) -> None:
+        """``set`` without blocking the event loop."""
+        await self._native.set_async(_int("value", value, 32))
+
+    def try_set(self, expected: VersionedCount, value: int) -> bool:
+        """Writes ``value`` only if the node is still at ``expected``'s version (from
+        ``versioned()``); ``False`` otherwise, ``count`` then holding the newer value."""
+        return self._native.try_set(_expected(expected), _int("value", value, 32))
+
+    async def try_set_async(self, expected: VersionedCount, value: int) -> bool:
+        """``try_set`` without blocking the event loop."""
+        return await self._native.try_set_async(_expected(expected), _int("value", value, 32))
+
+    def add(self, delta: int) -> VersionedCount:
+        """Adds ``delta`` (wrapping as Java's ``int``) with versioned writes repeated until one
+        applies: N adds from any clients end exact. The value written and its version."""
+        return VersionedCount(*self._native.add(_int("delta", delta, 32)))
+
+    async def add_async(self, delta: int) -> VersionedCount:
+        """``add`` without blocking the event loop."""
+        return VersionedCount(*await self._native.add_async(_int("delta", delta, 32)))
+
+    def add_listener(self, fn: Callable[[VersionedCount], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        """``fn(versioned_count)`` for every value the count takes from now on, in order: writes
+        seen by the watch, this object's own writes, and the first read of ``start()`` if added
+        before it. Values written in quick succession may reach it as only the newest.
+
+        Called on the library's listener thread (or ``loop``); ``fn`` may call any method of
+        the library, this count's included.
+        """
+        with self._listeners_made:
+            if self._listeners is None:
+                self._listeners = Listeners(self._native.subscribe, _versioned)
+            listeners = self._listeners
+        listeners.add(fn, loop)
+
+    def remove_listener(self, fn: Callable[[VersionedCount], Any]) -> None:
+        """Stops calling ``fn``; unknown listeners are ignored."""
+        if self._listeners is not None:
+            self._listeners.remove(fn)
+
+    def __enter__(self) -> SharedCount:
+        """Starts the count; leaving the block closes it."""
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        """Closes the count (closing never fails)."""
+        self.close()
+
+    async def __aenter__(self) -> SharedCount:
+        """Starts the count without blocking the event loop; leaving the block closes it."""
+        await self.start_async()
+        return self
+
+    async def __aexit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        """Closes the count."""
+        self.close()
+
+    def __repr__(self) -> str:
+        try:
+            seen = self.versioned()
+        except ZkError:
+            return f"<SharedCount {self.path} not started>"
+        return f"<SharedCount {self.path} {seen.value} (version {seen.version})>"
+
+
+def _expected(expected: Any) -> Tuple[int, int]:
+    """``(value, version)`` of a ``VersionedCount``, as the native module takes it."""
+    if not isinstance(expected, VersionedCount):
+        raise TypeError(f"expected must be a VersionedCount (from versioned()), got {type(expected).__name__}")
+    return (_int("expected.value", expected.value, 32), _int("expected.version", expected.version, 32))
