@@ -102,6 +102,23 @@ pub fn event(sink: &Global<JObject<'static>>, details: EventDetails) {
     });
 }
 
+/// A value a shared count took, packed as `counter::packed` packs it; `Native.count` hands it
+/// to the count's listeners.
+pub fn count(sink: &Global<JObject<'static>>, versioned: zkrecipes::VersionedCount) {
+    deliver(|env, class| {
+        env.call_static_method(
+            class,
+            jni_str!("count"),
+            jni_sig!("(Ljava/lang/Object;J)V"),
+            &[
+                JValue::Object(sink.as_ref()),
+                JValue::Long(crate::counter::packed(versioned)),
+            ],
+        )?;
+        Ok(())
+    });
+}
+
 /// The code's position in the core's list (`ErrorCode::ALL`, which `Native.names(0)` gives
 /// Java): `Native.error` resolves it by the name at that position.
 pub fn code_index(err: &zkrecipes::Error) -> i64 {

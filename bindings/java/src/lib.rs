@@ -11,6 +11,7 @@
 mod barrier;
 mod callbacks;
 mod client;
+mod counter;
 mod election;
 mod errors;
 mod export;

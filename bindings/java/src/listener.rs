@@ -23,9 +23,18 @@ struct Subscription {
 }
 
 /// Returns the subscription's handle (`subscriptionCancel` ends it).
-pub fn forward<E: Event>(
-    mut events: broadcast::Receiver<E>,
+pub fn forward<E: Event>(events: broadcast::Receiver<E>, sink: Global<JObject<'static>>) -> i64 {
+    forward_with(events, sink, |sink, event: E| {
+        callbacks::event(sink, event.details())
+    })
+}
+
+/// `forward` for values that are not named events (a shared count's values): `deliver` hands
+/// each to Java.
+pub fn forward_with<T: Clone + Send + 'static>(
+    mut events: broadcast::Receiver<T>,
     sink: Global<JObject<'static>>,
+    deliver: fn(&Global<JObject<'static>>, T),
 ) -> i64 {
     let (finish, mut finishing) = oneshot::channel::<()>();
     let (ended_tx, ended) = mpsc::channel();
@@ -37,14 +46,14 @@ pub fn forward<E: Event>(
                 _ = &mut finishing => break,
             };
             match received {
-                Ok(event) => callbacks::event(&sink, event.details()),
+                Ok(event) => deliver(&sink, event),
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => break,
             }
         }
         // What was emitted before the finish still reaches the listeners.
         while let Ok(event) = events.try_recv() {
-            callbacks::event(&sink, event.details());
+            deliver(&sink, event);
         }
         let _ = ended_tx.send(());
     });

@@ -163,6 +163,19 @@ final class Native {
     static native String doubleBarrierNodePath(long barrier);
     static native int doubleBarrierMemberCount(long barrier);
 
+    static native long sharedCountNew(long client, String path, int seed);
+    static native void sharedCountFree(long count);
+    // A count's value and version travel as one long: SharedCount.unpack reads it.
+    static native long sharedCountCall(long count, int op, int value, CompletableFuture<Object> f);
+    static native long sharedCountTrySet(long count, long expected, int value, CompletableFuture<Object> f);
+    static native long sharedCountVersioned(long count);
+    static native void sharedCountClose(long count);
+    static native long sharedCountSubscribe(long count, Object sink);
+
+    static native long atomicLongNew(long client, String path);
+    static native void atomicLongFree(long counter);
+    static native long atomicLongCall(long counter, int op, long a, long b, CompletableFuture<Object> f);
+
     /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */
     @SuppressWarnings("unused")
     private static void complete(CompletableFuture<Object> f, int kind, long number, byte[] bytes, String text) {
@@ -189,6 +202,20 @@ final class Native {
             target.executor().execute(() -> target.deliver(name, fencingToken, reason));
         } catch (Throwable t) {
             LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
+        }
+    }
+
+    /**
+     * Called by the native library for every value a shared count takes ({@code versioned} as
+     * {@link SharedCount#unpack} reads it); its listeners run on the sink's listener thread.
+     */
+    @SuppressWarnings("unused")
+    private static void count(Object sink, long versioned) {
+        EventSink<?> target = (EventSink<?>) sink;
+        try {
+            target.executor().execute(() -> target.deliver("count", versioned, null));
+        } catch (Throwable t) {
+            LOG.log(Level.WARNING, "zkrecipes could not deliver a shared count's value", t);
         }
     }
 
