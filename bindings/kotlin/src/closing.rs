@@ -1,7 +1,7 @@
-//! A binding object's own close, for recipes whose core object has none (the barriers): once
-//! closed, new calls answer `CLOSED`, and the waits in flight end with `CLOSED` (their core
-//! futures dropped, which withdraws what they created), so no coroutine waits forever on an
-//! object another one closed.
+//! A binding object's own close, for recipes whose core object has none (the barriers) or one
+//! that only stops following (the shared count): once closed, new calls answer `CLOSED`, and
+//! the waits in flight end with `CLOSED` (their core futures dropped, which withdraws what they
+//! created), so no coroutine waits forever on an object another one closed.
 
 use std::future::Future;
 
@@ -50,6 +50,11 @@ impl Closing {
                 done = operation => done,
             }
         }
+    }
+
+    /// `true` once closed: what ends the object's event flows.
+    pub fn subscribe(&self) -> watch::Receiver<bool> {
+        self.closed.subscribe()
     }
 
     pub fn close(&self) {

@@ -70,8 +70,8 @@ impl NativeEvents {
     pub async fn next(&self) -> Option<NativeEvent> {
         let mut source = self.source.lock().await;
         match &mut *source {
-            Source::Lock(rx) => recv(rx, self.client.closed()).await,
-            Source::Election(rx) => recv(rx, self.client.closed()).await,
+            Source::Lock(rx) => recv(rx, self.client.closed(), convert).await,
+            Source::Election(rx) => recv(rx, self.client.closed(), convert).await,
             Source::Latch(rx, closed) => {
                 let ended = async {
                     tokio::select! {
@@ -79,21 +79,23 @@ impl NativeEvents {
                         _ = closed.wait_for(|closed| *closed) => {}
                     }
                 };
-                recv(rx, ended).await
+                recv(rx, ended, convert).await
             }
-            Source::Connection(rx) => recv(rx, self.client.closed()).await,
+            Source::Connection(rx) => recv(rx, self.client.closed(), convert).await,
         }
     }
 }
 
-/// The next event, or what is still queued once the source `ended` (its client closed).
-async fn recv<E: Event>(
+/// The next event, or what is still queued once the source `ended` (its client closed), as
+/// `convert` makes it (also for values that are not named events: a shared count's).
+pub async fn recv<E: Clone, R>(
     rx: &mut Receiver<E>,
     ended: impl std::future::Future<Output = ()>,
-) -> Option<NativeEvent> {
+    convert: fn(E) -> R,
+) -> Option<R> {
     tokio::select! {
         biased;
-        event = next_of(rx) => event,
+        event = next_of(rx, convert) => event,
         () = ended => loop {
             match rx.try_recv() {
                 Ok(event) => return Some(convert(event)),
@@ -106,7 +108,7 @@ async fn recv<E: Event>(
 
 // Receiving from a broadcast channel needs no runtime context: it runs on
 // uniffi's poller, and a cancelled collector just stops polling it.
-async fn next_of<E: Event>(rx: &mut Receiver<E>) -> Option<NativeEvent> {
+async fn next_of<E: Clone, R>(rx: &mut Receiver<E>, convert: fn(E) -> R) -> Option<R> {
     loop {
         match rx.recv().await {
             Ok(event) => return Some(convert(event)),

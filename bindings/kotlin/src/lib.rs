@@ -7,6 +7,7 @@ uniffi::setup_scaffolding!();
 mod barrier;
 mod client;
 mod closing;
+mod counter;
 mod election;
 mod errors;
 mod events;

@@ -152,6 +152,11 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun doubleBarrier(path: String, memberCount: Int): DoubleBarrier = DoubleBarrier(this, path, memberCount)
 
+    /** [seed]: the value when the node is created, or found empty. */
+    fun sharedCount(path: String, seed: Int = 0): SharedCount = SharedCount(this, path, seed)
+
+    fun atomicLong(path: String): DistributedAtomicLong = DistributedAtomicLong(this, path)
+
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()
