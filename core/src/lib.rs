@@ -8,6 +8,7 @@
 
 mod backoff;
 mod barrier;
+mod cache;
 mod client;
 mod connect_diagnosis;
 mod counter;
@@ -34,6 +35,7 @@ mod wait;
 mod work_queue;
 
 pub use barrier::{Barrier, DoubleBarrier};
+pub use cache::{Cache, CacheEvent, CacheScope, CachedNode, NodeStat};
 pub use client::{
     Auth, Client, ClientOptions, ConnectionState, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
     MAX_NODE_DATA, MAX_PACKET,
