@@ -18,6 +18,7 @@ mod error;
 mod event;
 #[doc(hidden)]
 pub mod ffi;
+mod group;
 mod gssapi;
 mod handoff;
 pub mod inspect;
@@ -43,6 +44,7 @@ pub use client::{
 pub use counter::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
+pub use group::{GroupMember, NodeMode, PersistentNode};
 pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};

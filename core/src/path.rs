@@ -116,3 +116,12 @@ mod tests {
         }
     }
 }
+
+/// The path of `name` under `parent`.
+pub(crate) fn join(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}

@@ -14,11 +14,12 @@ use tokio::sync::watch;
 use zookeeper_client as zk;
 
 use super::reads::{read, Ask, Reading, WatchKind};
-use super::tree::{depth_below, join};
+use super::tree::depth_below;
 use super::{CacheEvent, Shared};
 use crate::backoff::Backoff;
 use crate::client::{Client, ConnectionState};
 use crate::error::{Error, ErrorCode};
+use crate::path::join;
 
 /// Reads in flight at once: a 10,000-node subtree loads in pipelined batches, without
 /// queueing every request at once.

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use super::{CacheEvent, CachedNode, NodeStat};
+#[cfg(test)]
+use crate::path::join;
 
 /// What one read of a node found: `None` if it does not exist.
 pub(super) type Found = Option<(Vec<u8>, NodeStat)>;
@@ -167,14 +169,6 @@ pub(super) fn parent(path: &str) -> &str {
     match path.rfind('/') {
         Some(0) | None => "/",
         Some(i) => &path[..i],
-    }
-}
-
-pub(super) fn join(parent: &str, child: &str) -> String {
-    if parent == "/" {
-        format!("/{child}")
-    } else {
-        format!("{parent}/{child}")
     }
 }
 
