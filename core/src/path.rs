@@ -70,6 +70,15 @@ pub fn validate(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// The path of `name` under `parent`.
+pub(crate) fn join(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::validate;
@@ -114,14 +123,5 @@ mod tests {
             let err = validate(bad).unwrap_err();
             assert_eq!(err.code(), crate::ErrorCode::InvalidPath, "{bad:?}");
         }
-    }
-}
-
-/// The path of `name` under `parent`.
-pub(crate) fn join(parent: &str, name: &str) -> String {
-    if parent == "/" {
-        format!("/{name}")
-    } else {
-        format!("{parent}/{name}")
     }
 }
