@@ -8,6 +8,7 @@
 
 mod backoff;
 mod barrier;
+mod cache;
 mod client;
 mod connect_diagnosis;
 mod counter;
@@ -17,6 +18,7 @@ mod error;
 mod event;
 #[doc(hidden)]
 pub mod ffi;
+mod group;
 mod gssapi;
 mod handoff;
 pub mod inspect;
@@ -34,6 +36,7 @@ mod wait;
 mod work_queue;
 
 pub use barrier::{Barrier, DoubleBarrier};
+pub use cache::{Cache, CacheEvent, CacheScope, CachedNode, NodeStat};
 pub use client::{
     Auth, Client, ClientOptions, ConnectionState, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
     MAX_NODE_DATA, MAX_PACKET,
@@ -41,6 +44,7 @@ pub use client::{
 pub use counter::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
+pub use group::{GroupMember, NodeMode, PersistentNode};
 pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};

@@ -70,6 +70,15 @@ pub fn validate(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// The path of `name` under `parent`.
+pub(crate) fn join(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::validate;

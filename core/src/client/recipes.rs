@@ -141,6 +141,12 @@ impl Client {
         }
     }
 
+    /// The connection state, for a task that must notice every change (a cache rebuilds after
+    /// each reconnect): unlike `subscribe`, a slow reader sees the newest state, never a lag.
+    pub(crate) fn state_changes(&self) -> tokio::sync::watch::Receiver<ConnectionState> {
+        self.inner.state.subscribe()
+    }
+
     /// Waits until a request can be sent on `session` again. A session that
     /// expired meanwhile is an error: whatever the caller owned in it is gone.
     pub(crate) async fn await_usable(&self, session: i64, deadline: Option<Instant>) -> Result<()> {

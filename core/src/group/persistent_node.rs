@@ -1,0 +1,418 @@
+//! A node that stays (Curator's `PersistentNode`): created at `start`, and created again
+//! whenever it is deleted or its session expires, until `close`.
+//!
+//! Contract, including failures:
+//! - An ephemeral node of the name that belongs to another session is never taken over
+//!   (Curator's `PersistentNode` adopts it, so two processes believe they own one node): the
+//!   node waits until that one is gone, then creates its own. One of this session (a create
+//!   whose reply was lost) is adopted. A persistent node of the name is adopted and given this
+//!   node's data, as Curator does.
+//! - A sequential node is created under Curator's protected name (`_c_<uuid>-<name>`), so a
+//!   create whose reply was lost is found again by its marker, never made twice.
+//! - Missing parents are created as containers; `NO_AUTH` and the like stop the node, and
+//!   `start` answers them.
+//! - `set_data` writes the node now and is what every later re-create writes.
+//! - `close` deletes the node, confirmed, and stops re-creating it; dropping the last handle
+//!   stops it too (an ephemeral node then goes with its session).
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use zookeeper_client as zk;
+
+use crate::backoff::Backoff;
+use crate::client::{delete_confirmed, Client, ConnectionState};
+use crate::error::{Error, ErrorCode, Result};
+use crate::{path, runtime};
+
+/// How the node is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeMode {
+    Ephemeral,
+    EphemeralSequential,
+    Persistent,
+    PersistentSequential,
+}
+
+impl NodeMode {
+    fn create_mode(self) -> zk::CreateMode {
+        match self {
+            NodeMode::Ephemeral => zk::CreateMode::Ephemeral,
+            NodeMode::EphemeralSequential => zk::CreateMode::EphemeralSequential,
+            NodeMode::Persistent => zk::CreateMode::Persistent,
+            NodeMode::PersistentSequential => zk::CreateMode::PersistentSequential,
+        }
+    }
+
+    fn is_sequential(self) -> bool {
+        matches!(
+            self,
+            NodeMode::EphemeralSequential | NodeMode::PersistentSequential
+        )
+    }
+
+    fn is_ephemeral(self) -> bool {
+        matches!(self, NodeMode::Ephemeral | NodeMode::EphemeralSequential)
+    }
+}
+
+#[derive(Clone)]
+pub struct PersistentNode {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    client: Client,
+    path: String,
+    mode: NodeMode,
+    /// Curator's protection marker of a sequential node: `_c_<uuid>-`.
+    marker: String,
+    data: Mutex<Vec<u8>>,
+    /// The node's path while it exists as far as this object knows (a sequential node's
+    /// name), `None` before the first create and after `close`.
+    actual: watch::Sender<Option<String>>,
+    failure: Mutex<Option<Error>>,
+    keeper: Mutex<Option<tokio::task::AbortHandle>>,
+    closed: Mutex<bool>,
+}
+
+impl PersistentNode {
+    /// The node at `path` (for a sequential mode, the prefix of its name). `INVALID_PATH` (the
+    /// root too) and
+    /// an oversized `data` are refused before anything is sent.
+    pub fn new(
+        client: &Client,
+        path: &str,
+        mode: NodeMode,
+        data: Vec<u8>,
+    ) -> Result<PersistentNode> {
+        path::validate(path)?;
+        if path == "/" {
+            return Err(Error::invalid_argument(
+                "a persistent node cannot be the root",
+            ));
+        }
+        client.check_open()?;
+        check_data(&data)?;
+        let shared = Shared {
+            client: client.clone(),
+            path: path.to_string(),
+            mode,
+            marker: format!("_c_{}-", uuid::Uuid::new_v4()),
+            data: Mutex::new(data),
+            actual: watch::channel(None).0,
+            failure: Mutex::new(None),
+            keeper: Mutex::new(None),
+            closed: Mutex::new(false),
+        };
+        Ok(PersistentNode {
+            shared: Arc::new(shared),
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// Starts keeping the node and returns once it exists (the node goes on being kept if
+    /// this call is cancelled). `CLOSED` once closed; the server's error if it cannot be
+    /// created (`NO_AUTH`).
+    pub async fn start(&self) -> Result<String> {
+        self.launch()?;
+        let mut actual = self.shared.actual.subscribe();
+        loop {
+            if let Some(err) = self.stopped() {
+                return Err(self.about(err));
+            }
+            if let Some(path) = actual.borrow_and_update().clone() {
+                return Ok(path);
+            }
+            if actual.changed().await.is_err() {
+                return Err(self.about(Error::closed()));
+            }
+        }
+    }
+
+    fn launch(&self) -> Result<()> {
+        if let Some(err) = self.stopped() {
+            return Err(self.about(err));
+        }
+        let mut keeper = self.shared.keeper.lock().unwrap();
+        if keeper.is_none() {
+            let task = runtime::handle().spawn(keep(Arc::downgrade(&self.shared)));
+            *keeper = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> Option<Error> {
+        if *self.shared.closed.lock().unwrap() {
+            return Some(Error::new(ErrorCode::Closed, "the node was closed"));
+        }
+        self.shared.failure.lock().unwrap().clone()
+    }
+
+    /// The node's full path once created (a sequential node's name), `None` before.
+    pub fn actual_path(&self) -> Option<String> {
+        self.shared.actual.borrow().clone()
+    }
+
+    /// The data the node is (re-)created with.
+    pub fn data(&self) -> Vec<u8> {
+        self.shared.data.lock().unwrap().clone()
+    }
+
+    /// The data the node is (re-)created with, written now if the node exists.
+    pub async fn set_data(&self, data: Vec<u8>) -> Result<()> {
+        check_data(&data).map_err(|err| self.about(err))?;
+        if let Some(err) = self.stopped() {
+            return Err(self.about(err));
+        }
+        *self.shared.data.lock().unwrap() = data.clone();
+        let Some(path) = self.actual_path() else {
+            return Ok(());
+        };
+        let data = &data;
+        let path = path.as_str();
+        let written = self
+            .shared
+            .client
+            .retrying(
+                None,
+                |zk| async move { zk.set_data(path, data, None).await },
+            )
+            .await;
+        match written {
+            // Gone meanwhile: the keeper re-creates it with this data.
+            Err(err) if err.code() == ErrorCode::NoNode => Ok(()),
+            written => written.map(|_| ()).map_err(|err| self.about(err)),
+        }
+    }
+
+    /// Stops re-creating the node and deletes it, confirmed. Idempotent.
+    pub async fn close(&self) -> Result<()> {
+        *self.shared.closed.lock().unwrap() = true;
+        if let Some(keeper) = self.shared.keeper.lock().unwrap().take() {
+            keeper.abort();
+        }
+        let actual = self.shared.actual.send_replace(None);
+        match actual {
+            Some(path) => delete_confirmed(&self.shared.client, &path)
+                .await
+                .map_err(|err| self.about(err)),
+            None => Ok(()),
+        }
+    }
+
+    fn about(&self, err: Error) -> Error {
+        self.shared
+            .client
+            .about(err, "persistent node", &self.shared.path)
+    }
+}
+
+fn check_data(data: &[u8]) -> Result<()> {
+    if data.len() > crate::MAX_NODE_DATA {
+        return Err(Error::invalid_argument(format!(
+            "a node's data is at most {} bytes, this is {}",
+            crate::MAX_NODE_DATA,
+            data.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(keeper) = self.keeper.get_mut().unwrap().take() {
+            keeper.abort();
+        }
+    }
+}
+
+/// What one attempt to make the node exist ended with.
+enum Made {
+    /// It exists at this path, ours.
+    Ours(String),
+    /// Another session's ephemeral node has the name: wait until it is gone.
+    Taken(zk::OneshotWatcher),
+}
+
+/// Keeps the node while the object lives: creates it, watches it, and creates it again after
+/// a delete or a new session.
+async fn keep(shared: Weak<Shared>) {
+    let Some(client) = shared.upgrade().map(|s| s.client.clone()) else {
+        return;
+    };
+    let mut states = client.state_changes();
+    let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
+    loop {
+        // A usable session.
+        loop {
+            match *states.borrow_and_update() {
+                ConnectionState::Closed => return,
+                state if state.is_usable() => break,
+                _ => {}
+            }
+            if states.changed().await.is_err() {
+                return;
+            }
+        }
+        let Some(node) = shared.upgrade() else { return };
+        let made = node.make().await;
+        let watch = match made {
+            Ok(Made::Ours(path)) => {
+                node.actual.send_replace(Some(path.clone()));
+                node.watch(&path).await
+            }
+            Ok(Made::Taken(watch)) => Ok(Some(watch)),
+            Err(err) if err.is_connection_loss() || err.code() == ErrorCode::SessionExpired => {
+                Ok(None)
+            }
+            Err(err) => {
+                tracing::warn!("persistent node {}: {err}", node.path);
+                *node.failure.lock().unwrap() = Some(err);
+                node.actual.send_modify(|_| {});
+                return;
+            }
+        };
+        drop(node);
+        // Until the node is gone (its watch fires) or the connection changes.
+        match watch {
+            Ok(Some(watch)) => {
+                tokio::select! {
+                    _ = watch.changed() => {}
+                    changed = states.changed() => if changed.is_err() { return },
+                }
+            }
+            // The node is already gone, or the connection is: look again once usable.
+            Ok(None) => {
+                // The state may still say usable while the connection is already gone.
+                tokio::select! {
+                    changed = states.changed() => if changed.is_err() { return },
+                    () = backoff.sleep() => {}
+                }
+            }
+            Err(_) => {
+                if states.changed().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Makes the node exist (or finds it is ours already).
+    async fn make(&self) -> Result<Made> {
+        let zk = self.client.zk()?;
+        let session = zk.session_id().0;
+        let known = self.actual.borrow().clone();
+        if let Some(path) = known {
+            // Still there from before (a reconnect on the same session, or a persistent node).
+            if let Some(stat) = zk.check_stat(&path).await.map_err(Error::from)? {
+                if !self.mode.is_ephemeral() || stat.ephemeral_owner == session {
+                    return Ok(Made::Ours(path));
+                }
+            }
+        }
+        if self.mode.is_sequential() {
+            if let Some(path) = self.find_marked(&zk, session).await? {
+                return Ok(Made::Ours(path));
+            }
+        }
+        let name = self.name();
+        let data = self.data.lock().unwrap().clone();
+        let options = self.mode.create_mode().with_acls(self.client.acls());
+        loop {
+            match zk.create(&name, &data, &options).await.map_err(Error::from) {
+                Ok((_, sequence)) => {
+                    let path = if self.mode.is_sequential() {
+                        format!("{name}{sequence}")
+                    } else {
+                        name.clone()
+                    };
+                    return Ok(Made::Ours(path));
+                }
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    let parent = &name[..name.rfind('/').unwrap_or(0).max(1)];
+                    self.client.ensure_container(parent, None).await?;
+                }
+                Err(err) if err.code() == ErrorCode::NodeExists => {
+                    let (stat, watch) =
+                        zk.check_and_watch_stat(&name).await.map_err(Error::from)?;
+                    let Some(stat) = stat else { continue };
+                    if !self.mode.is_ephemeral() {
+                        // Curator's rule for a persistent node: take it over with our data.
+                        zk.set_data(&name, &data, None).await.map_err(Error::from)?;
+                        return Ok(Made::Ours(name));
+                    }
+                    if stat.ephemeral_owner == session {
+                        // Our own create, whose reply was lost.
+                        return Ok(Made::Ours(name));
+                    }
+                    tracing::info!(
+                        "persistent node {name}: held by session 0x{:x}; waiting until it is gone",
+                        stat.ephemeral_owner
+                    );
+                    return Ok(Made::Taken(watch));
+                }
+                Err(err) if err.is_connection_loss() && self.mode.is_sequential() => {
+                    // The create may have been applied: the marker finds it once back.
+                    return Err(err);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// The name to create: for a sequential node, the prefix with Curator's protection marker.
+    fn name(&self) -> String {
+        if !self.mode.is_sequential() {
+            return self.path.clone();
+        }
+        let cut = self.path.rfind('/').unwrap_or(0);
+        let (parent, prefix) = (&self.path[..cut], &self.path[cut + 1..]);
+        format!("{parent}/{}{prefix}", self.marker)
+    }
+
+    /// A sequential node of ours made by a create whose reply was lost.
+    async fn find_marked(&self, zk: &zk::Client, session: i64) -> Result<Option<String>> {
+        let name = self.name();
+        let cut = name.rfind('/').unwrap_or(0);
+        let parent = if cut == 0 { "/" } else { &name[..cut] };
+        let children = match zk.list_children(parent).await {
+            Ok(children) => children,
+            Err(zk::Error::NoNode) => return Ok(None),
+            Err(err) => return Err(err.into()),
+        };
+        for child in children.iter().filter(|c| c.starts_with(&self.marker)) {
+            let path = path::join(parent, child);
+            let stat = zk.check_stat(&path).await.map_err(Error::from)?;
+            let ours =
+                stat.is_some_and(|s| !self.mode.is_ephemeral() || s.ephemeral_owner == session);
+            if ours {
+                return Ok(Some(path));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A watch that fires when the node is deleted (or changed); `None` if it is gone already.
+    async fn watch(&self, path: &str) -> Result<Option<zk::OneshotWatcher>> {
+        let zk = self.client.zk()?;
+        let (stat, watch) = zk.check_and_watch_stat(path).await.map_err(Error::from)?;
+        Ok(stat.map(|_| watch))
+    }
+}
+
+impl std::fmt::Debug for PersistentNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PersistentNode")
+            .field("path", &self.shared.path)
+            .field("mode", &self.shared.mode)
+            .field("actual", &self.actual_path())
+            .finish()
+    }
+}

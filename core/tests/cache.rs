@@ -1,0 +1,442 @@
+//! The caches against a real ZooKeeper, with persistent watches and with the one-shot fallback:
+//! every change reported once and in order, nothing created, and after a disconnect or a new
+//! session exactly the difference (a node deleted and created again meanwhile included).
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::*;
+use tokio::sync::mpsc::UnboundedReceiver;
+use zk_harness::FaultProxy;
+use zkrecipes::{Cache, CacheEvent, CacheScope, CachedNode, Client, ErrorCode};
+use zookeeper_client as zk;
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn open() -> zk::CreateOptions<'static> {
+    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
+}
+
+async fn base(zk: &zk::Client) -> String {
+    let root = unique("cache");
+    zk.create("/test", &[], &open()).await.ok();
+    root
+}
+
+async fn next(events: &mut UnboundedReceiver<CacheEvent>) -> CacheEvent {
+    tokio::time::timeout(LONG, events.recv())
+        .await
+        .expect("an event in time")
+        .expect("the stream goes on")
+}
+
+/// The next events up to and including the first `last`, as "NAME path" lines.
+async fn until_event(events: &mut UnboundedReceiver<CacheEvent>, last: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let event = next(events).await;
+        let line = describe(&event);
+        seen.push(line.clone());
+        if line == last {
+            return seen;
+        }
+    }
+}
+
+fn describe(event: &CacheEvent) -> String {
+    match event.node() {
+        Some(node) => format!("{} {}", event.name(), node.path),
+        None => event.name().to_string(),
+    }
+}
+
+/// The subtree as the server has it now, `max_depth` levels deep.
+async fn server_tree(
+    zk: &zk::Client,
+    root: &str,
+    max_depth: Option<usize>,
+) -> BTreeMap<String, (Vec<u8>, i64, i64)> {
+    let mut found = BTreeMap::new();
+    let mut level = vec![(root.to_string(), 0)];
+    while let Some((path, depth)) = level.pop() {
+        let Ok((data, stat)) = zk.get_data(&path).await else {
+            continue;
+        };
+        found.insert(path.clone(), (data, stat.czxid, stat.mzxid));
+        if max_depth.is_none_or(|max| depth < max) {
+            for child in zk.list_children(&path).await.unwrap_or_default() {
+                level.push((format!("{path}/{child}"), depth + 1));
+            }
+        }
+    }
+    found
+}
+
+fn as_map(nodes: &[CachedNode]) -> BTreeMap<String, (Vec<u8>, i64, i64)> {
+    nodes
+        .iter()
+        .map(|n| (n.path.clone(), (n.data.clone(), n.stat.czxid, n.stat.mzxid)))
+        .collect()
+}
+
+/// Replays `event` over a copy, failing on an event that does not fit it (a repeat, a change
+/// of a node not there, a delete of a node not there).
+fn replay(copy: &mut BTreeMap<String, CachedNode>, event: &CacheEvent) {
+    match event {
+        CacheEvent::Created(node) => {
+            assert!(
+                copy.insert(node.path.clone(), node.clone()).is_none(),
+                "created twice: {}",
+                node.path
+            )
+        }
+        CacheEvent::Changed { old, new } => {
+            let had = copy.insert(new.path.clone(), new.clone());
+            assert_eq!(
+                had.as_ref(),
+                Some(old),
+                "a change from a state the copy did not have"
+            );
+        }
+        CacheEvent::Deleted(node) => {
+            assert_eq!(
+                copy.remove(&node.path).as_ref(),
+                Some(node),
+                "deleted what was not there"
+            )
+        }
+        _ => {}
+    }
+}
+
+async fn follows_a_tree(ordinary: bool) {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    let c = client().await;
+    let cache =
+        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: Some(2) }, ordinary).unwrap();
+    let mut events = cache.subscribe();
+    cache.start().await.unwrap();
+    assert_eq!(next(&mut events).await, CacheEvent::Initialized);
+    assert!(cache.is_empty());
+    // Nothing is created as a side effect.
+    assert_eq!(zk.check_stat(&root).await.unwrap(), None);
+
+    zk.create(&root, b"r", &open()).await.unwrap();
+    assert_eq!(
+        describe(&next(&mut events).await),
+        format!("CREATED {root}")
+    );
+    zk.create(&format!("{root}/a"), b"1", &open())
+        .await
+        .unwrap();
+    zk.create(&format!("{root}/a/b"), b"2", &open())
+        .await
+        .unwrap();
+    // Below the depth limit: never cached.
+    zk.create(&format!("{root}/a/b/c"), b"3", &open())
+        .await
+        .unwrap();
+    zk.set_data(&format!("{root}/a"), b"1'", None)
+        .await
+        .unwrap();
+    zk.delete(&format!("{root}/a/b/c"), None).await.unwrap();
+    zk.delete(&format!("{root}/a/b"), None).await.unwrap();
+    // A last change to wait for: every event before it has been reported by then.
+    zk.set_data(&root, b"done", None).await.unwrap();
+    let seen = until_event(&mut events, &format!("CHANGED {root}")).await;
+    assert!(
+        !seen.iter().any(|e| e.ends_with("/c")),
+        "below the depth limit: {seen:?}"
+    );
+    assert!(seen.contains(&format!("CREATED {root}/a")), "{seen:?}");
+    // a/b lived briefly: coalesced away, or seen created and then deleted, once each.
+    let b: Vec<&String> = seen.iter().filter(|e| e.ends_with("/a/b")).collect();
+    assert!(
+        b.is_empty()
+            || b == [
+                &format!("CREATED {root}/a/b"),
+                &format!("DELETED {root}/a/b")
+            ],
+        "{seen:?}"
+    );
+    assert_eq!(cache.get(&format!("{root}/a")).unwrap().data, b"1'");
+    assert_eq!(cache.children_of(&root), ["a"]);
+    assert_eq!(
+        as_map(&cache.snapshot()),
+        server_tree(&zk, &root, Some(2)).await
+    );
+    cache.close();
+    assert!(events.recv().await.is_none(), "the stream ends at close");
+    assert!(cache.snapshot().is_empty(), "the copy is freed");
+    assert_eq!(cache.start().await.unwrap_err().code(), ErrorCode::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tree_cache_follows_every_change_within_its_depth() {
+    follows_a_tree(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tree_cache_on_one_shot_watches_follows_as_well() {
+    follows_a_tree(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_and_children_caches_show_their_scope_only() {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    zk.create(&root, b"parent", &open()).await.unwrap();
+    zk.create(&format!("{root}/x"), b"x", &open())
+        .await
+        .unwrap();
+    let c = client().await;
+    let node = Cache::node(&c, &root).unwrap();
+    let children = Cache::children(&c, &root).unwrap();
+    node.start().await.unwrap();
+    children.start().await.unwrap();
+    assert_eq!(
+        node.snapshot()
+            .iter()
+            .map(|n| n.path.clone())
+            .collect::<Vec<_>>(),
+        [root.as_str()]
+    );
+    assert_eq!(
+        children
+            .snapshot()
+            .iter()
+            .map(|n| n.path.clone())
+            .collect::<Vec<_>>(),
+        [format!("{root}/x")]
+    );
+    assert_eq!(children.len(), 1);
+    assert!(
+        children.get(&root).is_none(),
+        "a children cache does not show its parent"
+    );
+    let mut node_events = node.subscribe();
+    let mut child_events = children.subscribe();
+    zk.set_data(&root, b"parent'", None).await.unwrap();
+    zk.create(&format!("{root}/y"), b"y", &open())
+        .await
+        .unwrap();
+    assert_eq!(
+        describe(&next(&mut node_events).await),
+        format!("CHANGED {root}")
+    );
+    assert_eq!(
+        describe(&next(&mut child_events).await),
+        format!("CREATED {root}/y")
+    );
+    // The child's creation is not the node cache's: its next event is the node's next change.
+    zk.set_data(&root, b"parent''", None).await.unwrap();
+    match next(&mut node_events).await {
+        CacheEvent::Changed { new, .. } => assert_eq!(new.data, b"parent''"),
+        other => panic!("the node cache saw {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_cache_hears_only_its_node() {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    let c = client().await;
+    let node = Cache::node(&c, &root).unwrap();
+    let mut events = node.subscribe();
+    node.start().await.unwrap();
+    assert_eq!(next(&mut events).await, CacheEvent::Initialized);
+    zk.create(&root, b"1", &open()).await.unwrap();
+    assert_eq!(
+        describe(&next(&mut events).await),
+        format!("CREATED {root}")
+    );
+    zk.create(&format!("{root}/child"), b"", &open())
+        .await
+        .unwrap();
+    zk.delete(&format!("{root}/child"), None).await.unwrap();
+    zk.set_data(&root, b"2", None).await.unwrap();
+    // The child's life is not the node cache's: its next event is the node's change.
+    match next(&mut events).await {
+        CacheEvent::Changed { new, .. } => assert_eq!(new.data, b"2"),
+        other => panic!("the node cache saw {other:?}"),
+    }
+    zk.delete(&root, None).await.unwrap();
+    assert_eq!(
+        describe(&next(&mut events).await),
+        format!("DELETED {root}")
+    );
+    assert!(node.get(&root).is_none());
+}
+
+/// Changes made while the cache is cut off are reported as exactly the difference once it is
+/// back: a node deleted and created again is a delete and a create, though its version is the
+/// same.
+async fn catches_up_after_a_disconnect(ordinary: bool) {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    for (path, data) in [("", "r"), ("/same", "s"), ("/again", "a"), ("/gone", "g")] {
+        zk.create(&format!("{root}{path}"), data.as_bytes(), &open())
+            .await
+            .unwrap();
+    }
+    let proxy = FaultProxy::start(server().connect_string());
+    let c = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
+    let cache =
+        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: None }, ordinary).unwrap();
+    cache.start().await.unwrap();
+    let (snapshot, mut events) = cache.snapshot_and_subscribe();
+    let mut copy: BTreeMap<String, CachedNode> =
+        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    let mut states = c.subscribe();
+    proxy.set_blackhole(true);
+    proxy.drop_all();
+    assert_eq!(next(&mut events).await, CacheEvent::Suspended);
+    while states.recv().await.unwrap() != zkrecipes::ConnectionState::Suspended {}
+    zk.delete(&format!("{root}/again"), None).await.unwrap();
+    zk.create(&format!("{root}/again"), b"a", &open())
+        .await
+        .unwrap();
+    zk.delete(&format!("{root}/gone"), None).await.unwrap();
+    zk.create(&format!("{root}/new"), b"n", &open())
+        .await
+        .unwrap();
+    zk.set_data(&format!("{root}/same"), b"s'", None)
+        .await
+        .unwrap();
+    proxy.set_blackhole(false);
+    let mut seen_events = vec![CacheEvent::Suspended];
+    loop {
+        let event = next(&mut events).await;
+        seen_events.push(event.clone());
+        if event == CacheEvent::Reconnected {
+            break;
+        }
+    }
+    let seen: Vec<String> = seen_events.iter().map(describe).collect();
+    let mut expected = vec![
+        format!("DELETED {root}/again"),
+        format!("DELETED {root}/gone"),
+        format!("CREATED {root}/again"),
+        format!("CHANGED {root}/same"),
+        format!("CREATED {root}/new"),
+    ];
+    let mut got: Vec<String> = seen
+        .iter()
+        .filter(|e| {
+            e.starts_with("DELETED") || e.starts_with("CREATED") || e.starts_with("CHANGED")
+        })
+        .cloned()
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "exactly the difference: {seen:?}");
+    for event in &seen_events {
+        replay(&mut copy, event);
+    }
+    let copy: Vec<CachedNode> = copy.into_values().collect();
+    assert_eq!(
+        as_map(&copy),
+        as_map(&cache.snapshot()),
+        "the events replay to the copy"
+    );
+    assert_eq!(
+        as_map(&cache.snapshot()),
+        server_tree(&zk, &root, None).await
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_disconnect_a_cache_reports_exactly_what_changed() {
+    catches_up_after_a_disconnect(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_disconnect_a_one_shot_cache_reports_exactly_what_changed() {
+    catches_up_after_a_disconnect(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_new_session_a_cache_reports_the_difference_and_its_events_replay_to_its_copy() {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    zk.create(&root, b"", &open()).await.unwrap();
+    zk.create(&format!("{root}/kept"), b"k", &open())
+        .await
+        .unwrap();
+    let proxy = FaultProxy::start(server().connect_string());
+    let c: Client = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let session = c.session_id().unwrap();
+    let cache = Cache::tree(&c, &root, None).unwrap();
+    cache.start().await.unwrap();
+    let (snapshot, mut events) = cache.snapshot_and_subscribe();
+    let mut copy: BTreeMap<String, CachedNode> =
+        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    // Writes while it follows, then a cut long enough to expire the session, more writes.
+    for i in 0..20 {
+        zk.create(&format!("{root}/n{i}"), format!("{i}").as_bytes(), &open())
+            .await
+            .unwrap();
+    }
+    // Cut without closing: the server keeps the connection until it expires the session.
+    proxy.set_blackhole(true);
+    until_expired(server().port(), session).await;
+    for i in 0..10 {
+        zk.delete(&format!("{root}/n{i}"), None).await.unwrap();
+    }
+    zk.set_data(&format!("{root}/kept"), b"k'", None)
+        .await
+        .unwrap();
+    proxy.set_blackhole(false);
+    let mut seen = Vec::new();
+    loop {
+        let event = next(&mut events).await;
+        replay(&mut copy, &event);
+        seen.push(describe(&event));
+        if event == CacheEvent::Reconnected {
+            break;
+        }
+    }
+    assert!(seen.contains(&"LOST".to_string()), "{seen:?}");
+    assert!(seen.contains(&format!("CHANGED {root}/kept")), "{seen:?}");
+    // The events replayed over the first snapshot give the copy, and the copy is the server's.
+    let copy: Vec<CachedNode> = copy.into_values().collect();
+    assert_eq!(as_map(&copy), as_map(&cache.snapshot()));
+    assert_eq!(as_map(&copy), server_tree(&zk, &root, None).await);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    zk.create(&root, b"", &open()).await.unwrap();
+    for i in 0..200 {
+        zk.create(&format!("{root}/{i}"), b"x", &open())
+            .await
+            .unwrap();
+    }
+    let c = client().await;
+    let cache = Cache::children(&c, &root).unwrap();
+    let err = cache
+        .await_initialized(Some(Duration::ZERO))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Timeout, "{err}");
+    // Two callers on one cache: one load, both see it.
+    let (a, b) = tokio::join!(cache.start(), cache.start());
+    a.unwrap();
+    b.unwrap();
+    assert_eq!(cache.len(), 200);
+    cache.await_initialized(Some(Duration::ZERO)).await.unwrap();
+    let bad = Cache::tree(&c, "no-slash", None).unwrap_err();
+    assert_eq!(bad.code(), ErrorCode::InvalidPath);
+    // Dropping the last handle ends the watch: the server drops it.
+    drop(cache);
+    let port = server().port();
+    eventually("the server forgets the cache's watch", LONG, || {
+        let root = root.clone();
+        async move { watchers_of(port, &root).is_empty() }
+    })
+    .await;
+}

@@ -1,0 +1,230 @@
+//! The persistent node and group membership against a real ZooKeeper: re-created after a
+//! delete and after a new session, never taken over from another session, members joining,
+//! changing and leaving in everybody's view.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use zk_harness::FaultProxy;
+use zkrecipes::{CacheEvent, ErrorCode, GroupMember, NodeMode, PersistentNode};
+use zookeeper_client as zk;
+
+const LONG: Duration = Duration::from_secs(20);
+
+/// Resolves once `path` exists (with `owner` as its ephemeral owner, if given): watched.
+async fn until_exists(zk: &zk::Client, path: &str, owner: Option<i64>) -> zk::Stat {
+    tokio::time::timeout(LONG, async {
+        loop {
+            let (stat, watch) = zk.check_and_watch_stat(path).await.unwrap();
+            if let Some(stat) = stat {
+                if owner.is_none_or(|owner| stat.ephemeral_owner == owner) {
+                    return stat;
+                }
+            }
+            watch.changed().await;
+        }
+    })
+    .await
+    .expect("the node in time")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persistent_node_comes_back_after_a_delete_with_its_latest_data() {
+    let zk = raw().await;
+    let path = unique("pnode");
+    let c = client().await;
+    let node = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"one".to_vec()).unwrap();
+    assert_eq!(node.start().await.unwrap(), path);
+    let session = c.session_id().unwrap();
+    let stat = until_exists(&zk, &path, Some(session)).await;
+    assert_eq!(zk.get_data(&path).await.unwrap().0, b"one");
+    node.set_data(b"two".to_vec()).await.unwrap();
+    zk.delete(&path, None).await.unwrap();
+    let again = until_exists(&zk, &path, Some(session)).await;
+    assert_ne!(again.czxid, stat.czxid, "created again");
+    assert_eq!(zk.get_data(&path).await.unwrap().0, b"two");
+    node.close().await.unwrap();
+    assert_eq!(
+        zk.check_stat(&path).await.unwrap(),
+        None,
+        "deleted at close"
+    );
+    assert_eq!(node.start().await.unwrap_err().code(), ErrorCode::Closed);
+    let big = PersistentNode::new(&c, &path, NodeMode::Ephemeral, vec![0; 1 << 20]).unwrap_err();
+    assert_eq!(big.code(), ErrorCode::InvalidArgument);
+    let root = PersistentNode::new(&c, "/", NodeMode::Persistent, vec![]).unwrap_err();
+    assert_eq!(root.code(), ErrorCode::InvalidPath);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ephemeral_node_of_another_session_is_never_taken_over() {
+    let path = unique("pnode-taken");
+    let other = raw().await;
+    other
+        .create(
+            "/test",
+            &[],
+            &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+        )
+        .await
+        .ok();
+    other
+        .create(
+            &path,
+            b"theirs",
+            &zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
+    let c = client().await;
+    let node = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"ours".to_vec()).unwrap();
+    let starting = tokio::spawn({
+        let node = node.clone();
+        async move { node.start().await }
+    });
+    // The node has decided once it watches the other's node for its end.
+    let port = server().port();
+    let ours = session_hex(c.session_id().unwrap());
+    until("our node watches the other's", LONG, || {
+        watchers_of(port, &path).contains(&ours)
+    })
+    .await;
+    assert_eq!(node.actual_path(), None, "not adopted");
+    assert_eq!(other.get_data(&path).await.unwrap().0, b"theirs");
+    drop(other);
+    let watcher = raw().await;
+    until_exists(&watcher, &path, Some(c.session_id().unwrap())).await;
+    assert_eq!(
+        tokio::time::timeout(LONG, starting)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap(),
+        path
+    );
+    assert_eq!(watcher.get_data(&path).await.unwrap().0, b"ours");
+    node.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sequential_node_is_protected_and_made_again_under_a_new_number() {
+    let zk = raw().await;
+    let path = unique("pnode-seq");
+    zk.create(
+        "/test",
+        &[],
+        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+    )
+    .await
+    .ok();
+    let c = client().await;
+    let node = PersistentNode::new(
+        &c,
+        &format!("{path}/member-"),
+        NodeMode::EphemeralSequential,
+        vec![],
+    )
+    .unwrap();
+    let first = node.start().await.unwrap();
+    let name = &first[path.len() + 1..];
+    assert!(
+        name.starts_with("_c_") && name.contains("-member-"),
+        "{name}"
+    );
+    zk.delete(&first, None).await.unwrap();
+    // The parent is a container: the server may delete it with its last child meanwhile.
+    let again = tokio::time::timeout(LONG, async {
+        loop {
+            match zk.list_and_watch_children(&path).await {
+                Ok((children, _)) if !children.is_empty() => {
+                    return format!("{path}/{}", children[0]);
+                }
+                Ok((_, watch)) => drop(watch.changed().await),
+                Err(zk::Error::NoNode) => {
+                    let (stat, watch) = zk.check_and_watch_stat(&path).await.unwrap();
+                    if stat.is_none() {
+                        watch.changed().await;
+                    }
+                }
+                Err(err) => panic!("{err}"),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_ne!(again, first);
+    assert_eq!(zk.list_children(&path).await.unwrap().len(), 1, "made once");
+    node.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn members_see_each_other_join_change_and_leave_and_an_expired_member_joins_again() {
+    let group = unique("group");
+    let proxy = FaultProxy::start(server().connect_string());
+    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let c = client().await;
+    let a = GroupMember::new(&c, &group, "a", b"pa".to_vec()).unwrap();
+    let b = GroupMember::new(&cut, &group, "b", b"pb".to_vec()).unwrap();
+    a.start().await.unwrap();
+    assert_eq!(
+        a.members().into_iter().collect::<Vec<_>>(),
+        [("a".to_string(), b"pa".to_vec())]
+    );
+    let mut events = a.subscribe();
+    b.start().await.unwrap();
+    let member_b = format!("{group}/b");
+    let joined = tokio::time::timeout(LONG, events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        joined.node().map(|n| n.path.as_str()),
+        Some(member_b.as_str())
+    );
+    assert_eq!(a.members().len(), 2);
+    assert_eq!(b.members()["a"], b"pa");
+    b.set_payload(b"pb'".to_vec()).await.unwrap();
+    let changed = tokio::time::timeout(LONG, events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&changed, CacheEvent::Changed { new, .. } if new.data == b"pb'"),
+        "{changed:?}"
+    );
+    // b's session expires: it leaves a's view, then joins again by itself.
+    let session = cut.session_id().unwrap();
+    proxy.set_blackhole(true);
+    until_expired(server().port(), session).await;
+    proxy.set_blackhole(false);
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(LONG, events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push(event.name());
+        if event.name() == "CREATED" {
+            break;
+        }
+    }
+    assert_eq!(seen, ["DELETED", "CREATED"]);
+    assert_eq!(
+        a.members()["b"],
+        b"pb'",
+        "joined again with its latest payload"
+    );
+    b.close().await.unwrap();
+    let left = tokio::time::timeout(LONG, events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(left.name(), "DELETED");
+    assert_eq!(a.members().keys().collect::<Vec<_>>(), ["a"]);
+    for bad in ["", ".", "..", "x/y"] {
+        let err = GroupMember::new(&c, &group, bad, vec![]).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad:?}: {err}");
+    }
+    a.close().await.unwrap();
+}
