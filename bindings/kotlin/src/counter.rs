@@ -57,7 +57,18 @@ impl NativeSharedCount {
     pub async fn start(&self) -> Result<()> {
         self.closing.check()?;
         let count = self.count.clone();
-        run(async move { count.start().await }).await
+        let closed = self.closing.subscribe();
+        run(async move {
+            count.start().await?;
+            // A close while this start was on its way: the core's count would follow the node
+            // from now on (its close stops only a follower already there) until this object is
+            // collected.
+            if *closed.borrow() {
+                count.close();
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// The cached value with its version (`INVALID_ARGUMENT` before `start`).

@@ -91,6 +91,11 @@ class CounterIT {
                 theirs.set(50)
                 assertEquals(51, withTimeout(10_000) { echoed.await() }.value)
                 Zk.eventually("the collector's write reached the other client") { theirs.count == 51 }
+                // Its client's close ends a collection too.
+                val tail = async(start = CoroutineStart.UNDISPATCHED) { ours.changes.toList() }
+                a.close()
+                withTimeout(10_000) { tail.await() }
+                assertThrows<ZkException.Closed> { runBlocking { ours.set(1) } }
             }
         }
     }
