@@ -130,6 +130,16 @@ pub enum Command {
     /// A shared counter: Curator's SharedCount (4-byte int), or DistributedAtomicLong with --long.
     #[command(after_help = "Example: zkrecipes count /counters/deploys add 1")]
     Count(CountArgs),
+    /// Print a node (or its children, or its subtree) and then every change, until
+    /// interrupted: Curator's caches on one persistent watch.
+    #[command(after_help = "Example: zkrecipes watch /config --tree --json")]
+    Watch(WatchArgs),
+    /// Be a member of a group (Curator's GroupMember: node name = id) while CMD runs, or list
+    /// the members with --list.
+    #[command(
+        after_help = "Example: zkrecipes group /services/api --id web-1 --payload 10.0.0.5:8080 -- ./serve"
+    )]
+    Group(GroupArgs),
     /// Who holds, waits, leads; queue depth; which library made each node;
     /// nodes of dead sessions.
     Status(StatusArgs),
@@ -350,6 +360,45 @@ pub enum CountOp {
         #[arg(allow_negative_numbers = true)]
         delta: i64,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// The node to follow, e.g. /config.
+    pub path: String,
+    /// Follow its children (with their data), not the node itself.
+    #[arg(long, conflicts_with = "tree")]
+    pub children: bool,
+    /// Follow the node and everything below it.
+    #[arg(long)]
+    pub tree: bool,
+    /// With --tree: at most this many levels below the node.
+    #[arg(long, requires = "tree")]
+    pub depth: Option<u32>,
+    /// Print the first reading (up to INITIALIZED) and exit.
+    #[arg(long)]
+    pub once: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GroupArgs {
+    /// The group's node, e.g. /services/api.
+    pub path: String,
+    /// This member's id (its node's name under PATH).
+    #[arg(long, required_unless_present = "list", conflicts_with = "list", value_parser = member_id)]
+    pub id: Option<String>,
+    /// Print the members and their payloads, one per line (`id payload`).
+    #[arg(long)]
+    pub list: bool,
+    /// What the other members read for this one (e.g. its address).
+    #[arg(long, requires = "id")]
+    pub payload: Option<String>,
+    /// After SIGTERM, how long CMD has before SIGKILL.
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub kill_after: Duration,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required_unless_present = "list", value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@ mod count;
 mod duration;
 mod elect;
 mod exit;
+mod group;
 mod hold;
 mod lines;
 mod lock;
@@ -18,6 +19,7 @@ mod queue;
 mod semaphore;
 mod status;
 mod supervise;
+mod watch;
 mod watchdog;
 mod work;
 
@@ -91,6 +93,8 @@ async fn run(cli: Cli) -> Outcome {
         Command::Queue(command) => queue::run(&client, command).await,
         Command::Work(command) => work::run(&client, command).await,
         Command::Count(args) => count::run(&client, args).await,
+        Command::Watch(args) => watch::run(&client, args, cli.common.json).await,
+        Command::Group(args) => group::run(&client, args, cli.common.json).await,
         Command::Status(args) => status::run(&client, args, &output).await,
     };
     // Closing ends the session: whatever it still held is deleted now, not
@@ -107,6 +111,8 @@ fn check_path(command: &Command) -> Result<(), Failure> {
         Command::Elect(a) => &a.path,
         Command::Status(a) => &a.path,
         Command::Count(a) => &a.path,
+        Command::Watch(a) => &a.path,
+        Command::Group(a) => &a.path,
         Command::DoubleBarrier(a) => &a.path,
         Command::Barrier(
             args::BarrierCommand::Set { path }

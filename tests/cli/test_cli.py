@@ -291,6 +291,52 @@ def test_count_get_set_add_as_an_int_and_as_a_long():
     assert run("count", long_path, "--long", "add", "1").stdout == b"9223372036854775807\n"
 
 
+# --- watch, group -----------------------------------------------------------
+
+def test_watch_prints_the_first_reading_and_then_every_change_once():
+    path = unique("watch")
+    assert run("count", f"{path}/seed", "set", "1").returncode == 0
+    watcher = start("watch", path, "--tree", "--json")
+    try:
+        first = [json.loads(readline(watcher)) for _ in range(3)]
+        assert [e["event"] for e in first] == ["CREATED", "CREATED", "INITIALIZED"], first
+        assert [e.get("path") for e in first[:2]] == [path, f"{path}/seed"]
+        assert run("count", f"{path}/seed", "add", "1").returncode == 0
+        changed = json.loads(readline(watcher))
+        assert changed["event"] == "CHANGED" and changed["path"] == f"{path}/seed", changed
+        assert changed["version"] == first[1]["version"] + 1
+        harness_rm(f"{path}/seed")
+        deleted = json.loads(readline(watcher))
+        assert (deleted["event"], deleted["path"]) == ("DELETED", f"{path}/seed"), deleted
+    finally:
+        watcher.terminate()
+    assert watcher.wait(15) == 128 + signal.SIGTERM
+    # --once: the first reading of a node that does not exist is empty, and nothing is created.
+    missing = unique("watch-missing")
+    assert run("watch", missing, "--once").stdout == b"INITIALIZED\n"
+    assert status(missing)["exists"] is False
+
+
+def test_group_members_list_each_other_while_their_commands_run(tmp_path: Path):
+    path = unique("group")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    member = start("group", path, "--id", "web-1", "--payload", "10.0.0.5:8080", "--",
+                   "sh", "-c", 'echo "in $ZKRECIPES_MEMBER_ID"; read line < "$GATE"',
+                   env={**os.environ, "GATE": str(gate)})
+    assert readline(member) == b"in web-1\n"
+    listed = run("group", path, "--list")
+    assert listed.stdout == b"web-1 10.0.0.5:8080\n", listed
+    as_json = json.loads(run("group", path, "--list", "--json").stdout)
+    assert as_json["members"] == {"web-1": "10.0.0.5:8080"}
+    with open(gate, "w") as g:
+        g.write("go\n")
+    assert member.wait(15) == 0
+    assert run("group", path, "--list").stdout == b"", "left when CMD ended"
+    done = run("group", path, "--id", "a/b", "--", "true")
+    assert done.returncode == USAGE, done.stderr
+
+
 # --- lock -------------------------------------------------------------------
 
 def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
