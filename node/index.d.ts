@@ -105,6 +105,10 @@ export declare class Client extends EventEmitter {
   barrier(path: string): Barrier
   /** A `DoubleBarrier` member at `path` for `memberCount` members (Curator's DistributedDoubleBarrier nodes). */
   doubleBarrier(path: string, memberCount: number): DoubleBarrier
+  /** A `SharedCount` at `path` (Curator's SharedCount node, kazoo's Counter(support_curator=True)), `seed` (default 0) when created. */
+  sharedCount(path: string, seed?: number): SharedCount
+  /** A `DistributedAtomicLong` at `path` (Curator's DistributedAtomicLong node). */
+  atomicLong(path: string): DistributedAtomicLong
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
@@ -401,4 +405,73 @@ export declare class DoubleBarrier {
   members(): Promise<string[]>
   /** Whether the barrier has opened and not everybody left. */
   isReady(): Promise<boolean>
+}
+
+/** What an atomic long's update saw and wrote. */
+export interface Updated {
+  readonly preValue: bigint
+  readonly postValue: bigint
+}
+
+/** A 64-bit integer: a bigint, or a safe integer number. RangeError beyond 64 bits. */
+export type Long = bigint | number
+
+/**
+ * A 64-bit counter (Curator's DistributedAtomicLong node: 8 bytes, big-endian). Every update is a
+ * versioned write repeated until it applies, so increments from any clients end exact; overflow
+ * wraps as Java's long. A missing or empty node reads as 0n, another length is INVALID_ARGUMENT.
+ * CONNECTION_LOSS from an update: its write may or may not have applied (never twice).
+ */
+export declare class DistributedAtomicLong {
+  constructor(client: Client, path: string)
+  readonly path: string
+  /** The value now (0n while the node does not exist). */
+  get(): Promise<bigint>
+  increment(): Promise<Updated>
+  decrement(): Promise<Updated>
+  add(delta: Long): Promise<Updated>
+  /** Writes `newValue` if the value is `expected` now; false (nothing written) otherwise. */
+  compareAndSet(expected: Long, newValue: Long): Promise<boolean>
+  /** Writes `value` whatever the value was. */
+  forceSet(value: Long): Promise<void>
+}
+
+/** A shared count's value with the node version it was read at: what `trySet` writes over. */
+export interface VersionedCount {
+  readonly value: number
+  readonly version: number
+}
+
+/**
+ * A 32-bit count (Curator's SharedCount node: 4 bytes, big-endian; kazoo's
+ * Counter(support_curator=True)), cached and followed by a watch once started. Values are
+ * 32-bit integers (RangeError beyond). 'change' carries every value the count takes: writes the
+ * watch sees, this object's own, and start()'s first read when listened to before it.
+ */
+export declare class SharedCount extends EventEmitter {
+  constructor(client: Client, path: string, seed?: number)
+  readonly path: string
+  /** Creates the node with the seed if missing (never overwriting), reads it and follows it. */
+  start(): Promise<void>
+  /** Stops following, at once (`count` keeps its last value); start() follows again. */
+  close(): void
+  /** The newest value seen (no request); throws INVALID_ARGUMENT before start(). */
+  readonly count: number
+  get(): number
+  /** `count` with its version, for trySet. */
+  versioned(): VersionedCount
+  /** The value on the server now (no start needed, nothing created): the seed while missing or empty. */
+  read(): Promise<number>
+  set(value: number): Promise<void>
+  /** Writes only if the node is still at `expected`'s version; false otherwise (count refreshed). */
+  trySet(expected: VersionedCount, value: number): Promise<boolean>
+  /** Adds `delta` (wrapping as Java's int) with versioned writes until one applies. */
+  add(delta: number): Promise<VersionedCount>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'change', listener: (change: VersionedCount) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'change', listener: (change: VersionedCount) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'change' | 'error', listener: (...args: any[]) => void): this
 }

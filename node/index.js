@@ -91,6 +91,7 @@ const EVENT_NAMES = {
   Semaphore: new Set(lower(NAMES.lockEvents)),
   LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
   LeaderLatch: new Set(['event', ...lower(NAMES.latchEvents)]),
+  SharedCount: new Set(['change']),
 }
 
 // The user's listeners only: our own 'newListener' and 'removeListener'
@@ -99,6 +100,8 @@ const OWN_EVENTS = new Set(['error', 'newListener', 'removeListener'])
 const SUBSCRIPTION = Symbol('subscription')
 const KIND = Symbol('kind')
 const DISPATCH = Symbol('dispatch')
+// What a class's native callback arguments become (the core's event details unless it says otherwise).
+const EVENT_OF = Symbol('eventOf')
 
 const watched = (emitter) => emitter.eventNames().some((n) => !OWN_EVENTS.has(n) && emitter.listenerCount(n) > 0)
 
@@ -110,7 +113,8 @@ function onNewListener (name) {
     throw new TypeError(`${kind} has no event '${name}'; it emits ${[...EVENT_NAMES[kind]].map((n) => `'${n}'`).join(', ')} and 'error'`)
   }
   if (!OWN_EVENTS.has(name) && !this[SUBSCRIPTION]) {
-    this[SUBSCRIPTION] = this._native.subscribe((...details) => this[DISPATCH](eventOf(...details)))
+    const make = this[EVENT_OF] || eventOf
+    this[SUBSCRIPTION] = this._native.subscribe((...details) => this[DISPATCH](make(...details)))
   }
 }
 
@@ -265,6 +269,8 @@ class Client extends EventEmitter {
   leaderLatch (path, options) { return new LeaderLatch(this, path, options) }
   barrier (path) { return new Barrier(this, path) }
   doubleBarrier (path, memberCount) { return new DoubleBarrier(this, path, memberCount) }
+  sharedCount (path, seed) { return new SharedCount(this, path, seed) }
+  atomicLong (path) { return new DistributedAtomicLong(this, path) }
 
   /** Ends the session: locks released, offers withdrawn, latches closed. Closing twice is harmless. */
   async close () {
@@ -657,11 +663,137 @@ class DoubleBarrier {
   async isReady () { return call(() => this._native.isReady()) }
 }
 
+// The numbers a counter's node holds: a Java int (a shared count's, as a number) or long (an
+// atomic long's, as a bigint; a safe integer number is taken too). Only the type and the width
+// are checked here, as a typed array's would be (RangeError).
+function int32 (name, value) {
+  if (!Number.isInteger(value)) throw new TypeError(`${name} must be an integer number, got ${describe(value)}`)
+  if (value < -0x80000000 || value > 0x7fffffff) {
+    throw new RangeError(`${name} must be a 32-bit integer (-2147483648 to 2147483647), got ${value}`)
+  }
+  return value
+}
+
+const LONG_MIN = -(2n ** 63n)
+const LONG_MAX = 2n ** 63n - 1n
+
+function int64 (name, value) {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) value = BigInt(value)
+  if (typeof value !== 'bigint') throw new TypeError(`${name} must be a bigint or a safe integer number, got ${describe(value)}`)
+  if (value < LONG_MIN || value > LONG_MAX) {
+    throw new RangeError(`${name} must be a 64-bit integer (${LONG_MIN}n to ${LONG_MAX}n), got ${value}n`)
+  }
+  return value
+}
+
+const versionedOf = (value, version) => Object.freeze({ value, version })
+const frozen = (object) => Object.freeze(object)
+
+/**
+ * A 64-bit counter at `path` (Curator's DistributedAtomicLong node: 8 bytes, big-endian), values
+ * as bigint. Every update is a versioned write repeated until it applies: N increments from any
+ * clients end at exactly N; overflow wraps as Java's long. A missing or empty node reads as 0n,
+ * another length rejects with INVALID_ARGUMENT. CONNECTION_LOSS: the connection dropped while a
+ * write was on its way and the value changed meanwhile, so that update may or may not have
+ * applied (never twice).
+ */
+class DistributedAtomicLong {
+  constructor (client, path) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    this._native = now(() => new native.NativeAtomicLong(handle, path))
+  }
+
+  get path () { return this._native.path() }
+  /** The value now (0n while the node does not exist). */
+  async get () { return call(() => this._native.get()) }
+  /** `{ preValue, postValue }` */
+  async increment () { return frozen(await call(() => this._native.increment())) }
+  async decrement () { return frozen(await call(() => this._native.decrement())) }
+  async add (delta) {
+    const d = int64('delta', delta)
+    return frozen(await call(() => this._native.add(d)))
+  }
+
+  /** Writes `newValue` if the value is `expected` now; false (nothing written) otherwise. */
+  async compareAndSet (expected, newValue) {
+    const e = int64('expected', expected)
+    const n = int64('newValue', newValue)
+    return call(() => this._native.compareAndSet(e, n))
+  }
+
+  /** Writes `value` whatever the value was. */
+  async forceSet (value) {
+    const v = int64('value', value)
+    await call(() => this._native.forceSet(v))
+  }
+}
+
+/**
+ * A 32-bit count at `path` (Curator's SharedCount node: 4 bytes, big-endian; kazoo's
+ * Counter(support_curator=True)), cached and followed by a watch once started. `start()`
+ * creates the node with `seed` if it is missing (never overwriting a value); `count` is then the
+ * newest value seen (read again after every change and reconnect, never an older one), and
+ * 'change' carries `{ value, version }` for every value it takes. `close()` stops following at
+ * once (`count` keeps its last value). A node kazoo created empty reads as the seed; another
+ * length than 4 is INVALID_ARGUMENT.
+ */
+class SharedCount extends EventEmitter {
+  constructor (client, path, seed = 0) {
+    super()
+    const handle = requireClient(client)
+    requireString('path', path)
+    const s = int32('seed', seed)
+    this._native = now(() => new native.NativeSharedCount(handle, path, s))
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (change) { deliver(this, 'change', [change]) }
+
+  get path () { return this._native.path() }
+  /** Creates the node with the seed if missing, reads it and follows it; twice does nothing more. */
+  async start () { await call(() => this._native.start()) }
+  /** Stops following, at once; idempotent (start() follows again). */
+  close () { this._native.close() }
+  /** The newest value seen (no request); INVALID_ARGUMENT before start(). */
+  get count () { return now(() => this._native.get()) }
+  get () { return this.count }
+  /** `count` with the node version it was read at, for trySet. */
+  versioned () { return frozen(now(() => this._native.versioned())) }
+  /** The value on the server now (no start needed, nothing created): the seed while missing or empty. */
+  async read () { return call(() => this._native.read()) }
+  /** Writes `value` whatever the count is. */
+  async set (value) {
+    const v = int32('value', value)
+    await call(() => this._native.set(v))
+  }
+
+  /** Writes `value` only if the node is still at `expected`'s version; false otherwise (count refreshed). */
+  async trySet (expected, value) {
+    if (expected === null || typeof expected !== 'object') {
+      throw new TypeError('expected must be { value, version } as versioned() returns it')
+    }
+    const e = { value: int32('expected.value', expected.value), version: int32('expected.version', expected.version) }
+    const v = int32('value', value)
+    return call(() => this._native.trySet(e, v))
+  }
+
+  /** Adds `delta` (wrapping as Java's int) with versioned writes until one applies: `{ value, version }` written. */
+  async add (delta) {
+    const d = int32('delta', delta)
+    return frozen(await call(() => this._native.add(d)))
+  }
+
+  async [asyncDispose] () { this.close() }
+}
+
 Client.prototype[KIND] = 'Client'
 Lock.prototype[KIND] = 'Lock'
 Semaphore.prototype[KIND] = 'Semaphore'
 LeaderElectionSupport.prototype[KIND] = 'LeaderElectionSupport'
 LeaderLatch.prototype[KIND] = 'LeaderLatch'
+SharedCount.prototype[KIND] = 'SharedCount'
+SharedCount.prototype[EVENT_OF] = versionedOf
 
 module.exports = {
   Client,
@@ -677,6 +809,8 @@ module.exports = {
   LeaderLatch,
   Barrier,
   DoubleBarrier,
+  SharedCount,
+  DistributedAtomicLong,
   ZkError,
   ERROR_CODES,
   LOCK_EVENTS: Object.freeze(NAMES.lockEvents),

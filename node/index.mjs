@@ -2,6 +2,7 @@ import zkrecipes from './index.js'
 
 export const {
   Client, Lock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
-  LeaderLatch, Barrier, DoubleBarrier, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CONNECTION_STATES,
+  LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, ZkError, ERROR_CODES, LOCK_EVENTS,
+  ELECTION_EVENTS, LATCH_EVENTS, CONNECTION_STATES,
 } = zkrecipes
 export default zkrecipes

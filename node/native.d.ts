@@ -9,6 +9,18 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeAtomicLong {
+  constructor(client: NativeClient, path: string)
+  path(): string
+  /** The value now (0 while the node does not exist). */
+  get(): Promise<bigint>
+  increment(): Promise<Update>
+  decrement(): Promise<Update>
+  add(delta: bigint): Promise<Update>
+  compareAndSet(expected: bigint, newValue: bigint): Promise<boolean>
+  forceSet(value: bigint): Promise<void>
+}
+
 export declare class NativeBarrier {
   constructor(client: NativeClient, path: string)
   path(): string
@@ -146,6 +158,26 @@ export declare class NativeSemaphore {
   subscribe(callback: EventCallback): NativeSubscription
 }
 
+export declare class NativeSharedCount {
+  constructor(client: NativeClient, path: string, seed: number)
+  path(): string
+  /** Creates the node with the seed if it is missing, reads it and follows it. */
+  start(): Promise<void>
+  /** Stops following, at once (the cache keeps its last value). */
+  close(): void
+  /** The cached value; `INVALID_ARGUMENT` before `start`. */
+  get(): number
+  versioned(): Versioned
+  /** The value on the server now, without starting: the seed while missing or empty. */
+  read(): Promise<number>
+  add(delta: number): Promise<Versioned>
+  set(value: number): Promise<void>
+  /** false when the node is no longer at `expected`'s version. */
+  trySet(expected: Versioned, value: number): Promise<boolean>
+  /** `callback(value, version)` for every value the count takes. */
+  subscribe(callback: (value: number, version: number) => void): NativeSubscription
+}
+
 export declare class NativeSubscription {
   cancel(): void
 }
@@ -213,4 +245,16 @@ export interface Participant {
   node: string
   identity: string
   isReader: boolean
+}
+
+/** What an atomic long's update saw and wrote. */
+export interface Update {
+  preValue: bigint
+  postValue: bigint
+}
+
+/** A shared count's value with the node version it was read at. */
+export interface Versioned {
+  value: number
+  version: number
 }

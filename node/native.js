@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeAtomicLong = nativeBinding.NativeAtomicLong
 module.exports.NativeBarrier = nativeBinding.NativeBarrier
 module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeDelivery = nativeBinding.NativeDelivery
@@ -846,6 +847,7 @@ module.exports.NativeLock = nativeBinding.NativeLock
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeReadWriteLock = nativeBinding.NativeReadWriteLock
 module.exports.NativeSemaphore = nativeBinding.NativeSemaphore
+module.exports.NativeSharedCount = nativeBinding.NativeSharedCount
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.NativeWorkQueue = nativeBinding.NativeWorkQueue
 module.exports.connect = nativeBinding.connect

@@ -4,6 +4,7 @@
 
 pub mod barrier;
 pub mod client;
+pub mod counter;
 pub mod election;
 pub mod errors;
 pub mod latch;

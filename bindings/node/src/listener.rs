@@ -31,28 +31,43 @@ impl NativeSubscription {
 }
 
 pub fn forward<E: Event>(
-    mut events: broadcast::Receiver<E>,
+    events: broadcast::Receiver<E>,
     callback: EventCallback,
 ) -> NativeSubscription {
+    relay(events, callback, |event| {
+        let details = event.details();
+        let (code, message) = match details.reason {
+            Some(reason) => (
+                Some(reason.code().as_str().to_string()),
+                Some(reason.message().to_string()),
+            ),
+            None => (None, None),
+        };
+        let token = details.fencing_token.map(BigInt::from);
+        (details.name.to_string(), token, code, message).into()
+    })
+}
+
+/// Calls `callback(...args(value))` for every value of `values`, in order, one at a time (a
+/// lagging listener skips to the oldest value still kept, then goes on in order).
+pub fn relay<T, A>(
+    mut values: broadcast::Receiver<T>,
+    callback: ThreadsafeFunction<A, (), A, Status, false, true>,
+    args: fn(T) -> A,
+) -> NativeSubscription
+where
+    T: Clone + Send + 'static,
+    A: JsValuesTupleIntoVec + Send + 'static,
+{
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
+            let value = match values.recv().await {
+                Ok(value) => value,
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            // In order, one at a time; a throwing listener is the wrapper's business.
-            let details = event.details();
-            let (code, message) = match details.reason {
-                Some(reason) => (
-                    Some(reason.code().as_str().to_string()),
-                    Some(reason.message().to_string()),
-                ),
-                None => (None, None),
-            };
-            let token = details.fencing_token.map(BigInt::from);
-            let args = (details.name.to_string(), token, code, message);
-            let _ = callback.call_async_catch(args.into()).await;
+            // A throwing listener is the wrapper's business.
+            let _ = callback.call_async_catch(args(value)).await;
         }
     });
     NativeSubscription {

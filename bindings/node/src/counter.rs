@@ -1,0 +1,230 @@
+//! The counters for Node.js: `NativeAtomicLong` (Curator's `DistributedAtomicLong`, values as
+//! `bigint`) and `NativeSharedCount` (Curator's `SharedCount`, values as 32-bit numbers);
+//! `index.js` wraps them as `DistributedAtomicLong` and `SharedCount` (an EventEmitter of
+//! 'change'). `index.js` checks the numbers' types and widths before they get here. A count the
+//! program drops unclosed stops following its node once the garbage collector finds it.
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use zkrecipes::{DistributedAtomicLong, SharedCount, VersionedCount};
+
+use crate::client::NativeClient;
+use crate::errors::{promise, IntoJs};
+use crate::listener::{relay, NativeSubscription};
+
+/// What an atomic long's update saw and wrote.
+#[napi(object, object_from_js = false)]
+pub struct Update {
+    pub pre_value: BigInt,
+    pub post_value: BigInt,
+}
+
+fn update(u: zkrecipes::Updated) -> Update {
+    Update {
+        pre_value: BigInt::from(u.pre_value),
+        post_value: BigInt::from(u.post_value),
+    }
+}
+
+/// A shared count's value with the node version it was read at.
+#[napi(object)]
+pub struct Versioned {
+    pub value: i32,
+    pub version: i32,
+}
+
+fn versioned(v: VersionedCount) -> Versioned {
+    Versioned {
+        value: v.value,
+        version: v.version,
+    }
+}
+
+/// `(value, version)` for every value a shared count takes.
+type CountArgs = FnArgs<(i32, i32)>;
+
+pub type CountCallback = ThreadsafeFunction<CountArgs, (), CountArgs, Status, false, true>;
+
+/// A `bigint` as the core's `i64` (`index.js` has refused any other already).
+fn long(name: &str, value: BigInt) -> napi::Result<i64> {
+    match value.get_i64() {
+        (value, true) => Ok(value),
+        _ => Err(napi::Error::new(
+            Status::InvalidArg,
+            format!("{name} must be a 64-bit integer"),
+        )),
+    }
+}
+
+#[napi]
+pub struct NativeAtomicLong {
+    inner: DistributedAtomicLong,
+}
+
+#[napi]
+impl NativeAtomicLong {
+    #[napi(constructor)]
+    pub fn new(env: &Env, client: &NativeClient, path: String) -> napi::Result<Self> {
+        Ok(NativeAtomicLong {
+            inner: DistributedAtomicLong::new(&client.inner, &path).into_js(env)?,
+        })
+    }
+
+    #[napi]
+    pub fn path(&self) -> String {
+        self.inner.path().to_string()
+    }
+
+    /// The value now (0 while the node does not exist).
+    #[napi(ts_return_type = "Promise<bigint>")]
+    pub fn get<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, BigInt>> {
+        let counter = self.inner.clone();
+        promise(env, async move { counter.get().await }, BigInt::from)
+    }
+
+    #[napi(ts_return_type = "Promise<Update>")]
+    pub fn increment<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Update>> {
+        let counter = self.inner.clone();
+        promise(env, async move { counter.increment().await }, update)
+    }
+
+    #[napi(ts_return_type = "Promise<Update>")]
+    pub fn decrement<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Update>> {
+        let counter = self.inner.clone();
+        promise(env, async move { counter.decrement().await }, update)
+    }
+
+    #[napi(ts_return_type = "Promise<Update>")]
+    pub fn add<'env>(
+        &self,
+        env: &'env Env,
+        delta: BigInt,
+    ) -> napi::Result<PromiseRaw<'env, Update>> {
+        let delta = long("delta", delta)?;
+        let counter = self.inner.clone();
+        promise(env, async move { counter.add(delta).await }, update)
+    }
+
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn compare_and_set<'env>(
+        &self,
+        env: &'env Env,
+        expected: BigInt,
+        new_value: BigInt,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let (expected, new) = (long("expected", expected)?, long("newValue", new_value)?);
+        let counter = self.inner.clone();
+        promise(
+            env,
+            async move { counter.compare_and_set(expected, new).await },
+            |set| set,
+        )
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn force_set<'env>(
+        &self,
+        env: &'env Env,
+        value: BigInt,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let value = long("value", value)?;
+        let counter = self.inner.clone();
+        promise(env, async move { counter.force_set(value).await }, |()| ())
+    }
+}
+
+#[napi]
+pub struct NativeSharedCount {
+    inner: SharedCount,
+}
+
+#[napi]
+impl NativeSharedCount {
+    #[napi(constructor)]
+    pub fn new(env: &Env, client: &NativeClient, path: String, seed: i32) -> napi::Result<Self> {
+        Ok(NativeSharedCount {
+            inner: SharedCount::new(&client.inner, &path, seed).into_js(env)?,
+        })
+    }
+
+    #[napi]
+    pub fn path(&self) -> String {
+        self.inner.path().to_string()
+    }
+
+    /// Creates the node with the seed if it is missing, reads it and follows it.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn start<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let count = self.inner.clone();
+        promise(env, async move { count.start().await }, |()| ())
+    }
+
+    /// Stops following, at once (the cache keeps its last value).
+    #[napi]
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
+    /// The cached value; `INVALID_ARGUMENT` before `start`.
+    #[napi]
+    pub fn get(&self, env: &Env) -> napi::Result<i32> {
+        self.inner.get().into_js(env)
+    }
+
+    #[napi]
+    pub fn versioned(&self, env: &Env) -> napi::Result<Versioned> {
+        self.inner.versioned().map(versioned).into_js(env)
+    }
+
+    /// The value on the server now, without starting: the seed while missing or empty.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn read<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, i32>> {
+        let count = self.inner.clone();
+        promise(env, async move { count.read().await }, |value| value)
+    }
+
+    #[napi(ts_return_type = "Promise<Versioned>")]
+    pub fn add<'env>(
+        &self,
+        env: &'env Env,
+        delta: i32,
+    ) -> napi::Result<PromiseRaw<'env, Versioned>> {
+        let count = self.inner.clone();
+        promise(env, async move { count.add(delta).await }, versioned)
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn set<'env>(&self, env: &'env Env, value: i32) -> napi::Result<PromiseRaw<'env, ()>> {
+        let count = self.inner.clone();
+        promise(env, async move { count.set(value).await }, |()| ())
+    }
+
+    /// false when the node is no longer at `expected`'s version.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn try_set<'env>(
+        &self,
+        env: &'env Env,
+        expected: Versioned,
+        value: i32,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let expected = VersionedCount {
+            value: expected.value,
+            version: expected.version,
+        };
+        let count = self.inner.clone();
+        promise(
+            env,
+            async move { count.try_set(expected, value).await },
+            |set| set,
+        )
+    }
+
+    /// `callback(value, version)` for every value the count takes.
+    #[napi(ts_args_type = "callback: (value: number, version: number) => void")]
+    pub fn subscribe(&self, callback: CountCallback) -> NativeSubscription {
+        relay(self.inner.subscribe(), callback, |v| {
+            (v.value, v.version).into()
+        })
+    }
+}
