@@ -224,11 +224,12 @@ SUITE_COMMAND = re.compile(r"^make\s")
 # A crontab line: five schedule fields, then the command cron runs.
 CRON_LINE = re.compile(r"^(?:\S+\s+){5}(zkrecipes\s.*)$")
 # Commands that run until stopped: they must print, then stop on SIGINT.
-WATCHING = re.compile(r"\s--(?:observe|watch)\b")
+WATCHING = re.compile(r"\s--(?:observe|watch)\b|^zkrecipes watch\s")
 STUBS = {
     "backup.sh": "#!/bin/sh\necho ran >> backup.ran\n",
     "scheduler": "#!/bin/sh\necho ran >> scheduler.ran\n",
     "stage-2": "#!/bin/sh\necho ran >> stage-2.ran\n",
+    "serve": "#!/bin/sh\necho ran >> serve.ran\n",
 }
 # A line meant for N hosts at once (`double-barrier … --members N`): run N copies together.
 TOGETHER = re.compile(r"^zkrecipes double-barrier\s.*--members\s+(\d+)\b")
@@ -237,7 +238,7 @@ TOGETHER = re.compile(r"^zkrecipes double-barrier\s.*--members\s+(\d+)\b")
 def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path) -> None:
     """Each command line as a shell runs it (a `double-barrier --members N` line as N hosts
     at once): `zkrecipes` is the built CLI against $ZK_CONNECT,
-    `./backup.sh`, `./scheduler` and `./stage-2` are stubs that leave a mark, `npm install zkrecipes` installs
+    `./backup.sh`, `./scheduler`, `./stage-2` and `./serve` are stubs that leave a mark, `npm install zkrecipes` installs
     the packed tarballs into a fresh project (the registry does not have them)."""
     work = tmp / "shell"
     work.mkdir(exist_ok=True)

@@ -1,6 +1,6 @@
 //! `zkrecipes watch PATH [--children|--tree [--depth N]] [--json]`: prints the node (or its
-//! children, or its subtree) as first read, then every change, until interrupted; one line per
-//! event, so a pipeline sees each change once and in order.
+//! children, or its subtree) as first read, then every change, until interrupted (status 0);
+//! one line per event, so a pipeline sees each change once and in order.
 
 use serde_json::json;
 use zkrecipes::{Cache, CacheEvent, CacheScope, CachedNode, Client};
@@ -25,14 +25,15 @@ pub async fn run(client: &Client, args: WatchArgs, json: bool) -> Outcome {
     let mut events = cache.subscribe();
     tokio::select! {
         started = cache.start() => started?,
-        signal = signals.recv() => return Ok(128 + signal),
+        // Interrupting a watch is how it ends, as for `status --watch`: not a failure.
+        _ = signals.recv() => return Ok(0),
     }
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            signal = signals.recv() => {
+            _ = signals.recv() => {
                 cache.close();
-                return Ok(128 + signal);
+                return Ok(0);
             }
         };
         let Some(event) = event else {

@@ -310,7 +310,7 @@ def test_watch_prints_the_first_reading_and_then_every_change_once():
         assert (deleted["event"], deleted["path"]) == ("DELETED", f"{path}/seed"), deleted
     finally:
         watcher.terminate()
-    assert watcher.wait(15) == 128 + signal.SIGTERM
+    assert watcher.wait(15) == 0, "interrupting a watch is how it ends"
     # --once: the first reading of a node that does not exist is empty, and nothing is created.
     missing = unique("watch-missing")
     assert run("watch", missing, "--once").stdout == b"INITIALIZED\n"
