@@ -241,3 +241,41 @@ async fn a_reconnect_while_waiting_leaves_one_node_per_lease() {
     got.release().await.unwrap();
     assert_eq!(nodes(&path).await, (vec![], vec![]));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shared_count_sets_the_number_of_leases_and_a_raise_lets_a_waiter_in() {
+    let path = unique("sem-count");
+    let (a, b) = (client().await, client().await);
+    let count = zkrecipes::SharedCount::new(&a, &format!("{path}-max"), 1).unwrap();
+    let semaphore = Semaphore::with_shared_count(&a, &path, &count).unwrap();
+    let first = semaphore.acquire().await.unwrap();
+    assert_eq!(
+        semaphore.max_leases(),
+        1,
+        "the count started by the first acquire"
+    );
+    assert!(semaphore.try_acquire(Wait::No).await.unwrap().is_none());
+    let waiting = tokio::spawn({
+        let semaphore = semaphore.clone();
+        async move { semaphore.acquire().await }
+    });
+    // Another process raises the count: the waiter gets its lease without any release.
+    let other = zkrecipes::SharedCount::new(&b, &format!("{path}-max"), 1).unwrap();
+    other.set(2).await.unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(20), waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(nodes(&path).await.0.len(), 2);
+    // Lowering it takes no lease back, and grants none until the leases number fewer.
+    other.set(1).await.unwrap();
+    let mut changes = count.subscribe();
+    while count.get().unwrap() != 1 {
+        changes.recv().await.unwrap();
+    }
+    assert!(semaphore.try_acquire(Wait::No).await.unwrap().is_none());
+    second.release().await.unwrap();
+    first.release().await.unwrap();
+    assert!(semaphore.try_acquire(Wait::No).await.unwrap().is_some());
+}

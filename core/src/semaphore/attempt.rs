@@ -62,6 +62,8 @@ impl LeaseAttempt {
         let dir = core.leases_dir();
         loop {
             let session = self.create_missing().await?;
+            // Taken before the listing: a change of a shared count after it wakes the wait.
+            let mut limit_changes = core.limit_changes();
             let listed = core
                 .client()
                 .retrying(
@@ -109,8 +111,15 @@ impl LeaseAttempt {
                     None => std::future::pending().await,
                 }
             };
+            let limit_changed = async {
+                match &mut limit_changes {
+                    Some(changes) => drop(changes.recv().await),
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = changed => {}
+                () = limit_changed => {}
                 () = until => return Ok(None),
                 () = core.client().closed() => return Err(Error::closed()),
             }

@@ -35,6 +35,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::client::Client;
+use crate::counter::{SharedCount, VersionedCount};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders;
@@ -66,13 +67,21 @@ pub(crate) struct SemaphoreCore {
     client: Client,
     path: String,
     leases_dir: String,
-    max_leases: u32,
+    limit: Limit,
     mutex: Lock,
     held: Mutex<Vec<HeldLease>>,
     /// Leases that ended without their release (lost, closed), by node: their release answers
     /// with that reason.
     ended: Mutex<Vec<(String, Error)>>,
     events: Emitter<LockEvent>,
+}
+
+/// Where the number of leases comes from.
+enum Limit {
+    Fixed(u32),
+    /// Curator's `InterProcessSemaphoreV2(client, path, SharedCountReader)`: the count's value
+    /// now (none while it is 0 or below), and a waiter looks again whenever it changes.
+    Shared(SharedCount),
 }
 
 impl Semaphore {
@@ -84,12 +93,30 @@ impl Semaphore {
         if max_leases == 0 {
             return Err(bad_count("max_leases", 0));
         }
+        Semaphore::with_limit(client, path, Limit::Fixed(max_leases))
+    }
+
+    /// A semaphore whose number of leases is `count`'s value, following it as it changes
+    /// (Curator's semaphore with a `SharedCountReader`): raising it lets waiters in at once,
+    /// lowering it takes no lease back but grants none until the leases number fewer. The
+    /// count is started by the first acquire if it was not.
+    pub fn with_shared_count(
+        client: &Client,
+        path: &str,
+        count: &SharedCount,
+    ) -> Result<Semaphore> {
+        path::validate(path)?;
+        client.check_open()?;
+        Semaphore::with_limit(client, path, Limit::Shared(count.clone()))
+    }
+
+    fn with_limit(client: &Client, path: &str, limit: Limit) -> Result<Semaphore> {
         let mutex = Lock::new(client, &format!("{path}/locks"))?;
         let core = SemaphoreCore {
             client: client.clone(),
             path: path.to_string(),
             leases_dir: format!("{path}/leases"),
-            max_leases,
+            limit,
             mutex,
             held: Mutex::new(Vec::new()),
             ended: Mutex::new(Vec::new()),
@@ -104,8 +131,9 @@ impl Semaphore {
         &self.core.path
     }
 
+    /// The number of leases now (a shared count's cached value; 0 before it is started).
     pub fn max_leases(&self) -> u32 {
-        self.core.max_leases
+        self.core.max_leases()
     }
 
     /// One lease, waiting as long as it takes.
@@ -202,7 +230,18 @@ impl SemaphoreCore {
     }
 
     pub(super) fn max_leases(&self) -> u32 {
-        self.max_leases
+        match &self.limit {
+            Limit::Fixed(max) => *max,
+            Limit::Shared(count) => count.get().map_or(0, |n| n.max(0) as u32),
+        }
+    }
+
+    /// Wakes a waiter when the number of leases may have changed (never, for a fixed one).
+    pub(super) fn limit_changes(&self) -> Option<broadcast::Receiver<VersionedCount>> {
+        match &self.limit {
+            Limit::Fixed(_) => None,
+            Limit::Shared(count) => Some(count.subscribe()),
+        }
     }
 
     pub(super) fn leases_dir(&self) -> &str {
@@ -214,12 +253,20 @@ impl SemaphoreCore {
         count: u32,
         wait: Wait,
     ) -> Result<Option<Vec<(String, i64)>>> {
-        if count == 0 || count > self.max_leases {
+        let fixed = match &self.limit {
+            Limit::Fixed(max) => Some(*max),
+            Limit::Shared(shared) => {
+                shared.start().await?;
+                None
+            }
+        };
+        // With a shared count, more than it allows now waits for it to grow (as in Curator).
+        if count == 0 || fixed.is_some_and(|max| count > max) {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,
                 format!(
                     "cannot acquire {count} leases of a semaphore of {}",
-                    self.max_leases
+                    self.max_leases()
                 ),
             ));
         }
