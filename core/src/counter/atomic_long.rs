@@ -5,8 +5,10 @@
 //! - Every update is one versioned write (`setData` with the version read, or `create` when the
 //!   node is missing), repeated on `BAD_VERSION` / `NODE_EXISTS` until it applies: N increments
 //!   from any mix of clients, languages and Curator end at exactly N. A write whose connection
-//!   dropped is sent again only once the same session is back, and counted once: the version
-//!   tells whether it applied.
+//!   dropped is sent again only if the node is still at the version read (looked at once the
+//!   session is back, or on the next one after an expiry), and counted once; if the node
+//!   changed, the call answers `CONNECTION_LOSS`: the outcome is unknown (our write or another
+//!   client's identical one), never counted twice.
 //! - Missing or empty data reads as 0 (as Curator's); any other length is `INVALID_ARGUMENT`
 //!   naming the length, never a guess.
 //! - Overflow wraps as Java's `long` does (Curator's `add` is `Long` arithmetic).
@@ -161,20 +163,12 @@ impl DistributedAtomicLong {
     }
 
     /// A write whose reply was lost: if the node is still as we read it (`version`, or missing
-    /// for a create), the write did not apply and the update reads again (`false`). Otherwise
-    /// it may be ours or another client's identical write, which no read can tell apart:
-    /// `CONNECTION_LOSS`, saying so, rather than a guess that would count an increment twice
-    /// or not at all.
+    /// for a create), the write did not apply and the update reads again (`false`); otherwise
+    /// `CONNECTION_LOSS` (`confirm_not_applied`), rather than a guess that would count an
+    /// increment twice or not at all.
     async fn after_loss(&self, session: i64, version: Option<i32>) -> Result<bool> {
-        self.client.await_usable(session, None).await?;
-        let now = self.read().await?.map(|(_, v)| v);
-        if now == version {
-            return Ok(false);
-        }
-        Err(Error::new(
-            ErrorCode::ConnectionLoss,
-            "the connection dropped while the update was on its way, and the value changed meanwhile: the update may or may not have been applied",
-        ))
+        super::confirm_not_applied(&self.client, &self.path, session, version, "update").await?;
+        Ok(false)
     }
 
     fn about(&self, err: Error) -> Error {

@@ -10,8 +10,9 @@
 //!   `INVALID_ARGUMENT` naming it (Curator throws a `BufferUnderflowException`).
 //! - `set` is unconditional; `try_set(expected, value)` writes only over the version `expected`
 //!   was read at, and answers `false` (with the cache refreshed) when another write came first.
-//!   A versioned write whose reply was lost is sent again only if the node is unchanged;
-//!   otherwise `CONNECTION_LOSS` says its outcome is unknown.
+//!   A versioned write whose reply was lost is sent again only if the node is unchanged (looked
+//!   at once the session is back, or on the next one after an expiry); otherwise
+//!   `CONNECTION_LOSS` says its outcome is unknown.
 //! - Subscribers get every value the cache takes, in order, with its version.
 
 use std::sync::{Arc, Mutex, Weak};
@@ -242,17 +243,21 @@ impl Core {
                 Err(err) if err.code() == ErrorCode::NoNode && version.is_none() => {
                     self.create_seeded().await?;
                 }
-                Err(err) if err.is_connection_loss() => {
-                    self.client.await_usable(session, None).await?;
-                    let Some(version) = version else { continue };
-                    let now = self.read_version().await?;
-                    if now != Some(version) {
-                        return Err(Error::new(
-                            ErrorCode::ConnectionLoss,
-                            "the connection dropped while the write was on its way, and the count changed meanwhile: the write may or may not have been applied",
-                        ));
+                Err(err) if err.is_connection_loss() => match version {
+                    // Unconditional: sent again as it is (applied twice, it writes the same value).
+                    None => self.client.await_usable(session, None).await?,
+                    Some(version) => {
+                        let path = &self.path;
+                        super::confirm_not_applied(
+                            &self.client,
+                            path,
+                            session,
+                            Some(version),
+                            "write",
+                        )
+                        .await?
                     }
-                }
+                },
                 Err(err) => return Err(err),
             }
         }
@@ -288,15 +293,6 @@ impl Core {
                 });
             }
         }
-    }
-
-    async fn read_version(&self) -> Result<Option<i32>> {
-        let path = self.path.as_str();
-        let stat = self
-            .client
-            .retrying(None, |zk| async move { zk.check_stat(path).await })
-            .await?;
-        Ok(stat.map(|s| s.version))
     }
 }
 

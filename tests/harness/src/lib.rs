@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use proxy::FaultProxy;
+pub use proxy::{Cut, FaultProxy, Request, Then};
 
 /// Where the workspace keeps the server jars.
 fn jar_dir() -> PathBuf {

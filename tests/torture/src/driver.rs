@@ -237,6 +237,11 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
     let (drained, drain_error) = sweep::drain(&cluster.connect, &format!("{root}/queue")).await;
     let orphans = sweep::orphans(&cluster.connect, &root, SESSION).await;
     let work = sweep::work_state(&cluster.connect, &format!("{root}/work")).await;
+    let mut counters = Vec::new();
+    for node in crate::ops::counter::NODES {
+        let value = sweep::counter_value(&cluster.connect, &format!("{root}/{node}")).await;
+        counters.push((node, value));
+    }
     sweep::cleanup(&cluster.connect, &root).await;
     server.abort();
 
@@ -251,6 +256,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         failed_exits,
         consumers: plan.processes * crate::ops::queue::CONSUMERS,
         work,
+        counters,
         sem_leases: shape.sem_leases,
         dbarrier_members: shape.dbarrier_members,
     };

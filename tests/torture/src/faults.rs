@@ -11,16 +11,18 @@ use std::time::Duration;
 
 use fastrand::Rng;
 use tokio::time::Instant;
-use zk_harness::{Ensemble, FaultProxy};
+use zk_harness::{Cut, Ensemble, FaultProxy, Request, Then};
 
 use crate::resource::{CatchAt, Ev, History};
 use crate::workers::Workers;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// Every connection of one worker cut (it reconnects, same session).
+    /// Every connection of one worker cut (it reconnects, same session); half the time at its
+    /// next atomic-long write, before the server has it or once it has.
     DropAll,
-    /// Requests applied, replies lost for a moment, then the connection cut.
+    /// Requests applied, replies lost for a moment, then the connection cut; half the time only
+    /// the reply of its next atomic-long write is lost (applied, then the connection cut).
     DropReplies,
     /// Added latency on every chunk for a while.
     Latency,
@@ -92,8 +94,8 @@ impl Faults {
             let kind = deck[dealt];
             dealt += 1;
             id += 1;
-            *counts.entry(kind.name()).or_insert(0) += 1;
-            self.inject(rng, kind, id).await;
+            let name = self.inject(rng, kind, id).await;
+            *counts.entry(name).or_insert(0) += 1;
             if kind == Kind::Kill {
                 // Quiet after a kill for as long as the failover may take, so that it is judged.
                 let judged = crate::checks::liveness_limit(self.session);
@@ -102,17 +104,37 @@ impl Faults {
         }
     }
 
-    async fn inject(&self, rng: &mut Rng, kind: Kind, id: u64) {
+    /// Injects one fault; its name as counted (a variant's own).
+    async fn inject(&self, rng: &mut Rng, kind: Kind, id: u64) -> &'static str {
         let slot = self.target(rng, kind);
         let target = match kind {
             Kind::ServerKill => None,
             _ => Some(self.workers.name(slot)),
         };
+        // The Java worker has no atomic long.
+        let writes = target.as_ref().is_some_and(|w| !w.starts_with('j'));
+        let at_write = match kind {
+            Kind::DropAll if writes && rng.bool() => {
+                Some(if rng.bool() { Cut::Before } else { Cut::After })
+            }
+            Kind::DropReplies if writes && rng.bool() => Some(Cut::After),
+            _ => None,
+        };
+        let name = match (kind, at_write) {
+            (Kind::DropAll, Some(_)) => "drop_all_at_write",
+            (Kind::DropReplies, Some(_)) => "drop_replies_at_write",
+            _ => kind.name(),
+        };
         self.history.note(Ev::FaultStart {
             id,
-            kind: kind.name(),
+            kind: name,
             target,
         });
+        if let Some(cut) = at_write {
+            self.cut_at_a_write(slot, cut).await;
+            self.history.note(Ev::FaultEnd { id });
+            return name;
+        }
         let session = self.session;
         let proxies = |act: &dyn Fn(&FaultProxy)| self.workers.proxies(slot, act);
         match kind {
@@ -164,6 +186,31 @@ impl Faults {
             Kind::ServerKill => self.server_kill(rng).await,
         }
         self.history.note(Ev::FaultEnd { id });
+        name
+    }
+
+    /// Cuts the worker's connection at its next `setData` (only the atomic longs write one),
+    /// `cut` before the server has it or once applied with its reply lost: the lost-write path
+    /// `counter-exact` judges, which a cut at a random moment seldom hits. Given up after 2 s
+    /// (the worker paused, its counter skipped).
+    async fn cut_at_a_write(&self, slot: usize, cut: Cut) {
+        let cuts = || {
+            let n = std::sync::atomic::AtomicU64::new(0);
+            self.workers.proxies(slot, |p| {
+                n.fetch_add(p.cuts(), std::sync::atomic::Ordering::SeqCst);
+            });
+            n.into_inner()
+        };
+        let before = cuts();
+        self.workers.proxies(slot, |p| {
+            p.cut_at_request(Request::SetData, cut, Then::Reconnect)
+        });
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while cuts() == before && Instant::now() < deadline {
+            sleep_ms(5).await;
+        }
+        // On an ensemble the other servers' proxies are still armed.
+        self.workers.proxies(slot, |p| p.disarm_cut());
     }
 
     /// SIGSTOPs the next worker to begin (or to end: then its release is the

@@ -43,7 +43,8 @@ pub fn report(
         .sum();
     // A Java worker counts its operations under `op.java.<group>.<op>`.
     for group in [
-        "lock", "rw", "queue", "work", "election", "sem", "latch", "barrier", "dbarrier", "java",
+        "lock", "rw", "queue", "work", "election", "sem", "latch", "barrier", "dbarrier",
+        "counter", "java",
     ] {
         let prefix = format!("op.{group}.");
         let line = joined(

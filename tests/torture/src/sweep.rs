@@ -90,6 +90,22 @@ pub async fn work_state(connect: &str, dir: &str) -> Result<WorkState, String> {
     Ok(state)
 }
 
+/// The atomic long's value once the workers are gone (0 while its node does not exist), read
+/// directly in Curator's encoding: 8 bytes big-endian, empty is 0.
+pub async fn counter_value(connect: &str, path: &str) -> Result<i64, String> {
+    let zk = zookeeper_client::Client::connect(connect)
+        .await
+        .map_err(|err| format!("cannot connect to read the counter: {err}"))?;
+    match zk.get_data(path).await {
+        Ok((data, _)) if data.is_empty() => Ok(0),
+        Ok((data, _)) => <[u8; 8]>::try_from(data.as_slice())
+            .map(i64::from_be_bytes)
+            .map_err(|_| format!("{path} holds {} bytes, not 8", data.len())),
+        Err(zookeeper_client::Error::NoNode) => Ok(0),
+        Err(err) => Err(format!("read {path}: {err}")),
+    }
+}
+
 /// Every ephemeral node under `root`, waiting out the sessions of killed
 /// workers (a session expires within its timeout plus a server tick).
 pub async fn orphans(

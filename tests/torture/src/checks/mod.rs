@@ -1,6 +1,7 @@
 //! The checks, judged from the history of one seed once every worker is gone.
 
 mod barrier;
+mod counter;
 mod election;
 mod latch;
 mod locks;
@@ -41,6 +42,8 @@ pub struct Facts {
     pub consumers: usize,
     /// The work queue as the driver read it at the end.
     pub work: Result<crate::sweep::WorkState, String>,
+    /// The atomic longs' values as the driver read them at the end, by node name.
+    pub counters: Vec<(&'static str, Result<i64, String>)>,
     /// The semaphore's `max_leases`.
     pub sem_leases: u32,
     /// The double barrier's `member_count`.
@@ -103,6 +106,7 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         latch::tokens(records, &timeline, facts),
         barrier::release(records, &timeline, facts),
         barrier::quorum(records, &timeline, facts),
+        counter::exact(records, facts),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),
