@@ -440,3 +440,53 @@ async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    zk.create(&root, b"", &open()).await.unwrap();
+    zk.create(&format!("{root}/a"), b"a", &open())
+        .await
+        .unwrap();
+    let c = client().await;
+    for round in 0..20 {
+        let caches: Vec<Cache> = (0..50)
+            .map(|i| match i % 3 {
+                0 => Cache::node(&c, &root).unwrap(),
+                1 => Cache::children(&c, &root).unwrap(),
+                _ => Cache::tree(&c, &root, None).unwrap(),
+            })
+            .collect();
+        let started =
+            futures_util::future::join_all(caches.iter().map(|cache| cache.start())).await;
+        assert!(
+            started.iter().all(|s| s.is_ok()),
+            "round {round}: {started:?}"
+        );
+        if round == 0 {
+            // The check below can fail: the server lists a live cache's watch.
+            let (port, ours) = (server().port(), session_hex(c.session_id().unwrap()));
+            assert!(
+                watchers_of(port, &root).contains(&ours),
+                "a live cache's watch is listed"
+            );
+        }
+        for (i, cache) in caches.into_iter().enumerate() {
+            // Half closed, half only dropped: both end the watch.
+            if i % 2 == 0 {
+                cache.close();
+            }
+        }
+    }
+    let port = server().port();
+    let ours = session_hex(c.session_id().unwrap());
+    eventually("the server holds no watch of ours", LONG, || {
+        let (root, ours) = (root.clone(), ours.clone());
+        async move {
+            !watchers_of(port, &root).contains(&ours)
+                && !watchers_of(port, &format!("{root}/a")).contains(&ours)
+        }
+    })
+    .await;
+}

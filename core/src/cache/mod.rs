@@ -404,5 +404,6 @@ impl Drop for Shared {
         if let Some(engine) = self.engine.get_mut().unwrap().take() {
             engine.abort();
         }
+        crate::memory::object_dropped();
     }
 }
