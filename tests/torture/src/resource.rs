@@ -37,6 +37,7 @@
 //! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
 //! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
 //! CTRY <w> <counter> <n> | CDONE <w> <counter> <n> ok <post value>|unknown <code>|failed <code>|cancelled|none
+//! CTRY <w> <counter> <n> | CDONE <w> <counter> <n> ok <post value>|unknown <code>|failed <code>|cancelled|none
 //! CACHE <w> quiet | CACHEWAIT <w> -> GO|WAIT   (the cache writers stopped; all live Rust workers' have)
 //! CACHEMATCH <w> <cache> ok nodes=<n>|differs <text>|failed <text>|unjudged <text>
 //! CACHEREPLAY <w> <cache> fits <name>=<count>...|misfit <text>|failed <text>|unjudged <text>
@@ -232,6 +233,22 @@ pub enum Ev {
         cache: String,
         how: String,
         text: String,
+    },
+    /// An attempt `n` of `w` to add one to an atomic long (`counter`: its node's name), before
+    /// the call.
+    CounterTry {
+        w: String,
+        counter: String,
+        n: u64,
+    },
+    /// How it ended: `ok` (with the value it wrote), `unknown:<code>`, `failed:<code>`,
+    /// `cancelled`, `none`.
+    CounterDone {
+        w: String,
+        counter: String,
+        n: u64,
+        how: String,
+        post: Option<i64>,
     },
     /// SUSPENDED / LOST / RECONNECTED told to the worker by a recipe.
     Conn {
@@ -631,6 +648,27 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
                 Ev::CacheMatch { w, cache, how, text }
             } else {
                 Ev::CacheReplay { w, cache, how, text }
+            })
+        }
+        "CTRY" => ok(Ev::CounterTry {
+            w: s(1)?,
+            counter: s(2)?,
+            n: u64::try_from(n(3)?).ok()?,
+        }),
+        "CDONE" => {
+            let how = s(4)?;
+            let (how, post) = if how == "ok" {
+                (how, Some(n(5)?))
+            } else {
+                // `failed:SESSION_EXPIRED`, `unknown:CONNECTION_LOSS`, `cancelled`, `none`.
+                (rest.get(3..)?.join(":"), None)
+            };
+            ok(Ev::CounterDone {
+                w: s(1)?,
+                counter: s(2)?,
+                n: u64::try_from(n(3)?).ok()?,
+                how,
+                post,
             })
         }
         "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
