@@ -11,12 +11,11 @@
 //! already wrote under (one lease node, one holder); the count is judged by
 //! `sem-max-leases`.
 //!
-//! Three lines are answered with what the resource knows, so that workers agree
+//! Two lines are answered with what the resource knows, so that workers agree
 //! without talking: `BPICK` names a barrier that is up (set, its removal not
 //! begun, its setter alive), `DJOIN` hands out double-barrier rounds, each to
 //! `N` distinct workers (the first `N` askers get round 1, the next `N` round
-//! 2, ...; a worker that asks again before its round is full starts the next),
-//! `CACHEWAIT` says `GO` once every live Rust worker's cache writers stopped.
+//! 2, ...; a worker that asks again before its round is full starts the next).
 //!
 //!
 //! Protocol (worker → driver; answer `OK` unless said otherwise):
@@ -37,10 +36,6 @@
 //! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
 //! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
 //! CTRY <w> <counter> <n> | CDONE <w> <counter> <n> ok <post value>|unknown <code>|failed <code>|cancelled|none
-//! CTRY <w> <counter> <n> | CDONE <w> <counter> <n> ok <post value>|unknown <code>|failed <code>|cancelled|none
-//! CACHE <w> quiet | CACHEWAIT <w> -> GO|WAIT   (the cache writers stopped; all live Rust workers' have)
-//! CACHEMATCH <w> <cache> ok nodes=<n>|differs <text>|failed <text>|unjudged <text>
-//! CACHEREPLAY <w> <cache> fits <name>=<count>...|misfit <text>|failed <text>|unjudged <text>
 //! SUSPENDED|LOST|RECONNECTED <w> <object>   CLIENT <w> <state>
 //! VIOLATION <w> <text>              HANG <w> <ms> <what>
 //! ```
@@ -197,42 +192,6 @@ pub enum Ev {
         w: String,
         round: u64,
         what: String,
-    },
-    /// An attempt `n` of `w` to add one to an atomic long (`counter`: its node's name), before
-    /// the call.
-    CounterTry {
-        w: String,
-        counter: String,
-        n: u64,
-    },
-    /// How it ended: `ok` (with the value it wrote), `unknown:<code>`, `failed:<code>`,
-    /// `cancelled`, `none`.
-    CounterDone {
-        w: String,
-        counter: String,
-        n: u64,
-        how: String,
-        post: Option<i64>,
-    },
-    /// The writers of `w`'s caches have stopped.
-    CacheQuiet {
-        w: String,
-    },
-    /// How one cache of `w` compared with the server at the end (`ok`, `differs`, `failed`,
-    /// `unjudged`), and what.
-    CacheMatch {
-        w: String,
-        cache: String,
-        how: String,
-        text: String,
-    },
-    /// Whether one cache's events replayed to its copy (`fits`, `misfit`, `failed`,
-    /// `unjudged`), and what.
-    CacheReplay {
-        w: String,
-        cache: String,
-        how: String,
-        text: String,
     },
     /// An attempt `n` of `w` to add one to an atomic long (`counter`: its node's name), before
     /// the call.
@@ -640,37 +599,6 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
                 post,
             })
         }
-        "CACHE" if s(2)? == "quiet" => ok(Ev::CacheQuiet { w: s(1)? }),
-        "CACHEMATCH" | "CACHEREPLAY" => {
-            let (w, cache, how) = (s(1)?, s(2)?, s(3)?);
-            let text = rest.get(3..)?.join(" ");
-            ok(if *cmd == "CACHEMATCH" {
-                Ev::CacheMatch { w, cache, how, text }
-            } else {
-                Ev::CacheReplay { w, cache, how, text }
-            })
-        }
-        "CTRY" => ok(Ev::CounterTry {
-            w: s(1)?,
-            counter: s(2)?,
-            n: u64::try_from(n(3)?).ok()?,
-        }),
-        "CDONE" => {
-            let how = s(4)?;
-            let (how, post) = if how == "ok" {
-                (how, Some(n(5)?))
-            } else {
-                // `failed:SESSION_EXPIRED`, `unknown:CONNECTION_LOSS`, `cancelled`, `none`.
-                (rest.get(3..)?.join(":"), None)
-            };
-            ok(Ev::CounterDone {
-                w: s(1)?,
-                counter: s(2)?,
-                n: u64::try_from(n(3)?).ok()?,
-                how,
-                post,
-            })
-        }
         "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
             w: s(1)?,
             what: cmd.to_string(),
@@ -693,8 +621,8 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
 }
 
 impl Inner {
-    /// The lines answered with what the resource knows (`BPICK`, `DJOIN`, `CACHEWAIT`); `None`
-    /// for the others. A round handed out is recorded (`DRound`), a pick or a wait is not.
+    /// The lines answered with what the resource knows (`BPICK`, `DJOIN`); `None` for the
+    /// others. A round handed out is recorded (`DRound`), a pick is not.
     fn answer(&mut self, words: &[&str]) -> Option<String> {
         match words {
             ["BPICK", _] => Some(match self.barriers.last() {
@@ -720,31 +648,8 @@ impl Inner {
                 });
                 Some(format!("ROUND {round}"))
             }
-            ["CACHEWAIT", _] => Some(if self.cache_writers_quiet() { "GO" } else { "WAIT" }.to_string()),
             _ => None,
         }
-    }
-
-    /// Whether every live Rust worker (the Java worker writes no cache) said its cache writers
-    /// stopped.
-    fn cache_writers_quiet(&self) -> bool {
-        let mut live = std::collections::BTreeSet::new();
-        let mut quiet = std::collections::BTreeSet::new();
-        for r in &self.records {
-            match &r.ev {
-                Ev::Spawned { w } if !w.starts_with('j') => {
-                    live.insert(w.as_str());
-                }
-                Ev::Killed { w } | Ev::Exited { w, .. } | Ev::Bye { w, .. } => {
-                    live.remove(w.as_str());
-                }
-                Ev::CacheQuiet { w } => {
-                    quiet.insert(w.as_str());
-                }
-                _ => {}
-            }
-        }
-        live.is_subset(&quiet)
     }
 }
 
