@@ -53,6 +53,11 @@ async fn compare_and_set_force_set_and_the_encoding() {
     assert!(!counter.compare_and_set(5, 6).await.unwrap());
     assert!(counter.compare_and_set(0, 41).await.unwrap());
     assert_eq!(counter.add(1).await.unwrap().post_value, 42);
+    // The swap tells the value it saw, written or not (Curator's AtomicValue).
+    let missed = counter.compare_and_swap(7, 8).await.unwrap();
+    assert_eq!((missed.pre_value, missed.post_value), (42, 42));
+    let swapped = counter.compare_and_swap(42, 43).await.unwrap();
+    assert_eq!((swapped.pre_value, swapped.post_value), (42, 43));
     counter.force_set(i64::MAX).await.unwrap();
     assert_eq!(
         counter.increment().await.unwrap().post_value,

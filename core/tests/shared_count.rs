@@ -74,3 +74,59 @@ async fn an_empty_node_reads_as_the_seed_and_another_length_is_refused() {
     assert!(err.message().contains("2"), "names the length: {err}");
     count.close();
 }
+
+/// The next value the count takes, within a deadline.
+async fn next_value(
+    changes: &mut tokio::sync::broadcast::Receiver<zkrecipes::VersionedCount>,
+) -> i32 {
+    tokio::time::timeout(Duration::from_secs(20), changes.recv())
+        .await
+        .expect("a change in time")
+        .expect("the count goes on")
+        .value
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_count_follows_a_recreated_node_and_goes_on_after_a_bad_value() {
+    let path = unique("count-follow");
+    let c = client().await;
+    let count = SharedCount::new(&c, &path, 1).unwrap();
+    count.start().await.unwrap();
+    let mut changes = count.subscribe();
+    let zk = raw().await;
+    // Deleted and created again by someone else: followed through an exists watch.
+    zk.delete(&path, None).await.unwrap();
+    let options =
+        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+    zk.create(&path, &5i32.to_be_bytes(), &options)
+        .await
+        .unwrap();
+    assert_eq!(next_value(&mut changes).await, 5);
+    // A value of another length is not taken, and the next good one is.
+    zk.set_data(&path, b"\x01\x02", None).await.unwrap();
+    zk.set_data(&path, &9i32.to_be_bytes(), None).await.unwrap();
+    assert_eq!(next_value(&mut changes).await, 9);
+    assert_eq!(count.get().unwrap(), 9);
+    // Closed for good: every call answers CLOSED, a start too.
+    count.close();
+    for err in [
+        count.get().unwrap_err(),
+        count.start().await.unwrap_err(),
+        count.set(1).await.unwrap_err(),
+    ] {
+        assert_eq!(err.code(), ErrorCode::Closed, "{err}");
+    }
+    // A close while a start is on its way wins: the count is not followed afterwards.
+    let other = SharedCount::new(&c, &path, 1).unwrap();
+    let starting = tokio::spawn({
+        let other = other.clone();
+        async move { other.start().await }
+    });
+    other.close();
+    let started = starting.await.unwrap();
+    assert!(
+        started.is_err() || other.get().is_err(),
+        "closed stays closed"
+    );
+    assert_eq!(other.get().unwrap_err().code(), ErrorCode::Closed);
+}

@@ -104,7 +104,7 @@ export_free!(
 
 export! {
     /// `op`: 0 get (`Long`), 1 increment, 2 decrement, 3 add `a` (each: the update's 16
-    /// bytes), 4 compare `a` and set `b` (`Boolean`), 5 force set `a` (`null`).
+    /// bytes), 4 compare `a` and set `b` (the swap's 16 bytes: the value seen, and `b` if written), 5 force set `a` (`null`).
     fn Java_io_zkrecipes_Native_atomicLongCall<'l>(env; handle: i64, op: i32, a: i64, b: i64, future: JObject<'l>) -> i64 {
         let counter = unsafe { borrow::<DistributedAtomicLong>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
@@ -113,11 +113,7 @@ export! {
             1 => tasks::spawn(future, async move { counter.increment().await }, updated),
             2 => tasks::spawn(future, async move { counter.decrement().await }, updated),
             3 => tasks::spawn(future, async move { counter.add(a).await }, updated),
-            4 => tasks::spawn(
-                future,
-                async move { counter.compare_and_set(a, b).await },
-                Value::Bool,
-            ),
+            4 => tasks::spawn(future, async move { counter.compare_and_swap(a, b).await }, updated),
             _ => tasks::spawn(future, async move { counter.force_set(a).await }, |()| Value::Null),
         })
     }

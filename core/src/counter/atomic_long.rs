@@ -72,10 +72,28 @@ impl DistributedAtomicLong {
 
     /// Sets `new` if the value is `expected` now: `false` (nothing written) otherwise.
     pub async fn compare_and_set(&self, expected: i64, new: i64) -> Result<bool> {
+        let swapped = self.compare_and_swap(expected, new).await?;
+        Ok(swapped.pre_value == expected)
+    }
+
+    /// `compare_and_set` that also tells the value it saw (Curator's `AtomicValue`): written
+    /// when `pre_value == expected`, and then `post_value` is `new`; otherwise nothing was
+    /// written and both are the value seen.
+    pub async fn compare_and_swap(&self, expected: i64, new: i64) -> Result<Updated> {
+        let seen = std::sync::atomic::AtomicI64::new(0);
         let updated = self
-            .update(|value| (value == expected).then_some(new))
+            .update(|value| {
+                seen.store(value, std::sync::atomic::Ordering::Relaxed);
+                (value == expected).then_some(new)
+            })
             .await;
-        updated.map(|u| u.is_some()).map_err(|err| self.about(err))
+        let seen = seen.load(std::sync::atomic::Ordering::Relaxed);
+        updated.map_err(|err| self.about(err)).map(|u| {
+            u.unwrap_or(Updated {
+                pre_value: seen,
+                post_value: seen,
+            })
+        })
     }
 
     /// Sets `value` whatever the value was (Curator's `forceSet`).

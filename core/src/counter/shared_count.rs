@@ -45,7 +45,14 @@ struct Core {
     /// The newest value read, with the `mzxid` it was written at; `None` until started.
     cached: Mutex<Option<(VersionedCount, i64)>>,
     events: Emitter<VersionedCount>,
-    follower: Mutex<Option<tokio::task::AbortHandle>>,
+    /// The follower task; `Closed` once `close` was called (a start racing it stops again).
+    follower: Mutex<Follower>,
+}
+
+enum Follower {
+    Idle,
+    Running(tokio::task::AbortHandle),
+    Closed,
 }
 
 impl SharedCount {
@@ -60,7 +67,7 @@ impl SharedCount {
             seed,
             cached: Mutex::new(None),
             events: Emitter::new(64),
-            follower: Mutex::new(None),
+            follower: Mutex::new(Follower::Idle),
         };
         Ok(SharedCount {
             core: Arc::new(core),
@@ -78,20 +85,22 @@ impl SharedCount {
         started.map_err(|err| self.core.about(err))
     }
 
-    /// Stops following the node (the cache keeps its last value).
+    /// Stops following the node for good; every call after it answers `CLOSED`. Idempotent.
     pub fn close(&self) {
-        if let Some(follower) = self.core.follower.lock().unwrap().take() {
+        let was = std::mem::replace(&mut *self.core.follower.lock().unwrap(), Follower::Closed);
+        if let Follower::Running(follower) = was {
             follower.abort();
         }
     }
 
-    /// The cached value. `INVALID_ARGUMENT` before `start`.
+    /// The cached value. `INVALID_ARGUMENT` before `start`, `CLOSED` after `close`.
     pub fn get(&self) -> Result<i32> {
         self.versioned().map(|v| v.value)
     }
 
     /// The cached value with its version, for `try_set`.
     pub fn versioned(&self) -> Result<VersionedCount> {
+        self.core.check_open().map_err(|err| self.core.about(err))?;
         let cached = *self.core.cached.lock().unwrap();
         cached.map(|(v, _)| v).ok_or_else(|| {
             self.core.about(Error::invalid_argument(
@@ -108,6 +117,7 @@ impl SharedCount {
     /// The value on the server now, without starting (or creating anything): the seed while
     /// the node is missing or empty.
     pub async fn read(&self) -> Result<i32> {
+        self.core.check_open().map_err(|err| self.core.about(err))?;
         let read = self.core.read_fresh().await;
         let read = read.map_err(|err| self.core.about(err))?;
         Ok(read.map_or(self.core.seed, |v| v.value))
@@ -116,12 +126,14 @@ impl SharedCount {
     /// Adds `delta` (wrapping as Java's `int`) with a versioned write repeated until it
     /// applies; the value written and its version.
     pub async fn add(&self, delta: i32) -> Result<VersionedCount> {
+        self.core.check_open().map_err(|err| self.core.about(err))?;
         let added = self.core.add(delta).await;
         added.map_err(|err| self.core.about(err))
     }
 
     /// Writes `value` whatever the count is.
     pub async fn set(&self, value: i32) -> Result<()> {
+        self.core.check_open().map_err(|err| self.core.about(err))?;
         let set = self.core.set(value, None).await;
         set.map(|_| ()).map_err(|err| self.core.about(err))
     }
@@ -129,6 +141,7 @@ impl SharedCount {
     /// Writes `value` only if the count is still at `expected`'s version: `false` otherwise
     /// (the cache then holds the newer value).
     pub async fn try_set(&self, expected: VersionedCount, value: i32) -> Result<bool> {
+        self.core.check_open().map_err(|err| self.core.about(err))?;
         let set = self.core.set(value, Some(expected.version)).await;
         set.map_err(|err| self.core.about(err))
     }
@@ -139,18 +152,32 @@ impl Core {
         self.client.about(err, "shared count", &self.path)
     }
 
+    fn check_open(&self) -> Result<()> {
+        if matches!(*self.follower.lock().unwrap(), Follower::Closed) {
+            return Err(Error::new(ErrorCode::Closed, "the shared count was closed"));
+        }
+        self.client.check_open()
+    }
+
     async fn start(self: &Arc<Self>) -> Result<()> {
-        if self.follower.lock().unwrap().is_some() {
+        self.check_open()?;
+        if matches!(*self.follower.lock().unwrap(), Follower::Running(_)) {
             return Ok(());
         }
         self.create_seeded().await?;
-        let watch = self.read_watched().await?;
+        let (watch, read) = self.read_watched().await;
+        read?;
         let follower = runtime::handle().spawn(follow(Arc::downgrade(self), watch));
         let mut slot = self.follower.lock().unwrap();
         match &*slot {
             // Another start won meanwhile: one follower is enough.
-            Some(_) => follower.abort(),
-            None => *slot = Some(follower.abort_handle()),
+            Follower::Running(_) => follower.abort(),
+            // Closed while this start was on its way: it stays closed.
+            Follower::Closed => {
+                follower.abort();
+                return Err(Error::new(ErrorCode::Closed, "the shared count was closed"));
+            }
+            Follower::Idle => *slot = Follower::Running(follower.abort_handle()),
         }
         Ok(())
     }
@@ -180,21 +207,38 @@ impl Core {
         }
     }
 
-    /// Reads the node with a data watch and caches what it holds.
-    async fn read_watched(&self) -> Result<Option<zk::OneshotWatcher>> {
+    /// Reads the node with a data watch and caches what it holds. The watch comes back even
+    /// when the value cannot be decoded (the next valid write is still followed), and a missing
+    /// node gets an `exists` watch (its creation is followed).
+    async fn read_watched(&self) -> (Option<zk::OneshotWatcher>, Result<()>) {
         let path = self.path.as_str();
-        let read = self
-            .client
-            .retrying(None, |zk| async move { zk.get_and_watch_data(path).await })
-            .await;
-        match read {
-            Ok((data, stat, watch)) => {
-                self.cache(self.decode(&data)?, &stat);
-                Ok(Some(watch))
+        loop {
+            let read = self
+                .client
+                .retrying(None, |zk| async move { zk.get_and_watch_data(path).await })
+                .await;
+            match read {
+                Ok((data, stat, watch)) => {
+                    let decoded = self.decode(&data).map(|value| self.cache(value, &stat));
+                    return (Some(watch), decoded);
+                }
+                Err(err) if err.code() == ErrorCode::NoNode => {
+                    let exists = self
+                        .client
+                        .retrying(
+                            None,
+                            |zk| async move { zk.check_and_watch_stat(path).await },
+                        )
+                        .await;
+                    match exists {
+                        Ok((None, watch)) => return (Some(watch), Ok(())),
+                        // Created between the two reads: read it.
+                        Ok((Some(_), _)) => continue,
+                        Err(err) => return (None, Err(err)),
+                    }
+                }
+                Err(err) => return (None, Err(err)),
             }
-            // Deleted under us: nothing to follow until somebody writes it again.
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(None),
-            Err(err) => Err(err),
         }
     }
 
@@ -237,7 +281,7 @@ impl Core {
                     return Ok(true);
                 }
                 Err(err) if err.code() == ErrorCode::BadVersion => {
-                    self.read_watched().await?;
+                    self.read_watched().await.1?;
                     return Ok(false);
                 }
                 Err(err) if err.code() == ErrorCode::NoNode && version.is_none() => {
@@ -316,14 +360,12 @@ async fn follow(core: Weak<Core>, watch: Option<zk::OneshotWatcher>) {
             _ = client.closed() => return,
         }
         let Some(core) = core.upgrade() else { return };
-        let next = match core.read_watched().await {
-            Ok(next) => next,
+        let (next, read) = core.read_watched().await;
+        match read {
+            Ok(()) => {}
             Err(err) if err.code() == ErrorCode::Closed => return,
-            Err(err) => {
-                tracing::warn!("shared count {}: {err}", core.path);
-                None
-            }
-        };
+            Err(err) => tracing::warn!("shared count {}: {err}", core.path),
+        }
         // A new watch replaces the old one only once set: a state change keeps the old one.
         if next.is_some() {
             fired = armed(next);
@@ -347,7 +389,7 @@ fn armed(
 
 impl Drop for Core {
     fn drop(&mut self) {
-        if let Some(follower) = self.follower.get_mut().unwrap().take() {
+        if let Follower::Running(follower) = self.follower.get_mut().unwrap() {
             follower.abort();
         }
     }

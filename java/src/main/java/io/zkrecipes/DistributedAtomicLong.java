@@ -59,11 +59,13 @@ public final class DistributedAtomicLong extends NativeObject {
 
     /**
      * Writes {@code newValue} if the value is {@code expectedValue} now (a missing node counts
-     * as 0): succeeded with both values; otherwise nothing is written and neither value is told.
+     * as 0): succeeded with both values; otherwise nothing is written, and both values are the
+     * value seen (as Curator's {@code AtomicValue} tells it).
      */
     public AtomicValue<Long> compareAndSet(long expectedValue, long newValue) {
-        boolean set = this.<Boolean>call(4, expectedValue, newValue);
-        return set ? new AtomicValue<>(true, expectedValue, newValue) : new AtomicValue<>(false, null, null);
+        ByteBuffer both = ByteBuffer.wrap(this.<byte[]>call(4, expectedValue, newValue));
+        long seen = both.getLong();
+        return new AtomicValue<>(seen == expectedValue, seen, both.getLong());
     }
 
     /** Writes {@code newValue} whatever the value is. */

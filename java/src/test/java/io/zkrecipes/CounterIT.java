@@ -103,7 +103,7 @@ class CounterIT {
             assertEquals(new AtomicValue<>(true, n, n - 5), la.add(-5));
             assertEquals(new AtomicValue<>(true, n - 5, n - 6), lb.decrement());
             assertEquals(new AtomicValue<>(true, n - 6, 100L), la.compareAndSet(n - 6, 100));
-            assertEquals(new AtomicValue<>(false, null, null), lb.compareAndSet(n - 6, 7), "the value moved on");
+            assertEquals(new AtomicValue<>(false, 100L, 100L), lb.compareAndSet(n - 6, 7), "the value moved on: the one seen is told");
             lb.forceSet(Long.MAX_VALUE);
             assertEquals(new AtomicValue<>(true, Long.MAX_VALUE, Long.MIN_VALUE), la.increment(), "wraps as long does");
         }
