@@ -100,7 +100,10 @@ impl SharedCount {
 
     /// The cached value with its version, for `try_set`.
     pub fn versioned(&self) -> Result<VersionedCount> {
-        self.core.check_open().map_err(|err| self.core.about(err))?;
+        // The count's own close only: with its client closed it keeps the last value it read.
+        if self.core.is_closed() {
+            return Err(self.core.about(closed()));
+        }
         let cached = *self.core.cached.lock().unwrap();
         cached.map(|(v, _)| v).ok_or_else(|| {
             self.core.about(Error::invalid_argument(
@@ -152,9 +155,13 @@ impl Core {
         self.client.about(err, "shared count", &self.path)
     }
 
+    fn is_closed(&self) -> bool {
+        matches!(*self.follower.lock().unwrap(), Follower::Closed)
+    }
+
     fn check_open(&self) -> Result<()> {
-        if matches!(*self.follower.lock().unwrap(), Follower::Closed) {
-            return Err(Error::new(ErrorCode::Closed, "the shared count was closed"));
+        if self.is_closed() {
+            return Err(closed());
         }
         self.client.check_open()
     }
@@ -175,7 +182,7 @@ impl Core {
             // Closed while this start was on its way: it stays closed.
             Follower::Closed => {
                 follower.abort();
-                return Err(Error::new(ErrorCode::Closed, "the shared count was closed"));
+                return Err(closed());
             }
             Follower::Idle => *slot = Follower::Running(follower.abort_handle()),
         }
@@ -338,6 +345,10 @@ impl Core {
             }
         }
     }
+}
+
+fn closed() -> Error {
+    Error::new(ErrorCode::Closed, "the shared count was closed")
 }
 
 /// Follows the node while the count object lives: reads again after every watch event and
