@@ -1,10 +1,12 @@
 """zkrecipes: ZooKeeper locks, read/write locks, semaphores, queues, leader election, leader
-latches, barriers and counters, implemented once in Rust and shared with Node.js and Java."""
+latches, barriers, counters, caches, persistent nodes and group membership, implemented once
+in Rust and shared with Node.js and Java."""
 
 import atexit as _atexit
 
 from . import _native
 from .barrier import Barrier, DoubleBarrier
+from .cache import Cache, CachedNode, ChildrenCache, NodeCache, NodeEvent, NodeStat, TreeCache
 from .client import Client
 from .counter import DistributedAtomicLong, SharedCount, Updated, VersionedCount
 from .election import LeaderElectionSupport
@@ -28,7 +30,8 @@ from .errors import (
     ZkInterruptedError,
     ZkTimeoutError,
 )
-from .events import ConnectionState, ElectionEvent, Event, LatchEvent, LockEvent
+from .events import CacheEvent, ConnectionState, ElectionEvent, Event, LatchEvent, LockEvent
+from .group import GroupMember, NodeMode, PersistentNode
 from .latch import LatchParticipant, LeaderLatch
 from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
@@ -46,6 +49,10 @@ __all__ = [
     "AuthFailedError",
     "BadVersionError",
     "Barrier",
+    "Cache",
+    "CacheEvent",
+    "CachedNode",
+    "ChildrenCache",
     "Client",
     "ClosedError",
     "ConnectionLossError",
@@ -55,6 +62,7 @@ __all__ = [
     "DoubleBarrier",
     "ElectionEvent",
     "Event",
+    "GroupMember",
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",
@@ -68,10 +76,15 @@ __all__ = [
     "NoAuthError",
     "NoNodeError",
     "NoSuchElementError",
+    "NodeCache",
+    "NodeEvent",
     "NodeExistsError",
+    "NodeMode",
+    "NodeStat",
     "NotEmptyError",
     "NotOwnerError",
     "Participant",
+    "PersistentNode",
     "ReadLock",
     "ReadWriteLock",
     "Sasl",
@@ -79,6 +92,7 @@ __all__ = [
     "SessionExpiredError",
     "SharedCount",
     "Tls",
+    "TreeCache",
     "Updated",
     "VersionedCount",
     "WorkQueue",

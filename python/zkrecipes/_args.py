@@ -44,3 +44,13 @@ def _int(name: str, value: Any, bits: int) -> int:
     if not low <= value <= high:
         raise OverflowError(f"{name} must be a {bits}-bit int ({low} to {high}), got {value}")
     return value
+
+
+def _data(name: str, data: Any) -> bytes:
+    """A node's data as the native module takes it: ``bytes`` (a ``bytearray`` or
+    ``memoryview`` is copied); the core decides the size."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"{name} must be bytes, got {type(data).__name__}")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, Union
 
 from . import _native
 from ._listeners import Listeners
 from .barrier import Barrier, DoubleBarrier
+from .cache import ChildrenCache, NodeCache, TreeCache
 from .counter import DistributedAtomicLong, SharedCount
 from .election import LeaderElectionSupport
 from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
+from .group import Data, GroupMember, NodeMode, PersistentNode
 from .latch import LeaderLatch
 from .lock import ReadWriteLock, WriteLock
 from .queue import DistributedQueue
@@ -174,6 +176,31 @@ class Client:
     def atomic_long(self, path: str) -> DistributedAtomicLong:
         """A ``DistributedAtomicLong`` at ``path`` (Curator's ``DistributedAtomicLong`` node)."""
         return DistributedAtomicLong(self, path)
+
+    def node_cache(self, path: str) -> NodeCache:
+        """A ``NodeCache`` of the node at ``path`` (Curator's ``NodeCache``). Start it, or
+        ``with client.node_cache(path) as cache:``."""
+        return NodeCache(self, path)
+
+    def children_cache(self, path: str) -> ChildrenCache:
+        """A ``ChildrenCache`` of the children of ``path`` (Curator's ``PathChildrenCache``)."""
+        return ChildrenCache(self, path)
+
+    def tree_cache(self, path: str, max_depth: Optional[int] = None) -> TreeCache:
+        """A ``TreeCache`` of the subtree at ``path``, ``max_depth`` levels deep (``None``: all;
+        Curator's ``TreeCache``)."""
+        return TreeCache(self, path, max_depth)
+
+    def persistent_node(self, path: str, data: Data = b"", mode: Union[NodeMode, str] = NodeMode.EPHEMERAL) -> PersistentNode:
+        """A ``PersistentNode`` at ``path`` (Curator's ``PersistentNode``): created again after
+        every delete or new session until closed. ``mode`` is a ``NodeMode`` or its name
+        (``"persistent"``)."""
+        return PersistentNode(self, path, data, mode)
+
+    def group_member(self, group: str, id: str, payload: Data = b"") -> GroupMember:
+        """A ``GroupMember`` ``id`` of the group at ``group`` (Curator's ``GroupMember`` nodes).
+        Start it, or ``with client.group_member(group, id) as member:``."""
+        return GroupMember(self, group, id, payload)
 
     def close(self) -> None:
         """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""

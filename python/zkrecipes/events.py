@@ -62,6 +62,19 @@ class LatchEvent(_Named):
     RECONNECTED = "RECONNECTED"
 
 
+class CacheEvent(_Named):
+    """The kinds of cache events (``NodeEvent.kind`` of a cache or group member listener's
+    event), in the order the core declares them."""
+
+    CREATED = "CREATED"
+    CHANGED = "CHANGED"
+    DELETED = "DELETED"
+    INITIALIZED = "INITIALIZED"
+    SUSPENDED = "SUSPENDED"
+    RECONNECTED = "RECONNECTED"
+    LOST = "LOST"
+
+
 K = TypeVar("K", LockEvent, ElectionEvent, LatchEvent)
 
 

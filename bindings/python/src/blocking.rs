@@ -86,6 +86,26 @@ where
     }
 }
 
+/// Runs `future` in a task of its own, started now: a Ctrl-C or a cancelled await stops the
+/// waiting for it, never the operation (a close that must delete, a start that must begin
+/// even if its caller stops waiting before the runtime first polls it).
+pub fn detached<T, F>(what: &'static str, future: F) -> impl Future<Output = zkrecipes::Result<T>>
+where
+    T: Send + 'static,
+    F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
+{
+    let running = zkrecipes::runtime::runtime().spawn(future);
+    async move {
+        running.await.unwrap_or_else(|failed| {
+            let message = format!("{what} failed: {failed}");
+            Err(zkrecipes::Error::new(
+                zkrecipes::ErrorCode::Internal,
+                message,
+            ))
+        })
+    }
+}
+
 /// An `asyncio.Future` of the running loop, resolved with `future`'s result.
 ///
 /// The result is handed over on the listener thread, which the package stops

@@ -3,14 +3,17 @@
 
 mod barrier;
 mod blocking;
+mod cache;
 mod client;
 mod counter;
 mod election;
 mod errors;
+mod group_member;
 mod latch;
 mod listener;
 mod lock;
 mod payload;
+mod persistent_node;
 mod queue;
 mod rwlock;
 mod security;
@@ -46,6 +49,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<semaphore::NativeLease>()?;
     m.add_class::<counter::NativeAtomicLong>()?;
     m.add_class::<counter::NativeSharedCount>()?;
+    m.add_class::<cache::NativeCache>()?;
+    m.add_class::<persistent_node::NativePersistentNode>()?;
+    m.add_class::<group_member::NativeGroupMember>()?;
     m.add_class::<listener::Subscription>()?;
     m.add_class::<undo::Undo>()?;
     m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;
@@ -60,10 +66,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The names the core gives events and states: the package's enums are
     // tested against these.
     use zkrecipes::ffi::Event;
-    use zkrecipes::{ConnectionState, ElectionEvent, LatchEvent, LockEvent};
+    use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, LatchEvent, LockEvent};
     m.add("LOCK_EVENTS", LockEvent::names())?;
     m.add("ELECTION_EVENTS", ElectionEvent::names())?;
     m.add("LATCH_EVENTS", LatchEvent::names())?;
+    m.add("CACHE_EVENTS", CacheEvent::names())?;
     m.add("CONNECTION_STATES", ConnectionState::names())?;
     Ok(())
 }

@@ -5,12 +5,11 @@
 //! exception from a listener goes to `sys.unraisablehook`; the recipe goes on.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::AbortHandle;
 use zkrecipes::ffi::Event;
 
@@ -24,10 +23,10 @@ static SHUTDOWN: AtomicBool = AtomicBool::new(false);
 /// Held by the dispatcher while it delivers, so that shutdown can wait for it.
 static DELIVERING: Mutex<()> = Mutex::new(());
 
-fn dispatcher() -> &'static mpsc::Sender<Delivery> {
-    static DISPATCHER: OnceLock<mpsc::Sender<Delivery>> = OnceLock::new();
+fn dispatcher() -> &'static std::sync::mpsc::Sender<Delivery> {
+    static DISPATCHER: OnceLock<std::sync::mpsc::Sender<Delivery>> = OnceLock::new();
     DISPATCHER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Delivery>();
+        let (tx, rx) = std::sync::mpsc::channel::<Delivery>();
         std::thread::Builder::new()
             .name("zkrecipes-listeners".into())
             .spawn(move || {
@@ -87,7 +86,7 @@ pub fn relay<T: Clone + Send + 'static>(
     callback: Py<PyAny>,
     args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
 ) -> Subscription {
-    let callback = std::sync::Arc::new(callback);
+    let callback = Arc::new(callback);
     let task = zkrecipes::runtime::runtime().spawn(async move {
         loop {
             let value = match values.recv().await {
@@ -95,18 +94,45 @@ pub fn relay<T: Clone + Send + 'static>(
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            let callback = callback.clone();
-            deliver(Box::new(move || {
-                Python::attach(|py| {
-                    let called = args(py, value).and_then(|args| callback.call1(py, args.bind(py)));
-                    if let Err(err) = called {
-                        err.write_unraisable(py, Some(callback.bind(py)));
-                    }
-                })
-            }));
+            call_later(&callback, args, value);
         }
     });
     Subscription {
         task: task.abort_handle(),
     }
+}
+
+/// `relay` for a stream that never drops a value (a cache's events): every value, in order,
+/// until the stream ends (the recipe closed or dropped).
+pub fn relay_all<T: Send + 'static>(
+    mut values: mpsc::UnboundedReceiver<T>,
+    callback: Py<PyAny>,
+    args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
+) -> Subscription {
+    let callback = Arc::new(callback);
+    let task = zkrecipes::runtime::runtime().spawn(async move {
+        while let Some(value) = values.recv().await {
+            call_later(&callback, args, value);
+        }
+    });
+    Subscription {
+        task: task.abort_handle(),
+    }
+}
+
+/// Queues `callback(*args(value))` on the listener thread.
+fn call_later<T: Send + 'static>(
+    callback: &Arc<Py<PyAny>>,
+    args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
+    value: T,
+) {
+    let callback = callback.clone();
+    deliver(Box::new(move || {
+        Python::attach(|py| {
+            let called = args(py, value).and_then(|args| callback.call1(py, args.bind(py)));
+            if let Err(err) = called {
+                err.write_unraisable(py, Some(callback.bind(py)));
+            }
+        })
+    }));
 }
