@@ -490,3 +490,16 @@ async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_with_its_client_closed_answers_closed() {
+    let c = client().await;
+    let root = unique("cache-closed");
+    let before = Cache::tree(&c, &root, None).unwrap();
+    c.close().await;
+    let err = tokio::time::timeout(LONG, before.start())
+        .await
+        .expect("an answer")
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Closed, "{err}");
+}

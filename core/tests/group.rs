@@ -228,3 +228,24 @@ async fn members_see_each_other_join_change_and_leave_and_an_expired_member_join
     }
     a.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_with_its_client_closed_answers_closed() {
+    let c = client().await;
+    let node =
+        PersistentNode::new(&c, &unique("pnode-closed"), NodeMode::Ephemeral, vec![]).unwrap();
+    let member = GroupMember::new(&c, &unique("group-closed"), "m", vec![]).unwrap();
+    c.close().await;
+    for err in [
+        tokio::time::timeout(LONG, node.start())
+            .await
+            .expect("an answer")
+            .unwrap_err(),
+        tokio::time::timeout(LONG, member.start())
+            .await
+            .expect("an answer")
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.code(), ErrorCode::Closed, "{err}");
+    }
+}

@@ -254,12 +254,7 @@ def test_bad_persistent_nodes_are_typed(client, path):
     assert str(NodeMode.PERSISTENT) == "PERSISTENT" and "not created" in repr(node)
 
 
-# The core defect of test_cache.py's xfail, in core/src/group/persistent_node.rs (`keep`): once
-# the client is closed the keeper returns without telling the node, so a start waits forever.
-CORE_START_HANGS = "core: a persistent node's start after its client closed waits forever"
 
-
-@pytest.mark.xfail(strict=True, raises=asyncio.TimeoutError, reason=CORE_START_HANGS)
 def test_a_start_after_the_client_closed_is_closed(zk_connect, path):
     c = zkrecipes.Client(zk_connect)
     node = c.persistent_node(path)
@@ -267,6 +262,6 @@ def test_a_start_after_the_client_closed_is_closed(zk_connect, path):
 
     async def main() -> None:
         with pytest.raises(zkrecipes.ClosedError):
-            await asyncio.wait_for(node.start_async(), 2.0)
+            await asyncio.wait_for(node.start_async(), 15.0)
 
     asyncio.run(main())

@@ -243,8 +243,12 @@ impl Cache {
                 if *initialized.borrow_and_update() {
                     return Ok(());
                 }
-                if initialized.changed().await.is_err() {
-                    return Err(Error::closed());
+                tokio::select! {
+                    changed = initialized.changed() => if changed.is_err() {
+                        return Err(Error::closed());
+                    },
+                    // Its engine ends with the client: the first load can never come.
+                    () = self.shared.client.closed() => return Err(Error::closed()),
                 }
             }
         };
@@ -265,6 +269,10 @@ impl Cache {
         if let Some(err) = self.stopped() {
             return Err(self.about(err));
         }
+        self.shared
+            .client
+            .check_open()
+            .map_err(|err| self.about(err))?;
         let mut engine = self.shared.engine.lock().unwrap();
         if engine.is_none() {
             let task = runtime::handle().spawn(engine::run(Arc::downgrade(&self.shared)));

@@ -128,8 +128,12 @@ impl PersistentNode {
             if let Some(path) = actual.borrow_and_update().clone() {
                 return Ok(path);
             }
-            if actual.changed().await.is_err() {
-                return Err(self.about(Error::closed()));
+            tokio::select! {
+                changed = actual.changed() => if changed.is_err() {
+                    return Err(self.about(Error::closed()));
+                },
+                // Its keeper ends with the client: the node can never be made.
+                () = self.shared.client.closed() => return Err(self.about(Error::closed())),
             }
         }
     }
@@ -138,6 +142,10 @@ impl PersistentNode {
         if let Some(err) = self.stopped() {
             return Err(self.about(err));
         }
+        self.shared
+            .client
+            .check_open()
+            .map_err(|err| self.about(err))?;
         let mut keeper = self.shared.keeper.lock().unwrap();
         if keeper.is_none() {
             let task = runtime::handle().spawn(keep(Arc::downgrade(&self.shared)));
