@@ -119,6 +119,28 @@ pub fn count(sink: &Global<JObject<'static>>, versioned: zkrecipes::VersionedCou
     });
 }
 
+/// A cache's event: its name and its nodes, packed as `cache::packed_event` packs them;
+/// `Native.cacheEvent` hands them to the cache's listeners.
+pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent) {
+    deliver(|env, class| {
+        let name: JObject = env.new_string(event.name())?.into();
+        let nodes: JObject = env
+            .byte_array_from_slice(&crate::cache::packed_event(&event))?
+            .into();
+        env.call_static_method(
+            class,
+            jni_str!("cacheEvent"),
+            jni_sig!("(Ljava/lang/Object;Ljava/lang/String;[B)V"),
+            &[
+                JValue::Object(sink.as_ref()),
+                JValue::Object(&name),
+                JValue::Object(&nodes),
+            ],
+        )?;
+        Ok(())
+    });
+}
+
 /// The code's position in the core's list (`ErrorCode::ALL`, which `Native.names(0)` gives
 /// Java): `Native.error` resolves it by the name at that position.
 pub fn code_index(err: &zkrecipes::Error) -> i64 {

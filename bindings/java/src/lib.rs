@@ -9,12 +9,14 @@
 //! (`NativeObject`): a handle is live for the whole call (see `handles`).
 
 mod barrier;
+mod cache;
 mod callbacks;
 mod client;
 mod counter;
 mod election;
 mod errors;
 mod export;
+mod group;
 mod handles;
 mod latch;
 mod listener;

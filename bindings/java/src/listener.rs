@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use jni::objects::JObject;
 use jni::refs::Global;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 use tokio::task::AbortHandle;
 use zkrecipes::ffi::Event;
 
@@ -32,7 +32,65 @@ pub fn forward<E: Event>(events: broadcast::Receiver<E>, sink: Global<JObject<'s
 /// `forward` for values that are not named events (a shared count's values): `deliver` hands
 /// each to Java.
 pub fn forward_with<T: Clone + Send + 'static>(
-    mut events: broadcast::Receiver<T>,
+    events: broadcast::Receiver<T>,
+    sink: Global<JObject<'static>>,
+    deliver: fn(&Global<JObject<'static>>, T),
+) -> i64 {
+    forward_from(events, sink, deliver)
+}
+
+/// `forward` for a source that never drops an event (a cache's, whose stream ends at its
+/// close): `deliver` hands each to Java.
+pub fn forward_all<T: Send + 'static>(
+    events: tokio_mpsc::UnboundedReceiver<T>,
+    sink: Global<JObject<'static>>,
+    deliver: fn(&Global<JObject<'static>>, T),
+) -> i64 {
+    forward_from(events, sink, deliver)
+}
+
+/// Where a subscription's values come from.
+trait Source<T>: Send + 'static {
+    /// The next value; `None` once the source is gone.
+    fn next(&mut self) -> impl std::future::Future<Output = Option<T>> + Send;
+    /// A value already there, without waiting.
+    fn ready(&mut self) -> Option<T>;
+}
+
+impl<T: Clone + Send + 'static> Source<T> for broadcast::Receiver<T> {
+    async fn next(&mut self) -> Option<T> {
+        loop {
+            match self.recv().await {
+                Ok(value) => return Some(value),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    fn ready(&mut self) -> Option<T> {
+        loop {
+            match self.try_recv() {
+                Ok(value) => return Some(value),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static> Source<T> for tokio_mpsc::UnboundedReceiver<T> {
+    async fn next(&mut self) -> Option<T> {
+        self.recv().await
+    }
+
+    fn ready(&mut self) -> Option<T> {
+        self.try_recv().ok()
+    }
+}
+
+fn forward_from<T: Send + 'static>(
+    mut events: impl Source<T>,
     sink: Global<JObject<'static>>,
     deliver: fn(&Global<JObject<'static>>, T),
 ) -> i64 {
@@ -42,17 +100,16 @@ pub fn forward_with<T: Clone + Send + 'static>(
         loop {
             let received = tokio::select! {
                 biased;
-                received = events.recv() => received,
+                received = events.next() => received,
                 _ = &mut finishing => break,
             };
             match received {
-                Ok(event) => deliver(&sink, event),
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => break,
+                Some(event) => deliver(&sink, event),
+                None => break,
             }
         }
         // What was emitted before the finish still reaches the listeners.
-        while let Ok(event) = events.try_recv() {
+        while let Some(event) = events.ready() {
             deliver(&sink, event);
         }
         let _ = ended_tx.send(());

@@ -4,7 +4,7 @@
 use jni::jni_str;
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
-use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
+use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
 
 use crate::export::export;
 
@@ -14,6 +14,7 @@ fn list(which: i32) -> Vec<&'static str> {
         1 => LockEvent::names(),
         2 => ElectionEvent::names(),
         4 => LatchEvent::names(),
+        5 => CacheEvent::names(),
         _ => ConnectionState::names(),
     }
 }

@@ -124,6 +124,36 @@ public final class Client extends NativeObject {
         events.remove(listener);
     }
 
+    /** {@link Cache#node}: a cache of the node at {@code path}. */
+    public Cache nodeCache(String path) {
+        return Cache.node(this, path);
+    }
+
+    /** {@link Cache#children}: a cache of the children of {@code path}. */
+    public Cache childrenCache(String path) {
+        return Cache.children(this, path);
+    }
+
+    /** {@link Cache#tree(Client, String)}: a cache of the whole subtree at {@code path}. */
+    public Cache treeCache(String path) {
+        return Cache.tree(this, path);
+    }
+
+    /** {@link Cache#tree(Client, String, int)}: a cache of the subtree at {@code path}, {@code maxDepth} deep. */
+    public Cache treeCache(String path, int maxDepth) {
+        return Cache.tree(this, path, maxDepth);
+    }
+
+    /** A {@link PersistentNode} at {@code path}. */
+    public PersistentNode persistentNode(String path, NodeMode mode, byte[] data) {
+        return new PersistentNode(this, path, mode, data);
+    }
+
+    /** A {@link GroupMember} {@code id} of the group at {@code groupPath}. */
+    public GroupMember groupMember(String groupPath, String id, byte[] payload) {
+        return new GroupMember(this, groupPath, id, payload);
+    }
+
     /** Runs {@code call} with the native client handle (for the recipes' constructors). */
     <T> T withHandle(java.util.function.LongFunction<T> call) {
         return with(call);

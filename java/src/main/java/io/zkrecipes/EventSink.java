@@ -16,11 +16,17 @@ final class EventSink<L> {
         void deliver(L listener, String name, long fencingToken, ZkException reason);
     }
 
+    /** Calls one listener for one event that carries data (a cache's nodes, packed). */
+    interface DataDispatch<L> {
+        void deliver(L listener, String name, byte[] data);
+    }
+
     /** Set on a listener thread while it runs listeners: a close there must not wait for itself. */
     private static final ThreadLocal<Boolean> IN_LISTENER = ThreadLocal.withInitial(() -> false);
 
     private final CopyOnWriteArrayList<L> listeners = new CopyOnWriteArrayList<>();
     private final Dispatch<L> dispatch;
+    private final DataDispatch<L> dataDispatch;
     private final String what;
     /**
      * Where the listeners run, in event order: the object's own daemon thread, made on first use,
@@ -32,6 +38,13 @@ final class EventSink<L> {
     EventSink(String what, Dispatch<L> dispatch) {
         this.what = what;
         this.dispatch = dispatch;
+        this.dataDispatch = null;
+    }
+
+    EventSink(String what, DataDispatch<L> dataDispatch) {
+        this.what = what;
+        this.dispatch = null;
+        this.dataDispatch = dataDispatch;
     }
 
     /** Adds {@code listener}; subscribes (the native side gets this sink) on the first one. */
@@ -55,10 +68,19 @@ final class EventSink<L> {
 
     /** Called on {@link #executor()} by {@link Native}: every listener, each failure logged. */
     void deliver(String name, long fencingToken, ZkException reason) {
+        each(name, l -> dispatch.deliver(l, name, fencingToken, reason));
+    }
+
+    /** As {@link #deliver(String, long, ZkException)}, for a sink made with a {@link DataDispatch}. */
+    void deliver(String name, byte[] data) {
+        each(name, l -> dataDispatch.deliver(l, name, data));
+    }
+
+    private void each(String name, java.util.function.Consumer<L> call) {
         IN_LISTENER.set(true);
         for (L l : listeners) {
             try {
-                dispatch.deliver(l, name, fencingToken, reason);
+                call.accept(l);
             } catch (Throwable t) {
                 Native.LOG.log(System.Logger.Level.WARNING, what + " listener failed on " + name, t);
             }

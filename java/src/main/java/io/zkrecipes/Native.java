@@ -176,6 +176,35 @@ final class Native {
     static native void atomicLongFree(long counter);
     static native long atomicLongCall(long counter, int op, long a, long b, CompletableFuture<Object> f);
 
+    // scope: 0 node, 1 children, 2 tree maxDepth deep (below 0: all). Nodes travel packed
+    // (ChildData.read reads them).
+    static native long cacheNew(long client, String path, int scope, int maxDepth);
+    static native void cacheFree(long cache);
+    static native long cacheStart(long cache, CompletableFuture<Object> f);
+    static native void cacheClose(long cache);
+    static native boolean cacheIsInitialized(long cache);
+    static native int cacheSize(long cache);
+    static native byte[] cacheGet(long cache, String path);
+    static native byte[] cacheSnapshot(long cache);
+    static native String[] cacheChildren(long cache, String path);
+    static native long cacheSubscribe(long cache, Object sink);
+
+    /** {@code mode}: {@link NodeMode}'s ordinal. */
+    static native long persistentNodeNew(long client, String path, int mode, byte[] data);
+    static native void persistentNodeFree(long node);
+    static native long persistentNodeCall(long node, int op, CompletableFuture<Object> f);
+    static native long persistentNodeSetData(long node, byte[] data, CompletableFuture<Object> f);
+    static native String persistentNodeActualPath(long node);
+    static native byte[] persistentNodeData(long node);
+
+    static native long groupMemberNew(long client, String group, String id, byte[] payload);
+    static native void groupMemberFree(long member);
+    static native long groupMemberCall(long member, int op, CompletableFuture<Object> f);
+    static native long groupMemberSetPayload(long member, byte[] payload, CompletableFuture<Object> f);
+    /** Per member, the id then the payload (GroupMember reads them). */
+    static native byte[] groupMemberMembers(long member);
+    static native long groupMemberSubscribe(long member, Object sink);
+
     /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */
     @SuppressWarnings("unused")
     private static void complete(CompletableFuture<Object> f, int kind, long number, byte[] bytes, String text) {
@@ -220,6 +249,20 @@ final class Native {
     }
 
     /**
+     * Called by the native library for every event of a cache or a group ({@code nodes} as
+     * {@link CacheEvent#of} reads them); its listeners run on the sink's listener thread.
+     */
+    @SuppressWarnings("unused")
+    private static void cacheEvent(Object sink, String name, byte[] nodes) {
+        EventSink<?> target = (EventSink<?>) sink;
+        try {
+            target.executor().execute(() -> target.deliver(name, nodes));
+        } catch (Throwable t) {
+            LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
+        }
+    }
+
+    /**
      * The core's error codes in the core's order, resolved by name: the native library sends a
      * code as its position in the core's list, so {@link ZkException.Code}'s own order does not
      * matter, and a code this JAR does not know becomes INTERNAL.
@@ -240,7 +283,7 @@ final class Native {
         return new ZkException(code >= 0 && code < CODES.length ? CODES[(int) code] : ZkException.Code.INTERNAL, message);
     }
 
-    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events. */
+    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events, 5 cache events. */
     static native String[] names(int list);
 
     /** A started native operation: its future and the id that cancels it. */

@@ -55,6 +55,13 @@ abstract class NativeObject implements AutoCloseable {
         return sink;
     }
 
+    /** As {@link #events}, for events that carry data (a cache's nodes). */
+    final <L> EventSink<L> dataEvents(String what, EventSink.DataDispatch<L> dispatch) {
+        EventSink<L> sink = new EventSink<>(what, dispatch);
+        handle.before = () -> sink.cancel(false);
+        return sink;
+    }
+
     /** Runs {@code call} with the live handle; CLOSED once closed. */
     final <T> T with(LongFunction<T> call) {
         guard.readLock().lock();

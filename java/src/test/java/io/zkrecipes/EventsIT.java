@@ -28,6 +28,7 @@ class EventsIT {
         assertEquals(Arrays.asList(Native.names(2)), names(LeaderElectionSupport.EventType.values()));
         assertEquals(Arrays.asList(Native.names(3)), names(ConnectionState.values()));
         assertEquals(Arrays.asList(Native.names(4)), names(LatchEvent.Type.values()));
+        assertEquals(Arrays.asList(Native.names(5)), names(CacheEvent.Type.values()));
     }
 
     @Test
