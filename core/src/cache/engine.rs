@@ -2,7 +2,7 @@
 //! subtree, then turns every batch of watch events into reads of the paths they name; after
 //! every reconnect it reads the whole subtree again.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Weak;
@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use zookeeper_client as zk;
 
 use super::reads::{read, Ask, Reading, WatchKind};
-use super::tree::depth_below;
+use super::tree::{depth_below, Again};
 use super::{CacheEvent, Shared};
 use crate::backoff::Backoff;
 use crate::client::{Client, ConnectionState};
@@ -164,25 +164,10 @@ impl Engine {
         self.persistent = None;
         self.armed.clear();
         self.fired = FuturesUnordered::new();
-        if !self.ordinary {
-            let mode = if self.max_depth == Some(0) {
-                zk::AddWatchMode::Persistent
-            } else {
-                zk::AddWatchMode::PersistentRecursive
-            };
-            match zk.watch(&self.root, mode).await {
-                Ok(watcher) => self.persistent = Some(watcher),
-                Err(zk::Error::Unimplemented) => {
-                    tracing::info!(
-                        "cache {}: no persistent watches on this server, using one-shot watches",
-                        self.root
-                    );
-                    self.ordinary = true;
-                }
-                Err(err) => return Stop::from(err),
-            }
-        }
         loop {
+            if let Err(stop) = self.add_watch(zk).await {
+                return stop;
+            }
             if let Err(stop) = self.reload(zk).await {
                 return stop;
             }
@@ -208,6 +193,34 @@ impl Engine {
                 Err(stop) => return stop,
             }
         }
+    }
+
+    /// Adds the persistent watch, before the reload that follows: at the start of a session,
+    /// and again after every reconnect on the same session, because zookeeper-client 0.11.2
+    /// does not send persistent watches again on a reconnect (`resend_watches` never reaches
+    /// `SetWatches2`), so the server has forgotten the one it had. The new watcher replaces
+    /// the old one before that is dropped, so that dropping it removes nothing on the server.
+    async fn add_watch(&mut self, zk: &zk::Client) -> Result<(), Stop> {
+        if self.ordinary {
+            return Ok(());
+        }
+        let mode = if self.max_depth == Some(0) {
+            zk::AddWatchMode::Persistent
+        } else {
+            zk::AddWatchMode::PersistentRecursive
+        };
+        match zk.watch(&self.root, mode).await {
+            Ok(watcher) => self.persistent = Some(watcher),
+            Err(zk::Error::Unimplemented) => {
+                tracing::info!(
+                    "cache {}: no persistent watches on this server, using one-shot watches",
+                    self.root
+                );
+                self.ordinary = true;
+            }
+            Err(err) => return Err(Stop::from(err)),
+        }
+        Ok(())
     }
 
     /// `Ok` when the same session is usable again after a disconnect (the caller reloads).
@@ -321,13 +334,17 @@ impl Engine {
         }
     }
 
-    /// Reads `paths` at once (pipelined), in order.
-    async fn read_all(
-        &mut self,
-        zk: &zk::Client,
-        paths: Vec<String>,
-    ) -> Result<Vec<Reading>, Stop> {
-        let asks: Vec<Ask> = paths.into_iter().map(|path| self.ask(path)).collect();
+    /// Only the node's data and stat: enough to place a child read under it.
+    fn ask_stat(&self, path: String) -> Ask {
+        Ask {
+            list_children: false,
+            arm_children: false,
+            ..self.ask(path)
+        }
+    }
+
+    /// Reads at once (pipelined), in order.
+    async fn read_all(&mut self, zk: &zk::Client, asks: Vec<Ask>) -> Result<Vec<Reading>, Stop> {
         let root = self.root.clone();
         let reads = stream::iter(asks)
             .map(|ask| {
@@ -344,6 +361,7 @@ impl Engine {
                                 path,
                                 found: None,
                                 children: None,
+                                listed_pzxid: None,
                                 watches: Vec::new(),
                             })
                         }
@@ -373,12 +391,17 @@ impl Engine {
     /// Reads the whole subtree, level by level, and takes it as the new copy.
     async fn reload(&mut self, zk: &zk::Client) -> Result<(), Stop> {
         let mut found = BTreeMap::new();
+        let mut listed = HashMap::new();
         let mut level = vec![self.root.clone()];
         while !level.is_empty() {
             let mut next = Vec::new();
-            for reading in self.read_all(zk, level).await? {
+            let asks = level.into_iter().map(|path| self.ask(path)).collect();
+            for reading in self.read_all(zk, asks).await? {
                 if let Some(children) = reading.children {
                     next.extend(children.iter().map(|child| join(&reading.path, child)));
+                }
+                if let Some(pzxid) = reading.listed_pzxid {
+                    listed.insert(reading.path.clone(), pzxid);
                 }
                 if let Some(node) = reading.found {
                     found.insert(reading.path, node);
@@ -386,7 +409,7 @@ impl Engine {
             }
             level = next;
         }
-        if self.publish(|tree| tree.replace(found)) {
+        if self.publish(|tree| tree.replace(found, &listed)) {
             Ok(())
         } else {
             Err(Stop::End(None))
@@ -394,11 +417,17 @@ impl Engine {
     }
 
     /// Reads the paths events named (and, with one-shot watches, the children they revealed)
-    /// and takes what was found.
+    /// and takes what was found; a node read under an older copy of its parent is read again
+    /// with the parent's stat (tree.rs).
     async fn refresh(&mut self, zk: &zk::Client, mut dirty: BTreeSet<String>) -> Result<(), Stop> {
-        while !dirty.is_empty() {
-            let readings = self.read_all(zk, dirty.into_iter().collect()).await?;
+        let mut parents = BTreeSet::new();
+        while !dirty.is_empty() || !parents.is_empty() {
+            let stats = parents.into_iter().filter(|p| !dirty.contains(p));
+            let mut asks: Vec<Ask> = stats.map(|path| self.ask_stat(path)).collect();
+            asks.extend(dirty.into_iter().map(|path| self.ask(path)));
+            let readings = self.read_all(zk, asks).await?;
             dirty = BTreeSet::new();
+            let mut again = Again::default();
             let shared = self.shared.upgrade().ok_or(Stop::End(None))?;
             let mut readings = readings;
             // Parents first: a node is added only under a cached parent.
@@ -420,10 +449,13 @@ impl Engine {
                             }
                         }
                     }
-                    events.extend(tree.apply(&reading.path, reading.found));
+                    let listed = reading.listed_pzxid;
+                    events.extend(tree.apply(&reading.path, reading.found, listed, &mut again));
                 }
                 events
             });
+            dirty.extend(again.nodes);
+            parents = again.parents;
         }
         Ok(())
     }

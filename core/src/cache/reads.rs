@@ -31,8 +31,11 @@ pub(super) struct Ask {
 pub(super) struct Reading {
     pub path: String,
     pub found: Found,
-    /// Its children's names, if asked for and it exists.
+    /// Its children's names, if asked for and it exists (and was not deleted and created again
+    /// between the two reads: the names would be of another incarnation).
     pub children: Option<Vec<String>>,
+    /// The `pzxid` the children were listed at.
+    pub listed_pzxid: Option<i64>,
     pub watches: Vec<(WatchKind, zk::OneshotWatcher)>,
 }
 
@@ -63,30 +66,37 @@ pub(super) async fn read(zk: zk::Client, ask: Ask) -> Result<Reading, zk::Error>
     let has_children = found
         .as_ref()
         .is_some_and(|(_, stat)| stat.num_children > 0);
-    let children = if found.is_none() || !ask.list_children || !(has_children || ask.arm_children) {
+    // Listed with the stat they were listed at (the `pzxid` that saw them created).
+    let listed = if found.is_none() || !ask.list_children || !(has_children || ask.arm_children) {
         None
     } else if ask.arm_children {
-        match zk.list_and_watch_children(path).await {
-            Ok((children, watch)) => {
+        match zk.get_and_watch_children(path).await {
+            Ok((children, stat, watch)) => {
                 watches.push((WatchKind::Children, watch));
-                Some(children)
+                Some((children, stat))
             }
             // Deleted since the data read: its data watch reports that.
             Err(zk::Error::NoNode) => None,
             Err(err) => return Err(err),
         }
     } else {
-        match zk.list_children(path).await {
-            Ok(children) => Some(children),
+        match zk.get_children(path).await {
+            Ok(listed) => Some(listed),
             Err(zk::Error::NoNode) => None,
             Err(err) => return Err(err),
         }
+    };
+    let czxid = found.as_ref().map(|(_, stat)| stat.czxid);
+    let (children, listed_pzxid) = match listed {
+        Some((children, stat)) if Some(stat.czxid) == czxid => (Some(children), Some(stat.pzxid)),
+        _ => (None, None),
     };
     let found = found.map(|(data, stat)| (data, stat_of(&stat)));
     Ok(Reading {
         path: ask.path,
         found,
         children,
+        listed_pzxid,
         watches,
     })
 }
