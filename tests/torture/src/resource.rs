@@ -11,11 +11,12 @@
 //! already wrote under (one lease node, one holder); the count is judged by
 //! `sem-max-leases`.
 //!
-//! Two lines are answered with what the resource knows, so that workers agree
+//! Three lines are answered with what the resource knows, so that workers agree
 //! without talking: `BPICK` names a barrier that is up (set, its removal not
 //! begun, its setter alive), `DJOIN` hands out double-barrier rounds, each to
 //! `N` distinct workers (the first `N` askers get round 1, the next `N` round
-//! 2, ...; a worker that asks again before its round is full starts the next).
+//! 2, ...; a worker that asks again before its round is full starts the next),
+//! `CACHEWAIT` says `GO` once every live Rust worker's cache writers stopped.
 //!
 //!
 //! Protocol (worker → driver; answer `OK` unless said otherwise):
@@ -36,6 +37,9 @@
 //! WQSETTLE <id> <w> <count> acking|acked|ackfail:<code>|ackcancelled|nack|nackfail:<code>|drop
 //! WQOBJECT <w> <object> <prefetch>  (the objects a worker consumes with in the calm phase)
 //! CTRY <w> <counter> <n> | CDONE <w> <counter> <n> ok <post value>|unknown <code>|failed <code>|cancelled|none
+//! CACHE <w> quiet | CACHEWAIT <w> -> GO|WAIT   (the cache writers stopped; all live Rust workers' have)
+//! CACHEMATCH <w> <cache> ok nodes=<n>|differs <text>|failed <text>|unjudged <text>
+//! CACHEREPLAY <w> <cache> fits <name>=<count>...|misfit <text>|failed <text>|unjudged <text>
 //! SUSPENDED|LOST|RECONNECTED <w> <object>   CLIENT <w> <state>
 //! VIOLATION <w> <text>              HANG <w> <ms> <what>
 //! ```
@@ -208,6 +212,26 @@ pub enum Ev {
         n: u64,
         how: String,
         post: Option<i64>,
+    },
+    /// The writers of `w`'s caches have stopped.
+    CacheQuiet {
+        w: String,
+    },
+    /// How one cache of `w` compared with the server at the end (`ok`, `differs`, `failed`,
+    /// `unjudged`), and what.
+    CacheMatch {
+        w: String,
+        cache: String,
+        how: String,
+        text: String,
+    },
+    /// Whether one cache's events replayed to its copy (`fits`, `misfit`, `failed`,
+    /// `unjudged`), and what.
+    CacheReplay {
+        w: String,
+        cache: String,
+        how: String,
+        text: String,
     },
     /// SUSPENDED / LOST / RECONNECTED told to the worker by a recipe.
     Conn {
@@ -599,6 +623,26 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
                 post,
             })
         }
+        "CACHE" if s(2)? == "quiet" => ok(Ev::CacheQuiet { w: s(1)? }),
+        "CACHEMATCH" | "CACHEREPLAY" => {
+            let (w, cache, how) = (s(1)?, s(2)?, s(3)?);
+            let text = rest.get(3..)?.join(" ");
+            ok(if *cmd == "CACHEMATCH" {
+                Ev::CacheMatch {
+                    w,
+                    cache,
+                    how,
+                    text,
+                }
+            } else {
+                Ev::CacheReplay {
+                    w,
+                    cache,
+                    how,
+                    text,
+                }
+            })
+        }
         "SUSPENDED" | "LOST" | "RECONNECTED" => ok(Ev::Conn {
             w: s(1)?,
             what: cmd.to_string(),
@@ -621,8 +665,8 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
 }
 
 impl Inner {
-    /// The lines answered with what the resource knows (`BPICK`, `DJOIN`); `None` for the
-    /// others. A round handed out is recorded (`DRound`), a pick is not.
+    /// The lines answered with what the resource knows (`BPICK`, `DJOIN`, `CACHEWAIT`); `None`
+    /// for the others. A round handed out is recorded (`DRound`), a pick or a wait is not.
     fn answer(&mut self, words: &[&str]) -> Option<String> {
         match words {
             ["BPICK", _] => Some(match self.barriers.last() {
@@ -648,8 +692,38 @@ impl Inner {
                 });
                 Some(format!("ROUND {round}"))
             }
+            ["CACHEWAIT", _] => Some(
+                if self.cache_writers_quiet() {
+                    "GO"
+                } else {
+                    "WAIT"
+                }
+                .to_string(),
+            ),
             _ => None,
         }
+    }
+
+    /// Whether every live Rust worker (the Java worker writes no cache) said its cache writers
+    /// stopped.
+    fn cache_writers_quiet(&self) -> bool {
+        let mut live = std::collections::BTreeSet::new();
+        let mut quiet = std::collections::BTreeSet::new();
+        for r in &self.records {
+            match &r.ev {
+                Ev::Spawned { w } if !w.starts_with('j') => {
+                    live.insert(w.as_str());
+                }
+                Ev::Killed { w } | Ev::Exited { w, .. } | Ev::Bye { w, .. } => {
+                    live.remove(w.as_str());
+                }
+                Ev::CacheQuiet { w } => {
+                    quiet.insert(w.as_str());
+                }
+                _ => {}
+            }
+        }
+        live.is_subset(&quiet)
     }
 }
 

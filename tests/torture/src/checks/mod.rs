@@ -1,6 +1,7 @@
 //! The checks, judged from the history of one seed once every worker is gone.
 
 mod barrier;
+mod cache;
 mod counter;
 mod election;
 mod latch;
@@ -107,6 +108,8 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         barrier::release(records, &timeline, facts),
         barrier::quorum(records, &timeline, facts),
         counter::exact(records, facts),
+        cache::matches_server(records),
+        cache::replay(records),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),

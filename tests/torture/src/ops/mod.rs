@@ -2,6 +2,7 @@
 //! critical sections reported to the resource, timeouts, lock listeners.
 
 pub mod barrier;
+pub mod cache;
 pub mod counter;
 pub mod election;
 pub mod latch;
