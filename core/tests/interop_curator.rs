@@ -1,6 +1,7 @@
 //! Apache Curator 5.9 (`InterProcessMutex`, `InterProcessReadWriteLock`, `InterProcessSemaphoreV2`,
 //! `LeaderLatch`, `DistributedBarrier`, `DistributedDoubleBarrier`,
-//! `SimpleDistributedQueue`) on the same paths as ours, in both directions.
+//! `SimpleDistributedQueue`, `DistributedAtomicLong`, `SharedCount`, `GroupMember`, `CuratorCache`)
+//! on the same paths as ours, in both directions.
 mod common;
 
 use std::time::Duration;
@@ -480,4 +481,193 @@ async fn curator_and_our_shared_counts_are_one_value() {
     assert_eq!(seen.value, 42);
     assert_eq!(ours.get().unwrap(), 42);
     ours.close();
+}
+
+/// `group <connect> <path> <id> <payload>`: Curator's `GroupMember`, started.
+async fn curator_member(group: &str, id: &str, payload: &str) -> Driver {
+    let args = ["group", server().connect_string(), group, id, payload];
+    expect(curator(&args), "STARTED").await
+}
+
+/// Curator's member waits until its `getCurrentMembers()` is `members` (`id=payload,...`).
+async fn curator_sees(mut driver: Driver, members: &str) -> Driver {
+    driver.say(&format!("until {members}"));
+    expect(driver, &format!("MEMBERS {members}")).await
+}
+
+/// Waits until our member's `members()` is `members`, written as Curator's driver prints it.
+async fn we_see(member: &zkrecipes::GroupMember, members: &str) {
+    let listing = || {
+        let listed: Vec<String> = member
+            .members()
+            .iter()
+            .map(|(id, payload)| format!("{id}={}", String::from_utf8_lossy(payload)))
+            .collect();
+        listed.join(",")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while listing() != members {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "our member sees {} instead of {members}",
+            listing()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curator_and_our_group_members_see_each_other_join_change_and_leave() {
+    let group = unique("curator-group");
+    let c = client().await;
+    let ours = zkrecipes::GroupMember::new(&c, &group, "ours", b"rust-1".to_vec()).unwrap();
+    ours.start().await.unwrap();
+    let curator_member = curator_member(&group, "curator", "java-1").await;
+    let curator_member = curator_sees(curator_member, "curator=java-1,ours=rust-1").await;
+    we_see(&ours, "curator=java-1,ours=rust-1").await;
+    // A new payload, each way.
+    ours.set_payload(b"rust-2".to_vec()).await.unwrap();
+    let mut curator_member = curator_sees(curator_member, "curator=java-1,ours=rust-2").await;
+    curator_member.say("payload java-2");
+    let curator_member = expect(curator_member, "SET").await;
+    we_see(&ours, "curator=java-2,ours=rust-2").await;
+    // Ours leaves: Curator's member sees it gone.
+    ours.close().await.unwrap();
+    let curator_member = curator_sees(curator_member, "curator=java-2").await;
+    // Curator's leaves: a member of ours sees it gone.
+    let later = zkrecipes::GroupMember::new(&c, &group, "later", b"rust-3".to_vec()).unwrap();
+    later.start().await.unwrap();
+    we_see(&later, "curator=java-2,later=rust-3").await;
+    let mut curator_member = curator_sees(curator_member, "curator=java-2,later=rust-3").await;
+    curator_member.say("close");
+    expect(curator_member, "CLOSED").await.finish();
+    we_see(&later, "later=rust-3").await;
+    later.close().await.unwrap();
+}
+
+/// Path → (czxid, mzxid, data as hex), as Curator's driver dumps its cache.
+type Dump = std::collections::BTreeMap<String, (i64, i64, String)>;
+
+fn hex(data: &[u8]) -> String {
+    data.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn dump_of(cache: &zkrecipes::Cache) -> Dump {
+    let nodes = cache.snapshot().into_iter();
+    nodes
+        .map(|n| (n.path, (n.stat.czxid, n.stat.mzxid, hex(&n.data))))
+        .collect()
+}
+
+/// Curator's cache, dumped (`NODE <path> <czxid> <mzxid> <hex>` lines, then `END`).
+async fn curator_dump(mut driver: Driver) -> (Driver, Dump) {
+    driver.say("dump");
+    let mut dump = Dump::new();
+    loop {
+        let (next, line) = driver.line().await;
+        driver = next;
+        if line == "END" {
+            return (driver, dump);
+        }
+        let words: Vec<&str> = line.split(' ').collect();
+        let ["NODE", path, czxid, mzxid, data] = words[..] else {
+            panic!("not a node: {line}");
+        };
+        let stat = (czxid.parse().unwrap(), mzxid.parse().unwrap());
+        dump.insert(path.to_string(), (stat.0, stat.1, data.to_string()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_curator_cache_and_ours_agree_on_a_tree_after_writes() {
+    use zookeeper_client as zk;
+    let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+    let zk = raw().await;
+    let root = unique("curator-cache");
+    let at = |rest: &str| format!("{root}{rest}");
+    zk.create("/test", &[], &open).await.ok();
+    // Some of the tree is there before either cache starts.
+    for (path, data) in [("", "root"), ("/a", "a"), ("/a/x", "ax"), ("/b", "")] {
+        zk.create(&at(path), data.as_bytes(), &open).await.unwrap();
+    }
+    let c = client().await;
+    let ours = zkrecipes::Cache::tree(&c, &root, None).unwrap();
+    let ours_one_shot = zkrecipes::Cache::with_watches(
+        &c,
+        &root,
+        zkrecipes::CacheScope::Tree { max_depth: None },
+        true,
+    )
+    .unwrap();
+    ours.start().await.unwrap();
+    ours_one_shot.start().await.unwrap();
+    let driver = expect(
+        curator(&["cache", server().connect_string(), &root]),
+        "STARTED",
+    )
+    .await;
+    for i in 0..8 {
+        zk.create(&at(&format!("/n{i}")), format!("n{i}").as_bytes(), &open)
+            .await
+            .unwrap();
+        zk.create(
+            &at(&format!("/n{i}/leaf")),
+            format!("l{i}").as_bytes(),
+            &open,
+        )
+        .await
+        .unwrap();
+    }
+    for i in (0..8).step_by(2) {
+        zk.set_data(&at(&format!("/n{i}")), format!("n{i}'").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    for i in (0..8).step_by(3) {
+        zk.delete(&at(&format!("/n{i}/leaf")), None).await.unwrap();
+        zk.delete(&at(&format!("/n{i}")), None).await.unwrap();
+    }
+    // Deleted and created again with the same data and version: another czxid.
+    zk.delete(&at("/n1/leaf"), None).await.unwrap();
+    zk.create(&at("/n1/leaf"), b"l1", &open).await.unwrap();
+    zk.delete(&at("/a/x"), None).await.unwrap();
+    zk.set_data(&at("/a"), b"a'", None).await.unwrap();
+    zk.create(&at("/n2/leaf/deeper"), b"", &open).await.unwrap();
+    zk.create(&at("/n2/leaf/deeper/deepest"), b"d", &open)
+        .await
+        .unwrap();
+    let mut txn = zk.new_multi_writer();
+    for (path, data) in [("/m", "m"), ("/m/1", "m1"), ("/m/2", "m2")] {
+        txn.add_create(&at(path), data.as_bytes(), &open).unwrap();
+    }
+    txn.add_set_data(&at("/b"), b"b'", None).unwrap();
+    txn.commit().await.unwrap();
+    zk.set_data(&root, b"root'", None).await.unwrap();
+    // The last write: once a cache holds it, it holds every write before it.
+    zk.create(&at("/marker"), b"done", &open).await.unwrap();
+    let marker = at("/marker");
+    for cache in [&ours, &ours_one_shot] {
+        until(
+            "our cache holds the marker",
+            Duration::from_secs(20),
+            || cache.get(&marker).is_some_and(|m| m.data == b"done"),
+        )
+        .await;
+    }
+    let mut driver = driver;
+    driver.say(&format!("await {marker} done"));
+    let driver = expect(driver, "SEEN").await;
+    let (driver, curator_dump) = curator_dump(driver).await;
+    assert_eq!(curator_dump.len(), 19, "{curator_dump:#?}");
+    assert_eq!(
+        dump_of(&ours),
+        curator_dump,
+        "our cache and Curator's agree"
+    );
+    assert_eq!(
+        dump_of(&ours_one_shot),
+        curator_dump,
+        "our one-shot cache and Curator's agree"
+    );
+    drop(driver);
 }

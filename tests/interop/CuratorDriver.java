@@ -24,10 +24,23 @@
 //   double <connect> <path> <members> <waitMs>  DistributedDoubleBarrier.enter(waitMs): WAITING, then
 //                                               ENTERED or NOT_ENTERED; after ENTERED a line on stdin
 //                                               leaves (leave(waitMs)): LEFT or NOT_LEFT
+//   group <connect> <path> <id> <payload>       GroupMember(path, id, payload).start(): STARTED; then lines on
+//                                               stdin: `until <id=payload,...>` waits (up to 20 s) until
+//                                               getCurrentMembers() is that (sorted by id, UTF-8 payloads) and
+//                                               prints MEMBERS <what it is>; `payload <p>` setThisData: SET;
+//                                               `close`: CLOSED
+//   cache <connect> <path>                      CuratorCache.build(path).start(): STARTED once initialized;
+//                                               then `await <path> <data>` waits (up to 20 s) until it holds
+//                                               that node with that UTF-8 data: SEEN or NOT_SEEN; `dump`:
+//                                               NODE <path> <czxid> <mzxid> <hex data> per node, sorted, END
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
@@ -36,6 +49,9 @@ import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
@@ -44,6 +60,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
@@ -165,10 +182,87 @@ public class CuratorDriver {
                         say(barrier.leave(waitMs, TimeUnit.MILLISECONDS) ? "LEFT" : "NOT_LEFT");
                     }
                 }
+                case "group" -> {
+                    GroupMember member = new GroupMember(curator, path, args[3], args[4].getBytes(StandardCharsets.UTF_8));
+                    member.start();
+                    say("STARTED");
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    for (String line; (line = in.readLine()) != null; ) {
+                        String[] words = line.split(" ", 2);
+                        switch (words[0]) {
+                            case "until" -> {
+                                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                                String members = members(member);
+                                while (!members.equals(words[1]) && System.nanoTime() < deadline) {
+                                    Thread.sleep(20);
+                                    members = members(member);
+                                }
+                                say("MEMBERS " + members);
+                            }
+                            case "payload" -> {
+                                member.setThisData(words[1].getBytes(StandardCharsets.UTF_8));
+                                say("SET");
+                            }
+                            case "close" -> {
+                                member.close();
+                                say("CLOSED");
+                                return;
+                            }
+                            default -> throw new IllegalArgumentException("unknown group step " + line);
+                        }
+                    }
+                }
+                case "cache" -> {
+                    CountDownLatch initialized = new CountDownLatch(1);
+                    try (CuratorCache cache = CuratorCache.build(curator, path)) {
+                        cache.listenable().addListener(CuratorCacheListener.builder().forInitialized(initialized::countDown).build());
+                        cache.start();
+                        if (!initialized.await(20, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("CuratorCache not initialized in 20 s");
+                        }
+                        say("STARTED");
+                        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                        for (String line; (line = in.readLine()) != null; ) {
+                            String[] words = line.split(" ");
+                            switch (words[0]) {
+                                case "await" -> {
+                                    byte[] want = words[2].getBytes(StandardCharsets.UTF_8);
+                                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                                    boolean seen = false;
+                                    while (!seen && System.nanoTime() < deadline) {
+                                        seen = cache.get(words[1]).map(d -> java.util.Arrays.equals(d.getData(), want)).orElse(false);
+                                        if (!seen) {
+                                            Thread.sleep(10);
+                                        }
+                                    }
+                                    say(seen ? "SEEN" : "NOT_SEEN");
+                                }
+                                case "dump" -> {
+                                    Map<String, ChildData> nodes = new TreeMap<>();
+                                    cache.stream().forEach(d -> nodes.put(d.getPath(), d));
+                                    for (ChildData d : nodes.values()) {
+                                        byte[] data = d.getData() == null ? new byte[0] : d.getData();
+                                        say("NODE " + d.getPath() + " " + d.getStat().getCzxid() + " " + d.getStat().getMzxid()
+                                                + " " + HexFormat.of().formatHex(data));
+                                    }
+                                    say("END");
+                                }
+                                default -> throw new IllegalArgumentException("unknown cache step " + line);
+                            }
+                        }
+                    }
+                }
                 default -> throw new IllegalArgumentException("unknown command " + command);
             }
             System.out.flush();
         }
+    }
+
+    /// The members as `id=payload,...`, sorted by id.
+    private static String members(GroupMember member) {
+        return new TreeMap<>(member.getCurrentMembers()).entrySet().stream()
+                .map(e -> e.getKey() + "=" + new String(e.getValue(), StandardCharsets.UTF_8))
+                .collect(Collectors.joining(","));
     }
 
     /// One line, flushed at once: the test reads each step as it happens (listeners print from
