@@ -119,8 +119,8 @@ class SharedCount:
     ``start()`` creates the node with ``seed`` if it is missing (never overwriting a value) and
     reads it; from then on ``count`` is the newest value this process saw (read again after every
     change, reconnect and new session, never replaced by an older one), and listeners hear every
-    value it takes. ``close()`` stops following (``count`` keeps its last value); or ``with
-    client.shared_count(path) as count:``. A node kazoo created empty reads as the seed; a node
+    value it takes. ``close()`` ends it for good, as Curator's (every call after it raises
+    ``ClosedError``); or ``with client.shared_count(path) as count:``. A node kazoo created empty reads as the seed; a node
     of another length than 4 is ``InvalidArgumentError`` (naming the length). ``set`` is
     unconditional; ``try_set(expected, value)`` writes only over the version ``expected`` was
     read at and answers ``False`` when another write came first. ``ConnectionLossError`` from
@@ -142,7 +142,7 @@ class SharedCount:
 
     def start(self) -> None:
         """Creates the node with the seed if it is missing, reads it and follows it. Starting a
-        started count does nothing more; a closed one starts following again."""
+        started count does nothing more; a closed one raises ``ClosedError``."""
         self._native.start()
 
     async def start_async(self) -> None:
@@ -150,12 +150,14 @@ class SharedCount:
         await self._native.start_async()
 
     def close(self) -> None:
-        """Stops following the node, at once; ``count`` keeps the last value seen. Idempotent."""
+        """Stops following the node, at once and for good: every call after it raises
+        ``ClosedError`` (an update already on its way finishes). Idempotent."""
         self._native.close()
 
     @property
     def count(self) -> int:
-        """The newest value seen (no request). ``InvalidArgumentError`` before ``start()``."""
+        """The newest value seen (no request). ``InvalidArgumentError`` before ``start()``,
+        ``ClosedError`` after ``close()`` (with only its client closed, the last value seen)."""
         return self._native.get()
 
     def get(self) -> int:
