@@ -109,6 +109,16 @@ export declare class Client extends EventEmitter {
   sharedCount(path: string, seed?: number): SharedCount
   /** A `DistributedAtomicLong` at `path` (Curator's DistributedAtomicLong node). */
   atomicLong(path: string): DistributedAtomicLong
+  /** A `NodeCache` of the node at `path` (Curator's NodeCache). */
+  nodeCache(path: string): NodeCache
+  /** A `ChildrenCache` of the children of `path` (Curator's PathChildrenCache). */
+  childrenCache(path: string): ChildrenCache
+  /** A `TreeCache` of the subtree at `path`, `maxDepth` levels deep (default: all; Curator's TreeCache). */
+  treeCache(path: string, options?: TreeCacheOptions): TreeCache
+  /** A `PersistentNode` at `path` (Curator's PersistentNode): created again after every delete or new session until closed. */
+  persistentNode(path: string, options?: PersistentNodeOptions): PersistentNode
+  /** A `GroupMember` `id` of the group at `group` (Curator's GroupMember nodes). */
+  groupMember(group: string, id: string, options?: GroupMemberOptions): GroupMember
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
@@ -474,4 +484,177 @@ export declare class SharedCount extends EventEmitter {
   once(event: 'change', listener: (change: VersionedCount) => void): this
   once(event: 'error', listener: (error: unknown) => void): this
   off(event: 'change' | 'error', listener: (...args: any[]) => void): this
+}
+
+/** Bytes as the recipes take them (a string is UTF-8). */
+export type NodeData = Buffer | Uint8Array | string
+
+/** A node's Stat as the server sent it: zxids and the owning session as bigint, times in ms since the epoch. */
+export interface NodeStat {
+  readonly czxid: bigint
+  readonly mzxid: bigint
+  readonly pzxid: bigint
+  readonly ctime: number
+  readonly mtime: number
+  readonly version: number
+  readonly cversion: number
+  readonly aversion: number
+  /** The owning session's id; 0n when not ephemeral. */
+  readonly ephemeralOwner: bigint
+  readonly dataLength: number
+  readonly numChildren: number
+}
+
+/** What a cache holds of one node (Curator's ChildData); `name` is the last part of the path. */
+export interface CachedNode {
+  readonly path: string
+  readonly name: string
+  readonly data: Buffer
+  readonly stat: NodeStat
+}
+
+export type CacheEventType = 'CREATED' | 'CHANGED' | 'DELETED' | 'INITIALIZED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST'
+export type CacheEventName = Lowercase<CacheEventType>
+export declare const CACHE_EVENTS: readonly CacheEventType[]
+
+/**
+ * What every cache and group member listener receives: `node` as it is now ('CREATED',
+ * 'CHANGED') or was ('DELETED'), `old` before a 'CHANGED'. 'SUSPENDED' and 'LOST': the copy may
+ * be behind until 'RECONNECTED', whose difference events come before it.
+ */
+export type CacheEvent =
+  | { readonly type: 'CREATED' | 'DELETED'; readonly node: CachedNode }
+  | { readonly type: 'CHANGED'; readonly node: CachedNode; readonly old: CachedNode }
+  | { readonly type: 'INITIALIZED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST' }
+
+export interface TreeCacheOptions {
+  /** Levels below the path (0: the node alone); omitted: all. */
+  maxDepth?: number
+}
+
+/**
+ * A local copy of part of the tree kept in sync by one watch (NodeCache, ChildrenCache and
+ * TreeCache say which part). `start()` resolves once the first load is in; `get`, `has`,
+ * `snapshot`, `children` and `size` then answer from memory. After every reconnect and new
+ * session exactly the difference is emitted. Nothing is created: a missing node is an empty
+ * cache until it appears. A listener before `start()` hears a 'created' for every node of the
+ * first load, then 'initialized'. Events are never dropped.
+ */
+export declare class Cache extends EventEmitter {
+  protected constructor(handle: unknown)
+  readonly path: string
+  readonly isInitialized: boolean
+  /** Resolves once the first load is in the copy; rejects with CLOSED once closed. Takes effect at the call. */
+  start(): Promise<void>
+  /** Resolves once the first load is in; rejects with TIMEOUT after timeoutMs. */
+  awaitInitialized(options?: WaitOptions): Promise<void>
+  /** Stops following and frees the copy, at once; idempotent, final. */
+  close(): void
+  /** The cached node at `path`, or null (not cached, or outside the cache). */
+  get(path: string): CachedNode | null
+  has(path: string): boolean
+  /** Every cached node, sorted by path. */
+  snapshot(): CachedNode[]
+  /** The names of the cached children of `path` (default: the cache's path), sorted. */
+  children(path?: string): string[]
+  /** How many nodes are cached. */
+  readonly size: number
+  /** close() */
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  on(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  on(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  once(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  once(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'event' | CacheEventName | 'error', listener: (...args: any[]) => void): this
+}
+
+/** A cache of the node at `path` alone (Curator's NodeCache). */
+export declare class NodeCache extends Cache {
+  constructor(client: Client, path: string)
+  /** The node as cached now, null while it does not exist. */
+  readonly node: CachedNode | null
+}
+
+/** A cache of the children of `path` with their data, never of `path` itself (Curator's PathChildrenCache). */
+export declare class ChildrenCache extends Cache {
+  constructor(client: Client, path: string)
+}
+
+/** A cache of the subtree at `path` down to `maxDepth` levels (Curator's TreeCache). */
+export declare class TreeCache extends Cache {
+  constructor(client: Client, path: string, options?: TreeCacheOptions)
+}
+
+export type NodeMode = 'ephemeral' | 'ephemeral_sequential' | 'persistent' | 'persistent_sequential'
+
+export interface PersistentNodeOptions {
+  /** Default: empty. */
+  data?: NodeData
+  /** Default 'ephemeral' (any case). */
+  mode?: NodeMode | Uppercase<NodeMode>
+}
+
+/**
+ * A node that stays (Curator's PersistentNode): created at `start()` and again whenever it is
+ * deleted or its session expires, until `close()`. Another session's ephemeral node of the name
+ * is never taken over: `start()` waits until it is gone. A sequential node gets Curator's
+ * protected name (`_c_<uuid>-<name><sequence>`); missing parents are created as containers.
+ */
+export declare class PersistentNode {
+  constructor(client: Client, path: string, options?: PersistentNodeOptions)
+  readonly path: string
+  /** The node's path once created (a sequential node's full name); null before and after close(). */
+  readonly actualPath: string | null
+  /** The data the node is (re-)created with. */
+  readonly data: Buffer
+  /** Resolves with the node's path once it exists; rejects with CLOSED once closed. Takes effect at the call. */
+  start(): Promise<string>
+  /** Writes `data` now (if the node exists) and for every later re-create. */
+  setData(data: NodeData): Promise<void>
+  /** Stops re-creating the node and deletes it, confirmed; idempotent, final. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+export interface GroupMemberOptions {
+  /** Default: empty. */
+  payload?: NodeData
+}
+
+/**
+ * Member `id` of the group at `group` (Curator's GroupMember layout: ephemeral `<group>/<id>`
+ * holding the payload; an id that is empty, '.', '..' or holds '/' is INVALID_ARGUMENT).
+ * `start()` joins; `members()` is every member's payload by id, this one included. A member
+ * whose session expired joins again by itself. Emits the group cache's events: 'created'
+ * (joined; `event.node.name` is the id), 'changed' (a new payload), 'deleted' (left), and
+ * 'initialized', 'suspended', 'reconnected', 'lost', with 'event' for each.
+ */
+export declare class GroupMember extends EventEmitter {
+  constructor(client: Client, group: string, id: string, options?: GroupMemberOptions)
+  readonly id: string
+  readonly group: string
+  /** Joins; resolves once this member is in its own view. Takes effect at the call. */
+  start(): Promise<void>
+  /** Every member's payload by id, sorted by id (no request). */
+  members(): Map<string, Buffer>
+  /** A new payload, written now and kept for every re-join. */
+  setPayload(payload: NodeData): Promise<void>
+  /** Leaves (the node deleted, confirmed); idempotent, final. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+
+  on(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  on(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  on(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  once(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  once(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'event' | CacheEventName | 'error', listener: (...args: any[]) => void): this
 }

@@ -92,6 +92,10 @@ const EVENT_NAMES = {
   LeaderElectionSupport: new Set(['event', ...lower(NAMES.electionEvents)]),
   LeaderLatch: new Set(['event', ...lower(NAMES.latchEvents)]),
   SharedCount: new Set(['change']),
+  NodeCache: new Set(['event', ...lower(NAMES.cacheEvents)]),
+  ChildrenCache: new Set(['event', ...lower(NAMES.cacheEvents)]),
+  TreeCache: new Set(['event', ...lower(NAMES.cacheEvents)]),
+  GroupMember: new Set(['event', ...lower(NAMES.cacheEvents)]),
 }
 
 // The user's listeners only: our own 'newListener' and 'removeListener'
@@ -271,6 +275,11 @@ class Client extends EventEmitter {
   doubleBarrier (path, memberCount) { return new DoubleBarrier(this, path, memberCount) }
   sharedCount (path, seed) { return new SharedCount(this, path, seed) }
   atomicLong (path) { return new DistributedAtomicLong(this, path) }
+  nodeCache (path) { return new NodeCache(this, path) }
+  childrenCache (path) { return new ChildrenCache(this, path) }
+  treeCache (path, options) { return new TreeCache(this, path, options) }
+  persistentNode (path, options) { return new PersistentNode(this, path, options) }
+  groupMember (group, id, options) { return new GroupMember(this, group, id, options) }
 
   /** Ends the session: locks released, offers withdrawn, latches closed. Closing twice is harmless. */
   async close () {
@@ -787,6 +796,204 @@ class SharedCount extends EventEmitter {
   async [asyncDispose] () { this.close() }
 }
 
+// A node's data as the native module takes it: a Buffer (a Uint8Array is viewed, a string is
+// UTF-8); the core decides the size.
+function dataOf (name, data) {
+  if (data === undefined || data === null) return Buffer.alloc(0)
+  if (typeof data === 'string') return Buffer.from(data, 'utf8')
+  if (Buffer.isBuffer(data)) return data
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  throw new TypeError(`${name} must be a Buffer, Uint8Array or string, got ${typeof data}`)
+}
+
+function optionsOf (options, like) {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw new TypeError(`options must be an object like ${like}`)
+  return options
+}
+
+// A cached node as a listener and get() give it: `name` is the last part of the path (a
+// child's name, a member's id); the object and its stat are frozen (the Buffer is the caller's).
+function nodeOf (node) {
+  if (node === null || node === undefined) return null
+  node.name = node.path.slice(node.path.lastIndexOf('/') + 1)
+  Object.freeze(node.stat)
+  return Object.freeze(node)
+}
+
+// What every cache and group member listener receives: the node of CREATED, CHANGED (as it is
+// now) and DELETED (as it was), the old node of CHANGED.
+function cacheEventOf (type, node, old) {
+  const event = { type }
+  if (node !== null && node !== undefined) event.node = nodeOf(node)
+  if (old !== null && old !== undefined) event.old = nodeOf(old)
+  return Object.freeze(event)
+}
+
+/**
+ * A local copy of part of the tree kept in sync by one watch; NodeCache, ChildrenCache and
+ * TreeCache say which part. `start()` resolves once the first load is in the copy; `get`,
+ * `has`, `snapshot`, `children` and `size` then answer from memory. After every reconnect and
+ * new session the part is read again and exactly the difference is emitted (a node deleted and
+ * created again meanwhile is 'deleted' then 'created'). Emits 'created', 'changed' (with `old`),
+ * 'deleted', 'initialized', 'suspended', 'reconnected', 'lost', and 'event' for each. Nothing is
+ * created: a missing node is an empty cache until it appears. `close()` stops following and
+ * frees the copy (final).
+ */
+class Cache extends EventEmitter {
+  constructor (handle) {
+    super()
+    if (!(handle instanceof native.NativeCache)) throw new TypeError('use NodeCache, ChildrenCache or TreeCache')
+    this._native = handle
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) {
+    deliver(this, 'event', [event])
+    deliver(this, event.type.toLowerCase(), [event])
+  }
+
+  get path () { return this._native.path() }
+  get isInitialized () { return this._native.isInitialized() }
+  /** Resolves once the first load is in the copy; CLOSED once closed. Takes effect at the call. */
+  async start () { await call(() => this._native.start()) }
+  /** Resolves once the first load is in; rejects with TIMEOUT after timeoutMs. */
+  async awaitInitialized (options) {
+    const timeoutMs = timeoutOf(options)
+    await call(() => this._native.awaitInitialized(timeoutMs))
+  }
+
+  /** Stops following and frees the copy, at once; idempotent, final. */
+  close () { this._native.close() }
+  /** The cached node at `path`, or null. */
+  get (path) { return nodeOf(this._native.get(requireString('path', path))) }
+  has (path) { return typeof path === 'string' && this._native.has(path) }
+  /** Every cached node, sorted by path. */
+  snapshot () { return this._native.snapshot().map(nodeOf) }
+  /** The names of the cached children of `path` (default: the cache's path), sorted. */
+  children (path) {
+    return this._native.childrenOf(path === undefined ? this._native.path() : requireString('path', path))
+  }
+
+  /** How many nodes are cached. */
+  get size () { return this._native.size() }
+  async [asyncDispose] () { this.close() }
+}
+
+/** A cache of the node at `path` alone (Curator's NodeCache). */
+class NodeCache extends Cache {
+  constructor (client, path) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    super(now(() => native.NativeCache.node(handle, path)))
+  }
+
+  /** The node as cached now, null while it does not exist. */
+  get node () { return this.get(this.path) }
+}
+
+/** A cache of the children of `path` with their data, never of `path` itself (Curator's PathChildrenCache). */
+class ChildrenCache extends Cache {
+  constructor (client, path) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    super(now(() => native.NativeCache.children(handle, path)))
+  }
+}
+
+/** A cache of the subtree at `path`, `maxDepth` levels deep (default: all; 0: the node alone) (Curator's TreeCache). */
+class TreeCache extends Cache {
+  constructor (client, path, options) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    const { maxDepth } = optionsOf(options, '{ maxDepth }')
+    let depth
+    if (maxDepth !== undefined && maxDepth !== null) {
+      if (!Number.isInteger(maxDepth)) throw new TypeError(`maxDepth must be an integer number, got ${describe(maxDepth)}`)
+      if (maxDepth < 0 || maxDepth > 0xffffffff) throw new RangeError(`maxDepth must be 0 to 4294967295 (or undefined: all), got ${maxDepth}`)
+      depth = maxDepth
+    }
+    super(now(() => native.NativeCache.tree(handle, path, depth)))
+  }
+}
+
+/**
+ * A node that stays (Curator's PersistentNode): created at `start()` and created again whenever
+ * it is deleted or its session expires, until `close()`. An ephemeral node of the name held by
+ * another session is never taken over: `start()` waits until it is gone. A sequential node gets
+ * Curator's protected name (`_c_<uuid>-<name><sequence>`). Missing parents are created as
+ * containers.
+ */
+class PersistentNode {
+  constructor (client, path, options) {
+    const handle = requireClient(client)
+    requireString('path', path)
+    const { data, mode = 'ephemeral' } = optionsOf(options, '{ data, mode }')
+    const bytes = dataOf('data', data)
+    const modeName = requireString('mode', mode).toUpperCase()
+    this._native = now(() => new native.NativePersistentNode(handle, path, modeName, bytes))
+  }
+
+  get path () { return this._native.path() }
+  /** The node's path once created (a sequential node's full name), null before and after close(). */
+  get actualPath () { return this._native.actualPath() }
+  /** The data the node is (re-)created with. */
+  get data () { return this._native.data() }
+  /** Resolves with the node's path once it exists; CLOSED once closed. Takes effect at the call. */
+  async start () { return call(() => this._native.start()) }
+  /** Writes `data` now (if the node exists) and for every later re-create. */
+  async setData (data) {
+    const bytes = dataOf('data', data)
+    await call(() => this._native.setData(bytes))
+  }
+
+  /** Stops re-creating the node and deletes it, confirmed; idempotent, final. */
+  async close () { await call(() => this._native.close()) }
+  async [asyncDispose] () { await this.close() }
+}
+
+/**
+ * Member `id` of the group at `group` (Curator's GroupMember layout: an ephemeral node
+ * `<group>/<id>` whose data is the payload). `start()` joins and resolves once this member is
+ * in its own view; `members()` is then every member's id with its payload (no request), this one
+ * always included. A member whose session expired joins again by itself; one that dies leaves
+ * everybody's view when its session ends. Emits the group cache's events: 'created' (joined;
+ * `event.node.name` is the id, `event.node.data` the payload), 'changed' (a new payload),
+ * 'deleted' (left), 'initialized', 'suspended', 'reconnected', 'lost', and 'event' for each.
+ */
+class GroupMember extends EventEmitter {
+  constructor (client, group, id, options) {
+    super()
+    const handle = requireClient(client)
+    requireString('group', group)
+    requireString('id', id)
+    const payload = dataOf('payload', optionsOf(options, '{ payload }').payload)
+    this._native = now(() => new native.NativeGroupMember(handle, group, id, payload))
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) {
+    deliver(this, 'event', [event])
+    deliver(this, event.type.toLowerCase(), [event])
+  }
+
+  get id () { return this._native.id() }
+  get group () { return this._native.group() }
+  /** Joins; resolves once this member is in its own view. Takes effect at the call. */
+  async start () { await call(() => this._native.start()) }
+  /** Every member's id with its payload, sorted by id. */
+  members () { return new Map(this._native.members().map((m) => [m.id, m.payload])) }
+  /** A new payload, written now and kept for every re-join. */
+  async setPayload (payload) {
+    const bytes = dataOf('payload', payload)
+    await call(() => this._native.setPayload(bytes))
+  }
+
+  /** Leaves (the node deleted, confirmed) and stops following the group; idempotent, final. */
+  async close () { await call(() => this._native.close()) }
+  async [asyncDispose] () { await this.close() }
+}
+
 Client.prototype[KIND] = 'Client'
 Lock.prototype[KIND] = 'Lock'
 Semaphore.prototype[KIND] = 'Semaphore'
@@ -794,6 +1001,12 @@ LeaderElectionSupport.prototype[KIND] = 'LeaderElectionSupport'
 LeaderLatch.prototype[KIND] = 'LeaderLatch'
 SharedCount.prototype[KIND] = 'SharedCount'
 SharedCount.prototype[EVENT_OF] = versionedOf
+NodeCache.prototype[KIND] = 'NodeCache'
+ChildrenCache.prototype[KIND] = 'ChildrenCache'
+TreeCache.prototype[KIND] = 'TreeCache'
+Cache.prototype[EVENT_OF] = cacheEventOf
+GroupMember.prototype[KIND] = 'GroupMember'
+GroupMember.prototype[EVENT_OF] = cacheEventOf
 
 module.exports = {
   Client,
@@ -811,10 +1024,17 @@ module.exports = {
   DoubleBarrier,
   SharedCount,
   DistributedAtomicLong,
+  Cache,
+  NodeCache,
+  ChildrenCache,
+  TreeCache,
+  PersistentNode,
+  GroupMember,
   ZkError,
   ERROR_CODES,
   LOCK_EVENTS: Object.freeze(NAMES.lockEvents),
   ELECTION_EVENTS: Object.freeze(NAMES.electionEvents),
   LATCH_EVENTS: Object.freeze(NAMES.latchEvents),
+  CACHE_EVENTS: Object.freeze(NAMES.cacheEvents),
   CONNECTION_STATES: Object.freeze(NAMES.connectionStates),
 }

@@ -2,7 +2,8 @@ import zkrecipes from './index.js'
 
 export const {
   Client, Lock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
-  LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, ZkError, ERROR_CODES, LOCK_EVENTS,
-  ELECTION_EVENTS, LATCH_EVENTS, CONNECTION_STATES,
+  LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, Cache, NodeCache, ChildrenCache, TreeCache,
+  PersistentNode, GroupMember, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CACHE_EVENTS,
+  CONNECTION_STATES,
 } = zkrecipes
 export default zkrecipes

@@ -31,6 +31,30 @@ export declare class NativeBarrier {
   wait(timeoutMs?: number | undefined | null): Promise<boolean>
 }
 
+export declare class NativeCache {
+  static node(client: NativeClient, path: string): NativeCache
+  static children(client: NativeClient, path: string): NativeCache
+  /** `maxDepth` as `index.js` checked it (an unsigned 32-bit integer), or none: all. */
+  static tree(client: NativeClient, path: string, maxDepth?: number | undefined | null): NativeCache
+  path(): string
+  /** Resolves once the first load is in the copy; takes effect at the call. */
+  start(): Promise<void>
+  /** Resolves once the first load is in; rejects with TIMEOUT after `timeoutMs`. */
+  awaitInitialized(timeoutMs?: number | undefined | null): Promise<void>
+  close(): void
+  isInitialized(): boolean
+  get(path: string): CachedNode | null
+  has(path: string): boolean
+  snapshot(): Array<CachedNode>
+  childrenOf(path: string): Array<string>
+  size(): number
+  /**
+   * `callback(type, node, old)` for every event from now on, in order; the deliveries end
+   * when the cache is closed.
+   */
+  subscribe(callback: (type: string, node: CachedNode | null, old: CachedNode | null) => void): NativeSubscription
+}
+
 export declare class NativeClient {
   state(): string
   sessionId(): bigint
@@ -84,6 +108,20 @@ export declare class NativeElection {
   subscribe(callback: EventCallback): NativeSubscription
 }
 
+export declare class NativeGroupMember {
+  constructor(client: NativeClient, group: string, id: string, payload: Buffer)
+  id(): string
+  group(): string
+  /** Resolves once this member is in its own view; takes effect at the call. */
+  start(): Promise<void>
+  members(): Array<Member>
+  setPayload(payload: Buffer): Promise<void>
+  /** Resolves once the member's node is deleted, confirmed; takes effect at the call. */
+  close(): Promise<void>
+  /** `callback(type, node, old)` for every membership event from now on, as a cache's. */
+  subscribe(callback: (type: string, node: CachedNode | null, old: CachedNode | null) => void): NativeSubscription
+}
+
 export declare class NativeLeaderLatch {
   constructor(client: NativeClient, path: string, id?: string | undefined | null)
   /** Resolves once in line (leading or not); takes effect at the call. */
@@ -122,6 +160,18 @@ export declare class NativeLock {
   dir(): string
   participants(): Promise<Array<Participant>>
   subscribe(callback: EventCallback): NativeSubscription
+}
+
+export declare class NativePersistentNode {
+  constructor(client: NativeClient, path: string, mode: string, data: Buffer)
+  path(): string
+  /** Resolves with the node's path once it exists; takes effect at the call. */
+  start(): Promise<string>
+  actualPath(): string | null
+  data(): Buffer
+  setData(data: Buffer): Promise<void>
+  /** Resolves once the node is deleted, confirmed; takes effect at the call. */
+  close(): Promise<void>
 }
 
 export declare class NativeQueue {
@@ -201,6 +251,13 @@ export interface AclEntry {
   id: string
 }
 
+/** What a cache holds of one node. */
+export interface CachedNode {
+  path: string
+  data: Buffer
+  stat: NodeStat
+}
+
 export declare function connect(connectString: string, options: ConnectOptions): Promise<NativeClient>
 
 export interface ConnectOptions {
@@ -230,6 +287,12 @@ export interface LatchMember {
   isLeader: boolean
 }
 
+/** One member as `members()` lists them (sorted by id); `index.js` makes the Map. */
+export interface Member {
+  id: string
+  payload: Buffer
+}
+
 export declare function names(): Names
 
 /** The core's names, which `index.js` uses instead of lists of its own. */
@@ -238,7 +301,25 @@ export interface Names {
   lockEvents: Array<string>
   electionEvents: Array<string>
   latchEvents: Array<string>
+  cacheEvents: Array<string>
   connectionStates: Array<string>
+}
+
+/** The node's `Stat` as the server sent it. */
+export interface NodeStat {
+  czxid: bigint
+  mzxid: bigint
+  pzxid: bigint
+  /** Milliseconds since the epoch. */
+  ctime: number
+  mtime: number
+  version: number
+  cversion: number
+  aversion: number
+  /** The owning session's id (0n: not ephemeral). */
+  ephemeralOwner: bigint
+  dataLength: number
+  numChildren: number
 }
 
 export interface Participant {

@@ -30,4 +30,26 @@ async function eventually (what, check, timeoutMs = 5000) {
   throw new Error(`${what}: not within ${timeoutMs} ms`)
 }
 
-module.exports = { zk, connectString, unique, withClients, sleep, eventually }
+// Keeps every `name` event of `emitter`; `until(what, ready)` resolves once `ready(events)`
+// holds, rejects after `timeoutMs`.
+function record (emitter, name = 'event', timeoutMs = 20000) {
+  const events = []
+  const waiters = new Set()
+  emitter.on(name, (event) => {
+    events.push(event)
+    for (const check of [...waiters]) check()
+  })
+  events.until = (what, ready) => new Promise((resolve, reject) => {
+    const done = () => { clearTimeout(timer); waiters.delete(check) }
+    const check = () => { if (ready(events)) { done(); resolve(events) } }
+    const timer = setTimeout(() => {
+      done()
+      reject(new Error(`${what}: not within ${timeoutMs} ms; heard ${events.map((e) => e.type + (e.node ? ' ' + e.node.path : '')).join(', ')}`))
+    }, timeoutMs)
+    waiters.add(check)
+    check()
+  })
+  return events
+}
+
+module.exports = { zk, connectString, unique, withClients, sleep, eventually, record }

@@ -40,7 +40,7 @@ pub struct NativeLeaderLatch {
 /// `start` and `close` take effect at their first poll, and a Promise's future is first polled
 /// on another thread, so `latch.start(); latch.close()` unawaited could otherwise close first
 /// (and the start answer CLOSED). The election's start and stop take effect at the call too.
-fn eager<T, F>(future: F) -> impl Future<Output = T> + Send + 'static
+pub(crate) fn eager<T, F>(future: F) -> impl Future<Output = T> + Send + 'static
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,

@@ -3,13 +3,16 @@
 //! public API (EventEmitter, `ZkError`, `Symbol.asyncDispose`).
 
 pub mod barrier;
+pub mod cache;
 pub mod client;
 pub mod counter;
 pub mod election;
 pub mod errors;
+pub mod group_member;
 pub mod latch;
 pub mod listener;
 pub mod lock;
+pub mod persistent_node;
 pub mod queue;
 pub mod rwlock;
 pub mod semaphore;
@@ -36,18 +39,20 @@ pub struct Names {
     pub lock_events: Vec<String>,
     pub election_events: Vec<String>,
     pub latch_events: Vec<String>,
+    pub cache_events: Vec<String>,
     pub connection_states: Vec<String>,
 }
 
 #[napi_derive::napi]
 pub fn names() -> Names {
     use zkrecipes::ffi::Event;
-    use zkrecipes::{ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
+    use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
     Names {
         error_codes: ErrorCode::ALL.iter().map(|c| c.as_str().into()).collect(),
         lock_events: owned(&LockEvent::names()),
         election_events: owned(&ElectionEvent::names()),
         latch_events: owned(&LatchEvent::names()),
+        cache_events: owned(&CacheEvent::names()),
         connection_states: owned(&ConnectionState::names()),
     }
 }

@@ -8,7 +8,7 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::AbortHandle;
 use zkrecipes::ffi::Event;
 
@@ -66,6 +66,28 @@ where
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return,
             };
+            // A throwing listener is the wrapper's business.
+            let _ = callback.call_async_catch(args(value)).await;
+        }
+    });
+    NativeSubscription {
+        task: task.abort_handle(),
+    }
+}
+
+/// `relay` for a stream that never drops a value (a cache's events): every value, in order,
+/// one at a time, until the stream ends (the recipe closed or dropped).
+pub fn relay_all<T, A>(
+    mut values: mpsc::UnboundedReceiver<T>,
+    callback: ThreadsafeFunction<A, (), A, Status, false, true>,
+    args: fn(T) -> A,
+) -> NativeSubscription
+where
+    T: Send + 'static,
+    A: JsValuesTupleIntoVec + Send + 'static,
+{
+    let task = zkrecipes::runtime::runtime().spawn(async move {
+        while let Some(value) = values.recv().await {
             // A throwing listener is the wrapper's business.
             let _ = callback.call_async_catch(args(value)).await;
         }
