@@ -249,3 +249,49 @@ async fn a_start_with_its_client_closed_answers_closed() {
         assert_eq!(err.code(), ErrorCode::Closed, "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_right_after_the_start_leaves_no_node() {
+    let zk = raw().await;
+    let dir = unique("pnode-race");
+    zk.create(
+        "/test",
+        &[],
+        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+    )
+    .await
+    .ok();
+    zk.create(
+        &dir,
+        &[],
+        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+    )
+    .await
+    .unwrap();
+    let c = client().await;
+    for (i, mode) in [
+        NodeMode::Ephemeral,
+        NodeMode::EphemeralSequential,
+        NodeMode::Persistent,
+    ]
+    .into_iter()
+    .cycle()
+    .take(30)
+    .enumerate()
+    {
+        let node = PersistentNode::new(&c, &format!("{dir}/n{i}-"), mode, vec![]).unwrap();
+        // The start only launches the keeper: its create is on its way when the close comes.
+        let starting = tokio::spawn({
+            let node = node.clone();
+            async move { node.start().await }
+        });
+        tokio::task::yield_now().await;
+        node.close().await.unwrap();
+        let _ = starting.await;
+    }
+    assert_eq!(
+        zk.list_children(&dir).await.unwrap(),
+        Vec::<String>::new(),
+        "nothing outlives a close"
+    );
+}

@@ -164,12 +164,8 @@ test('sequential and persistent modes; start and close unawaited', () => withCli
   await assert.rejects(quick.start(), { code: 'CLOSED' })
 }))
 
-// A core defect found from here (core/src/group/persistent_node.rs, `PersistentNode::close`): the
-// close aborts the keeper and deletes only the node it knows of, so a create the keeper had
-// already sent lands after the close and stays (an ephemeral node until the session ends, a
-// persistent one for good). A todo, not a failure, until the core waits for that create: the
-// race is won most rounds, not all.
-test('a close right after a start leaves no node behind', { todo: 'core: a create in flight outlives close()' }, () => withClients(1, async (c) => {
+// A close waits for a create on its way and deletes what it made: nothing outlives it.
+test('a close right after a start leaves no node behind', () => withClients(1, async (c) => {
   const dir = unique('quick')
   const sibling = c.persistentNode(`${dir}/sibling`) // the parent exists: each create is one request
   await sibling.start()

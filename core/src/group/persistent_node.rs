@@ -75,6 +75,9 @@ struct Shared {
     failure: Mutex<Option<Error>>,
     keeper: Mutex<Option<tokio::task::AbortHandle>>,
     closed: Mutex<bool>,
+    /// Held by the keeper from a create's sending until its outcome is known: `close` waits
+    /// for it, so a create on its way never lands after `close` returned.
+    making: tokio::sync::Mutex<()>,
 }
 
 impl PersistentNode {
@@ -105,6 +108,7 @@ impl PersistentNode {
             failure: Mutex::new(None),
             keeper: Mutex::new(None),
             closed: Mutex::new(false),
+            making: tokio::sync::Mutex::new(()),
         };
         Ok(PersistentNode {
             shared: Arc::new(shared),
@@ -198,14 +202,22 @@ impl PersistentNode {
         }
     }
 
-    /// Stops re-creating the node and deletes it, confirmed. Idempotent.
+    /// Stops re-creating the node and deletes it, confirmed. Idempotent. A create on its way
+    /// is waited for (and its node deleted), so nothing of this node outlives the call.
     pub async fn close(&self) -> Result<()> {
         *self.shared.closed.lock().unwrap() = true;
+        let making = self.shared.making.lock().await;
         if let Some(keeper) = self.shared.keeper.lock().unwrap().take() {
             keeper.abort();
         }
+        drop(making);
         let actual = self.shared.actual.send_replace(None);
-        match actual {
+        let leftover = match actual {
+            Some(path) => Some(path),
+            // A create whose outcome was unknown (its reply lost) may have made one.
+            None => self.shared.leftover().await,
+        };
+        match leftover {
             Some(path) => delete_confirmed(&self.shared.client, &path)
                 .await
                 .map_err(|err| self.about(err)),
@@ -268,12 +280,17 @@ async fn keep(shared: Weak<Shared>) {
             }
         }
         let Some(node) = shared.upgrade() else { return };
+        let making = node.making.lock().await;
+        if *node.closed.lock().unwrap() {
+            return;
+        }
         let made = node.make().await;
+        if let Ok(Made::Ours(path)) = &made {
+            node.actual.send_replace(Some(path.clone()));
+        }
+        drop(making);
         let watch = match made {
-            Ok(Made::Ours(path)) => {
-                node.actual.send_replace(Some(path.clone()));
-                node.watch(&path).await
-            }
+            Ok(Made::Ours(path)) => node.watch(&path).await,
             Ok(Made::Taken(watch)) => Ok(Some(watch)),
             Err(err) if err.is_connection_loss() || err.code() == ErrorCode::SessionExpired => {
                 Ok(None)
@@ -312,6 +329,22 @@ async fn keep(shared: Weak<Shared>) {
 }
 
 impl Shared {
+    /// A node of this object's that a create with a lost reply may have made: an ephemeral one
+    /// of this session, or a sequential one with this object's marker. (A persistent node of
+    /// the name cannot be told from another process's and is left.)
+    async fn leftover(&self) -> Option<String> {
+        let zk = self.client.zk().ok()?;
+        let session = zk.session_id().0;
+        if self.mode.is_sequential() {
+            return self.find_marked(&zk, session).await.ok().flatten();
+        }
+        if !self.mode.is_ephemeral() {
+            return None;
+        }
+        let stat = zk.check_stat(&self.path).await.ok().flatten()?;
+        (stat.ephemeral_owner == session).then(|| self.path.clone())
+    }
+
     /// Makes the node exist (or finds it is ours already).
     async fn make(&self) -> Result<Made> {
         let zk = self.client.zk()?;
