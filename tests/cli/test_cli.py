@@ -1235,12 +1235,22 @@ def test_help_has_examples():
 def test_credentials_come_from_a_file_or_the_environment(tmp_path: Path):
     path, secret = unique("auth"), tmp_path / "secret"
     secret.write_text("ops:s3cret\n")
-    done = run("--auth-file", str(secret), "lock", path, "--", "true")
-    assert done.returncode == 0, done.stderr
-    # The lock's directory grants only the digest identity that made it.
-    assert run("status", path).returncode == 77
-    assert run("status", path, env={"ZKRECIPES_AUTH": "ops:s3cret"}).returncode == 0
-    assert run("--auth-file", str(secret), "status", path).returncode == 0
+    # Held while the directory is looked at: a lock directory is a container, which the server
+    # deletes once it has been empty for a moment.
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    holder = start("--auth-file", str(secret), "lock", path, "--", "sh", "-c", 'echo in; read line < "$GATE"',
+                   env={**os.environ, "GATE": str(gate)})
+    try:
+        assert readline(holder) == b"in\n"
+        # The lock's directory grants only the digest identity that made it.
+        assert run("status", path).returncode == 77
+        assert run("status", path, env={"ZKRECIPES_AUTH": "ops:s3cret"}).returncode == 0
+        assert run("--auth-file", str(secret), "status", path).returncode == 0
+    finally:
+        with open(gate, "w") as g:
+            g.write("go\n")
+    assert holder.wait(15) == 0
     secret.write_text("no colon")
     bad = run("--auth-file", str(secret), "status", path)
     assert bad.returncode == DATA and "s3cret" not in bad.stderr.decode()
