@@ -104,7 +104,8 @@ class Runner:
         result["throughput"] = result["ops"] / result["seconds"]
         self.results.append(result)
         shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()
-                 if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds")}
+                 if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds", "final", "cold_ms",
+                          "heap_bytes_per_node", "rss_bytes_per_node")}
         print(f"  {contestant + self.suffix:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
 
@@ -143,6 +144,14 @@ SCALE_LANGUAGES = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-nod
 HERD_CONTESTANTS = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-java", "curator"]
 
 
+# What section 12's memory figures measure, for the console and results.md.
+CACHE_MEMORY = ("growth per node cached, from before the first cache of the process started to once it is "
+                "loaded and held. heap: the bytes live on the heap (zkrecipes-rust: allocated and not freed, "
+                "counted by the bench's allocator; curator: the JVM's heap used after System.gc(); kazoo: "
+                "tracemalloc, of a second cache loaded alone). rss: the process's resident memory (kazoo after "
+                "gc.collect(), curator after System.gc()), what the runtime keeps of it included")
+
+
 def median_of(results: List[dict], key: str) -> float:
     return statistics.median(r[key] for r in results)
 
@@ -162,7 +171,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11,12", help="which sections to run, e.g. 8")
     parser.add_argument("--secure-plain", help="section 10: the plain port of the TLS server (tests/with-secure-zk)")
     parser.add_argument("--secure-tls", help="section 10: its TLS port (localhost:PORT)")
     parser.add_argument("--secure-certs", help="section 10: the directory of its ca.pem")
@@ -228,6 +237,20 @@ def main() -> int:
             r.run(c, "semaphore", cycles)
         for c in ["zkrecipes-rust", "curator"]:
             r.run(c, "latch", 20 if not args.quick else 5)
+    if 12 in want:
+        # A smoke run (--quick): 4 x 25 increments, a 10 x 100 tree loaded once, 20 changes.
+        increments = 25 if args.quick else 1000
+        parents, children, rounds = (10, 100, 1) if args.quick else (100, 100, 5)
+        print(f"\n12. shared state: atomic long (4 clients x {increments} increments); tree cache of "
+              f"{parents} x {children} nodes: initial load ({rounds} round(s)), memory per node, "
+              "setData -> CHANGED", flush=True)
+        for c in ["zkrecipes-rust", "curator"]:
+            r.run(c, "atomic", increments, 4)
+        for c in ["zkrecipes-rust", "curator", "kazoo"]:
+            r.run(c, "cache", parents, children, rounds)
+        print(f"  memory per node: {CACHE_MEMORY}", flush=True)
+        for c in ["zkrecipes-rust", "curator"]:
+            r.run(c, "cacheevents", 20 if args.quick else 200, parents, children)
 
     if 9 in want:
         print("\n9. at-least-once work queue (claim, then acknowledge)", flush=True)
@@ -392,6 +415,51 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
                 ratio = x["median_ms"] / base["median_ms"] if base else None
                 lines.append(f"| {what} | {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
                              f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += ["", "## 12. Shared state: atomic long and tree cache (Curator's layouts; kazoo's `TreeCache` for the load)", "",
+              "Atomic long: 4 clients, one session each, increment one counter at once; a version conflict is "
+              "retried at once until the write applies (Curator's `DistributedAtomicLong` in optimistic mode, "
+              "`RetryNTimes(100000, 0)`). Checked: the returned values are exactly 1..N and the final value N.", "",
+              "| contestant | clients × increments | increments/s | median ms | p99 ms | requests/increment | final value | "
+              "increments/s vs zkrecipes |", "|---|---|---|---|---|---|---|---|"]
+    base = find(results, "zkrecipes-rust", "atomic")
+    for c in ["zkrecipes-rust", "curator"]:
+        x = find(results, c, "atomic")
+        if x:
+            ratio = x["throughput"] / base["throughput"] if base else None
+            lines.append(f"| {c} | {x['clients']} × {x['ops'] // x['clients']} | {x['throughput']:.0f} | "
+                         f"{fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f} | {x['final']} | "
+                         f"{fmt(ratio)}× |")
+    lines += ["", "Tree cache, initial load: from building the cache (`Cache::tree`, `CuratorCache.build`, "
+              "`TreeCache`) to loaded (`start()` returned, `initialized()`, `INITIALIZED`), on a tree of P × C "
+              "leaves under P parents (data ≤ 10 bytes; nodes counts the root and the parents). The median is over "
+              "the rounds after one cold load; requests per node over the rounds.", "",
+              "| contestant | nodes | rounds | median ms | rounds ms | cold load ms | requests/node | median vs zkrecipes |",
+              "|---|---|---|---|---|---|---|---|"]
+    base = find(results, "zkrecipes-rust", "cache")
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        x = find(results, c, "cache")
+        if x:
+            ratio = x["median_ms"] / base["median_ms"] if base else None
+            each = ", ".join(f"{v:.0f}" for v in x["rounds_ms"])
+            lines.append(f"| {c} | {x['nodes']} | {x['rounds']} | {fmt(x['median_ms'], 1)} | {each} | {x['cold_ms']:.0f} | "
+                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += ["", f"Memory per cached node: {CACHE_MEMORY}.", "",
+              "| contestant | nodes | heap bytes per node | RSS bytes per node |", "|---|---|---|---|"]
+    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        x = find(results, c, "cache")
+        if x:
+            lines.append(f"| {c} | {x['nodes']} | {x['heap_bytes_per_node']:.0f} | {x['rss_bytes_per_node']:.0f} |")
+    lines += ["", "Event latency: from another client's (session's) `setData` of a leaf to the tree cache's CHANGED "
+              "event of that leaf with the new data, one change after another, each on a different leaf.", "",
+              "| contestant | nodes cached | changes | median ms | p99 ms | requests/change | median vs zkrecipes |",
+              "|---|---|---|---|---|---|---|"]
+    base = find(results, "zkrecipes-rust", "cacheevents")
+    for c in ["zkrecipes-rust", "curator"]:
+        x = find(results, c, "cacheevents")
+        if x:
+            ratio = x["median_ms"] / base["median_ms"] if base else None
+            lines.append(f"| {c} | {x['nodes']} | {x['ops']} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
+                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
     lines += ["", "## 9. At-least-once work queue", "",
               "Drain of N items: claim (prefetch P per transaction), then acknowledge (acks of one consumer "
               "in flight at once are committed together). kazoo's `LockingQueue`: get + consume per item. "

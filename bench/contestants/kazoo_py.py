@@ -1,12 +1,13 @@
-"""kazoo's recipes (Lock, ReadLock/WriteLock, Queue, Election) on the same workloads."""
+"""kazoo's recipes (Lock, ReadLock/WriteLock, Queue, Election, TreeCache) on the same workloads."""
 
+import gc
 import os
 import sys
 import threading
 import time
 
 from kazoo.client import KazooClient
-from common import held, herd, objects, ready, result, timed
+from common import held, herd, objects, ready, result, rss, timed
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -17,6 +18,35 @@ def client() -> KazooClient:
     c = KazooClient(hosts=connect)
     c.start()
     return c
+
+
+def build_tree(zk: KazooClient, tree: str, parents: int, children: int) -> int:
+    """Section 12's tree, as the Rust contestant builds it: one transaction per parent."""
+    zk.ensure_path(tree)
+    for p in range(parents):
+        t = zk.transaction()
+        parent = f"{tree}/p-{p:03d}"
+        t.create(parent, f"parent-{p:03d}".encode())
+        for c in range(children):
+            t.create(f"{parent}/c-{c:03d}", f"data-{p * children + c:05d}".encode())
+        assert not [r for r in t.commit() if isinstance(r, Exception)]
+    return 1 + parents + parents * children
+
+
+def tree_cache(zk: KazooClient, path: str):
+    """A TreeCache of the subtree, returned once its listener heard INITIALIZED."""
+    from kazoo.recipe.cache import TreeCache, TreeEvent
+
+    cache = TreeCache(zk, path)
+    initialized = threading.Event()
+    cache.listen(lambda event: event.event_type == TreeEvent.INITIALIZED and initialized.set())
+    cache.start()
+    initialized.wait()
+    return cache
+
+
+def cached(cache, path: str) -> int:
+    return 1 + sum(cached(cache, f"{path}/{c}") for c in cache.get_children(path, ()))
 
 
 if workload == "objects":
@@ -195,5 +225,48 @@ elif workload == "election":
         ta.join()
         tb.join()
     result(n, time.perf_counter() - started, samples)
+elif workload == "cache":
+    # 12b. TreeCache initial load of an n x children tree: RSS per node of the process's first
+    # cache (held, after gc.collect()), live heap per node of a second one (tracemalloc), then
+    # `rounds` loads until INITIALIZED.
+    children = int(sys.argv[4]) if len(sys.argv) > 4 else 100
+    rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+    zk = client()
+    tree = f"{root}/tree"
+    nodes = build_tree(zk, tree, n, children)
+    gc.collect()
+    before = rss()
+    t0 = time.perf_counter()
+    first = tree_cache(zk, tree)
+    cold = time.perf_counter() - t0
+    gc.collect()
+    grown = rss()
+    assert cached(first, tree) == nodes, (cached(first, tree), nodes)
+    first.close()
+    # Live Python heap of a second cache, traced alone (tracemalloc slows it and costs memory of
+    # its own: neither is in the figures above).
+    del first
+    gc.collect()
+    import tracemalloc
+    tracemalloc.start()
+    traced = tree_cache(zk, tree)
+    gc.collect()
+    heap = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    traced.close()
+    del traced
+    gc.collect()
+    ready()
+    samples = []
+    started = time.perf_counter()
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        cache = tree_cache(zk, tree)
+        samples.append(time.perf_counter() - t0)
+        assert cached(cache, tree) == nodes
+        cache.close()
+    result(rounds * nodes, time.perf_counter() - started, samples, nodes=nodes, rounds=rounds,
+           rounds_ms=[round(x * 1000, 1) for x in samples], cold_ms=cold * 1000,
+           heap_bytes_per_node=heap / nodes, rss_bytes_per_node=(grown - before) / nodes)
 else:
     raise SystemExit(f"unknown workload {workload}")

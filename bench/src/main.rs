@@ -4,15 +4,67 @@
 //! on stdin (the runner reads the server's counters meanwhile), run the measured
 //! part, print one JSON line.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zkrecipes::{
-    Client, ClientOptions, DistributedQueue, LatchEvent, LeaderElectionSupport, LeaderLatch,
-    ReadWriteLock, Semaphore, Tls, Wait, WorkQueue, WorkQueueOptions, WriteLock,
+    Cache, CacheEvent, Client, ClientOptions, DistributedAtomicLong, DistributedQueue, LatchEvent,
+    LeaderElectionSupport, LeaderLatch, ReadWriteLock, Semaphore, Tls, Wait, WorkQueue,
+    WorkQueueOptions, WriteLock,
 };
+use zookeeper_client as zk;
+
+/// The system allocator, counting the bytes allocated and not yet freed while `COUNTING` (set
+/// at the start of section 12's cache workload only: the other workloads pay one load of a
+/// flag). Section 12's live heap per cached node is the growth of `LIVE`.
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+fn count(bytes: isize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        LIVE.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call goes to `System` as is; the counting only reads the sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let ptr = System.alloc(layout);
+        if !ptr.is_null() {
+            count(layout.size() as isize);
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let ptr = System.alloc_zeroed(layout);
+        if !ptr.is_null() {
+            count(layout.size() as isize);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        count(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let moved = System.realloc(ptr, layout, new_size);
+        if !moved.is_null() {
+            count(new_size as isize - layout.size() as isize);
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 fn ready() {
     println!("READY");
@@ -57,12 +109,92 @@ async fn connect(connect: &str) -> Client {
     Client::connect(connect, options()).await.expect("connect")
 }
 
+fn open() -> zk::CreateOptions<'static> {
+    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
+}
+
+/// Section 12's tree at `tree`: `parents` nodes under it with `children` leaves each, data of
+/// at most 10 bytes, one transaction per parent (as the other contestants build it); a plain
+/// ZooKeeper client of its own (set-up, not measured). The number of nodes, `tree` included.
+async fn build_tree(zk_connect: &str, tree: &str, parents: usize, children: usize) -> usize {
+    let raw = zk::Client::connect(zk_connect).await.expect("connect");
+    let mut path = String::new();
+    for part in tree.split('/').filter(|p| !p.is_empty()) {
+        path = format!("{path}/{part}");
+        match raw.create(&path, &[], &open()).await {
+            Ok(_) | Err(zk::Error::NodeExists) => {}
+            Err(err) => panic!("create {path}: {err}"),
+        }
+    }
+    let commits: Vec<_> = (0..parents)
+        .map(|p| {
+            let (raw, tree) = (raw.clone(), tree.to_string());
+            tokio::spawn(async move {
+                let mut multi = raw.new_multi_writer();
+                let parent = leaf_parent(&tree, p);
+                multi
+                    .add_create(&parent, format!("parent-{p:03}").as_bytes(), &open())
+                    .unwrap();
+                for c in 0..children {
+                    let data = format!("data-{:05}", p * children + c);
+                    multi
+                        .add_create(&format!("{parent}/c-{c:03}"), data.as_bytes(), &open())
+                        .unwrap();
+                }
+                multi.commit().await.expect("the tree's transaction");
+            })
+        })
+        .collect();
+    for commit in commits {
+        commit.await.unwrap();
+    }
+    1 + parents + parents * children
+}
+
+fn leaf_parent(tree: &str, p: usize) -> String {
+    format!("{tree}/p-{p:03}")
+}
+
+/// Leaf `i` of the tree, spread over the parents (distinct for `i < parents * children`).
+fn leaf(tree: &str, parents: usize, i: usize) -> String {
+    format!("{}/c-{:03}", leaf_parent(tree, i % parents), i / parents)
+}
+
+/// Sets `data` on `path` through `writer`: the time from the setData to the cache's CHANGED
+/// event of that node with that data (whether the reply comes before or after it).
+async fn change(
+    writer: &zk::Client,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<CacheEvent>,
+    path: &str,
+    data: &str,
+) -> Duration {
+    let t = Instant::now();
+    let seen = async {
+        loop {
+            match events.recv().await.expect("the cache goes on") {
+                CacheEvent::Changed { new, .. }
+                    if new.path == path && new.data == data.as_bytes() =>
+                {
+                    return t.elapsed();
+                }
+                _ => {}
+            }
+        }
+    };
+    let (written, seen) = tokio::join!(writer.set_data(path, data.as_bytes(), None), seen);
+    written.expect("setData");
+    seen
+}
+
 #[tokio::main]
 async fn main() -> zkrecipes::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (workload, zk) = (args[1].as_str(), args[2].as_str());
     let n: usize = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(2000);
     let root = format!("/bench/rust-{}", std::process::id());
+    if workload == "cache" {
+        COUNTING.store(true, Ordering::Relaxed);
+    }
     match workload {
         // 1. Uncontended acquire + release.
         "cycle" => {
@@ -403,6 +535,139 @@ async fn main() -> zkrecipes::Result<()> {
                 started.elapsed().as_secs_f64(),
                 summary(&mut samples)
             );
+        }
+        // 12a. Atomic long: `clients` clients (a session each) increment one counter n times
+        // each, at once; every increment's value is distinct and the last one is exact.
+        "atomic" => {
+            let clients: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(4);
+            let path = format!("{root}/atomic");
+            let mut counters = Vec::new();
+            for _ in 0..clients {
+                counters.push(DistributedAtomicLong::new(&connect(zk).await, &path)?);
+            }
+            let warm_up = DistributedAtomicLong::new(&connect(zk).await, &format!("{root}/warm"))?;
+            for _ in 0..50 {
+                warm_up.increment().await?;
+            }
+            // The node exists before the measured part (no create in it).
+            counters[0].force_set(0).await?;
+            ready();
+            let started = Instant::now();
+            let tasks: Vec<_> = counters
+                .iter()
+                .cloned()
+                .map(|counter| {
+                    tokio::spawn(async move {
+                        let mut seen = Vec::with_capacity(n);
+                        let mut samples = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            let t = Instant::now();
+                            seen.push(counter.increment().await.unwrap().post_value);
+                            samples.push(t.elapsed());
+                        }
+                        (seen, samples)
+                    })
+                })
+                .collect();
+            let (mut seen, mut samples) = (Vec::new(), Vec::new());
+            for task in tasks {
+                let (s, d) = task.await.unwrap();
+                seen.extend(s);
+                samples.extend(d);
+            }
+            let secs = started.elapsed().as_secs_f64();
+            let total = (clients * n) as i64;
+            seen.sort_unstable();
+            assert!(
+                seen.iter().copied().eq(1..=total),
+                "the increments returned duplicate or missing values"
+            );
+            let last = counters[0].get().await?;
+            assert_eq!(last, total, "the counter's final value");
+            println!(
+                "{{\"ops\":{total},\"seconds\":{secs:.4},\"clients\":{clients},\"final\":{last},{}}}",
+                summary(&mut samples)
+            );
+        }
+        // 12b. Tree cache, initial load of a `parents` × `children` tree: memory per node of
+        // the process's first cache (held; live heap and RSS), then `rounds` loads from start()
+        // to loaded.
+        "cache" => {
+            let parents = n;
+            let children: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(100);
+            let rounds: usize = args.get(5).map(|s| s.parse().unwrap()).unwrap_or(5);
+            let tree = format!("{root}/tree");
+            let nodes = build_tree(zk, &tree, parents, children).await;
+            let client = connect(zk).await;
+            let (before, heap_before) = (rss(), LIVE.load(Ordering::Relaxed));
+            let t = Instant::now();
+            let cache = Cache::tree(&client, &tree, None)?;
+            cache.start().await?;
+            let cold = t.elapsed();
+            let (held, heap_held) = (rss(), LIVE.load(Ordering::Relaxed));
+            assert_eq!(cache.len(), nodes);
+            cache.close();
+            ready();
+            let mut samples = Vec::with_capacity(rounds);
+            let started = Instant::now();
+            for _ in 0..rounds {
+                let t = Instant::now();
+                let cache = Cache::tree(&client, &tree, None)?;
+                cache.start().await?;
+                samples.push(t.elapsed());
+                assert_eq!(cache.len(), nodes);
+                cache.close();
+            }
+            let secs = started.elapsed().as_secs_f64();
+            let each: Vec<String> = samples
+                .iter()
+                .map(|d| format!("{:.1}", d.as_secs_f64() * 1000.0))
+                .collect();
+            println!(
+                "{{\"ops\":{},\"seconds\":{secs:.4},\"nodes\":{nodes},\"rounds\":{rounds},\"rounds_ms\":[{}],\
+                 \"cold_ms\":{:.1},\"heap_bytes_per_node\":{:.0},\"rss_bytes_per_node\":{:.0},{}}}",
+                rounds * nodes,
+                each.join(","),
+                cold.as_secs_f64() * 1000.0,
+                (heap_held - heap_before) as f64 / nodes as f64,
+                (held - before) as f64 / nodes as f64,
+                summary(&mut samples)
+            );
+            client.close().await;
+        }
+        // 12c. Cache events: from another client's setData to the tree cache's CHANGED event
+        // of that node, n changes one after another (distinct leaves).
+        "cacheevents" => {
+            let parents: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(100);
+            let children: usize = args.get(5).map(|s| s.parse().unwrap()).unwrap_or(100);
+            let tree = format!("{root}/tree");
+            build_tree(zk, &tree, parents, children).await;
+            let client = connect(zk).await;
+            let writer = zk::Client::connect(zk).await.expect("connect");
+            let cache = Cache::tree(&client, &tree, None)?;
+            cache.start().await?;
+            let mut events = cache.subscribe();
+            let leaves = parents * children;
+            let warm_up = 10.min(leaves.saturating_sub(n));
+            for j in 0..warm_up {
+                let path = leaf(&tree, parents, leaves - 1 - j);
+                change(&writer, &mut events, &path, &format!("warm-{j}")).await;
+            }
+            ready();
+            let mut samples = Vec::with_capacity(n);
+            let started = Instant::now();
+            for i in 0..n {
+                let path = leaf(&tree, parents, i);
+                samples.push(change(&writer, &mut events, &path, &format!("change-{i:05}")).await);
+            }
+            println!(
+                "{{\"ops\":{n},\"seconds\":{:.4},\"nodes\":{},{}}}",
+                started.elapsed().as_secs_f64(),
+                cache.len(),
+                summary(&mut samples)
+            );
+            cache.close();
+            client.close().await;
         }
         // 8a. Scale: n lock objects made (none acquired), then dropped.
         "objects" => {

@@ -5,12 +5,14 @@
 uniffi::setup_scaffolding!();
 
 mod barrier;
+mod cache;
 mod client;
 mod closing;
 mod counter;
 mod election;
 mod errors;
 mod events;
+mod group;
 mod latch;
 mod lock;
 mod queue;

@@ -157,6 +157,20 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun atomicLong(path: String): DistributedAtomicLong = DistributedAtomicLong(this, path)
 
+    /** [Cache.node]: a cache of the node at [path]. */
+    fun nodeCache(path: String): Cache = Cache.node(this, path)
+
+    /** [Cache.children]: a cache of the children of [path]. */
+    fun childrenCache(path: String): Cache = Cache.children(this, path)
+
+    /** [Cache.tree]: a cache of the subtree at [path], [maxDepth] deep (`null`: all of it). */
+    fun treeCache(path: String, maxDepth: Int? = null): Cache = Cache.tree(this, path, maxDepth)
+
+    fun persistentNode(path: String, mode: NodeMode, data: ByteArray): PersistentNode =
+        PersistentNode(this, path, mode, data)
+
+    fun groupMember(group: String, id: String, payload: ByteArray): GroupMember = GroupMember(this, group, id, payload)
+
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()
