@@ -48,7 +48,7 @@ pub use group::{GroupMember, NodeMode, PersistentNode};
 pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
-pub use queue::{DistributedQueue, Item, CLAIM_WINDOW};
+pub use queue::{DistributedQueue, Item, CLAIM_WINDOW, MAX_BATCH};
 pub use security::{Acl, AclPolicy, Pem, Perms, Sasl, Secret, Tls};
 pub use semaphore::{Lease, Semaphore};
 pub use wait::Wait;

@@ -19,4 +19,18 @@ pub trait HandedQueue {
         &self,
         wait: Wait,
     ) -> impl Future<Output = Result<Option<(Item, Handoff)>>> + Send + '_;
+
+    /// Up to `max` head items in one transaction (`max` as the caller gave it: 1 to
+    /// `MAX_BATCH`, else `INVALID_ARGUMENT`); empty, with no handoff, when the queue is.
+    fn poll_many_handed(
+        &self,
+        max: i64,
+    ) -> impl Future<Output = Result<(Vec<Item>, Option<Handoff>)>> + Send + '_;
+
+    /// `poll_many_handed` once an item is there, waiting as `wait` says; empty if none came.
+    fn take_many_handed(
+        &self,
+        max: i64,
+        wait: Wait,
+    ) -> impl Future<Output = Result<(Vec<Item>, Option<Handoff>)>> + Send + '_;
 }

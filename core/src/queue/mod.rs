@@ -29,13 +29,18 @@
 //!   live in the sibling container `<dir>.zkrecipes`, so `size()` is the
 //!   directory's child count (one request, whatever the backlog) and
 //!   Apache's consumers never meet a child they do not know.
+//! - `poll_many`/`take_many` claim up to `MAX_BATCH` head items in one
+//!   transaction (one write for the batch): see `batch.rs`.
 //! - Cancelling a `poll`/`take` never loses an item: a claim, once sent, runs
 //!   to its end, and an item claimed for a caller who is gone is put back
 //!   under its own name (so at its place in line) by `give_back`, across
 //!   connection losses and a new session; `Client::close` waits for items on
 //!   their way back (up to one session timeout).
 
+mod batch;
+
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +54,8 @@ use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::wait::Wait;
 use crate::{path, runtime};
+
+pub use batch::MAX_BATCH;
 
 const ITEM_PREFIX: &str = "qn-";
 
@@ -336,9 +343,23 @@ impl DistributedQueue {
     }
 
     async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+        self.wait_for_items(deadline, || self.poll_bounded(deadline, self.poll_owed()))
+            .await
+    }
+
+    /// `poll` until it finds something, waiting on a child watch between polls that found the
+    /// queue empty; `None` once the deadline passed.
+    async fn wait_for_items<T, Polled>(
+        &self,
+        deadline: Option<Instant>,
+        mut poll: impl FnMut() -> Polled,
+    ) -> Result<Option<T>>
+    where
+        Polled: Future<Output = Result<Option<T>>>,
+    {
         loop {
-            if let Some(item) = self.poll_bounded(deadline).await? {
-                return Ok(Some(item));
+            if let Some(taken) = poll().await? {
+                return Ok(Some(taken));
             }
             if deadline.is_some_and(|d| d <= Instant::now()) {
                 return Ok(None);
@@ -387,11 +408,14 @@ impl DistributedQueue {
     /// had to give back would return behind the other consumers' caches
     /// (out of order); a poll stuck in a partition gives up at the deadline
     /// (its claim, if any, gives the item back once it can).
-    async fn poll_bounded(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+    async fn poll_bounded<T>(
+        &self,
+        deadline: Option<Instant>,
+        poll: impl Future<Output = Result<Option<T>>>,
+    ) -> Result<Option<T>> {
         let Some(deadline) = deadline else {
-            return self.poll_owed().await;
+            return poll.await;
         };
-        let poll = self.poll_owed();
         tokio::pin!(poll);
         tokio::select! {
             polled = &mut poll => polled,
@@ -830,5 +854,13 @@ impl crate::ffi::HandedQueue for DistributedQueue {
     async fn take_handed(&self, wait: Wait) -> Result<Option<(Item, Handoff)>> {
         let owed = self.take_until(wait.deadline()).await?;
         Ok(owed.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn poll_many_handed(&self, max: i64) -> Result<(Vec<Item>, Option<Handoff>)> {
+        self.poll_batch_handed(max).await
+    }
+
+    async fn take_many_handed(&self, max: i64, wait: Wait) -> Result<(Vec<Item>, Option<Handoff>)> {
+        self.take_batch_handed(max, wait).await
     }
 }
