@@ -283,6 +283,10 @@ export declare class DistributedQueue {
   remove(): Promise<Buffer>
   /** null if timeoutMs passed without an item. */
   take(options?: WaitOptions): Promise<Buffer | null>
+  /** Up to `max` head items (1 to 1000) in queue order, taken in one transaction (one write); [] when empty. */
+  pollMany(max: number): Promise<Buffer[]>
+  /** Waits for an item as take() does, then takes up to `max` as pollMany(); [] if timeoutMs passed first. */
+  takeMany(max: number, options?: WaitOptions): Promise<Buffer[]>
   /** The directory's child count: one request at any depth (a foreign child is counted too). */
   size(): Promise<number>
   /** Deletes this consumer's claim marker; the queue stays usable. */

@@ -381,6 +381,19 @@ class DistributedQueue {
     return call(() => this._native.take(timeoutMs))
   }
 
+  /** Up to `max` head items (1 to 1000) in queue order, taken in one transaction; [] when empty. */
+  async pollMany (max) {
+    if (!Number.isInteger(max)) throw new TypeError(`max must be an integer number, got ${describe(max)}`)
+    return call(() => this._native.pollMany(max))
+  }
+
+  /** Waits for an item as take() does, then takes up to `max` as pollMany(); [] if timeoutMs passed first. */
+  async takeMany (max, options) {
+    if (!Number.isInteger(max)) throw new TypeError(`max must be an integer number, got ${describe(max)}`)
+    const timeoutMs = timeoutOf(options)
+    return call(() => this._native.takeMany(max, timeoutMs))
+  }
+
   async size () { return call(() => this._native.size()) }
 
   /** Deletes this consumer's claim marker; the queue stays usable. */

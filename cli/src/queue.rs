@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesOrdered, StreamExt};
 use tokio::time::Instant;
-use zkrecipes::{Client, DistributedQueue};
+use zkrecipes::{Client, DistributedQueue, MAX_BATCH};
 
 use crate::args::QueueCommand;
 use crate::exit::{self, Failure, Outcome};
@@ -110,26 +110,34 @@ async fn take(
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut signals = Signals::install()?;
     let mut sink = Sink::new(null)?;
-    for taken in 0..count {
+    let mut taken = 0;
+    while taken < count {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        // A take cut off by a signal gives back what it had claimed, and
-        // closing waits for that.
-        let item = tokio::select! {
-            item = queue.take_item(left) => item?,
+        // Up to MAX_BATCH items in one claim (one write) once any is there. A take cut off by a
+        // signal gives back what it had claimed, and closing waits for that.
+        let want = (count - taken).min(MAX_BATCH as u64) as usize;
+        let batch = tokio::select! {
+            batch = queue.take_many(want, left) => batch?,
             signal = signals.recv() => return Ok(128 + signal),
         };
-        let Some(item) = item else {
+        if batch.is_empty() {
             if count == 1 {
                 eprintln!("zkrecipes: {path} is empty; nothing taken within --timeout");
             } else {
                 eprintln!("zkrecipes: {path}: {taken} of {count} items taken within --timeout");
             }
             return Ok(timeout_exit_code);
-        };
-        if let Err(err) = sink.write(&item.data) {
-            // Nobody read it: it goes back at its place, never lost.
-            queue.give_back(&item).await?;
-            return Err(lines::write_failure(err));
+        }
+        let mut items = batch.into_iter();
+        while let Some(item) = items.next() {
+            if let Err(err) = sink.write(&item.data) {
+                // Nobody read them: they go back at their places, never lost.
+                for unread in std::iter::once(item).chain(items) {
+                    queue.give_back(&unread).await?;
+                }
+                return Err(lines::write_failure(err));
+            }
+            taken += 1;
         }
     }
     Ok(0)

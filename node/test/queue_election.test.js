@@ -59,6 +59,50 @@ test('queue: concurrent consumers get every item exactly once', () => withClient
   assert.equal(await q.size(), 0)
 }))
 
+test('queue: batched takes in order; bad sizes refused; takeMany waits for an offer', () => withClients(2, async (c, other) => {
+  const dir = unique('batch')
+  const q = c.queue(dir)
+  for (let i = 0; i < 12; i++) await q.offer(`item-${i}`)
+  for (const bad of [0, 1001, -3]) {
+    await assert.rejects(q.pollMany(bad), (e) => e.code === 'INVALID_ARGUMENT' && /between 1 and 1000/.test(e.message))
+  }
+  await assert.rejects(q.pollMany(1.5), TypeError)
+  await assert.rejects(q.takeMany('2'), TypeError)
+  const text = (items) => items.map((b) => b.toString())
+  assert.deepEqual(text(await q.pollMany(5)), ['item-0', 'item-1', 'item-2', 'item-3', 'item-4'])
+  assert.deepEqual(text(await q.takeMany(5, { timeoutMs: 0 })), ['item-5', 'item-6', 'item-7', 'item-8', 'item-9'])
+  assert.deepEqual(text(await q.takeMany(5)), ['item-10', 'item-11'])
+  assert.deepEqual(await q.pollMany(5), [])
+  assert.deepEqual(await q.takeMany(5, { timeoutMs: 50 }), [])
+  const waiting = q.takeMany(100, { timeoutMs: 30000 })
+  await other.queue(dir).offer('wake')
+  assert.deepEqual(text(await waiting), ['wake'])
+}))
+
+test('queue: batch and single consumers share the queue exactly once', () => withClients(4, async (producer, ...consumers) => {
+  const dir = unique('batch-consumers')
+  const got = []
+  const done = Promise.all(consumers.map(async (c, which) => {
+    const q = c.queue(dir)
+    for (;;) {
+      const items = which === 0 ? [await q.take({ timeoutMs: 30000 })] : await q.takeMany(4 * which, { timeoutMs: 30000 })
+      assert.ok(items.length > 0 && items[0] !== null, 'no item within 30 s')
+      // A batch may hold several consumers' stops: this one keeps one and offers the others
+      // again, so each consumer gets its own.
+      const stops = items.filter((b) => b.toString() === 'stop').length
+      for (const item of items) if (item.toString() !== 'stop') got.push(Number(item.toString()))
+      for (let i = 1; i < stops; i++) await q.offer('stop')
+      if (stops > 0) return
+    }
+  }))
+  const q = producer.queue(dir)
+  for (let i = 0; i < 150; i++) await q.offer(String(i))
+  for (const _ of consumers) await q.offer('stop')
+  await done
+  assert.deepEqual([...got].sort((a, b) => a - b), [...Array(150).keys()])
+  assert.equal(await q.size(), 0)
+}))
+
 const LEADER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'ELECTED_START', 'ELECTED_COMPLETE']
 const FOLLOWER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'READY_START', 'READY_COMPLETE']
 

@@ -640,3 +640,64 @@ def test_bookkeeping_names_are_reserved(client):
             client.write_lock(bad)
     with pytest.raises(zkrecipes.InvalidPathError):
         client.queue("/" + "x" * (2 * 1024 * 1024))
+
+
+def test_batched_takes_in_order_with_bad_sizes_refused(client, path):
+    queue = client.queue(path)
+    items = [f"item-{i}".encode() for i in range(25)]
+    for item in items:
+        queue.offer(item)
+    for bad in (0, 1001, -1, 2**70):
+        with pytest.raises(zkrecipes.InvalidArgumentError, match="between 1 and 1000"):
+            queue.poll_many(bad)
+    with pytest.raises(TypeError):
+        queue.poll_many("3")  # type: ignore[arg-type]
+    assert queue.poll_many(10) == items[:10]
+    assert queue.take_many(10, timeout=0) == items[10:20]
+    assert queue.take_many(10, timeout=1) == items[20:]
+    assert queue.poll_many(10) == []
+    assert queue.take_many(5, timeout=0.05) == []
+
+
+def test_take_many_waits_for_an_offer_from_another_client(make_client, path):
+    consumer, producer = make_client().queue(path), make_client().queue(path)
+    got: list = []
+    taker = threading.Thread(target=lambda: got.extend(consumer.take_many(100, timeout=30)))
+    taker.start()
+    producer.offer(b"wake")
+    taker.join(timeout=30)
+    assert not taker.is_alive()
+    assert got == [b"wake"]
+
+
+def test_cancelled_batched_takes_lose_no_item(zk_connect, path):
+    """As test_cancelled_takes_lose_no_item, with batches: a batch claimed for a cancelled
+    task goes back whole."""
+    expected = sorted(f"item-{i:02}".encode() for i in range(60))
+    client = zkrecipes.Client(zk_connect)
+    queue = client.queue(path)
+
+    async def cancelled_takes() -> list:
+        for item in expected:
+            await queue.offer_async(item)
+        got: list = []
+        for n in range(300):
+            call = queue.take_many_async(1 + n % 7, timeout=5) if n % 2 else queue.poll_many_async(1 + n % 5)
+            task = asyncio.ensure_future(call)
+            await asyncio.sleep((n % 10) / 4000)  # varies where the cancel lands; no synchronisation
+            task.cancel()
+            try:
+                got.extend(await task)
+            except asyncio.CancelledError:
+                pass
+            if len(got) == len(expected):
+                break
+        return got
+
+    got = asyncio.run(cancelled_takes())
+    client.close()  # waits for every batch a cancelled take had claimed to be back
+    with zkrecipes.Client(zk_connect) as other:
+        rest = []
+        while batch := other.queue(path).poll_many(50):
+            rest.extend(batch)
+    assert sorted(got + rest) == expected, "an item came twice or was lost"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Union
 
 from . import _native
-from ._args import _client, _timeout
+from ._args import _client, _count, _timeout
 from ._undoable import undoable
 
 if TYPE_CHECKING:
@@ -62,6 +62,16 @@ class DistributedQueue:
         """Waits for an item: ``None`` if ``timeout`` seconds pass first (``None`` or ``-1``: wait as long as it takes)."""
         return self._native.take(_timeout(timeout))
 
+    def poll_many(self, max: int) -> List[bytes]:
+        """Removes up to ``max`` items (1 to 1000) from the head, in queue order, in one
+        transaction (one write for the batch); ``[]`` when the queue is empty."""
+        return self._native.poll_many(_count("max", max))
+
+    def take_many(self, max: int, timeout: Optional[float] = None) -> List[bytes]:
+        """Waits for an item as ``take`` does, then removes up to ``max`` as ``poll_many``
+        does; ``[]`` if ``timeout`` seconds pass first."""
+        return self._native.take_many(_count("max", max), _timeout(timeout))
+
     def size(self) -> int:
         """The number of items: the directory's child count, one request at any depth.
 
@@ -96,6 +106,14 @@ class DistributedQueue:
     async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
         """``take`` without blocking the event loop; cancelling it gives a taken item back."""
         return await undoable(self._native.take_async(_timeout(timeout)))
+
+    async def poll_many_async(self, max: int) -> List[bytes]:
+        """``poll_many`` without blocking the event loop; cancelling it gives the batch back."""
+        return await undoable(self._native.poll_many_async(_count("max", max)))
+
+    async def take_many_async(self, max: int, timeout: Optional[float] = None) -> List[bytes]:
+        """``take_many`` without blocking the event loop; cancelling it gives the batch back."""
+        return await undoable(self._native.take_many_async(_count("max", max), _timeout(timeout)))
 
     async def size_async(self) -> int:
         """``size`` without blocking the event loop."""

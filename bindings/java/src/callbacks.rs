@@ -34,8 +34,21 @@ pub enum Value {
     Text(String),
     /// A queue item: its node name (to give it back) and its payload.
     Item(String, Vec<u8>),
+    /// A batch of queue items, in queue order, packed as `Item`s are (name, then payload).
+    Items(Vec<zkrecipes::Item>),
     /// Thrown in Java as `ZkException(code, message)`.
     Error(zkrecipes::Error),
+}
+
+/// Byte strings as Java's `ChildData.bytes` reads them back: each a 4-byte big-endian length,
+/// then its bytes.
+pub fn packed<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for part in parts {
+        bytes.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(part);
+    }
+    bytes
 }
 
 pub fn complete(future: &Global<JObject<'static>>, value: Value) {
@@ -47,6 +60,16 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
             Value::Bytes(b) => (3, 0, Some(b), None),
             Value::Text(t) => (4, 0, None, Some(t)),
             Value::Item(name, data) => (5, 0, Some(data), Some(name)),
+            Value::Items(items) => (
+                6,
+                0,
+                Some(packed(
+                    items
+                        .iter()
+                        .flat_map(|i| [i.name.as_bytes(), i.data.as_slice()]),
+                )),
+                None,
+            ),
             Value::Error(e) => (-1, code_index(&e), None, Some(e.message().to_string())),
         };
         let bytes: JObject = match bytes {

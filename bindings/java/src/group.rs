@@ -16,14 +16,11 @@ use crate::handles::{borrow, export_free, into_handle};
 use crate::{listener, tasks};
 
 fn packed_members(members: BTreeMap<String, Vec<u8>>) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    for (id, payload) in &members {
-        for part in [id.as_bytes(), payload] {
-            bytes.extend_from_slice(&(part.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(part);
-        }
-    }
-    bytes
+    callbacks::packed(
+        members
+            .iter()
+            .flat_map(|(id, payload)| [id.as_bytes(), payload.as_slice()]),
+    )
 }
 
 export! {

@@ -1,4 +1,5 @@
 use jni::objects::{JByteArray, JObject, JString};
+use zkrecipes::ffi::HandedQueue;
 use zkrecipes::{Client, DistributedQueue};
 
 use crate::callbacks::Value;
@@ -82,6 +83,33 @@ export! {
                     .await
             },
             taken,
+        ))
+    }
+}
+
+export! {
+    /// A batched take: `pollMany` when `wait` is false, else `takeMany` (waiting as `forever`
+    /// and `timeout_nanos` say). `max` as Java gave it; the core checks the range. Completes
+    /// with the items (each with its name, so Java can give them back).
+    fn Java_io_zkrecipes_Native_queueMany<'l>(env; handle: i64, max: i64, wait: bool, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            async move {
+                let (items, handoff) = if wait {
+                    let how = zkrecipes::Wait::java(forever, timeout_nanos);
+                    queue.take_many_handed(max, how).await?
+                } else {
+                    queue.poll_many_handed(max).await?
+                };
+                // Java gives the items back by name itself if its caller is gone.
+                if let Some(handoff) = handoff {
+                    handoff.delivered();
+                }
+                Ok(items)
+            },
+            Value::Items,
         ))
     }
 }

@@ -66,6 +66,35 @@ impl NativeQueue {
         run_cancellable(&cancel, taking).await
     }
 
+    /// Up to `max` head items in one transaction (`max` as Kotlin gave it; the core checks the
+    /// range); `None` when the queue is empty.
+    pub async fn poll_many(
+        &self,
+        max: i64,
+        cancel: Arc<NativeCancel>,
+    ) -> Result<Option<Arc<NativeTakenMany>>> {
+        let queue = self.queue.clone();
+        let polling = async move { Ok(NativeTakenMany::new(queue.poll_many_handed(max).await?)) };
+        run_cancellable(&cancel, polling).await
+    }
+
+    /// `poll_many` once an item is there (`None` once `timeout_ms` passed; `None`: no limit).
+    pub async fn take_many(
+        &self,
+        max: i64,
+        timeout_ms: Option<f64>,
+        cancel: Arc<NativeCancel>,
+    ) -> Result<Option<Arc<NativeTakenMany>>> {
+        let timeout = crate::tasks::wait(timeout_ms)?;
+        let queue = self.queue.clone();
+        let taking = async move {
+            Ok(NativeTakenMany::new(
+                queue.take_many_handed(max, timeout).await?,
+            ))
+        };
+        run_cancellable(&cancel, taking).await
+    }
+
     pub async fn size(&self) -> Result<u64> {
         let queue = self.queue.clone();
         Ok(run(async move { queue.size().await }).await? as u64)
@@ -109,6 +138,39 @@ impl NativeTaken {
             Some((item, handoff)) => {
                 handoff.delivered();
                 item.data
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A batch taken from the queue, until Kotlin has its data: freed before that, every item goes
+/// back.
+#[derive(uniffi::Object)]
+pub struct NativeTakenMany {
+    taken: Mutex<Option<(Vec<Item>, Handoff)>>,
+}
+
+impl NativeTakenMany {
+    /// `None` for an empty batch (nothing to give back).
+    fn new((items, handoff): (Vec<Item>, Option<Handoff>)) -> Option<Arc<Self>> {
+        handoff.map(|handoff| {
+            Arc::new(NativeTakenMany {
+                taken: Mutex::new(Some((items, handoff))),
+            })
+        })
+    }
+}
+
+#[uniffi::export]
+impl NativeTakenMany {
+    /// The payloads in queue order, handed over once (empty afterwards).
+    pub fn data(&self) -> Vec<Vec<u8>> {
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match taken {
+            Some((items, handoff)) => {
+                handoff.delivered();
+                items.into_iter().map(|item| item.data).collect()
             }
             None => Vec::new(),
         }

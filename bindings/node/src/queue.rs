@@ -1,6 +1,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::DistributedQueue;
+use zkrecipes::ffi::{HandedQueue, Handoff};
+use zkrecipes::{DistributedQueue, Item};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -16,6 +17,15 @@ fn bytes(data: Vec<u8>) -> Buffer {
 
 fn maybe_bytes(data: Option<Vec<u8>>) -> Option<Buffer> {
     data.map(Buffer::from)
+}
+
+/// A batch reaches JavaScript here, on its thread: from now on it is the caller's (until then,
+/// the handoff gives it back).
+fn batch((items, handoff): (Vec<Item>, Option<Handoff>)) -> Vec<Buffer> {
+    if let Some(handoff) = handoff {
+        handoff.delivered();
+    }
+    items.into_iter().map(|item| item.data.into()).collect()
 }
 
 #[napi]
@@ -77,6 +87,31 @@ impl NativeQueue {
         let queue = self.inner.clone();
         let taking = async move { Ok(queue.take_item(how).await?.map(|item| item.data)) };
         promise(env, taking, maybe_bytes)
+    }
+
+    /// Up to `max` head items in one transaction; `max` as given (the core checks the range).
+    #[napi(ts_return_type = "Promise<Buffer[]>")]
+    pub fn poll_many<'env>(
+        &self,
+        env: &'env Env,
+        max: i64,
+    ) -> napi::Result<PromiseRaw<'env, Vec<Buffer>>> {
+        let queue = self.inner.clone();
+        promise(env, async move { queue.poll_many_handed(max).await }, batch)
+    }
+
+    /// `pollMany` once an item is there; empty when `timeoutMs` passed without one.
+    #[napi(ts_return_type = "Promise<Buffer[]>")]
+    pub fn take_many<'env>(
+        &self,
+        env: &'env Env,
+        max: i64,
+        timeout_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<Buffer>>> {
+        let how = wait_ms(env, timeout_ms)?;
+        let queue = self.inner.clone();
+        let taking = async move { queue.take_many_handed(max, how).await };
+        promise(env, taking, batch)
     }
 
     #[napi(ts_return_type = "Promise<void>")]

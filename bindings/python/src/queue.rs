@@ -6,7 +6,7 @@ use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
-use crate::undo::Taken;
+use crate::undo::{Taken, TakenMany};
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeQueue {
@@ -21,6 +21,15 @@ async fn take(queue: DistributedQueue, wait: Wait) -> zkrecipes::Result<Taken> {
 
 async fn poll(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
     Ok(Taken(queue.poll_handed().await?))
+}
+
+/// `max` as the caller gave it: the core refuses one outside 1..=MAX_BATCH.
+async fn poll_many(queue: DistributedQueue, max: i64) -> zkrecipes::Result<TakenMany> {
+    Ok(TakenMany(queue.poll_many_handed(max).await?))
+}
+
+async fn take_many(queue: DistributedQueue, max: i64, wait: Wait) -> zkrecipes::Result<TakenMany> {
+    Ok(TakenMany(queue.take_many_handed(max, wait).await?))
 }
 
 async fn remove(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
@@ -105,6 +114,31 @@ impl NativeQueue {
     ) -> PyResult<Bound<'py, PyAny>> {
         let how = Wait::python(timeout, true).into_py_result()?;
         awaitable_undoable(py, take(self.inner.clone(), how))
+    }
+
+    fn poll_many(&self, py: Python<'_>, max: i64) -> PyResult<Vec<Payload>> {
+        wait_undoable(py, poll_many(self.inner.clone(), max))
+    }
+
+    fn poll_many_async<'py>(&self, py: Python<'py>, max: i64) -> PyResult<Bound<'py, PyAny>> {
+        awaitable_undoable(py, poll_many(self.inner.clone(), max))
+    }
+
+    #[pyo3(signature = (max, timeout))]
+    fn take_many(&self, py: Python<'_>, max: i64, timeout: Option<f64>) -> PyResult<Vec<Payload>> {
+        let how = Wait::python(timeout, true).into_py_result()?;
+        wait_undoable(py, take_many(self.inner.clone(), max, how))
+    }
+
+    #[pyo3(signature = (max, timeout))]
+    fn take_many_async<'py>(
+        &self,
+        py: Python<'py>,
+        max: i64,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let how = Wait::python(timeout, true).into_py_result()?;
+        awaitable_undoable(py, take_many(self.inner.clone(), max, how))
     }
 
     fn size(&self, py: Python<'_>) -> PyResult<usize> {

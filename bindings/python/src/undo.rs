@@ -48,6 +48,21 @@ impl Undoable for Taken {
     }
 }
 
+/// The outcome of a batched take: the items, in queue order, with what gives them all back.
+pub struct TakenMany(pub (Vec<Item>, Option<Handoff>));
+
+impl Undoable for TakenMany {
+    type Out = Vec<Payload>;
+
+    fn split(self) -> (Vec<Payload>, Option<Handoff>) {
+        let (items, handoff) = self.0;
+        (
+            items.into_iter().map(|item| Payload(item.data)).collect(),
+            handoff,
+        )
+    }
+}
+
 /// Travels with an awaitable's result: called (by `_resolve` or
 /// `zkrecipes._undoable`) when the awaiting task is gone, `keep()` once the
 /// caller has the result. Dropped with neither (a loop closed before it ran

@@ -30,6 +30,11 @@ enum Op {
     /// Takes an item and puts it back with `give_back`.
     GiveBack,
     Peek,
+    /// Batched takes: up to a few head items in one claim.
+    PollMany,
+    TakeMany,
+    /// A batched take whose future is dropped mid-way (the whole batch must come back).
+    CancelMany,
 }
 
 const CHAOS_OPS: &[(Op, u32)] = &[
@@ -41,6 +46,9 @@ const CHAOS_OPS: &[(Op, u32)] = &[
     (Op::CancelPoll, 10),
     (Op::GiveBack, 6),
     (Op::Peek, 4),
+    (Op::PollMany, 8),
+    (Op::TakeMany, 8),
+    (Op::CancelMany, 6),
 ];
 
 /// In the calm phase no take is dropped and nothing given back: the order
@@ -78,6 +86,16 @@ pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: DistributedQ
         let taken = take(&ctx, &mut rng, queue, op).await;
         let line = match taken {
             Taken::Item { id, at_us } => format!("GOT {id} {} {me} {at_us}", ctx.name),
+            // One GOT per item of a batch (the first ends the take).
+            Taken::Items { ids, at_us } if !ids.is_empty() => {
+                let (last, before) = ids.split_last().expect("not empty");
+                for id in before {
+                    link.ask(format!("GOT {id} {} {me} {at_us}", ctx.name))
+                        .await;
+                }
+                format!("GOT {last} {} {me} {at_us}", ctx.name)
+            }
+            Taken::Items { .. } => format!("TAKEN {} {me} none", ctx.name),
             Taken::Nothing => format!("TAKEN {} {me} none", ctx.name),
             Taken::Cancelled => format!("TAKEN {} {me} cancelled", ctx.name),
             Taken::GaveBack => format!("TAKEN {} {me} gaveback", ctx.name),
@@ -93,6 +111,11 @@ enum Taken {
     /// across processes, free of the delay of reporting it.
     Item {
         id: String,
+        at_us: u64,
+    },
+    /// A batch, in queue order (empty: nothing there).
+    Items {
+        ids: Vec<String>,
         at_us: u64,
     },
     Nothing,
@@ -180,6 +203,42 @@ async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op) -> Tak
                     }
                 }
                 other => data(ctx, "poll_item", item(other)),
+            }
+        }
+        Op::PollMany | Op::TakeMany | Op::CancelMany => {
+            let max = rng.usize(1..8);
+            let got = match op {
+                Op::PollMany => {
+                    watched(ctx, "poll_many", Duration::ZERO, queue.poll_many(max)).await
+                }
+                Op::TakeMany => {
+                    let t = timeout(rng, ctx.rtt);
+                    watched(ctx, "take_many", t, queue.take_many(max, t)).await
+                }
+                _ => {
+                    let after = cancel_after(rng, ctx.rtt);
+                    match tokio::time::timeout(after, queue.take_many(max, None)).await {
+                        Ok(got) => got,
+                        Err(_) => return Taken::Cancelled,
+                    }
+                }
+            };
+            match got {
+                Ok(items) => Taken::Items {
+                    at_us: now_us(),
+                    ids: items
+                        .iter()
+                        .map(|item| String::from_utf8_lossy(&item.data).into_owned())
+                        .collect(),
+                },
+                Err(err) if is_timeout(&err) => {
+                    ctx.violation(format!("queue batched take answered TIMEOUT: {err}"));
+                    Taken::Error(err.code())
+                }
+                Err(err) => {
+                    ctx.error("queue.take_many", &err);
+                    Taken::Error(err.code())
+                }
             }
         }
         Op::Peek => Taken::Nothing,

@@ -1,5 +1,6 @@
 package io.zkrecipes;
 
+import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -55,10 +56,12 @@ public final class DistributedQueue extends NativeObject {
         return Native.join(with(h -> Native.<T>start(f -> Native.queueHead(h, op, f), this::giveBack)));
     }
 
-    /** An item taken for a caller that gave up (cancel, timeout, interrupt) goes back to its place. */
+    /** Items taken for a caller that gave up (cancel, timeout, interrupt) go back to their places. */
     private void giveBack(Object taken) {
         if (taken instanceof Native.Item item) {
             with(h -> Native.queueGiveBack(h, item.name(), item.data(), new CompletableFuture<>()));
+        } else if (taken instanceof Native.Items items) {
+            items.items().forEach(this::giveBack);
         }
     }
 
@@ -111,6 +114,36 @@ public final class DistributedQueue extends NativeObject {
 
     private Native.Op<byte[]> takeOp(boolean forever, long timeoutNanos) {
         return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack));
+    }
+
+    /**
+     * Removes up to {@code max} items (1 to 1000) from the head, in queue order, in one
+     * transaction (one write for the batch); an empty list when the queue is empty.
+     *
+     * @throws ZkException {@code INVALID_ARGUMENT} for a {@code max} out of range
+     */
+    public List<byte[]> pollMany(int max) {
+        return Native.join(manyOp(max, false, false, 0));
+    }
+
+    /**
+     * Waits up to {@code timeout} for an item, then takes up to {@code max} as {@link #pollMany}
+     * does; an empty list if none came. An interrupt withdraws the wait, and a batch taken
+     * meanwhile goes back.
+     */
+    public List<byte[]> takeMany(int max, long timeout, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        return Native.joinInterruptibly(manyOp(max, true, false, unit.toNanos(timeout)));
+    }
+
+    /** {@link #takeMany} without a bound; cancelling the future gives a batch taken meanwhile back. */
+    public CompletableFuture<List<byte[]>> takeManyAsync(int max) {
+        return manyOp(max, true, true, 0).future();
+    }
+
+    private Native.Op<List<byte[]>> manyOp(int max, boolean wait, boolean forever, long timeoutNanos) {
+        return with(h -> Native.<List<byte[]>>start(
+                f -> Native.queueMany(h, max, wait, forever, timeoutNanos, f), this::giveBack));
     }
 
     /** The directory's child count: one request at any depth (a foreign child is counted too). */

@@ -58,6 +58,23 @@ final class Native {
     /** What a take or poll completes with: the payload, and the name that gives it back. */
     record Item(String name, byte[] data) {}
 
+    /** A batch of queue items, in queue order. */
+    record Items(java.util.List<Item> items) {
+        static Items unpacked(byte[] packed) {
+            java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(packed);
+            java.util.List<Item> items = new java.util.ArrayList<>();
+            while (buffer.hasRemaining()) {
+                String name = new String(ChildData.bytes(buffer), java.nio.charset.StandardCharsets.UTF_8);
+                items.add(new Item(name, ChildData.bytes(buffer)));
+            }
+            return new Items(items);
+        }
+
+        java.util.List<byte[]> data() {
+            return items.stream().map(Item::data).toList();
+        }
+    }
+
     private static native void init();
     /** The native library's version: must be the JAR's. */
     static native String version();
@@ -106,6 +123,7 @@ final class Native {
     static native int queueMaxPayload(long queue);
     static native long queueOffer(long queue, byte[] data, CompletableFuture<Object> f);
     static native long queueHead(long queue, int op, CompletableFuture<Object> f);
+    static native long queueMany(long queue, long max, boolean wait, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long queueTake(long queue, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long queueGiveBack(long queue, String name, byte[] data, CompletableFuture<Object> f);
 
@@ -215,6 +233,7 @@ final class Native {
             case 3 -> f.complete(bytes);
             case 4 -> f.complete(text);
             case 5 -> f.complete(new Item(text, bytes));
+            case 6 -> f.complete(Items.unpacked(bytes));
             default -> f.completeExceptionally(error(number, text));
         }
     }
@@ -409,7 +428,8 @@ final class Native {
                 outer.completeExceptionally(error);
                 return;
             }
-            Object delivered = value instanceof Item item ? item.data() : value;
+            Object delivered = value instanceof Item item ? item.data()
+                : value instanceof Items items ? items.data() : value;
             if (!outer.complete((T) delivered)) {
                 undoOnce.accept(value);
             }

@@ -172,4 +172,80 @@ class QueueIT {
             assertArrayEquals(b("after"), q.poll(), "the cancelled take consumed nothing");
         }
     }
+
+    private static List<String> texts(List<byte[]> items) {
+        return items.stream().map(b -> new String(b, StandardCharsets.UTF_8)).toList();
+    }
+
+    @Test
+    void batchedTakesInOrderWithBadSizesRefused() throws Exception {
+        try (Client c = Zk.client(); Client other = Zk.client()) {
+            String dir = Zk.path("q-batch");
+            DistributedQueue q = new DistributedQueue(c, dir);
+            for (int i = 0; i < 12; i++) {
+                q.offer(b("item-" + i));
+            }
+            for (int bad : new int[] {0, 1001, -1}) {
+                ZkException e = assertThrows(ZkException.class, () -> q.pollMany(bad));
+                assertEquals(ZkException.Code.INVALID_ARGUMENT, e.getCode());
+                assertTrue(e.getMessage().contains("between 1 and 1000"), e.getMessage());
+            }
+            assertEquals(List.of("item-0", "item-1", "item-2", "item-3", "item-4"), texts(q.pollMany(5)));
+            assertEquals(List.of("item-5", "item-6", "item-7", "item-8", "item-9"), texts(q.takeMany(5, 0, TimeUnit.SECONDS)));
+            assertEquals(List.of("item-10", "item-11"), texts(q.takeMany(5, 1, TimeUnit.SECONDS)));
+            assertEquals(List.of(), q.pollMany(5));
+            assertEquals(List.of(), q.takeMany(5, 50, TimeUnit.MILLISECONDS));
+            var waiting = q.takeManyAsync(100);
+            new DistributedQueue(other, dir).offer(b("wake"));
+            assertEquals(List.of("wake"), texts(waiting.get(30, TimeUnit.SECONDS)));
+        }
+    }
+
+    /** A batched take interrupted or cancelled at any moment: every item once, taken or still queued. */
+    @Test
+    void abandonedBatchedTakesLoseNothing() throws Exception {
+        String dir = Zk.path("q-batch-abandon");
+        List<String> got = Collections.synchronizedList(new ArrayList<>());
+        try (Client c = Zk.client()) {
+            DistributedQueue q = new DistributedQueue(c, dir);
+            for (int i = 0; i < 40; i++) {
+                q.offer(b(String.format("item-%02d", i)));
+            }
+            for (int round = 0; round < 200 && got.size() < 40; round++) {
+                int max = 1 + round % 6;
+                if (round % 2 == 0) {
+                    var future = q.takeManyAsync(max);
+                    future.cancel(true);
+                    if (!future.isCancelled()) {
+                        got.addAll(texts(future.join()));
+                    }
+                } else {
+                    Thread taker = new Thread(() -> {
+                        try {
+                            got.addAll(texts(q.takeMany(max, 5, TimeUnit.SECONDS)));
+                        } catch (InterruptedException e) {
+                            // withdrawn: the batch, if any, goes back
+                        }
+                    });
+                    taker.start();
+                    taker.interrupt();
+                    taker.join(30_000);
+                    assertFalse(taker.isAlive());
+                }
+            }
+        } // close waits for batches on their way back
+        try (Client c = Zk.client()) {
+            DistributedQueue q = new DistributedQueue(c, dir);
+            for (List<byte[]> rest = q.pollMany(100); !rest.isEmpty(); rest = q.pollMany(100)) {
+                got.addAll(texts(rest));
+            }
+        }
+        List<String> sorted = new ArrayList<>(got);
+        Collections.sort(sorted);
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            expected.add(String.format("item-%02d", i));
+        }
+        assertEquals(expected, sorted, "every item exactly once");
+    }
 }

@@ -2,6 +2,7 @@ package io.zkrecipes.kotlin
 
 import io.zkrecipes.kotlin.ffi.NativeQueue
 import io.zkrecipes.kotlin.ffi.NativeTaken
+import io.zkrecipes.kotlin.ffi.NativeTakenMany
 import kotlin.time.Duration
 
 /**
@@ -30,6 +31,19 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
     suspend fun take(timeout: Duration): ByteArray? =
         obtaining(NativeTaken::close) { native.take(timeout.toMillisOrNull(), it) }?.let(::handOver)
 
+    /**
+     * Takes up to [max] items (1 to 1000) from the head, in queue order, in one transaction (one
+     * write for the batch); empty when the queue is. A batch taken for a cancelled coroutine goes
+     * back. [ZkException.InvalidArgument] for a [max] out of range.
+     */
+    suspend fun pollMany(max: Int): List<ByteArray> =
+        obtaining(NativeTakenMany::close) { native.pollMany(max.toLong(), it) }?.let(::handOverMany) ?: emptyList()
+
+    /** Waits up to [timeout] for an item, then takes up to [max] as [pollMany] does; empty if none came. */
+    suspend fun takeMany(max: Int, timeout: Duration = Duration.INFINITE): List<ByteArray> =
+        obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toMillisOrNull(), it) }
+            ?.let(::handOverMany) ?: emptyList()
+
     /** Items in the queue (one request). */
     suspend fun size(): Int = native { native.size() }.toInt()
 
@@ -41,4 +55,6 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
 
     // Closing a taken item that was never handed over puts it back (see `obtaining`).
     private fun handOver(taken: NativeTaken): ByteArray = taken.use { it.data() }
+
+    private fun handOverMany(taken: NativeTakenMany): List<ByteArray> = taken.use { it.data() }
 }

@@ -73,6 +73,51 @@ class QueueElectionIT {
     }
 
     @Test
+    fun batchedTakesInOrderWithBadSizesRefused(): Unit = runBlocking {
+        Zk.client().use { client ->
+            client.queue(Zk.path("queue-batch")).use { q ->
+                repeat(7) { q.offer("item-$it".toByteArray()) }
+                for (bad in listOf(0, 1001, -1)) {
+                    val e = assertThrows<ZkException.InvalidArgument> { runBlocking { q.pollMany(bad) } }
+                    assertTrue(e.message!!.contains("between 1 and 1000"), e.message)
+                }
+                assertEquals(listOf("item-0", "item-1", "item-2"), q.pollMany(3).map { it.decodeToString() })
+                assertEquals(listOf("item-3", "item-4", "item-5"), q.takeMany(3, 0.milliseconds).map { it.decodeToString() })
+                assertEquals(listOf("item-6"), q.takeMany(3).map { it.decodeToString() })
+                assertEquals(listOf<ByteArray>(), q.pollMany(3))
+                assertEquals(listOf<ByteArray>(), q.takeMany(3, 50.milliseconds))
+            }
+        }
+    }
+
+    @Test
+    fun cancelledBatchedTakesLoseNothing(): Unit = runBlocking(Dispatchers.Default) {
+        val path = Zk.path("queue-batch-cancel")
+        val expected = (0 until 40).map { "item-%02d".format(it) }
+        val got = Collections.synchronizedList(mutableListOf<String>())
+        Zk.client().use { client ->
+            val q = client.queue(path)
+            expected.forEach { q.offer(it.toByteArray()) }
+            for (round in 0 until 200) {
+                if (got.size == expected.size) break
+                val max = 1 + round % 6
+                val taking = launch { got.addAll(q.takeMany(max, 5.seconds).map { it.decodeToString() }) }
+                delay((round % 4).toLong())
+                taking.cancelAndJoin()
+            }
+        } // close waits for batches on their way back
+        Zk.client().use { client ->
+            val q = client.queue(path)
+            while (true) {
+                val rest = q.pollMany(100)
+                if (rest.isEmpty()) break
+                got.addAll(rest.map { it.decodeToString() })
+            }
+        }
+        assertEquals(expected, got.sorted(), "every item exactly once")
+    }
+
+    @Test
     fun electionHandsOverWhenTheLeaderStops(): Unit = runBlocking {
         Zk.client().use { a ->
             Zk.client().use { b ->
