@@ -339,10 +339,12 @@ async fn main() -> zkrecipes::Result<()> {
                 summary(&mut samples)
             );
         }
-        // 5. Queue: drain n items with `consumers` consumers (offering is set-up).
+        // 5. Queue: drain n items with `consumers` consumers (offering is set-up), each taking
+        // one item at a time, or `batch` at a time (`poll_many`) when given.
         "queue" => {
             let consumers: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(1);
-            let dir = format!("{root}/queue-{n}-{consumers}");
+            let batch: usize = args.get(5).map(|s| s.parse().unwrap()).unwrap_or(0);
+            let dir = format!("{root}/queue-{n}-{consumers}-{batch}");
             let producer = connect(zk).await;
             let q = DistributedQueue::new(&producer, &dir)?;
             let offer_started = Instant::now();
@@ -372,8 +374,18 @@ async fn main() -> zkrecipes::Result<()> {
                 .map(|q| {
                     let taken = taken.clone();
                     tokio::spawn(async move {
-                        while q.poll().await.unwrap().is_some() {
-                            taken.fetch_add(1, Ordering::SeqCst);
+                        if batch > 0 {
+                            loop {
+                                let items = q.poll_many(batch).await.unwrap();
+                                if items.is_empty() {
+                                    break;
+                                }
+                                taken.fetch_add(items.len(), Ordering::SeqCst);
+                            }
+                        } else {
+                            while q.poll().await.unwrap().is_some() {
+                                taken.fetch_add(1, Ordering::SeqCst);
+                            }
                         }
                     })
                 })
