@@ -184,6 +184,10 @@ export declare class NativeQueue {
   remove(): Promise<Buffer>
   /** `null` when `timeoutMs` passed without an item. */
   take(timeoutMs?: number | undefined | null): Promise<Buffer | null>
+  /** Up to `max` head items in one transaction; `max` as given (the core checks the range). */
+  pollMany(max: number): Promise<Buffer[]>
+  /** `pollMany` once an item is there; empty when `timeoutMs` passed without one. */
+  takeMany(max: number, timeoutMs?: number | undefined | null): Promise<Buffer[]>
   close(): Promise<void>
   size(): Promise<number>
 }

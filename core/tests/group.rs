@@ -53,6 +53,14 @@ async fn a_persistent_node_comes_back_after_a_delete_with_its_latest_data() {
     assert_eq!(node.start().await.unwrap_err().code(), ErrorCode::Closed);
     let big = PersistentNode::new(&c, &path, NodeMode::Ephemeral, vec![0; 1 << 20]).unwrap_err();
     assert_eq!(big.code(), ErrorCode::InvalidArgument);
+    // The server's limit is the bound, not an identity's 16 KiB (found by the Kotlin review:
+    // a 16,385-byte payload was refused).
+    let large = PersistentNode::new(&c, &path, NodeMode::Ephemeral, vec![7; 900_000]).unwrap();
+    large.start().await.unwrap();
+    assert_eq!(zk.get_data(&path).await.unwrap().0.len(), 900_000);
+    large.set_data(vec![8; 100_000]).await.unwrap();
+    assert_eq!(zk.get_data(&path).await.unwrap().0, vec![8; 100_000]);
+    large.close().await.unwrap();
     let root = PersistentNode::new(&c, "/", NodeMode::Persistent, vec![]).unwrap_err();
     assert_eq!(root.code(), ErrorCode::InvalidPath);
 }
@@ -294,4 +302,51 @@ async fn a_close_right_after_the_start_leaves_no_node() {
         Vec::<String>::new(),
         "nothing outlives a close"
     );
+}
+
+/// Two objects of one client keep one ephemeral path in turn, as two sessions do: the second
+/// waits, never shares the first's node (found by the Kotlin review: the second's start
+/// returned at once, its set_data overwrote the first's payload and its close deleted the
+/// first's node).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_objects_of_one_client_keep_one_ephemeral_path_in_turn() {
+    let zk = raw().await;
+    let path = unique("pnode-turns");
+    let c = client().await;
+    let first = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"first".to_vec()).unwrap();
+    first.start().await.unwrap();
+    let second = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"second".to_vec()).unwrap();
+    let waiting = {
+        let second = second.clone();
+        tokio::spawn(async move { second.start().await })
+    };
+    // The second asks for its turn at once; while the first keeps the path, the node stays the
+    // first's whatever the second does.
+    second.set_data(b"second-2".to_vec()).await.unwrap();
+    assert_eq!(second.actual_path(), None, "the second never took the node");
+    assert_eq!(zk.get_data(&path).await.unwrap().0, b"first");
+    assert!(!waiting.is_finished());
+    first.close().await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the second's turn came")
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, path);
+    assert_eq!(zk.get_data(&path).await.unwrap().0, b"second-2");
+    // A third that is closed while it waits deletes nothing of the second's.
+    let third = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"third".to_vec()).unwrap();
+    let starting = {
+        let third = third.clone();
+        tokio::spawn(async move { third.start().await })
+    };
+    third.close().await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), starting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.unwrap_err().code(), ErrorCode::Closed);
+    assert_eq!(zk.get_data(&path).await.unwrap().0, b"second-2");
+    second.close().await.unwrap();
+    assert_eq!(zk.check_stat(&path).await.unwrap(), None);
 }

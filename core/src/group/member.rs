@@ -62,12 +62,12 @@ impl GroupMember {
     /// The view then holds this member too: a subscriber after `start` never hears its own
     /// join.
     pub async fn start(&self) -> Result<()> {
-        self.cache.start().await?;
+        self.cache.start().await.map_err(as_member)?;
         let mut events = self.cache.subscribe();
-        let ours = self.node.start().await?;
+        let ours = self.node.start().await.map_err(as_member)?;
         while self.cache.get(&ours).is_none() {
             if events.recv().await.is_none() {
-                return Err(Error::new(ErrorCode::Closed, "the group member was closed"));
+                return Err(closed());
             }
         }
         Ok(())
@@ -120,5 +120,19 @@ impl std::fmt::Debug for GroupMember {
             .field("group", &self.group)
             .field("id", &self.id)
             .finish()
+    }
+}
+
+fn closed() -> Error {
+    Error::new(ErrorCode::Closed, "the group member was closed")
+}
+
+/// The member's parts (its view, its node) close with it: their `CLOSED` is the member's,
+/// named as such (found by the Kotlin review: "the cache was closed").
+fn as_member(err: Error) -> Error {
+    if err.code() == ErrorCode::Closed && !err.message().contains("client") {
+        closed()
+    } else {
+        err
     }
 }

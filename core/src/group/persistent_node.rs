@@ -5,7 +5,9 @@
 //! - An ephemeral node of the name that belongs to another session is never taken over
 //!   (Curator's `PersistentNode` adopts it, so two processes believe they own one node): the
 //!   node waits until that one is gone, then creates its own. One of this session (a create
-//!   whose reply was lost) is adopted. A persistent node of the name is adopted and given this
+//!   whose reply was lost) is adopted. Two objects of one client keep one ephemeral path in
+//!   turn, as two sessions do: the second waits until the first is closed or dropped (both
+//!   would otherwise take the node for their own, and the second's close delete the first's). A persistent node of the name is adopted and given this
 //!   node's data, as Curator does.
 //! - A sequential node is created under Curator's protected name (`_c_<uuid>-<name>`), so a
 //!   create whose reply was lost is found again by its marker, never made twice.
@@ -78,6 +80,59 @@ struct Shared {
     /// Held by the keeper from a create's sending until its outcome is known: `close` waits
     /// for it, so a create on its way never lands after `close` returned.
     making: tokio::sync::Mutex<()>,
+    /// This object's turn at an ephemeral path among the objects of its client, from before
+    /// its first create until its node is deleted.
+    turn: Mutex<Option<Turn>>,
+}
+
+/// The ephemeral paths kept by live `PersistentNode`s, by client: a node of this session at the
+/// path is this object's own only while it holds the turn.
+static TURNS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+static TURN_FREED: std::sync::LazyLock<tokio::sync::Notify> =
+    std::sync::LazyLock::new(tokio::sync::Notify::new);
+
+struct Turn {
+    client: u64,
+    path: String,
+}
+
+impl Turn {
+    /// Waits for the turn at `path` among the objects of `client`; `None` once it is closed.
+    async fn take(client: &Client, path: &str) -> Option<Turn> {
+        loop {
+            let freed = TURN_FREED.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut turns = TURNS.lock().unwrap();
+                let key = (client.id(), path.to_string());
+                if !turns.contains(&key) {
+                    turns.push(key);
+                    return Some(Turn {
+                        client: client.id(),
+                        path: path.to_string(),
+                    });
+                }
+            }
+            tracing::info!(
+                "persistent node {path}: kept by another object of this client; waiting"
+            );
+            tokio::select! {
+                () = freed => {}
+                () = client.closed() => return None,
+            }
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        TURNS
+            .lock()
+            .unwrap()
+            .retain(|(client, path)| *client != self.client || *path != self.path);
+        TURN_FREED.notify_waiters();
+    }
 }
 
 impl PersistentNode {
@@ -97,7 +152,7 @@ impl PersistentNode {
             ));
         }
         client.check_open()?;
-        check_data(&data)?;
+        check_data(client, path, &data)?;
         let shared = Shared {
             client: client.clone(),
             path: path.to_string(),
@@ -109,6 +164,7 @@ impl PersistentNode {
             keeper: Mutex::new(None),
             closed: Mutex::new(false),
             making: tokio::sync::Mutex::new(()),
+            turn: Mutex::new(None),
         };
         Ok(PersistentNode {
             shared: Arc::new(shared),
@@ -177,7 +233,7 @@ impl PersistentNode {
 
     /// The data the node is (re-)created with, written now if the node exists.
     pub async fn set_data(&self, data: Vec<u8>) -> Result<()> {
-        check_data(&data).map_err(|err| self.about(err))?;
+        check_data(&self.shared.client, &self.shared.path, &data).map_err(|err| self.about(err))?;
         if let Some(err) = self.stopped() {
             return Err(self.about(err));
         }
@@ -212,17 +268,26 @@ impl PersistentNode {
         }
         drop(making);
         let actual = self.shared.actual.send_replace(None);
+        // Released once the node is deleted, so the next object of this client never adopts a
+        // node that is about to go.
+        let turn = self.shared.turn.lock().unwrap().take();
+        if self.shared.needs_turn() && turn.is_none() {
+            // Never had the turn: whatever node of this session is there is another object's.
+            return Ok(());
+        }
         let leftover = match actual {
             Some(path) => Some(path),
             // A create whose outcome was unknown (its reply lost) may have made one.
             None => self.shared.leftover().await,
         };
-        match leftover {
+        let deleted = match leftover {
             Some(path) => delete_confirmed(&self.shared.client, &path)
                 .await
                 .map_err(|err| self.about(err)),
             None => Ok(()),
-        }
+        };
+        drop(turn);
+        deleted
     }
 
     fn about(&self, err: Error) -> Error {
@@ -232,11 +297,17 @@ impl PersistentNode {
     }
 }
 
-fn check_data(data: &[u8]) -> Result<()> {
-    if data.len() > crate::MAX_NODE_DATA {
+/// Room for the request header, the ACL and the protected name's `_c_<uuid>-` prefix.
+const NODE_OVERHEAD: usize = 1024;
+
+/// The largest data a create of `path` carries in one server packet (the server's 1 MiB
+/// `jute.maxbuffer`), with room for the request, a sequential name's protection prefix and the
+/// ACL: the same bound as a queue item's, far above any payload a member needs.
+fn check_data(client: &Client, path: &str, data: &[u8]) -> Result<()> {
+    let limit = crate::MAX_PACKET - NODE_OVERHEAD - path.len() - client.chroot_len();
+    if data.len() > limit {
         return Err(Error::invalid_argument(format!(
-            "a node's data is at most {} bytes, this is {}",
-            crate::MAX_NODE_DATA,
+            "a node's data is at most {limit} bytes here, this is {}",
             data.len()
         )));
     }
@@ -267,6 +338,23 @@ async fn keep(shared: Weak<Shared>) {
     };
     let mut states = client.state_changes();
     let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
+    if let Some(path) = shared
+        .upgrade()
+        .filter(|node| node.needs_turn())
+        .map(|node| node.path.clone())
+    {
+        let Some(turn) = Turn::take(&client, &path).await else {
+            return;
+        };
+        let Some(node) = shared.upgrade() else { return };
+        *node.turn.lock().unwrap() = Some(turn);
+        // A close that looked for the turn before it was stored: it is not kept for nothing
+        // (`close` marks the object closed before it looks).
+        if *node.closed.lock().unwrap() {
+            node.turn.lock().unwrap().take();
+            return;
+        }
+    }
     loop {
         // A usable session.
         loop {
@@ -329,6 +417,12 @@ async fn keep(shared: Weak<Shared>) {
 }
 
 impl Shared {
+    /// An ephemeral node of a fixed name is kept by one object of a client at a time (a
+    /// sequential one has a name of its own).
+    fn needs_turn(&self) -> bool {
+        self.mode == NodeMode::Ephemeral
+    }
+
     /// A node of this object's that a create with a lost reply may have made: an ephemeral one
     /// of this session, or a sequential one with this object's marker. (A persistent node of
     /// the name cannot be told from another process's and is left.)

@@ -32,7 +32,11 @@ class SharedCount(client: Client, path: String, seed: Int = 0) : AutoCloseable {
     /** Creates the node with the seed if it is missing, reads it and follows it. Twice: nothing more. */
     suspend fun start() = native { native.start() }
 
-    /** The cached value. [ZkException.InvalidArgument] before [start], [ZkException.Closed] once closed. */
+    /**
+     * The cached value. [ZkException.InvalidArgument] before [start], [ZkException.Closed] once
+     * this count is closed; after its client's close it answers the last value read (as Curator's
+     * `SharedCount` does), and every write is [ZkException.Closed].
+     */
     val count: Int get() = versioned().value
 
     /** The cached value with its version, for [trySet]. */
