@@ -29,7 +29,7 @@ pub use options::{
     Auth, ClientOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT, MAX_NODE_DATA,
     MAX_PACKET,
 };
-pub(crate) use recipes::{delete_confirmed, expired, while_usable, with_deadline};
+pub(crate) use recipes::{delete_confirmed, expired, let_watch_fire, while_usable, with_deadline};
 use session::chroot_len;
 pub use state::ConnectionState;
 

@@ -347,6 +347,16 @@ pub(crate) fn expired() -> Error {
 }
 
 /// Bounds `future` by `deadline` (`None` = unbounded) with a `TIMEOUT` error.
+/// Lets a watch that is no longer needed fire on its own, in the background. Dropped unfired, it
+/// would cost a request: zookeeper-client 0.11 sends `removeWatches` when the last watcher of a
+/// path goes (one request per waiter under contention, issue 32); it fires with the next change
+/// of what it watches, or ends with the session.
+pub(crate) fn let_watch_fire(watch: zk::OneshotWatcher) {
+    runtime::handle().spawn(async move {
+        let _ = watch.changed().await;
+    });
+}
+
 pub(crate) async fn with_deadline<T>(
     deadline: Option<Instant>,
     future: impl Future<Output = T>,

@@ -16,7 +16,7 @@ use zookeeper_client as zk;
 use super::contenders;
 use super::write_lock::{LockCore, Owner};
 use crate::backoff::Backoff;
-use crate::client::{delete_confirmed, expired, Client};
+use crate::client::{delete_confirmed, expired, let_watch_fire, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
@@ -123,8 +123,11 @@ impl Attempt {
                 return Ok(None);
             }
             self.looked.send_replace(true);
-            // A waiter must not keep the child watch: it would wake on every join.
-            created.children_watch = None;
+            // A waiter must not keep the child watch: it would wake on every join. Nor drop
+            // it unfired: that costs a request.
+            if let Some(watch) = created.children_watch.take() {
+                let_watch_fire(watch);
+            }
             let blocker = blocker.name.clone();
             // Nor the listing: W waiters each keeping W names grew as W².
             drop(contenders);
