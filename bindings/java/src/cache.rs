@@ -77,7 +77,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            tasks::begun(async move { cache.start().await }),
+            zkrecipes::ffi::begun(async move { cache.start().await }),
             |()| Value::Null,
         ))
     }

@@ -52,7 +52,7 @@ export! {
         Ok(match op {
             0 => tasks::spawn(
                 future,
-                tasks::begun(async move { node.start().await }),
+                zkrecipes::ffi::begun(async move { node.start().await }),
                 Value::Text,
             ),
             _ => tasks::spawn(future, async move { node.close().await }, |()| Value::Null),
@@ -106,7 +106,7 @@ export! {
         Ok(match op {
             0 => tasks::spawn(
                 future,
-                tasks::begun(async move { member.start().await }),
+                zkrecipes::ffi::begun(async move { member.start().await }),
                 |()| Value::Null,
             ),
             _ => tasks::spawn(future, async move { member.close().await }, |()| Value::Null),

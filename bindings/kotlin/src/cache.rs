@@ -8,7 +8,8 @@ use zkrecipes::{Cache, CacheEvent, CachedNode, Error, ErrorCode, NodeStat};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
-use crate::tasks::{begun, run};
+use crate::tasks::run;
+use zkrecipes::ffi::begun;
 
 /// The node's `Stat` as the server sent it.
 #[derive(uniffi::Record)]

@@ -7,7 +7,8 @@ use zkrecipes::{GroupMember, NodeMode, PersistentNode};
 use crate::cache::NativeCacheEvents;
 use crate::client::NativeClient;
 use crate::errors::Result;
-use crate::tasks::{begun, run};
+use crate::tasks::run;
+use zkrecipes::ffi::begun;
 
 #[derive(uniffi::Enum)]
 pub enum NativeNodeMode {

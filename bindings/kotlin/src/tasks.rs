@@ -86,29 +86,6 @@ where
     outcome(joined)
 }
 
-/// `operation`, polled once here, when the call is made, so that what it does before its first
-/// wait happens then: the core's `Cache::start`, `PersistentNode::start` and
-/// `GroupMember::start` launch what goes on after a cancel only when first polled, and a call
-/// cancelled before its task first ran would never have launched it.
-pub fn begun<F>(operation: F) -> impl Future<Output = F::Output> + Send + 'static
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let _context = zkrecipes::runtime::runtime().enter();
-    let mut operation = Box::pin(operation);
-    // The task polls it again at once: a wake-up given to this waker is never needed.
-    let first = operation
-        .as_mut()
-        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
-    async move {
-        match first {
-            std::task::Poll::Ready(done) => done,
-            std::task::Poll::Pending => operation.await,
-        }
-    }
-}
-
 struct AbortOnDrop(AbortHandle);
 
 impl Drop for AbortOnDrop {

@@ -24,6 +24,29 @@ pub use queue::HandedQueue;
 use crate::error::{Error, Result};
 use crate::work_queue::{bad_max_deliveries, bad_prefetch, WorkQueueOptions, MAX_PREFETCH};
 
+/// `operation`, polled once here, on the caller's thread, so that what it does before its first
+/// wait happens when called: `Cache::start`, `PersistentNode::start` and `GroupMember::start`
+/// launch what goes on after a cancel only when first polled, and an operation a binding's caller
+/// cancelled before its task first ran would never have launched it.
+pub fn begun<F>(operation: F) -> impl std::future::Future<Output = F::Output> + Send + 'static
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let _context = crate::runtime::runtime().enter();
+    let mut operation = Box::pin(operation);
+    // The task polls it again at once: a wake-up given to this waker is never needed.
+    let first = operation
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    async move {
+        match first {
+            std::task::Poll::Ready(done) => done,
+            std::task::Poll::Pending => operation.await,
+        }
+    }
+}
+
 /// A latch participant's id as a binding received it: the caller's, or this client's identity
 /// (host and process, as an election member's) when it gave none.
 pub fn latch_id(client: &crate::Client, id: Option<&str>) -> String {

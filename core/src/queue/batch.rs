@@ -255,13 +255,7 @@ impl Inner {
                 Err(zk::MultiWriteError::RequestFailed { source })
                     if Error::from(source.clone()).is_connection_loss() =>
                 {
-                    self.client.await_usable(session, None).await?;
-                    let m = marker.as_str();
-                    let ours = self
-                        .client
-                        .retrying(None, |zk| async move { zk.check_stat(m).await })
-                        .await?;
-                    if ours.is_some() {
+                    if self.claim_applied(session, &marker).await? {
                         return Ok((items, Some(marker)));
                     }
                     // Not applied: claimed again, without the items taken meanwhile.

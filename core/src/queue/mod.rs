@@ -600,13 +600,7 @@ impl Inner {
                 Err(zk::MultiWriteError::RequestFailed { source })
                     if Error::from(source.clone()).is_connection_loss() =>
                 {
-                    self.client.await_usable(session, None).await?;
-                    let m = marker.as_str();
-                    let ours = self
-                        .client
-                        .retrying(None, |zk| async move { zk.check_stat(m).await })
-                        .await?;
-                    if ours.is_some() {
+                    if self.claim_applied(session, &marker).await? {
                         return Ok(Claim {
                             claimed: true,
                             marker: Some(marker),
@@ -618,6 +612,17 @@ impl Inner {
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
+    }
+
+    /// After a claim transaction's reply was lost: whether the server applied it (its new claim
+    /// marker exists), asked once `session` is usable again.
+    async fn claim_applied(&self, session: i64, marker: &str) -> Result<bool> {
+        self.client.await_usable(session, None).await?;
+        let ours = self
+            .client
+            .retrying(None, |zk| async move { zk.check_stat(marker).await })
+            .await?;
+        Ok(ours.is_some())
     }
 
     /// Re-creates a claimed item under its own name and drops our claim
