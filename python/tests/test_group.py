@@ -115,7 +115,8 @@ def test_a_listener_may_call_back_into_its_member(make_client, path):
         # before this member's view reads again are coalesced away (failed under load).
         assert joined.wait(DEADLINE)
     assert done.wait(DEADLINE)
-    assert seen == [("CREATED", "me", ["me"]), ("CREATED", "other", ["me", "other"]), ("DELETED", "other", ["me"])]
+    # The listener's own set_payload is heard next (CHANGED me), maybe before this line runs.
+    assert seen[:3] == [("CREATED", "me", ["me"]), ("CREATED", "other", ["me", "other"]), ("DELETED", "other", ["me"])]
     member.remove_listener(listener)
     member.close()
 
