@@ -339,6 +339,15 @@ def rust(code: str, where: str, tmp: Path) -> None:
 
             [workspace]
 
+            # As in the workspace, so that the example reuses what the workspace built: without
+            # these, every dependency (the TLS crypto library's C code too) was built again with
+            # full debug info, a minute and a half of the suite's critical path.
+            [profile.dev]
+            debug = "line-tables-only"
+
+            [profile.dev.package.aws-lc-sys]
+            debug = false
+
             # As in the workspace: Kerberos opened at run time (tools/gssapi-runtime).
             [patch.crates-io]
             libgssapi-sys = {{ path = "{REPO / 'tools' / 'gssapi-runtime'}" }}
