@@ -32,14 +32,29 @@ now_us() { echo "${EPOCHREALTIME/./}"; }
 tenths() { printf '%d.%d' $(($1 / 1000000)) $((($1 % 1000000) / 100000)); }
 suite_started=$(now_us)
 
-# run_step LANE STEP: `make STEP`, recording start, duration and status in target/steps/STEP.
+# Seconds of CPU, from the children line of bash's `times` ("0m12.345s 0m1.234s").
+cpu_seconds() {
+  local user sys
+  read -r user sys
+  awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, p, "m"); sub("s", "", p[2]); return p[1] * 60 + p[2] }
+    BEGIN { printf "%d", sec(u) + sec(s) }'
+}
+
+# run_step LANE STEP: `make STEP`, recording start, duration, status and the CPU seconds its
+# processes used in target/steps/STEP (the machine has two cores: CPU, not waiting, is what
+# the suite's length is made of).
 run_step() {
-  local lane=$1 step=$2 started rc
+  local lane=$1 step=$2 started rc cpu
   started=$(now_us)
   echo "=== [$lane] $step" >&2
-  "$make_cmd" --no-print-directory "$step"
+  cpu=$(
+    "$make_cmd" --no-print-directory "$step" >&2
+    rc=$?
+    times | tail -1 | cpu_seconds
+    exit "$rc"
+  )
   rc=$?
-  echo "$lane $((started - suite_started)) $(($(now_us) - started)) $rc" >"$lane_dir/$step"
+  echo "$lane $((started - suite_started)) $(($(now_us) - started)) $rc ${cpu:-0}" >"$lane_dir/$step"
   [ "$rc" -eq 0 ] || echo "=== [$lane] $step FAILED ($rc)" >&2
   return "$rc"
 }
@@ -48,15 +63,16 @@ table() {
   {
     echo
     echo "== make test: wall time per step (the side lane runs beside the tests) =="
-    printf '  %-20s %-6s %8s %8s  %s\n' step lane 'start s' seconds result
-    local step lane start took rc
+    printf '  %-20s %-6s %8s %8s %8s  %s\n' step lane 'start s' seconds 'cpu s' result
+    local step lane start took rc cpu total_cpu=0
     for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}"; do
       [ -f "$lane_dir/$step" ] || continue
-      read -r lane start took rc <"$lane_dir/$step"
-      printf '  %-20s %-6s %8s %8s  %s\n' "$step" "$lane" "$(tenths "$start")" "$(tenths "$took")" \
+      read -r lane start took rc cpu <"$lane_dir/$step"
+      total_cpu=$((total_cpu + cpu))
+      printf '  %-20s %-6s %8s %8s %8s  %s\n' "$step" "$lane" "$(tenths "$start")" "$(tenths "$took")" "$cpu" \
         "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED ($rc)")"
     done
-    printf '  %-20s %-6s %8s %8s\n' total '' '' "$(tenths $(($(now_us) - suite_started)))"
+    printf '  %-20s %-6s %8s %8s %8s\n' total '' '' "$(tenths $(($(now_us) - suite_started)))" "$total_cpu"
   } >&2
 }
 
@@ -116,7 +132,7 @@ check_side() {
   local step lane rc
   for step in "${side[@]}"; do
     [ -f "$lane_dir/$step" ] || continue
-    read -r lane _ _ rc <"$lane_dir/$step"
+    read -r lane _ _ rc _ <"$lane_dir/$step"
     [ "$rc" -eq 0 ] || fail "$step failed"
   done
 }
@@ -132,7 +148,7 @@ for entry in "${tests[@]}"; do
       kill -0 "$builder" 2>/dev/null || [ -f "$lane_dir/$needs" ] || fail "the side lane ended before $needs"
       sleep 0.2
     done
-    read -r _ _ _ rc <"$lane_dir/$needs"
+    read -r _ _ _ rc _ <"$lane_dir/$needs"
     [ "$rc" -eq 0 ] || fail "$needs failed (needed by $step)"
   fi
   [ -f "$lane_dir/harness" ] && start_secure

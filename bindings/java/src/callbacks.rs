@@ -173,14 +173,18 @@ pub fn code_index(err: &zkrecipes::Error) -> i64 {
         .unwrap_or(zkrecipes::ErrorCode::ALL.len() - 1) as i64
 }
 
-/// Runs `call` on this (runtime) thread attached for the scope of the call
-/// only: a permanently attached non-daemon thread would keep the JVM alive.
-/// `Native.complete` and `Native.event` only hand over to Java's own threads
-/// (the callback pool, the client's listener thread): no user code runs here.
+/// Runs `call` on this (runtime) thread, attached to the JVM once for the
+/// thread's life as a daemon (see `DaemonAttachment`). `Native.complete` and
+/// `Native.event` only hand over to Java's own threads (the callback pool,
+/// the client's listener thread, a thread blocked in `join`): no user code
+/// runs here.
 fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>) {
     let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else {
         return;
     };
+    DaemonAttachment::ensure(&vm);
+    // Attached already, so this only borrows the attachment (a scoped one, should the daemon
+    // attachment have failed, as before).
     let _ = vm.attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
         let result = call(env, class);
         // Native.complete/event never throw; should something slip through,
@@ -190,4 +194,52 @@ fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Res
         }
         result
     });
+}
+
+/// This thread's attachment to the JVM as a daemon, made on its first call into Java and
+/// ended when the thread ends. Attaching costs the JVM a `java.lang.Thread` and its setup
+/// (tens of microseconds): once per operation it was a tenth of a Java lock cycle. A daemon,
+/// because an attached non-daemon thread keeps the JVM from exiting, and the runtime's
+/// threads live as long as the process (jni 0.22 attaches permanently only as non-daemon).
+struct DaemonAttachment(*mut jni::sys::JavaVM);
+
+thread_local! {
+    static DAEMON: std::cell::RefCell<Option<DaemonAttachment>> = const { std::cell::RefCell::new(None) };
+}
+
+impl DaemonAttachment {
+    fn ensure(vm: &JavaVM) {
+        let raw = vm.get_raw();
+        let _ = DAEMON.try_with(|daemon| {
+            let mut daemon = daemon.borrow_mut();
+            if daemon.is_some() {
+                return;
+            }
+            // SAFETY: `raw` is the live JVM (JavaVM::singleton); GetEnv and
+            // AttachCurrentThreadAsDaemon are callable from any thread.
+            unsafe {
+                let mut env = std::ptr::null_mut();
+                // A thread the JVM knows already (a Java thread calling in) is left as it is.
+                if ((**raw).v1_4.GetEnv)(raw, &mut env, jni::sys::JNI_VERSION_1_4)
+                    == jni::sys::JNI_OK
+                {
+                    return;
+                }
+                if ((**raw).v1_4.AttachCurrentThreadAsDaemon)(raw, &mut env, std::ptr::null_mut())
+                    == jni::sys::JNI_OK
+                {
+                    *daemon = Some(DaemonAttachment(raw));
+                }
+            }
+        });
+    }
+}
+
+impl Drop for DaemonAttachment {
+    fn drop(&mut self) {
+        // SAFETY: runs on the attached thread as it ends, outside any JNI call.
+        unsafe {
+            ((**self.0).v1_4.DetachCurrentThread)(self.0);
+        }
+    }
 }

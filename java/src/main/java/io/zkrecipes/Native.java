@@ -305,11 +305,21 @@ final class Native {
     /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events, 5 cache events. */
     static native String[] names(int list);
 
-    /** A started native operation: its future and the id that cancels it. */
-    record Op<T>(CompletableFuture<T> future, long task) {}
+    /**
+     * A started native operation: its future, the id that cancels it, and whether a thread
+     * blocks on it in {@link #join} (set there: the future is then nobody else's, so its result
+     * is handed over on the native thread that brought it, without a hop through
+     * {@link #CALLBACKS}).
+     */
+    record Op<T>(CompletableFuture<T> future, long task, AtomicBoolean joined) {
+        Op(CompletableFuture<T> future, long task) {
+            this(future, task, new AtomicBoolean());
+        }
+    }
 
     /** Waits without giving up on interrupts (re-asserted afterwards), like {@code Lock.lock()}. */
     static <T> T join(Op<T> op) {
+        op.joined().set(true);
         boolean interrupted = false;
         try {
             while (true) {
@@ -333,6 +343,7 @@ final class Native {
      * (and gives back whatever it obtained too late), and throws InterruptedException.
      */
     static <T> T joinInterruptibly(Op<T> op) throws InterruptedException {
+        op.joined().set(true);
         try {
             return op.future().get();
         } catch (InterruptedException e) {
@@ -422,25 +433,45 @@ final class Native {
             }
         };
         CompletableFuture<T> outer = new GivingUpFuture<>(gaveUp);
+        AtomicBoolean joined = new AtomicBoolean();
         task[0] = call.apply(inner);
-        inner.whenCompleteAsync((value, error) -> {
-            if (error != null) {
-                outer.completeExceptionally(error);
+        inner.whenComplete((value, error) -> {
+            if (!joined.get()) {
+                // The caller's future may have stages of the caller's: they never run here.
+                CALLBACKS.execute(() -> handOver(outer, value, error, undoOnce, false));
                 return;
             }
-            Object delivered = value instanceof Item item ? item.data()
-                : value instanceof Items items ? items.data() : value;
-            if (!outer.complete((T) delivered)) {
-                undoOnce.accept(value);
-            }
-        }, CALLBACKS);
+            // Only a thread blocked in join waits on this future: completing it here wakes that
+            // thread at once (two thread switches fewer per call), and an undo, which may block,
+            // still goes to CALLBACKS.
+            handOver(outer, value, error, undoOnce, true);
+        });
         // Other ways to fail the future (obtrudeException) still stop the operation.
         outer.whenComplete((value, error) -> {
             if (error != null) {
                 gaveUp.run();
             }
         });
-        return new Op<>(outer, task[0]);
+        return new Op<>(outer, task[0], joined);
+    }
+
+    /** Completes the caller's future with the native result; a result it gave up on is undone. */
+    @SuppressWarnings("unchecked")
+    private static <T> void handOver(CompletableFuture<T> outer, Object value, Throwable error, Consumer<Object> undo,
+            boolean onNativeThread) {
+        if (error != null) {
+            outer.completeExceptionally(error);
+            return;
+        }
+        Object delivered = value instanceof Item item ? item.data()
+            : value instanceof Items items ? items.data() : value;
+        if (!outer.complete((T) delivered)) {
+            if (onNativeThread) {
+                CALLBACKS.execute(() -> undo.accept(value));
+            } else {
+                undo.accept(value);
+            }
+        }
     }
 
     /** A caller's future whose cancel and completeExceptionally return only after the undo. */
