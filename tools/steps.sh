@@ -47,13 +47,16 @@ run_step() {
   local lane=$1 step=$2 started rc cpu
   started=$(now_us)
   echo "=== [$lane] $step" >&2
-  cpu=$(
-    "$make_cmd" --no-print-directory "$step" >&2
+  # `times` in the subshell that ran make: its children line is make's (a `times` in a pipe or
+  # a command substitution would report that new subshell's, none).
+  (
+    "$make_cmd" --no-print-directory "$step"
     rc=$?
-    times | tail -1 | cpu_seconds
+    times >"$lane_dir/.$step.times"
     exit "$rc"
   )
   rc=$?
+  cpu=$(tail -1 "$lane_dir/.$step.times" 2>/dev/null | cpu_seconds)
   echo "$lane $((started - suite_started)) $(($(now_us) - started)) $rc ${cpu:-0}" >"$lane_dir/$step"
   [ "$rc" -eq 0 ] || echo "=== [$lane] $step FAILED ($rc)" >&2
   return "$rc"
