@@ -97,6 +97,12 @@ impl Cmd {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
         let parent = unsafe { libc::getpid() };
+        // Started before CMD, and told CMD's group by CMD itself before it runs: a kill of us
+        // just after CMD started would otherwise come before any guardian (found by a test:
+        // 1 run in 10 left CMD's children), or before we told it the group (found under load:
+        // CMD had printed its first line, and our group was killed, before our write).
+        let mut guardian = Guardian::start();
+        let tell_guardian = guardian.as_ref().and_then(Guardian::pipe);
         // SAFETY: only async-signal-safe calls (sigprocmask, tcsetpgrp,
         // prctl, getppid, _exit) between fork and exec.
         unsafe {
@@ -111,29 +117,31 @@ impl Cmd {
                 if libc::getppid() != parent {
                     libc::_exit(exit::LOST);
                 }
+                if let Some(pipe) = tell_guardian {
+                    tell_group(pipe);
+                }
                 Ok(())
             });
         }
-        // Started before CMD and told CMD's group right after: a kill of
-        // us just after CMD started would otherwise come before any
-        // guardian (found by a test: 1 run in 10 left CMD's children).
-        let mut guardian = Guardian::start();
-        let child = command.spawn().map_err(|err| match err.kind() {
-            ErrorKind::NotFound => {
-                Failure::new(exit::NOT_FOUND, format!("{program}: command not found"))
-            }
-            ErrorKind::PermissionDenied => Failure::new(
-                exit::CANNOT_EXECUTE,
-                format!("{program}: permission denied"),
-            ),
-            _ => Failure::new(exit::CANNOT_EXECUTE, format!("{program}: {err}")),
-        })?;
+        let child = command
+            .spawn()
+            .map_err(|err| match err.kind() {
+                ErrorKind::NotFound => {
+                    Failure::new(exit::NOT_FOUND, format!("{program}: command not found"))
+                }
+                ErrorKind::PermissionDenied => Failure::new(
+                    exit::CANNOT_EXECUTE,
+                    format!("{program}: permission denied"),
+                ),
+                _ => Failure::new(exit::CANNOT_EXECUTE, format!("{program}: {err}")),
+            })
+            .inspect_err(|_| {
+                // CMD never ran: whatever group it told is gone.
+                if let Some(guardian) = guardian.take() {
+                    guardian.dismiss_now();
+                }
+            })?;
         let group = child.id().map_or(0, |id| id as i32);
-        if let Some(watching) = guardian.as_mut() {
-            if group <= 1 || !watching.watch(group) {
-                guardian = None;
-            }
-        }
         Ok(Cmd {
             child,
             group,
@@ -404,17 +412,21 @@ impl Guardian {
             .map(|process| Guardian { process })
     }
 
-    /// Names the group to kill; false if the guardian cannot be told.
-    fn watch(&mut self, group: i32) -> bool {
+    /// The pipe CMD tells its group through (`tell_group`, between fork and exec; the pipe is
+    /// closed on exec, so CMD does not keep it open).
+    fn pipe(&self) -> Option<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd;
-        let Some(pipe) = self.process.stdin.as_ref() else {
-            return false;
-        };
-        let line = format!("{group}\n");
-        // SAFETY: a write of a few bytes to the empty pipe we own (it never
-        // blocks), outside async code paths' buffering.
-        let written = unsafe { libc::write(pipe.as_raw_fd(), line.as_ptr().cast(), line.len()) };
-        written == line.len() as isize
+        self.process.stdin.as_ref().map(|pipe| pipe.as_raw_fd())
+    }
+
+    /// `dismiss` without waiting: CMD was never started.
+    fn dismiss_now(self) {
+        if let Some(pipe) = self.pipe() {
+            // SAFETY: a one-byte write to the pipe we own.
+            unsafe {
+                libc::write(pipe, b"x".as_ptr().cast(), 1);
+            }
+        }
     }
 
     /// CMD's group is gone or stopped by us: the guardian leaves quietly.
@@ -423,6 +435,28 @@ impl Guardian {
             let _ = pipe.write_all(b"x").await;
         }
         let _ = self.process.wait().await;
+    }
+}
+
+/// Run by CMD between fork and exec: writes its own pid, its group's id, and a newline to the
+/// guardian's pipe, with async-signal-safe calls only (getpid, write; no allocation).
+fn tell_group(pipe: std::os::fd::RawFd) {
+    // SAFETY: getpid cannot fail.
+    let mut pid = unsafe { libc::getpid() } as u32;
+    let mut line = [0u8; 12];
+    let mut start = line.len() - 1;
+    line[start] = b'\n';
+    loop {
+        start -= 1;
+        line[start] = b'0' + (pid % 10) as u8;
+        pid /= 10;
+        if pid == 0 {
+            break;
+        }
+    }
+    // SAFETY: a write of at most 11 bytes to an empty pipe (never blocks, never split).
+    unsafe {
+        libc::write(pipe, line[start..].as_ptr().cast(), line.len() - start);
     }
 }
 
