@@ -102,10 +102,16 @@ class Runner:
         result.update(contestant=contestant + self.suffix, workload=workload, params=list(params),
                       requests_per_op=per_op("zk_packets_received"), fsyncs_per_op=per_op("zk_cnt_fsynctime"))
         result["throughput"] = result["ops"] / result["seconds"]
+        # The server's mean fsync over the run (`zk_sum_fsynctime` is in milliseconds).
+        fsyncs = int(after.get("zk_cnt_fsynctime", 0)) - int(before.get("zk_cnt_fsynctime", 0))
+        if fsyncs > 0:
+            result["fsync_mean_ms"] = (float(after.get("zk_sum_fsynctime", 0))
+                                       - float(before.get("zk_sum_fsynctime", 0))) / fsyncs
         self.results.append(result)
         shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in result.items()
                  if k in ("median_ms", "p99_ms", "throughput", "requests_per_op", "seconds", "final", "cold_ms",
-                          "heap_bytes_per_node", "rss_bytes_per_node")}
+                          "heap_bytes_per_node", "rss_bytes_per_node", "handoff_median_ms", "release_median_ms",
+                          "overtaken_max")}
         print(f"  {contestant + self.suffix:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
 
@@ -396,6 +402,15 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
             fairness = max(finish) / min(finish) if finish else None
             stranded = f" ({x['stranded']} waiter(s) stranded)" if x.get("stranded") else ""
             lines.append(f"| {c}{stranded} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
+    x = find(results, "zkrecipes-rust", "contended")
+    if x and "handoff_median_ms" in x:
+        lines += ["", "Where a zkrecipes hand-off's time goes (median over the hand-offs; server counters over the run):", "",
+                  "| hand-off: release called → next acquire returns | the release's delete round trip | "
+                  "after it: notification + the waiter's confirming read | server fsyncs per acquisition | "
+                  "server's mean fsync | requests per acquisition |", "|---|---|---|---|---|---|",
+                  f"| {x['handoff_median_ms']:.3f} ms | {x['release_median_ms']:.3f} ms | "
+                  f"{x['handoff_median_ms'] - x['release_median_ms']:.3f} ms | {x['fsyncs_per_op']:.2f} | "
+                  f"{x.get('fsync_mean_ms', 0):.3f} ms | {x['requests_per_op']:.2f} |"]
     lines += ["", "## 4. Read-heavy read/write lock: 8 readers + 1 writer", "",
               "| contestant | lock ops/s | reads | writer median ms | writer p99 ms |", "|---|---|---|---|---|"]
     for c in ["zkrecipes-rust", "curator", "kazoo"]:
@@ -419,6 +434,10 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         if x:
             lines.append(f"| {c}, `poll_many(100)` | 1 | {sizes[-1]} | {x['throughput']:.0f} | "
                          f"{x['requests_per_op']:.2f} | {1000 * x['seconds'] / sizes[-1]:.3f} |")
+    x = find(results, "zkrecipes-rust", "queue", [sizes[-1], 4])
+    if x and "overtaken_max" in x:
+        lines += ["", f"Order with 4 consumers (zkrecipes): the most later items delivered before any one item was "
+                      f"{x['overtaken_max']}; README's bound is (CLAIM_WINDOW − 1) × consumers = 12."]
     lines += ["", "Growth of the drain time from N = %d to N = %d (linear = %.0f×):" % (sizes[0], sizes[-1], sizes[-1] / sizes[0]), ""]
     for c in peers:
         small, big = find(results, c, "queue", [sizes[0]]), find(results, c, "queue", [sizes[-1]])

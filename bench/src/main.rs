@@ -265,16 +265,24 @@ async fn main() -> zkrecipes::Result<()> {
             ready();
             let started = Instant::now();
             let inside = Arc::new(AtomicBool::new(false));
+            // Where a hand-off's time goes: when each acquire returned, and when each release
+            // was called and returned (its delete's round trip).
+            let acquired = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let releases = Arc::new(std::sync::Mutex::new(Vec::new()));
             let tasks: Vec<_> = locks
                 .into_iter()
                 .map(|lock| {
-                    let inside = inside.clone();
+                    let (inside, acquired, releases) =
+                        (inside.clone(), acquired.clone(), releases.clone());
                     tokio::spawn(async move {
                         for _ in 0..n {
                             let g = lock.acquire().await.unwrap();
+                            acquired.lock().unwrap().push(started.elapsed());
                             assert!(!inside.swap(true, Ordering::SeqCst));
                             inside.store(false, Ordering::SeqCst);
+                            let release = started.elapsed();
                             g.release().await.unwrap();
+                            releases.lock().unwrap().push((release, started.elapsed()));
                         }
                         started.elapsed().as_secs_f64()
                     })
@@ -285,8 +293,10 @@ async fn main() -> zkrecipes::Result<()> {
                 finish.push(format!("{:.4}", t.await.unwrap()));
             }
             let secs = started.elapsed().as_secs_f64();
+            let (handoff_ms, delete_ms) =
+                hand_off_phases(&acquired.lock().unwrap(), &releases.lock().unwrap());
             println!(
-                "{{\"ops\":{},\"seconds\":{secs:.4},\"finish_s\":[{}]}}",
+                "{{\"ops\":{},\"seconds\":{secs:.4},\"finish_s\":[{}],\"handoff_median_ms\":{handoff_ms:.4},\"release_median_ms\":{delete_ms:.4}}}",
                 8 * n,
                 finish.join(",")
             );
@@ -368,23 +378,28 @@ async fn main() -> zkrecipes::Result<()> {
             }
             ready();
             let started = Instant::now();
-            let taken = Arc::new(AtomicUsize::new(0));
+            // Each item's sequence, in the order the items were delivered (across consumers).
+            let delivered = Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
             let tasks: Vec<_> = queues
                 .into_iter()
                 .map(|q| {
-                    let taken = taken.clone();
+                    let delivered = delivered.clone();
                     tokio::spawn(async move {
+                        let record = |items: &[zkrecipes::Item]| {
+                            let mut delivered = delivered.lock().unwrap();
+                            delivered.extend(items.iter().map(|item| sequence_of(&item.name)));
+                        };
                         if batch > 0 {
                             loop {
                                 let items = q.poll_many(batch).await.unwrap();
                                 if items.is_empty() {
                                     break;
                                 }
-                                taken.fetch_add(items.len(), Ordering::SeqCst);
+                                record(&items);
                             }
                         } else {
-                            while q.poll().await.unwrap().is_some() {
-                                taken.fetch_add(1, Ordering::SeqCst);
+                            while let Some(item) = q.poll_item().await.unwrap() {
+                                record(std::slice::from_ref(&item));
                             }
                         }
                     })
@@ -394,8 +409,12 @@ async fn main() -> zkrecipes::Result<()> {
                 t.await.unwrap();
             }
             let secs = started.elapsed().as_secs_f64();
-            assert_eq!(taken.load(Ordering::SeqCst), n);
-            println!("{{\"ops\":{n},\"seconds\":{secs:.4},\"offer_seconds\":{offer_secs:.4}}}");
+            let delivered = delivered.lock().unwrap();
+            assert_eq!(delivered.len(), n);
+            println!(
+                "{{\"ops\":{n},\"seconds\":{secs:.4},\"offer_seconds\":{offer_secs:.4},\"overtaken_max\":{}}}",
+                most_overtaken(&delivered)
+            );
         }
         // 9. At-least-once work queue: drain of n items by `consumers`, each
         // claiming `prefetch` per transaction and acknowledging as it goes
@@ -808,4 +827,79 @@ async fn main() -> zkrecipes::Result<()> {
         other => panic!("unknown workload {other}"),
     }
     Ok(())
+}
+
+/// The medians of a contended lock's hand-off (from a holder's release call to the next
+/// acquire's return) and of the release call itself (its delete's round trip), in ms. The lock
+/// excludes, so the next acquisition after a release began is the one that release handed to.
+fn hand_off_phases(acquired: &[Duration], releases: &[(Duration, Duration)]) -> (f64, f64) {
+    let mut acquired = acquired.to_vec();
+    acquired.sort_unstable();
+    let mut handoffs = Vec::new();
+    let mut deletes = Vec::new();
+    for &(called, returned) in releases {
+        deletes.push((returned - called).as_secs_f64() * 1000.0);
+        let next = acquired.partition_point(|&at| at < called);
+        if let Some(&at) = acquired.get(next) {
+            handoffs.push((at - called).as_secs_f64() * 1000.0);
+        }
+    }
+    (median(&mut handoffs), median(&mut deletes))
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// An item's sequence from its node name (`qn-0000000042`).
+fn sequence_of(name: &str) -> i64 {
+    name.rsplit('-')
+        .next()
+        .and_then(|digits| digits.parse().ok())
+        .expect("a queue item's name ends in its sequence")
+}
+
+/// The queue's order bound as measured: the most later items (higher sequences) any item saw
+/// delivered before it. `delivered` is the sequences in delivery order; O(n log n) with a
+/// Fenwick tree over the items' ranks.
+fn most_overtaken(delivered: &[i64]) -> usize {
+    let mut sorted = delivered.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let mut tree = vec![0usize; n + 1];
+    let mut worst = 0;
+    for (seen, sequence) in delivered.iter().enumerate() {
+        let rank = sorted.binary_search(sequence).expect("delivered once") + 1;
+        // Delivered so far with a rank at most this one's.
+        let (mut at, mut lower) = (rank, 0);
+        while at > 0 {
+            lower += tree[at];
+            at &= at - 1;
+        }
+        worst = worst.max(seen - lower);
+        let mut at = rank;
+        while at <= n {
+            tree[at] += 1;
+            at += at & at.wrapping_neg();
+        }
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_overtaken;
+
+    #[test]
+    fn counts_the_later_items_delivered_before_each() {
+        assert_eq!(most_overtaken(&[]), 0);
+        assert_eq!(most_overtaken(&[10, 11, 12]), 0);
+        // 10 comes after 12 and 11.
+        assert_eq!(most_overtaken(&[12, 11, 10]), 2);
+        assert_eq!(most_overtaken(&[11, 12, 13, 10, 14]), 3);
+    }
 }
