@@ -225,7 +225,15 @@ impl DaemonAttachment {
                 {
                     return;
                 }
-                if ((**raw).v1_4.AttachCurrentThreadAsDaemon)(raw, &mut env, std::ptr::null_mut())
+                // Named, so that a thread dump tells what they are (unnamed, they took the
+                // JVM's default `Thread-N` names from the user's threads; found by review).
+                let mut args = jni::sys::JavaVMAttachArgs {
+                    version: jni::sys::JNI_VERSION_1_4,
+                    name: c"zkrecipes-native".as_ptr().cast_mut(),
+                    group: std::ptr::null_mut(),
+                };
+                let args = (&mut args as *mut jni::sys::JavaVMAttachArgs).cast();
+                if ((**raw).v1_4.AttachCurrentThreadAsDaemon)(raw, &mut env, args)
                     == jni::sys::JNI_OK
                 {
                     *daemon = Some(DaemonAttachment(raw));

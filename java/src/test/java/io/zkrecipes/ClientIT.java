@@ -116,6 +116,42 @@ class ClientIT {
     }
 
     /**
+     * The runtime's threads attach to the JVM once, as daemons named zkrecipes-native: a program
+     * that returns from main with a client still open (and results handed over on those threads)
+     * exits, and a thread dump names them.
+     */
+    @Test
+    void aProgramThatReturnsFromMainExitsWithTheClientOpen() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("zkrecipes-exit-test");
+        java.nio.file.Path program = dir.resolve("Leave.java");
+        java.nio.file.Files.writeString(program, """
+            public class Leave {
+                public static void main(String[] args) {
+                    io.zkrecipes.Client client = io.zkrecipes.Client.connect(args[0]);
+                    io.zkrecipes.WriteLock lock = new io.zkrecipes.WriteLock(client, args[1]);
+                    for (int i = 0; i < 20; i++) {
+                        lock.lock();
+                        lock.unlock();
+                    }
+                    lock.lock();
+                    Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().equals("zkrecipes-native"))
+                        .forEach(t -> System.out.println("native daemon=" + t.isDaemon()));
+                    System.out.println("returns");
+                }
+            }
+            """);
+        Zk.Child.Result run = Zk.Child.start(new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), program.toString(), Zk.connect(), Zk.path("leave"))
+                .redirectErrorStream(true))
+            .await(java.time.Duration.ofSeconds(60));
+        assertEquals(0, run.exit(), run.out());
+        assertTrue(run.out().contains("native daemon=true"), run.out());
+        assertFalse(run.out().contains("native daemon=false"), run.out());
+        assertTrue(run.out().trim().endsWith("returns"), run.out());
+    }
+
+    /**
      * New-user review: every JVM run left a /tmp/zkrecipes-<n>/ (a killed one the 3 MB library).
      * Now the library is extracted once per content hash into a per-user cache that later runs
      * reuse, a damaged copy is replaced, and an unusable cache says what to do.
