@@ -184,7 +184,7 @@ impl Cmd {
                     self.kill_at = None;
                 }
                 _ = stopped => self.follow_stop().await,
-                _ = suspended => self.suspend_job(),
+                _ = suspended => self.suspend_job().await,
             }
         };
         let status = status_code(status);
@@ -239,8 +239,16 @@ impl Cmd {
 
     /// Ctrl-Z reached us (CMD has no terminal): CMD's group is stopped, we
     /// stop as the shell expects, and both go on when continued.
-    fn suspend_job(&mut self) {
+    async fn suspend_job(&mut self) {
         self.signal(libc::SIGSTOP);
+        // A stop is delivered asynchronously: the shell must not report the
+        // job stopped (we stop) while CMD still runs (found by make test
+        // under load: "Stopped" printed, CMD still running). Bounded, as a
+        // CMD stopped before (by an operator) reports no new stop.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !self.stopped_or_gone() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         stop_like_a_job(libc::SIGTSTP);
         self.signal(libc::SIGCONT);
     }
@@ -260,6 +268,25 @@ impl Cmd {
                 libc::WSTOPPED | libc::WNOHANG,
             );
             (found == 0 && info.si_pid() != 0).then(|| info.si_status())
+        }
+    }
+
+    /// CMD has a stop or an exit to report, left in place (WNOWAIT) for
+    /// `follow_stop` and tokio.
+    fn stopped_or_gone(&self) -> bool {
+        let Some(pid) = self.child.id() else {
+            return true;
+        };
+        // SAFETY: waitid on our own child with WNOWAIT, which consumes nothing.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let found = libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WSTOPPED | libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            found != 0 || info.si_pid() != 0
         }
     }
 
