@@ -78,7 +78,7 @@ elif workload == "size":
 elif workload == "cycle":
     zk = client()
     lock = zk.Lock(f"{root}/cycle", "bench")
-    for _ in range(50):
+    for _ in range(1000):
         lock.acquire()
         lock.release()
 

@@ -13,7 +13,7 @@ root = f"/bench/py-{os.getpid()}"
 with zkrecipes.Client(connect) as client:
     if workload == "cycle":
         lock = client.write_lock(f"{root}/cycle")
-        for _ in range(50):
+        for _ in range(1000):
             lock.acquire()
             lock.release()
 

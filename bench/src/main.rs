@@ -200,7 +200,7 @@ async fn main() -> zkrecipes::Result<()> {
         "cycle" => {
             let client = connect(zk).await;
             let lock = WriteLock::new(&client, &format!("{root}/cycle"))?;
-            for _ in 0..50 {
+            for _ in 0..1000 {
                 lock.acquire().await?.release().await?;
             }
             ready();

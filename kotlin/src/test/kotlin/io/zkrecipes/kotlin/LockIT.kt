@@ -50,6 +50,39 @@ class LockIT {
         }
     }
 
+    /**
+     * Each thread reuses one call status (tools/uniffi-bindgen patches uniffi's Kotlin): a
+     * failed call must never make the next call on that thread fail, or the other way round,
+     * also with calls made while another's arguments are lowered and eight threads at once.
+     */
+    @Test
+    fun failuresAndSuccessesAlternateOnEveryThreadEachWithItsOwnOutcome(): Unit = runBlocking {
+        Zk.client().use { client ->
+            val path = Zk.path("status")
+            val threads = (0 until 8).map { t ->
+                Thread {
+                    repeat(300) { i ->
+                        assertThrows<ZkException.InvalidPath> { client.writeLock("no-slash-$t-$i") }
+                        val lock = client.writeLock("$path/$t")
+                        assertFalse(lock.isHeld)
+                        assertEquals("$path/$t", lock.path)
+                        runBlocking {
+                            val hold = present(lock.acquire(5.seconds))
+                            hold.release()
+                            assertThrows<ZkException.NotOwner> { runBlocking { hold.release() } }
+                            present(lock.acquire(0.milliseconds), "a try of a free lock after NOT_OWNER").release()
+                        }
+                    }
+                }
+            }
+            val failures = Collections.synchronizedList(mutableListOf<Throwable>())
+            threads.forEach { it.setUncaughtExceptionHandler { _, e -> failures.add(e) }; it.start() }
+            threads.forEach { it.join(120_000) }
+            assertTrue(threads.none { it.isAlive }, "a thread still runs after 120 s")
+            assertEquals(emptyList<Throwable>(), failures.toList())
+        }
+    }
+
     @Test
     fun eightCoroutinesOnOneDispatcherNeverOverlapAndTokensIncrease(): Unit = runBlocking {
         Zk.client().use { client ->
