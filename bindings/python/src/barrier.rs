@@ -31,7 +31,7 @@ impl NativeBarrier {
 
     fn set(&self, py: Python<'_>) -> PyResult<()> {
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.set().await })
+        wait(py, move || async move { barrier.set().await })
     }
 
     fn set_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -41,7 +41,7 @@ impl NativeBarrier {
 
     fn remove(&self, py: Python<'_>) -> PyResult<()> {
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.remove().await })
+        wait(py, move || async move { barrier.remove().await })
     }
 
     fn remove_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -51,7 +51,7 @@ impl NativeBarrier {
 
     fn is_set(&self, py: Python<'_>) -> PyResult<bool> {
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.is_set().await })
+        wait(py, move || async move { barrier.is_set().await })
     }
 
     fn is_set_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -63,7 +63,7 @@ impl NativeBarrier {
     fn wait(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
         let limit = Wait::python(seconds, true).into_py_result()?;
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.wait(limit).await })
+        wait(py, move || async move { barrier.wait(limit).await })
     }
 
     #[pyo3(signature = (seconds))]
@@ -109,7 +109,7 @@ impl NativeDoubleBarrier {
     fn enter(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
         let limit = Wait::python(seconds, true).into_py_result()?;
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.enter(limit).await })
+        wait(py, move || async move { barrier.enter(limit).await })
     }
 
     #[pyo3(signature = (seconds))]
@@ -135,7 +135,7 @@ impl NativeDoubleBarrier {
     fn leave(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
         let limit = Wait::python(seconds, true).into_py_result()?;
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.leave(limit).await })
+        wait(py, move || async move { barrier.leave(limit).await })
     }
 
     #[pyo3(signature = (seconds))]
@@ -151,7 +151,7 @@ impl NativeDoubleBarrier {
 
     fn members(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.members().await })
+        wait(py, move || async move { barrier.members().await })
     }
 
     fn members_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -161,7 +161,7 @@ impl NativeDoubleBarrier {
 
     fn is_ready(&self, py: Python<'_>) -> PyResult<bool> {
         let barrier = self.inner.clone();
-        wait(py, async move { barrier.is_ready().await })
+        wait(py, move || async move { barrier.is_ready().await })
     }
 
     fn is_ready_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -19,22 +19,27 @@ use crate::undo::{Undo, Undoable};
 
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-pub fn wait<T, F>(py: Python<'_>, future: F) -> PyResult<T>
+/// Waits for the future `make` builds (see `wait_then` for why it is built
+/// on the runtime, not here).
+pub fn wait<T, F>(py: Python<'_>, make: impl FnOnce() -> F + Send + 'static) -> PyResult<T>
 where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    wait_then(py, future, |_| None)
+    wait_then(py, make, |_| None)
 }
 
 /// `wait` for an operation whose result must not be dropped: a result that
 /// was ready when Ctrl-C came is undone (lock released, item put back).
-pub fn wait_undoable<T, F>(py: Python<'_>, future: F) -> PyResult<T::Out>
+pub fn wait_undoable<T, F>(
+    py: Python<'_>,
+    make: impl FnOnce() -> F + Send + 'static,
+) -> PyResult<T::Out>
 where
     T: Undoable,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    let (out, handoff) = wait_then(py, future, |value: T| value.split().1)?.split();
+    let (out, handoff) = wait_then(py, make, |value: T| value.split().1)?.split();
     if let Some(handoff) = handoff {
         handoff.delivered();
     }
@@ -43,7 +48,7 @@ where
 
 fn wait_then<T, F>(
     py: Python<'_>,
-    future: F,
+    make: impl FnOnce() -> F + Send + 'static,
     undo: impl FnOnce(T) -> Option<Handoff>,
 ) -> PyResult<T>
 where
@@ -53,10 +58,13 @@ where
     // The waiting thread parks on a plain channel, not inside the runtime: a
     // thread blocked in `block_on` carries the runtime's per-thread context
     // and a deeper stack, which W waiting threads pay W times (issue 17).
-    // The future is boxed at once for the same reason.
-    let future = Box::pin(future);
+    // For the same reason the future is built and boxed on a runtime thread:
+    // built here, it took its whole size of this thread's stack (a lock's
+    // acquire is about 6 KB, copied on the way), 13 KB more per waiting
+    // thread in `make bench` than when it was smaller (issue 32).
     let (done, mut result) = mpsc::sync_channel(1);
     let task = zkrecipes::runtime::runtime().spawn(async move {
+        let future = Box::pin(make());
         let _ = done.send(future.await);
     });
     loop {

@@ -96,7 +96,10 @@ impl NativeCache {
     }
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, start(self.inner.clone()))
+        let cache = self.inner.clone();
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let started = start(cache);
+        wait(py, move || started)
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -107,7 +110,10 @@ impl NativeCache {
     fn await_initialized(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<()> {
         let limit = Wait::python(seconds, true).into_py_result()?.timeout();
         let cache = self.inner.clone();
-        wait(py, async move { cache.await_initialized(limit).await })
+        wait(
+            py,
+            move || async move { cache.await_initialized(limit).await },
+        )
     }
 
     #[pyo3(signature = (seconds))]

@@ -49,7 +49,7 @@ impl NativeClient {
     ) -> PyResult<NativeClient> {
         let options =
             options(session_timeout, connect_timeout, auth, identity, security).into_py_result()?;
-        let inner = wait(py, async move {
+        let inner = wait(py, move || async move {
             Client::connect(&connect_string, options).await
         })?;
         Ok(NativeClient { inner })
@@ -102,12 +102,12 @@ impl NativeClient {
 
     fn whoami(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let client = self.inner.clone();
-        wait(py, async move { client.whoami().await })
+        wait(py, move || async move { client.whoami().await })
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let client = self.inner.clone();
-        wait(py, async move {
+        wait(py, move || async move {
             client.close().await;
             Ok(())
         })

@@ -64,7 +64,7 @@ impl NativeAtomicLong {
 
     fn get(&self, py: Python<'_>) -> PyResult<i64> {
         let counter = self.inner.clone();
-        wait(py, async move { counter.get().await })
+        wait(py, move || async move { counter.get().await })
     }
 
     fn get_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -73,7 +73,8 @@ impl NativeAtomicLong {
     }
 
     fn increment(&self, py: Python<'_>) -> PyResult<UpdatedRow> {
-        wait(py, increment(self.inner.clone()))
+        let counter = self.inner.clone();
+        wait(py, move || increment(counter))
     }
 
     fn increment_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -81,7 +82,8 @@ impl NativeAtomicLong {
     }
 
     fn decrement(&self, py: Python<'_>) -> PyResult<UpdatedRow> {
-        wait(py, decrement(self.inner.clone()))
+        let counter = self.inner.clone();
+        wait(py, move || decrement(counter))
     }
 
     fn decrement_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -89,7 +91,8 @@ impl NativeAtomicLong {
     }
 
     fn add(&self, py: Python<'_>, delta: i64) -> PyResult<UpdatedRow> {
-        wait(py, add(self.inner.clone(), delta))
+        let counter = self.inner.clone();
+        wait(py, move || add(counter, delta))
     }
 
     fn add_async<'py>(&self, py: Python<'py>, delta: i64) -> PyResult<Bound<'py, PyAny>> {
@@ -98,10 +101,9 @@ impl NativeAtomicLong {
 
     fn compare_and_set(&self, py: Python<'_>, expected: i64, new: i64) -> PyResult<bool> {
         let counter = self.inner.clone();
-        wait(
-            py,
-            async move { counter.compare_and_set(expected, new).await },
-        )
+        wait(py, move || async move {
+            counter.compare_and_set(expected, new).await
+        })
     }
 
     fn compare_and_set_async<'py>(
@@ -119,7 +121,7 @@ impl NativeAtomicLong {
 
     fn force_set(&self, py: Python<'_>, value: i64) -> PyResult<()> {
         let counter = self.inner.clone();
-        wait(py, async move { counter.force_set(value).await })
+        wait(py, move || async move { counter.force_set(value).await })
     }
 
     fn force_set_async<'py>(&self, py: Python<'py>, value: i64) -> PyResult<Bound<'py, PyAny>> {
@@ -160,7 +162,7 @@ impl NativeSharedCount {
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
         let count = self.inner.clone();
-        wait(py, async move { count.start().await })
+        wait(py, move || async move { count.start().await })
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -182,7 +184,7 @@ impl NativeSharedCount {
 
     fn read(&self, py: Python<'_>) -> PyResult<i32> {
         let count = self.inner.clone();
-        wait(py, async move { count.read().await })
+        wait(py, move || async move { count.read().await })
     }
 
     fn read_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -191,7 +193,8 @@ impl NativeSharedCount {
     }
 
     fn add(&self, py: Python<'_>, delta: i32) -> PyResult<CountRow> {
-        wait(py, add_count(self.inner.clone(), delta))
+        let count = self.inner.clone();
+        wait(py, move || add_count(count, delta))
     }
 
     fn add_async<'py>(&self, py: Python<'py>, delta: i32) -> PyResult<Bound<'py, PyAny>> {
@@ -200,7 +203,7 @@ impl NativeSharedCount {
 
     fn set(&self, py: Python<'_>, value: i32) -> PyResult<()> {
         let count = self.inner.clone();
-        wait(py, async move { count.set(value).await })
+        wait(py, move || async move { count.set(value).await })
     }
 
     fn set_async<'py>(&self, py: Python<'py>, value: i32) -> PyResult<Bound<'py, PyAny>> {
@@ -215,7 +218,8 @@ impl NativeSharedCount {
             value: expected_value,
             version,
         };
-        wait(py, try_set(self.inner.clone(), expected, value))
+        let count = self.inner.clone();
+        wait(py, move || try_set(count, expected, value))
     }
 
     fn try_set_async<'py>(

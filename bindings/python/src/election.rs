@@ -21,7 +21,8 @@ impl NativeElection {
     }
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, self.inner.start())
+        let election = self.inner.clone();
+        wait(py, move || async move { election.start().await })
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -29,7 +30,8 @@ impl NativeElection {
     }
 
     fn stop(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, self.inner.stop())
+        let election = self.inner.clone();
+        wait(py, move || async move { election.stop().await })
     }
 
     fn stop_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -42,7 +44,7 @@ impl NativeElection {
 
     fn leader_host_name(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let election = self.inner.clone();
-        wait(py, async move { election.leader_host_name().await })
+        wait(py, move || async move { election.leader_host_name().await })
     }
 
     fn leader_host_name_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -54,7 +56,10 @@ impl NativeElection {
     fn await_leadership(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<bool> {
         let limit = Wait::python(seconds, true).into_py_result()?;
         let election = self.inner.clone();
-        wait(py, async move { election.await_leadership(limit).await })
+        wait(
+            py,
+            move || async move { election.await_leadership(limit).await },
+        )
     }
 
     #[pyo3(signature = (seconds))]

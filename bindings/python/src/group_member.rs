@@ -52,7 +52,7 @@ impl NativeGroupMember {
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
         let member = self.inner.clone();
-        wait(py, async move { member.start().await })
+        wait(py, move || async move { member.start().await })
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -67,7 +67,7 @@ impl NativeGroupMember {
 
     fn set_payload(&self, py: Python<'_>, payload: &[u8]) -> PyResult<()> {
         let (member, payload) = (self.inner.clone(), payload.to_vec());
-        wait(py, async move { member.set_payload(payload).await })
+        wait(py, move || async move { member.set_payload(payload).await })
     }
 
     fn set_payload_async<'py>(
@@ -80,7 +80,10 @@ impl NativeGroupMember {
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, close(self.inner.clone()))
+        let member = self.inner.clone();
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let closing = close(member);
+        wait(py, move || closing)
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

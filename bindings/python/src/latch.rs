@@ -62,7 +62,7 @@ impl NativeLeaderLatch {
 
     fn start(&self, py: Python<'_>) -> PyResult<()> {
         let latch = self.inner.clone();
-        wait(py, async move { latch.start().await })
+        wait(py, move || async move { latch.start().await })
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -71,7 +71,10 @@ impl NativeLeaderLatch {
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, closing(self.inner.clone()))
+        let latch = self.inner.clone();
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let closed = closing(latch);
+        wait(py, move || closed)
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -104,7 +107,10 @@ impl NativeLeaderLatch {
     fn await_leadership(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<i64>> {
         let limit = Wait::python(seconds, true).into_py_result()?;
         let latch = self.inner.clone();
-        wait(py, async move { latch.await_leadership(limit).await })
+        wait(
+            py,
+            move || async move { latch.await_leadership(limit).await },
+        )
     }
 
     #[pyo3(signature = (seconds))]
@@ -119,7 +125,8 @@ impl NativeLeaderLatch {
     }
 
     fn leader(&self, py: Python<'_>) -> PyResult<Option<ParticipantRow>> {
-        wait(py, leader(self.inner.clone()))
+        let latch = self.inner.clone();
+        wait(py, move || leader(latch))
     }
 
     fn leader_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -127,7 +134,8 @@ impl NativeLeaderLatch {
     }
 
     fn participants(&self, py: Python<'_>) -> PyResult<Vec<ParticipantRow>> {
-        wait(py, participants(self.inner.clone()))
+        let latch = self.inner.clone();
+        wait(py, move || participants(latch))
     }
 
     fn participants_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

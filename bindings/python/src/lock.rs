@@ -49,7 +49,7 @@ impl NativeLock {
     ) -> PyResult<Option<i64>> {
         let how = Wait::python(timeout, blocking).into_py_result()?;
         let lock = self.inner.clone();
-        wait_undoable(py, acquire(lock, Owner(owner), how))
+        wait_undoable(py, move || acquire(lock, Owner(owner), how))
     }
 
     #[pyo3(signature = (owner, blocking, timeout))]
@@ -67,7 +67,10 @@ impl NativeLock {
 
     fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
         // Started here, at the call: a Ctrl-C or a cancel cannot stop it.
-        wait(py, self.inner.unlock_as(Owner(owner)))
+        let lock = self.inner.clone();
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let unlocking = lock.unlock_as(Owner(owner));
+        wait(py, move || unlocking)
     }
 
     fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
@@ -100,7 +103,10 @@ impl NativeLock {
 
     fn participants(&self, py: Python<'_>) -> PyResult<Vec<ParticipantRow>> {
         let lock = self.inner.clone();
-        wait(py, async move { lock.participants().await.map(rows) })
+        wait(
+            py,
+            move || async move { lock.participants().await.map(rows) },
+        )
     }
 
     fn participants_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -63,7 +63,7 @@ impl NativePersistentNode {
 
     fn start(&self, py: Python<'_>) -> PyResult<String> {
         let node = self.inner.clone();
-        wait(py, async move { node.start().await })
+        wait(py, move || async move { node.start().await })
     }
 
     fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -81,7 +81,7 @@ impl NativePersistentNode {
 
     fn set_data(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
         let (node, data) = (self.inner.clone(), data.to_vec());
-        wait(py, async move { node.set_data(data).await })
+        wait(py, move || async move { node.set_data(data).await })
     }
 
     fn set_data_async<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
@@ -90,7 +90,10 @@ impl NativePersistentNode {
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, close(self.inner.clone()))
+        let node = self.inner.clone();
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let closing = close(node);
+        wait(py, move || closing)
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -51,7 +51,7 @@ impl NativeQueue {
 
     fn offer(&self, py: Python<'_>, data: &[u8]) -> PyResult<String> {
         let (queue, data) = (self.inner.clone(), data.to_vec());
-        wait(py, async move { queue.offer(&data).await })
+        wait(py, move || async move { queue.offer(&data).await })
     }
 
     fn offer_async<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
@@ -61,7 +61,10 @@ impl NativeQueue {
 
     fn peek(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
         let queue = self.inner.clone();
-        wait(py, async move { Ok(queue.peek().await?.map(Payload)) })
+        wait(
+            py,
+            move || async move { Ok(queue.peek().await?.map(Payload)) },
+        )
     }
 
     fn peek_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -71,7 +74,7 @@ impl NativeQueue {
 
     fn poll(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
         let queue = self.inner.clone();
-        wait_undoable(py, poll(queue))
+        wait_undoable(py, move || poll(queue))
     }
 
     fn poll_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -81,7 +84,10 @@ impl NativeQueue {
 
     fn element(&self, py: Python<'_>) -> PyResult<Payload> {
         let queue = self.inner.clone();
-        wait(py, async move { Ok(Payload(queue.element().await?)) })
+        wait(
+            py,
+            move || async move { Ok(Payload(queue.element().await?)) },
+        )
     }
 
     fn element_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -91,7 +97,7 @@ impl NativeQueue {
 
     fn remove(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
         let queue = self.inner.clone();
-        wait_undoable(py, remove(queue))
+        wait_undoable(py, move || remove(queue))
     }
 
     fn remove_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -103,7 +109,7 @@ impl NativeQueue {
     fn take(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Payload>> {
         let how = Wait::python(timeout, true).into_py_result()?;
         let queue = self.inner.clone();
-        wait_undoable(py, take(queue, how))
+        wait_undoable(py, move || take(queue, how))
     }
 
     #[pyo3(signature = (timeout))]
@@ -117,7 +123,8 @@ impl NativeQueue {
     }
 
     fn poll_many(&self, py: Python<'_>, max: i64) -> PyResult<Vec<Payload>> {
-        wait_undoable(py, poll_many(self.inner.clone(), max))
+        let queue = self.inner.clone();
+        wait_undoable(py, move || poll_many(queue, max))
     }
 
     fn poll_many_async<'py>(&self, py: Python<'py>, max: i64) -> PyResult<Bound<'py, PyAny>> {
@@ -127,7 +134,8 @@ impl NativeQueue {
     #[pyo3(signature = (max, timeout))]
     fn take_many(&self, py: Python<'_>, max: i64, timeout: Option<f64>) -> PyResult<Vec<Payload>> {
         let how = Wait::python(timeout, true).into_py_result()?;
-        wait_undoable(py, take_many(self.inner.clone(), max, how))
+        let queue = self.inner.clone();
+        wait_undoable(py, move || take_many(queue, max, how))
     }
 
     #[pyo3(signature = (max, timeout))]
@@ -143,7 +151,7 @@ impl NativeQueue {
 
     fn size(&self, py: Python<'_>) -> PyResult<usize> {
         let queue = self.inner.clone();
-        wait(py, async move { queue.size().await })
+        wait(py, move || async move { queue.size().await })
     }
 
     fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -153,7 +161,7 @@ impl NativeQueue {
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let queue = self.inner.clone();
-        wait(py, async move { queue.close().await })
+        wait(py, move || async move { queue.close().await })
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

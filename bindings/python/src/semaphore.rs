@@ -58,7 +58,8 @@ impl NativeSemaphore {
     ) -> PyResult<Option<Vec<NativeLease>>> {
         let count = lease_count("count", count).into_py_result()?;
         let how = Wait::python(timeout, blocking).into_py_result()?;
-        wait(py, acquire(self.inner.clone(), count, how))
+        let semaphore = self.inner.clone();
+        wait(py, move || acquire(semaphore, count, how))
     }
 
     #[pyo3(signature = (count, blocking, timeout))]
@@ -88,7 +89,7 @@ impl NativeSemaphore {
 
     fn lease_nodes(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let semaphore = self.inner.clone();
-        wait(py, async move { semaphore.lease_nodes().await })
+        wait(py, move || async move { semaphore.lease_nodes().await })
     }
 
     fn lease_nodes_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -97,7 +98,9 @@ impl NativeSemaphore {
     }
 
     fn release_one(&self, py: Python<'_>) -> PyResult<()> {
-        wait(py, self.inner.release_one())
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let releasing = self.inner.release_one();
+        wait(py, move || releasing)
     }
 
     fn release_one_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -106,7 +109,7 @@ impl NativeSemaphore {
 
     fn release_all(&self, py: Python<'_>) -> PyResult<()> {
         let semaphore = self.inner.clone();
-        wait(py, async move {
+        wait(py, move || async move {
             semaphore.release_all().await;
             Ok(())
         })
@@ -143,7 +146,7 @@ impl NativeLease {
         let lease = self.slot.take().into_py_result()?;
         // Started here, at the call: a Ctrl-C or a cancel cannot stop it.
         let release = lease.release();
-        wait(py, release)
+        wait(py, move || release)
     }
 
     fn release_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -71,7 +71,7 @@ impl NativeWorkQueue {
 
     fn offer(&self, py: Python<'_>, data: &[u8], priority: i64) -> PyResult<String> {
         let (queue, data) = (self.inner.clone(), data.to_vec());
-        wait(py, async move {
+        wait(py, move || async move {
             queue
                 .offer_with_priority(&data, zkrecipes::priority(priority)?)
                 .await
@@ -99,7 +99,7 @@ impl NativeWorkQueue {
         priority: i64,
     ) -> PyResult<Vec<String>> {
         let queue = self.inner.clone();
-        wait(py, async move {
+        wait(py, move || async move {
             queue
                 .offer_all_with_priority(&items, zkrecipes::priority(priority)?)
                 .await
@@ -123,7 +123,8 @@ impl NativeWorkQueue {
     #[pyo3(signature = (timeout))]
     fn consume(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<NativeDelivery>> {
         let timeout = Wait::python(timeout, true).into_py_result()?;
-        wait(py, consume(self.inner.clone(), timeout))
+        let queue = self.inner.clone();
+        wait(py, move || consume(queue, timeout))
     }
 
     #[pyo3(signature = (timeout))]
@@ -138,7 +139,7 @@ impl NativeWorkQueue {
 
     fn size(&self, py: Python<'_>) -> PyResult<usize> {
         let queue = self.inner.clone();
-        wait(py, async move { queue.size().await })
+        wait(py, move || async move { queue.size().await })
     }
 
     fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -148,7 +149,7 @@ impl NativeWorkQueue {
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let queue = self.inner.clone();
-        wait(py, async move { queue.close().await })
+        wait(py, move || async move { queue.close().await })
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -181,7 +182,7 @@ impl NativeDelivery {
 
     fn ack(&self, py: Python<'_>) -> PyResult<()> {
         let delivery = self.slot.take().into_py_result()?;
-        wait(py, delivery.ack())
+        wait(py, move || delivery.ack())
     }
 
     fn ack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -191,7 +192,7 @@ impl NativeDelivery {
 
     fn nack(&self, py: Python<'_>) -> PyResult<()> {
         let delivery = self.slot.take().into_py_result()?;
-        wait(py, delivery.nack())
+        wait(py, move || delivery.nack())
     }
 
     fn nack_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
