@@ -26,9 +26,9 @@ export! {
         let barrier = unsafe { borrow::<Barrier>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { barrier.set().await }, |()| Value::Null),
-            1 => tasks::spawn(future, async move { barrier.remove().await }, |()| Value::Null),
-            _ => tasks::spawn(future, async move { barrier.is_set().await }, Value::Bool),
+            0 => tasks::spawn(future, move || async move { barrier.set().await }, |()| Value::Null),
+            1 => tasks::spawn(future, move || async move { barrier.remove().await }, |()| Value::Null),
+            _ => tasks::spawn(future, move || async move { barrier.is_set().await }, Value::Bool),
         })
     }
 }
@@ -39,7 +39,7 @@ export! {
         let barrier = unsafe { borrow::<Barrier>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         let wait = Wait::java(forever, timeout_nanos);
-        Ok(tasks::spawn(future, async move { barrier.wait(wait).await }, Value::Bool))
+        Ok(tasks::spawn(future, move || async move { barrier.wait(wait).await }, Value::Bool))
     }
 }
 
@@ -61,9 +61,9 @@ export! {
         let future = env.new_global_ref(&future)?;
         let wait = Wait::java(forever, timeout_nanos);
         Ok(if leave {
-            tasks::spawn(future, async move { barrier.leave(wait).await }, Value::Bool)
+            tasks::spawn(future, move || async move { barrier.leave(wait).await }, Value::Bool)
         } else {
-            tasks::spawn(future, async move { barrier.enter(wait).await }, Value::Bool)
+            tasks::spawn(future, move || async move { barrier.enter(wait).await }, Value::Bool)
         })
     }
 }
@@ -78,11 +78,11 @@ export! {
         Ok(match op {
             0 => tasks::spawn(
                 future,
-                async move { barrier.members().await },
+                move || async move { barrier.members().await },
                 |members| Value::Text(members.join("\n")),
             ),
-            1 => tasks::spawn(future, async move { barrier.is_ready().await }, Value::Bool),
-            _ => tasks::spawn(future, barrier.withdraw(), |()| Value::Null),
+            1 => tasks::spawn(future, move || async move { barrier.is_ready().await }, Value::Bool),
+            _ => tasks::spawn(future, tasks::started(barrier.withdraw()), |()| Value::Null),
         })
     }
 }

@@ -77,7 +77,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            zkrecipes::ffi::begun(async move { cache.start().await }),
+            tasks::started(zkrecipes::ffi::begun(async move { cache.start().await })),
             |()| Value::Null,
         ))
     }

@@ -114,7 +114,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { Client::connect(&connect_string, options).await },
+            move || async move { Client::connect(&connect_string, options).await },
             |client| Value::Long(into_handle(client)),
         ))
     })
@@ -165,7 +165,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { client.whoami().await },
+            move || async move { client.whoami().await },
             |who| Value::Text(who.join("\n")),
         ))
     }
@@ -194,7 +194,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move {
+            move || async move {
                 client.close().await;
                 Ok(())
             },

@@ -40,11 +40,11 @@ export! {
         let count = unsafe { borrow::<SharedCount>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { count.start().await }, |()| Value::Null),
-            1 => tasks::spawn(future, async move { count.set(value).await }, |()| Value::Null),
+            0 => tasks::spawn(future, move || async move { count.start().await }, |()| Value::Null),
+            1 => tasks::spawn(future, move || async move { count.set(value).await }, |()| Value::Null),
             _ => tasks::spawn(
                 future,
-                async move { count.add(value).await },
+                move || async move { count.add(value).await },
                 |written| Value::Long(packed(written)),
             ),
         })
@@ -62,7 +62,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { count.try_set(expected, value).await },
+            move || async move { count.try_set(expected, value).await },
             Value::Bool,
         ))
     }
@@ -109,12 +109,12 @@ export! {
         let counter = unsafe { borrow::<DistributedAtomicLong>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { counter.get().await }, Value::Long),
-            1 => tasks::spawn(future, async move { counter.increment().await }, updated),
-            2 => tasks::spawn(future, async move { counter.decrement().await }, updated),
-            3 => tasks::spawn(future, async move { counter.add(a).await }, updated),
-            4 => tasks::spawn(future, async move { counter.compare_and_swap(a, b).await }, updated),
-            _ => tasks::spawn(future, async move { counter.force_set(a).await }, |()| Value::Null),
+            0 => tasks::spawn(future, move || async move { counter.get().await }, Value::Long),
+            1 => tasks::spawn(future, move || async move { counter.increment().await }, updated),
+            2 => tasks::spawn(future, move || async move { counter.decrement().await }, updated),
+            3 => tasks::spawn(future, move || async move { counter.add(a).await }, updated),
+            4 => tasks::spawn(future, move || async move { counter.compare_and_swap(a, b).await }, updated),
+            _ => tasks::spawn(future, move || async move { counter.force_set(a).await }, |()| Value::Null),
         })
     }
 }

@@ -29,11 +29,11 @@ export! {
         Ok(match op {
             // Called here, on the caller's thread: a start then a stop take
             // effect in that order.
-            0 => tasks::spawn(future, election.start(), |()| Value::Null),
-            1 => tasks::spawn(future, election.stop(), |()| Value::Null),
+            0 => tasks::spawn(future, tasks::started(election.start()), |()| Value::Null),
+            1 => tasks::spawn(future, tasks::started(election.stop()), |()| Value::Null),
             _ => tasks::spawn(
                 future,
-                async move { election.leader_host_name().await },
+                move || async move { election.leader_host_name().await },
                 |name| name.map_or(Value::Null, Value::Text),
             ),
         })
@@ -54,7 +54,7 @@ export! {
         let limit = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,
-            async move { election.await_leadership(limit).await },
+            move || async move { election.await_leadership(limit).await },
             Value::Bool,
         ))
     }

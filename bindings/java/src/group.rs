@@ -52,10 +52,10 @@ export! {
         Ok(match op {
             0 => tasks::spawn(
                 future,
-                zkrecipes::ffi::begun(async move { node.start().await }),
+                tasks::started(zkrecipes::ffi::begun(async move { node.start().await })),
                 Value::Text,
             ),
-            _ => tasks::spawn(future, async move { node.close().await }, |()| Value::Null),
+            _ => tasks::spawn(future, move || async move { node.close().await }, |()| Value::Null),
         })
     }
 }
@@ -65,7 +65,7 @@ export! {
         let node = unsafe { borrow::<PersistentNode>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { node.set_data(data).await }, |()| Value::Null))
+        Ok(tasks::spawn(future, move || async move { node.set_data(data).await }, |()| Value::Null))
     }
 }
 
@@ -106,10 +106,10 @@ export! {
         Ok(match op {
             0 => tasks::spawn(
                 future,
-                zkrecipes::ffi::begun(async move { member.start().await }),
+                tasks::started(zkrecipes::ffi::begun(async move { member.start().await })),
                 |()| Value::Null,
             ),
-            _ => tasks::spawn(future, async move { member.close().await }, |()| Value::Null),
+            _ => tasks::spawn(future, move || async move { member.close().await }, |()| Value::Null),
         })
     }
 }
@@ -119,7 +119,7 @@ export! {
         let member = unsafe { borrow::<GroupMember>(handle) }?.clone();
         let payload = env.convert_byte_array(&payload)?;
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, async move { member.set_payload(payload).await }, |()| Value::Null))
+        Ok(tasks::spawn(future, move || async move { member.set_payload(payload).await }, |()| Value::Null))
     }
 }
 

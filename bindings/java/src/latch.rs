@@ -47,12 +47,12 @@ export! {
         Ok(match op {
             // Called here, on the caller's thread: a start then a close take effect in that
             // order (the core acts when called, not when the task first runs).
-            0 => tasks::spawn(future, latch.start(), |()| Value::Null),
-            1 => tasks::spawn(future, latch.close(), |()| Value::Null),
-            2 => tasks::spawn(future, async move { latch.participants().await }, packed),
+            0 => tasks::spawn(future, tasks::started(latch.start()), |()| Value::Null),
+            1 => tasks::spawn(future, tasks::started(latch.close()), |()| Value::Null),
+            2 => tasks::spawn(future, move || async move { latch.participants().await }, packed),
             _ => tasks::spawn(
                 future,
-                async move { latch.leader().await },
+                move || async move { latch.leader().await },
                 |leader| packed(leader.into_iter().collect()),
             ),
         })
@@ -67,7 +67,7 @@ export! {
         let wait = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,
-            async move { latch.await_leadership(wait).await },
+            move || async move { latch.await_leadership(wait).await },
             |token| token.map_or(Value::Null, Value::Long),
         ))
     }

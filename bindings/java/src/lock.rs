@@ -52,7 +52,7 @@ export! {
         let how = Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,
-            async move { lock.lock_as(Owner(owner as u64), how).await },
+            move || async move { lock.lock_as(Owner(owner as u64), how).await },
             |token| match token {
                 Some(token) => Value::Long(token),
                 None => Value::Null,
@@ -68,7 +68,7 @@ export! {
         Ok(tasks::spawn(
             future,
             // Started here, at the call: a cancelled future cannot stop it.
-            lock.unlock_as(Owner(owner as u64)),
+            tasks::started(lock.unlock_as(Owner(owner as u64))),
             |()| Value::Null,
         ))
     }
@@ -119,7 +119,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move {
+            move || async move {
                 lock.release_all().await;
                 Ok(())
             },
@@ -135,7 +135,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { lock.participants().await },
+            move || async move { lock.participants().await },
             |list| {
                 let lines: Vec<String> = list
                     .into_iter()

@@ -43,7 +43,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { queue.offer(&data).await },
+            move || async move { queue.offer(&data).await },
             Value::Text,
         ))
     }
@@ -55,15 +55,15 @@ export! {
         let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { queue.peek().await }, item),
-            1 => tasks::spawn(future, async move { queue.poll_item().await }, taken),
-            2 => tasks::spawn(future, async move { queue.element().await }, Value::Bytes),
+            0 => tasks::spawn(future, move || async move { queue.peek().await }, item),
+            1 => tasks::spawn(future, move || async move { queue.poll_item().await }, taken),
+            2 => tasks::spawn(future, move || async move { queue.element().await }, Value::Bytes),
             3 => tasks::spawn(
                 future,
-                async move { queue.remove_item().await.map(Some) },
+                move || async move { queue.remove_item().await.map(Some) },
                 taken,
             ),
-            _ => tasks::spawn(future, async move { queue.size().await }, |n| {
+            _ => tasks::spawn(future, move || async move { queue.size().await }, |n| {
                 Value::Long(n as i64)
             }),
         })
@@ -77,7 +77,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move {
+            move || async move {
                 queue
                     .take_item(zkrecipes::Wait::java(forever, timeout_nanos))
                     .await
@@ -96,7 +96,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move {
+            move || async move {
                 let (items, handoff) = if wait {
                     let how = zkrecipes::Wait::java(forever, timeout_nanos);
                     queue.take_many_handed(max, how).await?
@@ -125,7 +125,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { queue.give_back(&item).await },
+            move || async move { queue.give_back(&item).await },
             |()| Value::Null,
         ))
     }

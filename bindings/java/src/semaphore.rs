@@ -46,7 +46,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { semaphore.acquire_many(count, wait).await },
+            move || async move { semaphore.acquire_many(count, wait).await },
             granted,
         ))
     }
@@ -59,10 +59,10 @@ export! {
         let semaphore = unsafe { borrow::<Semaphore>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, semaphore.release_one(), |()| Value::Null),
+            0 => tasks::spawn(future, tasks::started(semaphore.release_one()), |()| Value::Null),
             1 => tasks::spawn(
                 future,
-                async move {
+                move || async move {
                     semaphore.release_all().await;
                     Ok(())
                 },
@@ -70,7 +70,7 @@ export! {
             ),
             _ => tasks::spawn(
                 future,
-                async move { semaphore.lease_nodes().await },
+                move || async move { semaphore.lease_nodes().await },
                 |nodes| Value::Text(nodes.join("\n")),
             ),
         })
@@ -115,6 +115,6 @@ export! {
     fn Java_io_zkrecipes_Native_leaseRelease<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
         let lease = unsafe { borrow::<LeaseSlot>(handle) }?.take()?;
         let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(future, lease.release(), |()| Value::Null))
+        Ok(tasks::spawn(future, tasks::started(lease.release()), |()| Value::Null))
     }
 }

@@ -25,12 +25,31 @@ fn tasks() -> &'static Mutex<HashMap<i64, Running>> {
     TASKS.get_or_init(Default::default)
 }
 
+/// For `spawn`: an operation already begun at the call (a release, a close, a
+/// `begun` start), which a cancel that comes before its task runs must not stop.
+pub fn started<F>(operation: F) -> impl FnOnce() -> F + Send + 'static
+where
+    F: Send + 'static,
+{
+    move || operation
+}
+
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 
 /// Runs `operation` on the core's runtime and completes `future` with its
 /// result; returns the id `cancel` takes. A panic inside the operation
 /// completes the future with `INTERNAL`: a Java caller never waits forever.
-pub fn spawn<T, F>(future: Global<JObject<'static>>, operation: F, convert: fn(T) -> Value) -> i64
+///
+/// `make` builds the operation on a runtime thread: built here, a future
+/// takes its whole size (a lock's acquire is about 6 KB, copied on the way)
+/// of the calling Java thread's stack, which a thousand blocked threads pay
+/// a thousand times. An operation that must begin at the call is built
+/// here and passed through `started`.
+pub fn spawn<T, F>(
+    future: Global<JObject<'static>>,
+    make: impl FnOnce() -> F + Send + 'static,
+    convert: fn(T) -> Value,
+) -> i64
 where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
@@ -45,7 +64,7 @@ where
     // withdraws what it created on the server). The completer always completes
     // the Java future, also with a result that was already there when the
     // cancel came: Java then undoes it (releases the lock, gives the item back).
-    let operation = runtime.spawn(operation);
+    let operation = runtime.spawn(async move { Box::pin(make()).await });
     let operation_handle = operation.abort_handle();
     let completer = runtime.spawn(async move {
         let _abort = AbortOnDrop(operation.abort_handle());

@@ -74,7 +74,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { queue.offer_with_priority(&data, prio).await },
+            move || async move { queue.offer_with_priority(&data, prio).await },
             Value::Text,
         ))
     }
@@ -89,7 +89,7 @@ export! {
         let future = env.new_global_ref(&future)?;
         Ok(tasks::spawn(
             future,
-            async move { queue.offer_all_with_priority(&items, prio).await },
+            move || async move { queue.offer_all_with_priority(&items, prio).await },
             |paths| Value::Text(paths.join("\n")),
         ))
     }
@@ -101,7 +101,7 @@ export! {
         let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         let timeout = zkrecipes::Wait::java(forever, timeout_nanos);
-        Ok(tasks::spawn(future, async move { queue.consume(timeout).await }, delivered))
+        Ok(tasks::spawn(future, move || async move { queue.consume(timeout).await }, delivered))
     }
 }
 
@@ -111,8 +111,8 @@ export! {
         let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let future = env.new_global_ref(&future)?;
         Ok(match op {
-            0 => tasks::spawn(future, async move { queue.size().await }, |n| Value::Long(n as i64)),
-            _ => tasks::spawn(future, async move { queue.close().await }, |()| Value::Null),
+            0 => tasks::spawn(future, move || async move { queue.size().await }, |n| Value::Long(n as i64)),
+            _ => tasks::spawn(future, move || async move { queue.close().await }, |()| Value::Null),
         })
     }
 }
@@ -145,9 +145,9 @@ export! {
         let delivery = unsafe { borrow::<DeliverySlot>(handle) }?.take()?;
         let future = env.new_global_ref(&future)?;
         Ok(if ack {
-            tasks::spawn(future, delivery.ack(), |()| Value::Null)
+            tasks::spawn(future, move || delivery.ack(), |()| Value::Null)
         } else {
-            tasks::spawn(future, delivery.nack(), |()| Value::Null)
+            tasks::spawn(future, move || delivery.nack(), |()| Value::Null)
         })
     }
 }
