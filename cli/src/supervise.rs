@@ -254,21 +254,12 @@ impl Cmd {
     }
 
     /// The signal that stopped CMD, if it is stopped now (a stop not
-    /// reported before; exits are left for tokio to reap).
+    /// reported before; exits are left for tokio to reap: no WEXITED).
     fn stopped_by(&self) -> Option<i32> {
         let pid = self.child.id()?;
-        // SAFETY: waitid on our own child for stops only (no WEXITED), so
-        // its exit status stays for tokio.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let found = libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WSTOPPED | libc::WNOHANG,
-            );
-            (found == 0 && info.si_pid() != 0).then(|| info.si_status())
-        }
+        let stop = child_state(pid, libc::WSTOPPED).ok().flatten()?;
+        // SAFETY: a state waitid reported for a stop carries its signal.
+        Some(unsafe { stop.si_status() })
     }
 
     /// CMD has a stop or an exit to report, left in place (WNOWAIT) for
@@ -277,17 +268,8 @@ impl Cmd {
         let Some(pid) = self.child.id() else {
             return true;
         };
-        // SAFETY: waitid on our own child with WNOWAIT, which consumes nothing.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let found = libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WSTOPPED | libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            found != 0 || info.si_pid() != 0
-        }
+        let flags = libc::WSTOPPED | libc::WEXITED | libc::WNOWAIT;
+        !matches!(child_state(pid, flags), Ok(None))
     }
 
     /// Sends `signal` to CMD's whole group.
@@ -377,6 +359,26 @@ impl Cmd {
 /// Stops us with a job-control signal's default action, even when we handle
 /// it, until the shell continues us; nothing when our process group is
 /// orphaned (the kernel drops such stops: nobody could continue us).
+/// waitid(2) on our own child `pid`, never blocking: the state it reports
+/// for `flags` (`None`: nothing to report), or the call's error.
+fn child_state(pid: u32, flags: i32) -> std::io::Result<Option<libc::siginfo_t>> {
+    // SAFETY: waitid fills `info`, zeroed first so that si_pid reads 0 when
+    // nothing was reported.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        if libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            flags | libc::WNOHANG,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((info.si_pid() != 0).then_some(info))
+    }
+}
+
 fn stop_like_a_job(stop: i32) {
     // SAFETY: the signal's action is swapped for the default around a
     // signal to this thread alone (delivered before raise returns), then
