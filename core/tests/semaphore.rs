@@ -279,3 +279,24 @@ async fn a_shared_count_sets_the_number_of_leases_and_a_raise_lets_a_waiter_in()
     first.release().await.unwrap();
     assert!(semaphore.try_acquire(Wait::No).await.unwrap().is_some());
 }
+
+/// Two `release_one` calls at once release two leases (both picked the oldest before: one
+/// answered NO_NODE and the other lease stayed held; found by an adversarial review).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_release_one_calls_at_once_release_two_leases() {
+    let path = unique("sem-release-one");
+    let client = client().await;
+    let semaphore = Semaphore::new(&client, &path, 4).unwrap();
+    for _ in 0..5 {
+        let leases = semaphore
+            .acquire_many(2, LONG)
+            .await
+            .unwrap()
+            .expect("two leases");
+        let (first, second) = tokio::join!(semaphore.release_one(), semaphore.release_one());
+        assert_eq!((first, second), (Ok(()), Ok(())));
+        assert_eq!(semaphore.held(), 0);
+        assert!(leases.iter().all(|lease| !lease.is_held()));
+        assert_eq!(nodes(&path).await.0, Vec::<String>::new());
+    }
+}

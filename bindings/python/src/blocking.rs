@@ -74,7 +74,21 @@ where
         });
         result = receiver;
         match received {
-            Ok(outcome) => return outcome.map_err(to_py),
+            Ok(outcome) => {
+                let value = outcome.map_err(to_py)?;
+                // A Ctrl-C that came while the result was on its way: Python
+                // would raise it as soon as this call returns and drop the
+                // value, a lock held or an item taken for nobody (found by an
+                // adversarial review: every such interrupt lost an item).
+                // Raised here instead, with the value undone.
+                if let Err(signal) = py.check_signals() {
+                    if let Some(handoff) = undo(value) {
+                        handoff.undo();
+                    }
+                    return Err(signal);
+                }
+                return Ok(value);
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(internal("zkrecipes task failed (panicked)"))
             }

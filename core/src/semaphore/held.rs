@@ -23,6 +23,14 @@ impl HeldLease {
     pub(super) fn is_releasing(&self) -> bool {
         self.releasing.load(Ordering::SeqCst)
     }
+
+    /// Marks the lease as being released; false if it already was (another
+    /// caller's release picked it first).
+    pub(super) fn mark_releasing(&self) -> bool {
+        self.releasing
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
 }
 
 impl SemaphoreCore {

@@ -192,7 +192,10 @@ impl Semaphore {
     pub fn release_one(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let oldest = {
             let held = self.core.held.lock().unwrap();
-            let lease = held.iter().find(|h| !h.is_releasing());
+            // Marked here, at the call: two calls at once pick two leases
+            // (found by an adversarial review: both picked the oldest, one
+            // answered NO_NODE and the other lease stayed held).
+            let lease = held.iter().find(|h| h.mark_releasing());
             lease.map(|h| h.node.clone())
         };
         let release = oldest.map(|node| self.core.release(node));
