@@ -218,11 +218,19 @@ impl Cmd {
         if ![libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU].contains(&stop) {
             return;
         }
+        // CMD had the terminal, so the terminal's Ctrl-Z reached CMD alone:
+        // the rest of our job (`zkrecipes lock P -- CMD | cat`) must stop
+        // with us, or the shell never sees the job stopped (found by an
+        // adversarial review: the first Ctrl-Z stopped CMD and us, not cat).
+        let whole_job = self.terminal;
         if self.terminal {
             self.terminal = false;
             with_sigttou_blocked(|| unsafe { libc::tcsetpgrp(0, libc::getpgrp()) });
         }
         let before = Instant::now();
+        if whole_job {
+            stop_our_group_but_us(stop);
+        }
         stop_like_a_job(stop);
         if before.elapsed() < Duration::from_millis(50) {
             // Not stopped (nobody could continue us): do not spin on a CMD
@@ -376,6 +384,22 @@ fn child_state(pid: u32, flags: i32) -> std::io::Result<Option<libc::siginfo_t>>
             return Err(std::io::Error::last_os_error());
         }
         Ok((info.si_pid() != 0).then_some(info))
+    }
+}
+
+/// Sends `stop` to the other processes of our process group (our job), not
+/// to us: ignored here for the moment of the send.
+fn stop_our_group_but_us(stop: i32) {
+    // SAFETY: the signal's action is swapped for SIG_IGN around a kill(2) of
+    // our own group, then restored: an ignored signal is discarded when it
+    // is generated, so none is left pending for us.
+    unsafe {
+        let mut ignore: libc::sigaction = std::mem::zeroed();
+        let mut old: libc::sigaction = std::mem::zeroed();
+        ignore.sa_sigaction = libc::SIG_IGN;
+        libc::sigaction(stop, &ignore, &mut old);
+        libc::kill(0, stop);
+        libc::sigaction(stop, &old, std::ptr::null_mut());
     }
 }
 

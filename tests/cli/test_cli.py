@@ -709,11 +709,13 @@ def proc_state(pid: int) -> str:
         return "gone"
 
 
-@pytest.mark.parametrize("command", ["lock", "work"])
+@pytest.mark.parametrize("command", ["lock", "work", "lock-piped"])
 def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path, command: str):
     """Ctrl-Z at an interactive shell stops CMD; we stop with it, so the shell
     gets its prompt back and `fg` continues both (CMD stayed stopped, we
-    waited on it and the shell on us, forever, with the lock held)."""
+    waited on it and the shell on us, forever, with the lock held). Piped
+    (`zkrecipes lock P -- CMD | cat`), the rest of the job stops too: the
+    terminal's Ctrl-Z reached CMD alone, and the shell waited on `cat`."""
     import pty
 
     path, pid_file = unique("ctrl-z"), tmp_path / "pid"
@@ -743,20 +745,23 @@ def test_ctrl_z_stops_the_job_and_fg_continues_it(tmp_path: Path, command: str):
             argv = f"work consume {path} --count 1"
         else:
             argv = f"lock {path}"
-        os.write(master, f"{CLI} {argv} -- sh -c 'echo $$ > {pid_file}; exec sleep 60'\n"
+        pipe = " | cat" if command == "lock-piped" else ""
+        os.write(master, f"{CLI} {argv} -- sh -c 'echo $$ > {pid_file}; exec sleep 60'{pipe}\n"
                  .encode())
         cmd = int(eventually("CMD", lambda: pid_file.exists() and pid_file.read_text().strip()))
         os.write(master, b"\x1a")  # Ctrl-Z
         read_until(b"Stopped")
         assert proc_state(cmd) == "T"
-        if command == "lock":
+        if command != "work":
             assert status(path)["holders"], "a stopped job still holds its lock"
         os.write(master, b"fg\n")
         eventually("CMD continued", lambda: proc_state(cmd) == "S", timeout=10)
         os.write(master, b"\x03")  # Ctrl-C reaches CMD, which has the terminal again
         os.write(master, b"echo exited:$?\n")
-        read_until(b"exited:130")
-        if command == "lock":
+        # Piped, the job's status is cat's, which ends with its input.
+        read_until(b"exited:0" if pipe else b"exited:130")
+        eventually("CMD gone", lambda: proc_state(cmd) in ("gone", "Z"), timeout=10)
+        if command != "work":
             assert status(path)["nodes"] == [], "the lock was not released"
         else:
             assert status(path)["work_queue"] == {"ready": 1, "claimed": 0, "dead": 0}
