@@ -26,7 +26,7 @@ where
     T: Send + 'static,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    wait_then(py, make, |_| None)
+    wait_then(py, make, None::<fn(T) -> Option<Handoff>>)
 }
 
 /// `wait` for an operation whose result must not be dropped: a result that
@@ -39,7 +39,7 @@ where
     T: Undoable,
     F: Future<Output = zkrecipes::Result<T>> + Send + 'static,
 {
-    let (out, handoff) = wait_then(py, make, |value: T| value.split().1)?.split();
+    let (out, handoff) = wait_then(py, make, Some(|value: T| value.split().1))?.split();
     if let Some(handoff) = handoff {
         handoff.delivered();
     }
@@ -49,7 +49,7 @@ where
 fn wait_then<T, F>(
     py: Python<'_>,
     make: impl FnOnce() -> F + Send + 'static,
-    undo: impl FnOnce(T) -> Option<Handoff>,
+    undo: Option<impl FnOnce(T) -> Option<Handoff>>,
 ) -> PyResult<T>
 where
     T: Send + 'static,
@@ -76,11 +76,16 @@ where
         match received {
             Ok(outcome) => {
                 let value = outcome.map_err(to_py)?;
-                // A Ctrl-C that came while the result was on its way: Python
-                // would raise it as soon as this call returns and drop the
-                // value, a lock held or an item taken for nobody (found by an
-                // adversarial review: every such interrupt lost an item).
-                // Raised here instead, with the value undone.
+                // A Ctrl-C that came while a hold or an item was on its way:
+                // Python would raise it as soon as this call returns and drop
+                // the value, a lock held or an item taken for nobody (found by
+                // an adversarial review: every such interrupt lost an item).
+                // Raised here instead, with the value undone. What is done and
+                // cannot be undone (a release, an ack) is returned: Python
+                // raises the Ctrl-C after it, as before.
+                let Some(undo) = undo else {
+                    return Ok(value);
+                };
                 if let Err(signal) = py.check_signals() {
                     if let Some(handoff) = undo(value) {
                         handoff.undo();
@@ -96,7 +101,7 @@ where
                 if let Err(signal) = py.check_signals() {
                     task.abort();
                     // Finished between the check and the abort: undo, never drop.
-                    if let Ok(Ok(value)) = py.detach(move || result.recv()) {
+                    if let (Ok(Ok(value)), Some(undo)) = (py.detach(move || result.recv()), undo) {
                         if let Some(handoff) = undo(value) {
                             handoff.undo();
                         }
