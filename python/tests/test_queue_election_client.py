@@ -80,44 +80,49 @@ def test_queue_consumers_threads_no_duplicates_nothing_lost(make_client, path):
 
 
 def test_ctrl_c_while_a_taken_item_is_on_its_way_puts_it_back(client, make_client, path):
-    """A Ctrl-C that comes as a take's item arrives: the take raises KeyboardInterrupt and the
-    item goes back, never lost (Python raised it as the call returned and dropped the item:
-    an adversarial review lost one item per such interrupt)."""
+    """A Ctrl-C that is pending when a take's item arrives: the take raises KeyboardInterrupt
+    and the item goes back, never lost (Python raised it as the call returned and dropped the
+    item: an adversarial review lost one item per such interrupt)."""
     import signal
 
     queue, producer = client.queue(path), make_client().queue(path)
     sent = [f"item-{i}".encode() for i in range(20)]
     received: list[bytes] = []
-    interrupted = inside_take = 0
+    interrupted = 0
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        for item in sent:
-            def offer_then_interrupt(item: bytes = item) -> None:
-                producer.offer(item)
-                os.kill(os.getpid(), signal.SIGINT)
+        for taken_so_far, item in enumerate(sent, 1):
+            # The signal first: it is generated before the item exists (the queue is empty
+            # at each round's start), so it is pending when the take's item arrives.
+            ready = threading.Event()
 
-            offering = threading.Thread(target=offer_then_interrupt)
+            def interrupt_then_offer(item: bytes = item, ready: threading.Event = ready) -> None:
+                ready.wait()
+                os.kill(os.getpid(), signal.SIGINT)
+                producer.offer(item)
+
+            offering = threading.Thread(target=interrupt_then_offer)
             offering.start()
             got = None
             try:
-                got = queue.take(timeout=10)
-                offering.join()  # the interrupt lands here if the item came first
+                try:
+                    ready.set()
+                    got = queue.take(timeout=10)
+                finally:
+                    offering.join()
             except KeyboardInterrupt:
                 interrupted += 1
                 offering.join()
             if got is not None:
                 received.append(got)
-            else:
-                inside_take += 1
+            # No signal pending now: what went back is taken again before the next round.
+            while len(received) < taken_so_far:
+                back = queue.take(timeout=10)
+                assert back is not None, f"lost: {sorted(set(sent[:taken_so_far]) - set(received))}"
+                received.append(back)
     finally:
         signal.signal(signal.SIGINT, previous)
-    # Most interrupts land inside the take (18 to 19 of 20 here), the rest right after it.
-    assert inside_take > 0, f"none of {interrupted} interrupts landed inside a take"
-
-    while len(received) < len(sent):
-        item = queue.take(timeout=10)
-        assert item is not None, f"lost: {sorted(set(sent) - set(received))} ({interrupted} interrupts)"
-        received.append(item)
+    assert interrupted == len(sent)
     assert sorted(received) == sorted(sent)
     assert queue.poll() is None
 
