@@ -187,11 +187,13 @@ def main() -> int:
     OUT = Path(args.out_dir)
     OUT.mkdir(parents=True, exist_ok=True)
     prepare(args)
+    # Every contestant runs this many unmeasured cycles first (ZKRECIPES_BENCH_WARMUP), the same
+    # number in every language: with 50, the JVM contestants were measured while their JIT was
+    # still compiling (Kotlin's coroutine machinery most of all: 2.4x Rust's median, 1.1x after
+    # 1,000). A smoke run only checks that the workloads work.
+    os.environ["ZKRECIPES_BENCH_WARMUP"] = "50" if args.quick else "1000"
     r = Runner(args, args.connect)
     cycles = 300 if args.quick else 2000
-    # Every contestant runs 1,000 unmeasured cycles first, the same number in every language:
-    # with 50, the JVM contestants were measured while their JIT was still compiling (Kotlin's
-    # coroutine machinery most of all: 2.4x Rust's median, 1.1x after the warm-up).
     # --quick keeps every workload of every contestant, each with counts just big enough to run.
     # (one size in a smoke run: the growth with N needs figures, not a smoke run).
     sizes = [400] if args.quick else [1000, 5000, 10000]

@@ -65,7 +65,7 @@ public class ApacheJava {
                 ZooKeeper zk = connect(connect);
                 mkdirs(zk, root + "/cycle");
                 WriteLock lock = new WriteLock(zk, root + "/cycle", ZooDefs.Ids.OPEN_ACL_UNSAFE);
-                for (int i = 0; i < 1000; i++) {
+                for (int i = 0; i < BenchSupport.warmup(); i++) {
                     lock.lock();
                     lock.unlock();
                 }

@@ -20,6 +20,12 @@ final class BenchSupport {
         Held make(int i) throws Exception;
     }
 
+    /** Unmeasured cycles before the measured ones (set by run.py, the same in every language). */
+    static int warmup() {
+        String set = System.getenv("ZKRECIPES_BENCH_WARMUP");
+        return set == null ? 1000 : Integer.parseInt(set);
+    }
+
     static long rss() throws Exception {
         String[] statm = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/statm")).trim().split(" ");
         return Long.parseLong(statm[1]) * 4096;

@@ -112,7 +112,7 @@ public class CuratorJava {
             }
             case "cycle" -> {
                 InterProcessMutex lock = new InterProcessMutex(connect(connect), root + "/cycle");
-                for (int i = 0; i < 1000; i++) {
+                for (int i = 0; i < BenchSupport.warmup(); i++) {
                     lock.acquire();
                     lock.release();
                 }

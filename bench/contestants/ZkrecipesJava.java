@@ -50,7 +50,7 @@ public class ZkrecipesJava {
                 }
                 case "cycle" -> {
                     try (WriteLock lock = new WriteLock(client, root + "/cycle")) {
-                        for (int i = 0; i < 1000; i++) {
+                        for (int i = 0; i < BenchSupport.warmup(); i++) {
                             lock.lock();
                             lock.unlock();
                         }

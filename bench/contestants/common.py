@@ -6,6 +6,11 @@ import sys
 import time
 
 
+def warmup() -> int:
+    """Unmeasured cycles before the measured ones (set by run.py, the same in every language)."""
+    return int(os.environ.get("ZKRECIPES_BENCH_WARMUP", "1000"))
+
+
 def ready() -> None:
     print("READY", flush=True)
     sys.stdin.readline()

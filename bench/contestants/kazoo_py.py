@@ -7,7 +7,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
-from common import held, herd, objects, ready, result, rss, timed
+from common import held, herd, objects, ready, result, rss, timed, warmup
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -78,7 +78,7 @@ elif workload == "size":
 elif workload == "cycle":
     zk = client()
     lock = zk.Lock(f"{root}/cycle", "bench")
-    for _ in range(1000):
+    for _ in range(warmup()):
         lock.acquire()
         lock.release()
 

@@ -61,7 +61,7 @@ async function main () {
     for (const lock of locks) await lock.release()
   } else if (workload === 'cycle') {
     const lock = client.writeLock(`${root}/cycle`)
-    for (let i = 0; i < 1000; i++) { await lock.acquire(); await lock.release() }
+    for (let i = 0; i < Number(process.env.ZKRECIPES_BENCH_WARMUP ?? 1000); i++) { await lock.acquire(); await lock.release() }
     await go()
     const samples = []
     const started = process.hrtime.bigint()

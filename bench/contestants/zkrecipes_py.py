@@ -5,7 +5,7 @@ import os
 import sys
 
 import zkrecipes
-from common import held, herd, objects, ready, timed
+from common import held, herd, objects, ready, timed, warmup
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -13,7 +13,7 @@ root = f"/bench/py-{os.getpid()}"
 with zkrecipes.Client(connect) as client:
     if workload == "cycle":
         lock = client.write_lock(f"{root}/cycle")
-        for _ in range(1000):
+        for _ in range(warmup()):
             lock.acquire()
             lock.release()
 

@@ -186,6 +186,14 @@ async fn change(
     seen
 }
 
+/// Unmeasured cycles before the measured ones (set by run.py, the same in every language).
+fn warmup() -> usize {
+    std::env::var("ZKRECIPES_BENCH_WARMUP")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000)
+}
+
 #[tokio::main]
 async fn main() -> zkrecipes::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -200,7 +208,7 @@ async fn main() -> zkrecipes::Result<()> {
         "cycle" => {
             let client = connect(zk).await;
             let lock = WriteLock::new(&client, &format!("{root}/cycle"))?;
-            for _ in 0..1000 {
+            for _ in 0..warmup() {
                 lock.acquire().await?.release().await?;
             }
             ready();

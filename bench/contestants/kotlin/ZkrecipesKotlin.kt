@@ -14,7 +14,7 @@ object ZkrecipesKotlin {
                 when (args[0]) {
                     "cycle" -> {
                         val lock = client.writeLock("$root/cycle")
-                        repeat(1000) { lock.acquire()!!.release() }
+                        repeat(System.getenv("ZKRECIPES_BENCH_WARMUP")?.toInt() ?: 1000) { lock.acquire()!!.release() }
                         println("READY")
                         System.out.flush()
                         readln()

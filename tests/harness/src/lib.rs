@@ -432,10 +432,8 @@ impl Ensemble {
         // Every port in one call: two calls can hand out the same port (CI: a
         // member's TLS port was its client port, and it never started).
         let all = free_ports(4 * n);
-        let ports: Vec<(u16, u16, u16)> = all[..3 * n]
-            .chunks(3)
-            .map(|p| (p[0], p[1], p[2]))
-            .collect();
+        let ports: Vec<(u16, u16, u16)> =
+            all[..3 * n].chunks(3).map(|p| (p[0], p[1], p[2])).collect();
         let tls_ports = &all[3 * n..];
         let servers: String = ports
             .iter()
