@@ -74,6 +74,9 @@ test('a listener may call back into its member', () => withClients(2, async (c1,
   const sawOther = new Promise((resolve) => {
     member.on('created', (event) => { if (event.node.name === 'other') resolve() })
   })
+  // Recorded from the start: the CHANGED of our payload can come before setPayload's promise
+  // settles, and a recorder made after it waited forever (make test).
+  const changed = record(member, 'changed')
   await member.start()
   const other = c2.groupMember(group, 'other')
   await other.start()
@@ -82,8 +85,7 @@ test('a listener may call back into its member', () => withClients(2, async (c1,
   await sawOther
   await other.close()
   await done
-  const changed = record(member, 'changed')
-  await changed.until('our own payload', (e) => e.length >= 1)
+  await changed.until('our own payload', (e) => e.some((x) => x.node.name === 'me'))
   assert.deepEqual(seen.slice(0, 3), [['CREATED', 'me', ['me']], ['CREATED', 'other', ['me', 'other']], ['DELETED', 'other', ['me']]])
   assert.equal(member.members().get('me').toString(), 'from the listener')
   await member.close()
