@@ -388,32 +388,34 @@ fn child_state(pid: u32, flags: i32) -> std::io::Result<Option<libc::siginfo_t>>
 }
 
 /// Sends `stop` to the other processes of our process group (our job), not
-/// to us: ignored here for the moment of the send.
+/// to us: ignored here for the moment of the send (an ignored signal is
+/// discarded when it is generated, so none is left pending for us).
 fn stop_our_group_but_us(stop: i32) {
-    // SAFETY: the signal's action is swapped for SIG_IGN around a kill(2) of
-    // our own group, then restored: an ignored signal is discarded when it
-    // is generated, so none is left pending for us.
-    unsafe {
-        let mut ignore: libc::sigaction = std::mem::zeroed();
-        let mut old: libc::sigaction = std::mem::zeroed();
-        ignore.sa_sigaction = libc::SIG_IGN;
-        libc::sigaction(stop, &ignore, &mut old);
+    // SAFETY: kill(2) of our own process group.
+    with_action(stop, libc::SIG_IGN, || unsafe {
         libc::kill(0, stop);
-        libc::sigaction(stop, &old, std::ptr::null_mut());
-    }
+    });
 }
 
 fn stop_like_a_job(stop: i32) {
-    // SAFETY: the signal's action is swapped for the default around a
-    // signal to this thread alone (delivered before raise returns), then
-    // restored.
-    unsafe {
-        let mut default: libc::sigaction = std::mem::zeroed();
-        let mut old: libc::sigaction = std::mem::zeroed();
-        default.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(stop, &default, &mut old);
+    // SAFETY: a signal to this thread alone, delivered before raise returns,
+    // with its default action (stop).
+    with_action(stop, libc::SIG_DFL, || unsafe {
         libc::raise(stop);
-        libc::sigaction(stop, &old, std::ptr::null_mut());
+    });
+}
+
+/// Runs `call` with `signal`'s action swapped for `action`, then restores it.
+fn with_action(signal: i32, action: libc::sighandler_t, call: impl FnOnce()) {
+    // SAFETY: sigaction(2) on a zeroed struct with only the handler set; the
+    // old action is restored as it was.
+    unsafe {
+        let mut swapped: libc::sigaction = std::mem::zeroed();
+        let mut old: libc::sigaction = std::mem::zeroed();
+        swapped.sa_sigaction = action;
+        libc::sigaction(signal, &swapped, &mut old);
+        call();
+        libc::sigaction(signal, &old, std::ptr::null_mut());
     }
 }
 
