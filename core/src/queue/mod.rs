@@ -38,6 +38,7 @@
 //!   their way back (up to one session timeout).
 
 mod batch;
+mod stripes;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -54,6 +55,7 @@ use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::wait::Wait;
 use crate::{path, runtime};
+use stripes::Peers;
 
 pub use batch::MAX_BATCH;
 
@@ -71,6 +73,10 @@ const RECEIPT_TTL: Duration = Duration::from_secs(600);
 /// How far past its head a consumer may claim after a lost race: the order
 /// bound above is `(CLAIM_WINDOW - 1) * consumers`.
 pub const CLAIM_WINDOW: usize = 4;
+
+const HEAD_PATIENCE: usize = 2;
+
+const LEAD: usize = 8;
 
 /// Room for the request header, the path and the ACL of a create.
 const CREATE_OVERHEAD: usize = 512;
@@ -97,15 +103,19 @@ pub struct Item {
     pub data: Vec<u8>,
 }
 
+/// The data of the next item and the claim markers, each if asked for and read.
+type ReadAfterClaim = (Option<Vec<u8>>, Option<Vec<String>>);
+
 /// How a claim transaction ended.
 struct Claim {
     claimed: bool,
     /// Our claim marker after it (the new one, or the previous if not claimed).
     marker: Option<String>,
     prefetched: Option<(String, Vec<u8>)>,
+    /// The claim markers listed after the claim, when asked for.
+    markers: Option<Vec<String>>,
 }
 
-#[derive(Default)]
 struct Cache {
     /// Item names not yet consumed as of our last listing, head first.
     names: VecDeque<String>,
@@ -117,6 +127,124 @@ struct Cache {
     prefetched: Option<(String, Vec<u8>)>,
     /// Our claim marker of the last item we took (deleted with the next claim).
     last_marker: Option<String>,
+    /// The consumers as of our last listing of the claim markers, and as of
+    /// the one before (see `stripes.rs`).
+    peers: Peers,
+    peers_before: Peers,
+    /// Whether to list the claim markers with the next claim: always while
+    /// others consume, and after a lost race (to somebody we did not know of).
+    watch_peers: bool,
+    /// The cached head when we chose our last claim: if it is still the head
+    /// at the next choice, its consumer is behind and we claim it.
+    last_head: Option<String>,
+    head_age: usize,
+}
+
+impl Cache {
+    fn new(consumer: &str) -> Cache {
+        Cache {
+            names: VecDeque::new(),
+            collided: false,
+            skipped: false,
+            prefetched: None,
+            last_marker: None,
+            peers: Peers::alone(consumer),
+            peers_before: Peers::alone(consumer),
+            watch_peers: true,
+            last_head: None,
+            head_age: 0,
+        }
+    }
+
+    /// With other consumers: the oldest cached item of our share, or the head
+    /// once it stayed the head over a claim of ours (or when we have none).
+    fn take_shared(&mut self) -> Option<String> {
+        let head = self.names.front()?.clone();
+        let pick = if self.overdue(&head) {
+            0
+        } else {
+            // Ahead of the others (or not counted by them yet): any of the
+            // first few, since the head is the likeliest to be taken already.
+            self.first_own()
+                .unwrap_or_else(|| fastrand::usize(..LEAD.min(self.names.len())))
+        };
+        if self.last_head.as_ref() == Some(&head) {
+            self.head_age += 1;
+        } else {
+            self.head_age = 0;
+        }
+        self.last_head = Some(head);
+        self.collided = false;
+        self.skipped = false;
+        self.names.remove(pick)
+    }
+
+    /// Whether `head` (the cached head) should be claimed whoever's share it is in: it was the
+    /// head at our last choice too, and its consumer claimed nothing over our last claim.
+    fn overdue(&self, head: &String) -> bool {
+        if self.last_head.as_ref() != Some(head) {
+            return false;
+        }
+        self.head_age >= HEAD_PATIENCE
+            || item_sequence(head)
+                .is_some_and(|s| self.peers.owner_stalled_since(&self.peers_before, s))
+    }
+
+    /// Where the oldest cached item of our share is, if among the first
+    /// `LEAD`: further back, we are ahead of the others, and wait for them.
+    fn first_own(&self) -> Option<usize> {
+        let peers = &self.peers;
+        self.names
+            .iter()
+            .take(LEAD)
+            .position(|name| item_sequence(name).is_some_and(|s| peers.is_own(s)))
+    }
+
+    /// The item we will likely claim after the one being claimed, for its
+    /// data to be read in the same round trip: the head if its consumer
+    /// claimed nothing over our last claim (it will be overdue), else the
+    /// oldest of our share.
+    fn predicted_next(&self) -> Option<String> {
+        let head = self.names.front()?;
+        if self.peers.count() == 1 {
+            return Some(head.clone());
+        }
+        self.names.get(self.first_own().unwrap_or(0)).cloned()
+    }
+
+    /// What the claim markers listed with a claim tell: who consumes, and
+    /// which cached items of others' shares are gone.
+    fn learn_peers(&mut self, peers: Peers) {
+        self.watch_peers = peers.count() > 1;
+        if !peers.same_members(&self.peers) && self.peers.count() > 1 {
+            // Items we dropped as taken by their consumer under the old split
+            // may still be there under the new one: list afresh.
+            self.names.clear();
+            self.last_head = None;
+        } else {
+            // Only items up to the furthest claim can be gone: look at those
+            // alone (the cache is sorted, and may hold the whole backlog).
+            let furthest = peers.furthest_claim();
+            let end = self
+                .names
+                .partition_point(|name| item_sequence(name).is_some_and(|s| s <= furthest));
+            let kept: Vec<String> = self
+                .names
+                .drain(..end)
+                .filter(|name| !item_sequence(name).is_some_and(|s| peers.taken_by_owner(s)))
+                .collect();
+            for name in kept.into_iter().rev() {
+                self.names.push_front(name);
+            }
+        }
+        self.peers_before = std::mem::replace(&mut self.peers, peers);
+    }
+
+    /// A claim found its item gone: somebody else consumes.
+    fn lost_race(&mut self) {
+        self.collided = true;
+        self.watch_peers = true;
+    }
 }
 
 impl DistributedQueue {
@@ -124,12 +252,13 @@ impl DistributedQueue {
     pub fn new(client: &Client, dir: &str) -> Result<DistributedQueue> {
         path::validate(dir)?;
         client.check_open()?;
+        let consumer = uuid::Uuid::new_v4().simple().to_string();
         let inner = Inner {
             client: client.clone(),
             dir: dir.to_string(),
             bookkeeping: bookkeeping_dir(dir),
-            consumer: uuid::Uuid::new_v4().simple().to_string(),
-            cache: Default::default(),
+            consumer: consumer.clone(),
+            cache: tokio::sync::Mutex::new(Cache::new(&consumer)),
         };
         Ok(DistributedQueue {
             inner: Arc::new(inner),
@@ -238,13 +367,14 @@ impl DistributedQueue {
                 _ => match self.inner.read(&name).await? {
                     Some(data) => data,
                     None => {
-                        cache.collided = true;
+                        cache.lost_race();
                         continue;
                     }
                 },
             };
-            let next = cache.names.front().cloned();
+            let next = cache.predicted_next();
             let previous = cache.last_marker.take();
+            let list_peers = cache.watch_peers;
             // Once sent, a claim runs to its end in a task of its own; if the
             // caller is gone by then, the item goes back (never lost).
             let (reply, answer) = tokio::sync::oneshot::channel();
@@ -254,7 +384,7 @@ impl DistributedQueue {
             // claimed item could go back (found by the CLI's SIGINT test).
             let settling = self.inner.client.settling();
             runtime::handle().spawn(async move {
-                let outcome = inner.claim(&name, next, previous).await;
+                let outcome = inner.claim(&name, next, previous, list_peers).await;
                 let item = Item { name, data };
                 // The claimed item travels in a guard, with the hold on
                 // `close`: dropped undelivered (the caller gone before or
@@ -274,10 +404,13 @@ impl DistributedQueue {
                 .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
             cache.last_marker = claim.marker;
             cache.prefetched = claim.prefetched;
+            if let Some(markers) = claim.markers {
+                cache.learn_peers(Peers::from_markers(&markers, &self.inner.consumer));
+            }
             if owed.is_some() {
                 return Ok(owed);
             }
-            cache.collided = true;
+            cache.lost_race();
         }
     }
 
@@ -475,12 +608,16 @@ impl Inner {
         Ok(cache.names.front().cloned())
     }
 
-    /// The item to claim next: the head; right after a lost race, a random one
-    /// of the first `CLAIM_WINDOW` cached items (the skipped ones stay cached),
-    /// but never twice in a row past the head.
+    /// The item to claim next. With other consumers, see `Cache::take_shared`.
+    /// Alone: the head; right after a lost race, a random one of the first
+    /// `CLAIM_WINDOW` cached items (the skipped ones stay cached), but never
+    /// twice in a row past the head.
     async fn next_claim(&self, cache: &mut Cache) -> Result<Option<String>> {
         if self.head(cache).await?.is_none() {
             return Ok(None);
+        }
+        if cache.peers.count() > 1 {
+            return Ok(cache.take_shared());
         }
         let pick = if cache.collided && !cache.skipped {
             fastrand::usize(..CLAIM_WINDOW.min(cache.names.len()))
@@ -527,7 +664,8 @@ impl Inner {
     }
 
     /// Takes `name` (whose data the caller holds) and, in the same round trip,
-    /// reads the data of `next`. Not claimed if another consumer got it first.
+    /// reads the data of `next` and (if `list_peers`) lists the claim markers.
+    /// Not claimed if another consumer got it first.
     ///
     /// The delete is one transaction with the creation of an ephemeral claim
     /// marker (and the removal of our previous one): after a connection loss the
@@ -538,6 +676,7 @@ impl Inner {
         name: &str,
         next: Option<String>,
         mut previous: Option<String>,
+        list_peers: bool,
     ) -> Result<Claim> {
         let path = format!("{}/{}", self.dir, name);
         let next_path = next.as_ref().map(|n| format!("{}/{}", self.dir, n));
@@ -556,21 +695,19 @@ impl Inner {
                 transaction.add_delete(previous, None)?;
             }
             let committed = transaction.commit();
-            let read_next = next_path.as_deref().map(|p| zk.get_data(p));
-            let (committed, next_data) = tokio::join!(committed, async {
-                match read_next {
-                    Some(read) => read.await.ok(),
-                    None => None,
-                }
-            });
+            // Sent after the claim, so answered after it: the listing shows
+            // our new marker and every claim committed before ours.
+            let reads = self.read_after_claim(&zk, next_path.as_deref(), list_peers)?;
+            let (committed, (next_data, markers)) = tokio::join!(committed, reads);
             drop(zk);
-            let prefetched = next.clone().zip(next_data.map(|(data, _)| data));
+            let prefetched = next.clone().zip(next_data);
             match committed {
                 Ok(_) => {
                     return Ok(Claim {
                         claimed: true,
                         marker: Some(marker),
                         prefetched,
+                        markers,
                     })
                 }
                 Err(zk::MultiWriteError::OperationFailed {
@@ -581,6 +718,7 @@ impl Inner {
                         claimed: false,
                         marker: previous,
                         prefetched,
+                        markers,
                     })
                 }
                 // No bookkeeping directory yet (or removed while empty).
@@ -605,6 +743,7 @@ impl Inner {
                             claimed: true,
                             marker: Some(marker),
                             prefetched: None,
+                            markers: None,
                         });
                     }
                     // Not applied: the item is still there, or somebody else took it.
@@ -612,6 +751,41 @@ impl Inner {
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
+    }
+
+    /// The reads sent with a claim, as one request: the data of the item
+    /// `next` (if still there) and the claim markers (if `list_markers`).
+    fn read_after_claim<'z>(
+        &self,
+        zk: &'z zk::Client,
+        next: Option<&str>,
+        list_markers: bool,
+    ) -> Result<impl Future<Output = ReadAfterClaim> + Send + 'z> {
+        let mut reads = zk.new_multi_reader();
+        if let Some(next) = next {
+            reads.add_get_data(next)?;
+        }
+        if list_markers {
+            reads.add_get_children(&self.bookkeeping)?;
+        }
+        let sent = (next.is_some() || list_markers).then(|| reads.commit());
+        Ok(async move {
+            let (mut data, mut markers) = (None, None);
+            let results = match sent {
+                Some(sent) => sent.await.ok(),
+                None => None,
+            };
+            for result in results.into_iter().flatten() {
+                match result {
+                    zk::MultiReadResult::Data { data: read, .. } => data = Some(read),
+                    zk::MultiReadResult::Children { children } => markers = Some(children),
+                    // Gone (the next item), or not made yet (the markers'
+                    // directory): nothing learned.
+                    _ => {}
+                }
+            }
+            (data, markers)
+        })
     }
 
     /// After a claim transaction's reply was lost: whether the server applied it (its new claim
