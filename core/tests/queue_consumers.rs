@@ -1,0 +1,180 @@
+//! Several consumers of one queue: they split the backlog between them (by
+//! the claim markers each lists with its claims) instead of racing for the
+//! head, and a consumer that stops polling, joins late or leaves holds back
+//! nobody.
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use zk_harness::ZkServer;
+use zkrecipes::{DistributedQueue, CLAIM_WINDOW};
+
+type Delivered = Arc<Mutex<Vec<usize>>>;
+
+/// `consumers` queue objects, each on a session of its own, draining `dir`
+/// until it is empty, each adding the items' numbers to `delivered` as they
+/// come; how many each consumer took.
+async fn drain(connect: &str, dir: &str, consumers: usize, delivered: &Delivered) -> Vec<usize> {
+    let mut tasks = Vec::new();
+    for _ in 0..consumers {
+        let c = client_at(connect, Duration::from_secs(30)).await;
+        let queue = DistributedQueue::new(&c, dir).unwrap();
+        let delivered = delivered.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut taken = 0;
+            while let Some(item) = queue.poll().await.unwrap() {
+                delivered.lock().unwrap().push(number(&item));
+                taken += 1;
+            }
+            queue.close().await.unwrap();
+            drop(c);
+            taken
+        }));
+    }
+    let mut shares = Vec::new();
+    for t in tasks {
+        shares.push(t.await.unwrap());
+    }
+    shares
+}
+
+fn number(item: &[u8]) -> usize {
+    String::from_utf8(item.to_vec()).unwrap().parse().unwrap()
+}
+
+async fn offer(queue: &DistributedQueue, numbers: std::ops::Range<usize>) {
+    for i in numbers {
+        queue.offer(format!("{i:05}").as_bytes()).await.unwrap();
+    }
+}
+
+fn assert_each_once(delivered: &[usize], items: usize) {
+    let mut sorted = delivered.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        (0..items).collect::<Vec<_>>(),
+        "every item exactly once"
+    );
+}
+
+/// Four consumers each take a share, and the drain costs at most three
+/// requests per item (the claim, and one multi-read of the next item's data
+/// and of the claim markers), where racing for the head cost 6.6: every lost
+/// race is a whole claim transaction.
+#[tokio::test(flavor = "multi_thread")]
+async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
+    let server = ZkServer::start_local();
+    let dir = "/split";
+    let producer = DistributedQueue::new(
+        &client_at(server.connect_string(), Duration::from_secs(30)).await,
+        dir,
+    )
+    .unwrap();
+    let items = 2000;
+    offer(&producer, 0..items).await;
+    let before = server.packets_received();
+    let delivered = Delivered::default();
+    let shares = drain(server.connect_string(), dir, 4, &delivered).await;
+    let requests = server.packets_received() - before;
+    let delivered = delivered.lock().unwrap().clone();
+    assert_each_once(&delivered, items);
+    let per_item = requests as f64 / items as f64;
+    println!("4 consumers: shares {shares:?}, {requests} requests ({per_item:.2} per item)");
+    assert!(
+        shares.iter().all(|&taken| taken >= items / 10),
+        "every consumer takes a share: {shares:?}"
+    );
+    // Sessions' connects and closes are counted too (a few dozen requests).
+    assert!(per_item <= 3.0, "{per_item:.2} requests per item");
+    let worst = max_overtaking(&delivered);
+    let bound = (CLAIM_WINDOW - 1) * 4;
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+}
+
+/// A consumer that took one item and then stopped polling keeps its claim
+/// marker, so the others count it: its share must not wait for it. An item
+/// that stays at the head over a claim of the others, while its consumer
+/// claims nothing, is taken by them, in order.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_consumer_that_stops_polling_holds_back_none_of_its_share() {
+    let dir = unique("idle-peer");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    let items = 300;
+    offer(&producer, 0..items).await;
+    let idle = DistributedQueue::new(&client().await, &dir).unwrap();
+    assert_eq!(
+        idle.poll().await.unwrap().map(|item| number(&item)),
+        Some(0)
+    );
+    let delivered = Delivered::new(Mutex::new(vec![0]));
+    drain(server().connect_string(), &dir, 2, &delivered).await;
+    let all = delivered.lock().unwrap().clone();
+    assert_each_once(&all, items);
+    let worst = max_overtaking(&all);
+    let bound = (CLAIM_WINDOW - 1) * 3;
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+    idle.close().await.unwrap();
+}
+
+/// Consumers that join in the middle of a drain and one that leaves in the
+/// middle change how the backlog is split: each consumer lists the queue
+/// afresh when the set changes, so no item is skipped for long.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumers_joining_and_leaving_mid_drain_skip_nothing() {
+    let dir = unique("churn");
+    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    let items = 600;
+    offer(&producer, 0..items).await;
+    let delivered = Delivered::default();
+    let leaver = DistributedQueue::new(&client().await, &dir).unwrap();
+    for _ in 0..50 {
+        let item = leaver.poll().await.unwrap().unwrap();
+        delivered.lock().unwrap().push(number(&item));
+    }
+    let joined = {
+        let delivered = delivered.clone();
+        let dir = dir.clone();
+        tokio::spawn(async move {
+            drain(server().connect_string(), &dir, 3, &delivered).await;
+        })
+    };
+    // The leaver goes on beside the three that joined, then leaves.
+    for _ in 0..50 {
+        match leaver.poll().await.unwrap() {
+            Some(item) => delivered.lock().unwrap().push(number(&item)),
+            None => break,
+        }
+    }
+    leaver.close().await.unwrap();
+    joined.await.unwrap();
+    let delivered = delivered.lock().unwrap().clone();
+    assert_each_once(&delivered, items);
+    let worst = max_overtaking(&delivered);
+    let bound = CLAIM_WINDOW * 4;
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+}
+
+/// For each item, how many later items were delivered before it; the worst.
+fn max_overtaking(delivered: &[usize]) -> usize {
+    let mut worst = 0;
+    for (at, item) in delivered.iter().enumerate() {
+        let overtaken = delivered[..at]
+            .iter()
+            .filter(|earlier| *earlier > item)
+            .count();
+        worst = worst.max(overtaken);
+    }
+    worst
+}
