@@ -12,13 +12,16 @@
 //!   connection loss can never lose an item.
 //! - `offer` that fails with `CONNECTION_LOSS` may or may not have enqueued
 //!   the item (the server may have applied the create before the reply was lost).
-//! - Consumers that collide (two claim the same head) spread out: after a lost
-//!   race a consumer claims a random one of the first `CLAIM_WINDOW` cached
-//!   items, keeping the ones it skipped, and goes back to its head right after.
-//!   A single consumer never collides and takes items strictly in order. With
-//!   C consumers, an item is overtaken by at most `(CLAIM_WINDOW - 1) * C`
-//!   later items: each consumer claims past an item only out of its window,
-//!   and only every other claim, while resolving its head in between.
+//! - Several consumers split the backlog instead of racing for the head (see
+//!   `stripes.rs`): each claim is sent with one multi-read of the next item's
+//!   data and of the claim markers, so a drain still costs about two requests
+//!   per item, and C consumers claim C items at once. A single consumer takes
+//!   items strictly in order; with several, an item waits for the consumer
+//!   whose share it is in, and for at most three claims of each other consumer
+//!   once that one is behind (the regression tests and `make bench` report
+//!   how far items are overtaken). Before a consumer has listed the markers
+//!   (or after a lost race to a consumer it did not know of), it claims the
+//!   head, or after a lost race a random one of the first `CLAIM_WINDOW`.
 //! - A connection loss during a claim is resolved exactly: the delete is one
 //!   transaction with an ephemeral claim marker of this queue object, so the
 //!   item is neither lost nor delivered twice (each object has its own marker,
@@ -38,6 +41,7 @@
 //!   their way back (up to one session timeout).
 
 mod batch;
+mod cache;
 mod stripes;
 
 use std::collections::VecDeque;
@@ -55,6 +59,7 @@ use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::wait::Wait;
 use crate::{path, runtime};
+use cache::Cache;
 use stripes::Peers;
 
 pub use batch::MAX_BATCH;
@@ -70,13 +75,10 @@ const RECEIPT_PREFIX: &str = "back-";
 /// unknown rather than trust a receipt that may have been swept.
 const RECEIPT_TTL: Duration = Duration::from_secs(600);
 
-/// How far past its head a consumer may claim after a lost race: the order
-/// bound above is `(CLAIM_WINDOW - 1) * consumers`.
+/// How far past its head a consumer that knows of no other consumer may
+/// claim after a lost race (README's order bound is `(CLAIM_WINDOW - 1)` per
+/// consumer).
 pub const CLAIM_WINDOW: usize = 4;
-
-const HEAD_PATIENCE: usize = 2;
-
-const LEAD: usize = 8;
 
 /// Room for the request header, the path and the ACL of a create.
 const CREATE_OVERHEAD: usize = 512;
@@ -114,137 +116,6 @@ struct Claim {
     prefetched: Option<(String, Vec<u8>)>,
     /// The claim markers listed after the claim, when asked for.
     markers: Option<Vec<String>>,
-}
-
-struct Cache {
-    /// Item names not yet consumed as of our last listing, head first.
-    names: VecDeque<String>,
-    /// Set after a lost race: the next claim may pick within the window.
-    collided: bool,
-    /// Set after a claim past the head: the next claim takes the head.
-    skipped: bool,
-    /// The data of the next item, read together with the previous delete.
-    prefetched: Option<(String, Vec<u8>)>,
-    /// Our claim marker of the last item we took (deleted with the next claim).
-    last_marker: Option<String>,
-    /// The consumers as of our last listing of the claim markers, and as of
-    /// the one before (see `stripes.rs`).
-    peers: Peers,
-    peers_before: Peers,
-    /// Whether to list the claim markers with the next claim: always while
-    /// others consume, and after a lost race (to somebody we did not know of).
-    watch_peers: bool,
-    /// The cached head when we chose our last claim: if it is still the head
-    /// at the next choice, its consumer is behind and we claim it.
-    last_head: Option<String>,
-    head_age: usize,
-}
-
-impl Cache {
-    fn new(consumer: &str) -> Cache {
-        Cache {
-            names: VecDeque::new(),
-            collided: false,
-            skipped: false,
-            prefetched: None,
-            last_marker: None,
-            peers: Peers::alone(consumer),
-            peers_before: Peers::alone(consumer),
-            watch_peers: true,
-            last_head: None,
-            head_age: 0,
-        }
-    }
-
-    /// With other consumers: the oldest cached item of our share, or the head
-    /// once it stayed the head over a claim of ours (or when we have none).
-    fn take_shared(&mut self) -> Option<String> {
-        let head = self.names.front()?.clone();
-        let pick = if self.overdue(&head) {
-            0
-        } else {
-            // Ahead of the others (or not counted by them yet): any of the
-            // first few, since the head is the likeliest to be taken already.
-            self.first_own()
-                .unwrap_or_else(|| fastrand::usize(..LEAD.min(self.names.len())))
-        };
-        if self.last_head.as_ref() == Some(&head) {
-            self.head_age += 1;
-        } else {
-            self.head_age = 0;
-        }
-        self.last_head = Some(head);
-        self.collided = false;
-        self.skipped = false;
-        self.names.remove(pick)
-    }
-
-    /// Whether `head` (the cached head) should be claimed whoever's share it is in: it was the
-    /// head at our last choice too, and its consumer claimed nothing over our last claim.
-    fn overdue(&self, head: &String) -> bool {
-        if self.last_head.as_ref() != Some(head) {
-            return false;
-        }
-        self.head_age >= HEAD_PATIENCE
-            || item_sequence(head)
-                .is_some_and(|s| self.peers.owner_stalled_since(&self.peers_before, s))
-    }
-
-    /// Where the oldest cached item of our share is, if among the first
-    /// `LEAD`: further back, we are ahead of the others, and wait for them.
-    fn first_own(&self) -> Option<usize> {
-        let peers = &self.peers;
-        self.names
-            .iter()
-            .take(LEAD)
-            .position(|name| item_sequence(name).is_some_and(|s| peers.is_own(s)))
-    }
-
-    /// The item we will likely claim after the one being claimed, for its
-    /// data to be read in the same round trip: the head if its consumer
-    /// claimed nothing over our last claim (it will be overdue), else the
-    /// oldest of our share.
-    fn predicted_next(&self) -> Option<String> {
-        let head = self.names.front()?;
-        if self.peers.count() == 1 {
-            return Some(head.clone());
-        }
-        self.names.get(self.first_own().unwrap_or(0)).cloned()
-    }
-
-    /// What the claim markers listed with a claim tell: who consumes, and
-    /// which cached items of others' shares are gone.
-    fn learn_peers(&mut self, peers: Peers) {
-        self.watch_peers = peers.count() > 1;
-        if !peers.same_members(&self.peers) && self.peers.count() > 1 {
-            // Items we dropped as taken by their consumer under the old split
-            // may still be there under the new one: list afresh.
-            self.names.clear();
-            self.last_head = None;
-        } else {
-            // Only items up to the furthest claim can be gone: look at those
-            // alone (the cache is sorted, and may hold the whole backlog).
-            let furthest = peers.furthest_claim();
-            let end = self
-                .names
-                .partition_point(|name| item_sequence(name).is_some_and(|s| s <= furthest));
-            let kept: Vec<String> = self
-                .names
-                .drain(..end)
-                .filter(|name| !item_sequence(name).is_some_and(|s| peers.taken_by_owner(s)))
-                .collect();
-            for name in kept.into_iter().rev() {
-                self.names.push_front(name);
-            }
-        }
-        self.peers_before = std::mem::replace(&mut self.peers, peers);
-    }
-
-    /// A claim found its item gone: somebody else consumes.
-    fn lost_race(&mut self) {
-        self.collided = true;
-        self.watch_peers = true;
-    }
 }
 
 impl DistributedQueue {

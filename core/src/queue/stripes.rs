@@ -13,8 +13,11 @@
 //!
 //! A share whose consumer falls behind (slow, paused, or done consuming but
 //! still holding its marker) is not left waiting: an item that stayed the
-//! oldest one cached over a whole claim of ours is claimed next, whoever's
-//! share it is in.
+//! oldest one cached over one claim of ours while its consumer claimed nothing,
+//! or over three in any case, is claimed next, whoever's share it is in. And a
+//! consumer that is ahead of the others (its next item is far back in its
+//! cache) claims among the first cached items instead of running further
+//! ahead. The choice itself is `Cache::take_shared` in `mod.rs`.
 
 use std::collections::HashMap;
 
