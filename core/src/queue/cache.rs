@@ -147,3 +147,134 @@ impl Cache {
         self.watch_peers = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(sequence: i64) -> String {
+        format!("qn-{sequence:010}")
+    }
+
+    fn marker(consumer: &str, sequence: i64) -> String {
+        format!("claim-1f-{consumer}-{}", item(sequence))
+    }
+
+    /// A cache of items 0..n, shared by "aaa" (us) and "bbb", which claimed
+    /// `theirs` last.
+    fn shared(n: i64, theirs: i64) -> Cache {
+        let mut cache = Cache::new("aaa");
+        cache.names = (0..n).map(item).collect();
+        cache.learn_peers(Peers::from_markers(&[marker("bbb", theirs)], "aaa"));
+        assert_eq!(cache.peers.count(), 2);
+        cache
+    }
+
+    fn sequence(name: &str) -> i64 {
+        item_sequence(name).unwrap()
+    }
+
+    #[test]
+    fn alone_the_head_is_next() {
+        let mut cache = Cache::new("aaa");
+        cache.names = (5..9).map(item).collect();
+        assert_eq!(cache.predicted_next(), Some(item(5)));
+    }
+
+    #[test]
+    fn with_another_consumer_we_claim_the_oldest_of_our_share() {
+        let mut cache = shared(40, -1);
+        let own: Vec<i64> = (0..40).filter(|&s| cache.peers.is_own(s)).collect();
+        assert!(own.len() >= 10, "about half the items are ours: {own:?}");
+        let predicted = cache.predicted_next().unwrap();
+        let first = cache.take_shared().unwrap();
+        assert_eq!(first, item(own[0]));
+        assert_eq!(predicted, first, "the prefetch guesses the claim");
+    }
+
+    #[test]
+    fn items_of_another_share_up_to_its_last_claim_leave_the_cache() {
+        let cache = shared(40, 20);
+        for name in &cache.names {
+            let s = sequence(name);
+            assert!(s > 20 || cache.peers.is_own(s), "{name} was taken by bbb");
+        }
+        let kept_own = cache.names.iter().filter(|n| sequence(n) <= 20).count();
+        let own_up_to_20 = (0..=20).filter(|&s| cache.peers.is_own(s)).count();
+        assert_eq!(kept_own, own_up_to_20, "ours all stay");
+    }
+
+    #[test]
+    fn a_head_whose_consumer_claims_nothing_is_claimed_after_one_of_our_claims() {
+        let mut cache = shared(40, -1);
+        // Make the head bbb's: drop our items in front of its first.
+        while cache.peers.is_own(sequence(cache.names.front().unwrap())) {
+            cache.names.pop_front();
+        }
+        let head = cache.names.front().unwrap().clone();
+        assert_ne!(cache.take_shared().as_ref(), Some(&head), "first: our own");
+        // bbb claimed nothing since the listing before.
+        cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+        assert_eq!(cache.take_shared(), Some(head), "then the stalled head");
+    }
+
+    #[test]
+    fn a_head_whose_consumer_is_slow_is_claimed_after_three_of_our_claims() {
+        let mut cache = shared(60, -1);
+        while cache.peers.is_own(sequence(cache.names.front().unwrap())) {
+            cache.names.pop_front();
+        }
+        let head = cache.names.front().unwrap().clone();
+        let mut claims = 0;
+        let mut progress = -1;
+        loop {
+            let claimed = cache.take_shared().unwrap();
+            claims += 1;
+            if claimed == head {
+                break;
+            }
+            assert!(claims <= 4, "the head still waits after {claims} claims");
+            // bbb claims something every time, but never gets to its head:
+            // its listed progress moves without passing the head.
+            progress -= 1;
+            cache.learn_peers(Peers::from_markers(&[marker("bbb", progress)], "aaa"));
+        }
+        assert_eq!(
+            claims, 4,
+            "claimed at the fourth choice (the head outlived three)"
+        );
+    }
+
+    #[test]
+    fn a_consumer_ahead_of_the_others_claims_among_the_first_few() {
+        let mut cache = shared(200, -1);
+        // Only bbb's items in front: we are ahead.
+        let peers = cache.peers.clone();
+        cache
+            .names
+            .retain(|n| !peers.is_own(sequence(n)) || sequence(n) > 150);
+        assert!(cache
+            .names
+            .iter()
+            .take(LEAD)
+            .all(|n| !peers.is_own(sequence(n))));
+        let first_few: Vec<String> = cache.names.iter().take(LEAD).cloned().collect();
+        let claimed = cache.take_shared().unwrap();
+        assert!(
+            first_few.contains(&claimed),
+            "{claimed} is not among {first_few:?}"
+        );
+    }
+
+    #[test]
+    fn a_consumer_joining_makes_the_cache_list_afresh() {
+        let mut cache = shared(40, 10);
+        assert!(!cache.names.is_empty());
+        cache.learn_peers(Peers::from_markers(
+            &[marker("bbb", 12), marker("ccc", 3)],
+            "aaa",
+        ));
+        assert!(cache.names.is_empty(), "listed again under the new split");
+        assert!(cache.watch_peers);
+    }
+}
