@@ -17,6 +17,11 @@ const LEAD: usize = 8;
 /// nothing meanwhile).
 const HEAD_PATIENCE: usize = 3;
 
+/// After how many of our listings without a claim of its own a consumer is
+/// taken to have stopped polling: its items are claimed as soon as they are
+/// the head, and guessed as our next claim (its data read in advance).
+const IDLE_LISTINGS: usize = 4;
+
 pub(super) struct Cache {
     /// Item names not yet consumed as of our last listing, head first.
     pub(super) names: VecDeque<String>,
@@ -28,10 +33,9 @@ pub(super) struct Cache {
     pub(super) prefetched: Option<(String, Vec<u8>)>,
     /// Our claim marker of the last item we took (deleted with the next claim).
     pub(super) last_marker: Option<String>,
-    /// The consumers as of our last listing of the claim markers, and as of
-    /// the one before (see `stripes.rs`).
+    /// The consumers as of our last listing of the claim markers (see
+    /// `stripes.rs`).
     pub(super) peers: Peers,
-    peers_before: Peers,
     /// Whether to list the claim markers with the next claim: always while
     /// others consume, and after a lost race (to somebody we did not know of).
     pub(super) watch_peers: bool,
@@ -50,7 +54,6 @@ impl Cache {
             prefetched: None,
             last_marker: None,
             peers: Peers::alone(consumer),
-            peers_before: Peers::alone(consumer),
             watch_peers: true,
             last_head: None,
             claims_outlived: 0,
@@ -66,13 +69,11 @@ impl Cache {
         } else {
             self.claims_outlived = 0;
         }
-        let pick = if self.overdue(&head) {
-            0
-        } else {
+        let pick = match self.choice(self.claims_outlived, false) {
+            Some(pick) => pick,
             // Ahead of the others (or not counted by them yet): any of the
             // first few, since the head is the likeliest to be taken already.
-            self.first_own()
-                .unwrap_or_else(|| fastrand::usize(..LEAD.min(self.names.len())))
+            None => fastrand::usize(..LEAD.min(self.names.len())),
         };
         self.last_head = Some(head);
         self.collided = false;
@@ -80,15 +81,23 @@ impl Cache {
         self.names.remove(pick)
     }
 
-    /// Whether `head` (the cached head) is to be claimed whoever's share it is
-    /// in: it has been the head over `HEAD_PATIENCE` of our claims, or over one
-    /// while its consumer claimed nothing (stopped, or done polling).
-    fn overdue(&self, head: &str) -> bool {
-        match self.claims_outlived {
-            0 => false,
-            outlived if outlived >= HEAD_PATIENCE => true,
-            _ => item_sequence(head)
-                .is_some_and(|s| self.peers.owner_stalled_since(&self.peers_before, s)),
+    /// Where the item to claim is: the head if it is overdue, else the oldest
+    /// of our share among the first `LEAD` (`None`: none there). The head is
+    /// overdue once its consumer has claimed nothing for `IDLE_LISTINGS`
+    /// listings, or once it has been the head over `HEAD_PATIENCE` of our
+    /// claims (`outlived`), or over one while its consumer claimed nothing
+    /// since our previous listing. `guessing` (for the read in advance) leaves
+    /// out that last rule: its consumer is then usually about to claim it.
+    fn choice(&self, outlived: usize, guessing: bool) -> Option<usize> {
+        let head = item_sequence(self.names.front()?)?;
+        let quiet = self.peers.owner_quiet_for(head);
+        let overdue = quiet >= IDLE_LISTINGS
+            || outlived >= HEAD_PATIENCE
+            || (!guessing && outlived >= 1 && quiet >= 1);
+        if overdue {
+            Some(0)
+        } else {
+            self.first_own()
         }
     }
 
@@ -102,15 +111,21 @@ impl Cache {
             .position(|name| item_sequence(name).is_some_and(|s| peers.is_own(s)))
     }
 
-    /// The item we will likely claim after the one being claimed, for its
-    /// data to be read in the same round trip: the head when alone, else the
-    /// oldest of our share. (Guessing when the head will be overdue missed
-    /// more often than it hit: its consumer was usually about to claim it.)
+    /// The item we will likely claim after the one being claimed (already
+    /// taken out of the cache), for its data to be read in the same round
+    /// trip: the head when alone, else `choice` as the next claim will see it
+    /// if the next listing changes nothing.
     pub(super) fn predicted_next(&self) -> Option<String> {
         if self.peers.count() == 1 {
             return self.names.front().cloned();
         }
-        self.names.get(self.first_own().unwrap_or(0)).cloned()
+        let outlived = match self.names.front() {
+            Some(head) if self.last_head.as_ref() == Some(head) => self.claims_outlived + 1,
+            _ => 0,
+        };
+        self.names
+            .get(self.choice(outlived, true).unwrap_or(0))
+            .cloned()
     }
 
     /// What the claim markers listed with a claim tell: who consumes, and
@@ -138,7 +153,7 @@ impl Cache {
                 self.names.push_front(name);
             }
         }
-        self.peers_before = std::mem::replace(&mut self.peers, peers);
+        self.peers = peers.following(&self.peers);
     }
 
     /// A claim found its item gone: somebody else consumes.
@@ -216,6 +231,27 @@ mod tests {
         // bbb claimed nothing since the listing before.
         cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
         assert_eq!(cache.take_shared(), Some(head), "then the stalled head");
+    }
+
+    #[test]
+    fn a_consumer_idle_for_several_listings_has_its_items_claimed_in_order_and_read_ahead() {
+        let mut cache = shared(40, -1);
+        for _ in 0..IDLE_LISTINGS {
+            cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+        }
+        // Every item in order, whoever's share, each guessed one claim ahead.
+        let mut guessed = cache.predicted_next();
+        for expected in 0..40 {
+            let claimed = cache.take_shared().unwrap();
+            assert_eq!(claimed, item(expected));
+            assert_eq!(
+                guessed.as_ref(),
+                Some(&claimed),
+                "guessed before item {expected}"
+            );
+            guessed = cache.predicted_next();
+            cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+        }
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub(super) struct Peers {
     members: Vec<String>,
     /// The sequence of the item each other consumer claimed last.
     last_claimed: HashMap<String, i64>,
+    /// For each other consumer, over how many of our listings in a row its
+    /// last claim stayed the same (see `Peers::following`).
+    quiet: HashMap<String, usize>,
     own: String,
 }
 
@@ -42,6 +45,7 @@ impl Peers {
         Peers {
             members: vec![own.to_string()],
             last_claimed: HashMap::new(),
+            quiet: HashMap::new(),
             own: own.to_string(),
         }
     }
@@ -67,8 +71,21 @@ impl Peers {
         Peers {
             members,
             last_claimed,
+            quiet: HashMap::new(),
             own: own.to_string(),
         }
+    }
+
+    /// These peers, listed right after `earlier`: a consumer whose last claim
+    /// is the same in both has been quiet for one listing more.
+    pub(super) fn following(mut self, earlier: &Peers) -> Peers {
+        for (consumer, last) in &self.last_claimed {
+            if earlier.last_claimed.get(consumer) == Some(last) {
+                let before = earlier.quiet.get(consumer).copied().unwrap_or(0);
+                self.quiet.insert(consumer.clone(), before + 1);
+            }
+        }
+        self
     }
 
     pub(super) fn count(&self) -> usize {
@@ -101,11 +118,10 @@ impl Peers {
                 .is_some_and(|&last| last >= sequence)
     }
 
-    /// Whether the owner of `sequence` claimed nothing new between `earlier`
-    /// and this listing (it is behind, or not consuming at all).
-    pub(super) fn owner_stalled_since(&self, earlier: &Peers, sequence: i64) -> bool {
-        let owner = self.owner(sequence);
-        owner != self.own && self.last_claimed.get(owner) == earlier.last_claimed.get(owner)
+    /// Over how many of our listings in a row the consumer whose share
+    /// `sequence` is in has claimed nothing (0 for our own share).
+    pub(super) fn owner_quiet_for(&self, sequence: i64) -> usize {
+        self.quiet.get(self.owner(sequence)).copied().unwrap_or(0)
     }
 
     fn owner(&self, sequence: i64) -> &str {
@@ -193,6 +209,22 @@ mod tests {
         assert!(!peers.taken_by_owner(ours));
         let later = (101..300).find(|&s| !peers.is_own(s)).unwrap();
         assert!(!peers.taken_by_owner(later));
+    }
+
+    #[test]
+    fn a_consumer_that_claims_nothing_grows_quiet_and_one_that_claims_does_not() {
+        let first = Peers::from_markers(&[marker("aaa", 3), marker("ccc", 4)], "bbb");
+        let second =
+            Peers::from_markers(&[marker("aaa", 3), marker("ccc", 9)], "bbb").following(&first);
+        let third =
+            Peers::from_markers(&[marker("aaa", 3), marker("ccc", 9)], "bbb").following(&second);
+        assert_eq!(third.quiet.get("aaa"), Some(&2));
+        assert_eq!(third.quiet.get("ccc"), Some(&1));
+        assert_eq!(second.quiet.get("ccc"), None);
+        let theirs = (100..200).find(|&s| third.owner(s) == "aaa").unwrap();
+        assert_eq!(third.owner_quiet_for(theirs), 2);
+        let ours = (100..200).find(|&s| third.is_own(s)).unwrap();
+        assert_eq!(third.owner_quiet_for(ours), 0);
     }
 
     #[test]
