@@ -88,10 +88,8 @@ impl DistributedQueue {
                 return Ok(None);
             }
             let batch = max.min(cache.names.len());
-            let names: Vec<String> = cache.names.drain(..batch).collect();
-            // A batch starts at the head: the collision window of single takes has no use here.
-            cache.collided = false;
-            cache.skipped = false;
+            let names: Vec<String> = (0..batch).filter_map(|_| cache.take_at(0)).collect();
+            // A batch starts at the head.
             let prefetched = cache.prefetched.take();
             let items = self.inner.read_all(names, prefetched).await?;
             if items.is_empty() {
@@ -128,7 +126,7 @@ impl DistributedQueue {
             if !owed.items.is_empty() {
                 return Ok(Some(owed));
             }
-            cache.collided = true;
+            cache.lost_race();
         }
     }
 }

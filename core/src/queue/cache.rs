@@ -2,7 +2,7 @@
 //! and who else consumes (`stripes.rs`), which together choose the item it
 //! claims next.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use super::item_sequence;
 use super::stripes::Peers;
@@ -25,10 +25,6 @@ const IDLE_LISTINGS: usize = 4;
 pub(super) struct Cache {
     /// Item names not yet consumed as of our last listing, head first.
     pub(super) names: VecDeque<String>,
-    /// Set after a lost race: the next claim may pick within the window.
-    pub(super) collided: bool,
-    /// Set after a claim past the head: the next claim takes the head.
-    pub(super) skipped: bool,
     /// The data of the next item, read together with the previous delete.
     pub(super) prefetched: Option<(String, Vec<u8>)>,
     /// Our claim marker of the last item we took (deleted with the next claim).
@@ -43,20 +39,22 @@ pub(super) struct Cache {
     /// claims it has been the head (see `Cache::overdue`).
     last_head: Option<String>,
     claims_outlived: usize,
+    /// Items we gave back and put in the cache again: their consumer's
+    /// marker may say it got past them, but they are there.
+    returned: HashSet<String>,
 }
 
 impl Cache {
     pub(super) fn new(consumer: &str) -> Cache {
         Cache {
             names: VecDeque::new(),
-            collided: false,
-            skipped: false,
             prefetched: None,
             last_marker: None,
             peers: Peers::alone(consumer),
             watch_peers: true,
             last_head: None,
             claims_outlived: 0,
+            returned: HashSet::new(),
         }
     }
 
@@ -69,16 +67,28 @@ impl Cache {
         } else {
             self.claims_outlived = 0;
         }
-        let pick = match self.choice(self.claims_outlived, false) {
-            Some(pick) => pick,
-            // Ahead of the others (or not counted by them yet): any of the
-            // first few, since the head is the likeliest to be taken already.
-            None => fastrand::usize(..LEAD.min(self.names.len())),
+        let any_of_the_first_few = || fastrand::usize(..LEAD.min(self.names.len()));
+        let pick = if !self.peers.counted() {
+            // The others do not count us yet (no marker of ours: we won no
+            // claim yet), so our share is in theirs and its oldest item is the
+            // one its consumer goes for. A consumer that joined late lost every
+            // race that way and never got counted (found by a test).
+            any_of_the_first_few()
+        } else {
+            // `None`: we are ahead of the others; the head is the likeliest to
+            // be taken already.
+            self.choice(self.claims_outlived, false)
+                .unwrap_or_else(any_of_the_first_few)
         };
         self.last_head = Some(head);
-        self.collided = false;
-        self.skipped = false;
-        self.names.remove(pick)
+        self.take_at(pick)
+    }
+
+    /// Takes the cached item at `at` out of the cache, to claim it.
+    pub(super) fn take_at(&mut self, at: usize) -> Option<String> {
+        let name = self.names.remove(at)?;
+        self.returned.remove(&name);
+        Some(name)
     }
 
     /// Where the item to claim is: the head if it is overdue, else the oldest
@@ -136,6 +146,7 @@ impl Cache {
             // Items we dropped as taken by their consumer under the old split
             // may still be there under the new one: list afresh.
             self.names.clear();
+            self.returned.clear();
             self.last_head = None;
         } else {
             // Only items up to the furthest claim can be gone: look at those
@@ -147,7 +158,10 @@ impl Cache {
             let kept: Vec<String> = self
                 .names
                 .drain(..end)
-                .filter(|name| !item_sequence(name).is_some_and(|s| peers.taken_by_owner(s)))
+                .filter(|name| {
+                    self.returned.contains(name)
+                        || !item_sequence(name).is_some_and(|s| peers.taken_by_owner(s))
+                })
                 .collect();
             for name in kept.into_iter().rev() {
                 self.names.push_front(name);
@@ -156,9 +170,23 @@ impl Cache {
         self.peers = peers.following(&self.peers);
     }
 
+    /// An item we took went back into the queue under its own name: it is
+    /// in line again at its place.
+    pub(super) fn put_back(&mut self, name: &str) {
+        let Some(sequence) = item_sequence(name) else {
+            return;
+        };
+        let at = self
+            .names
+            .partition_point(|cached| item_sequence(cached).is_some_and(|s| s < sequence));
+        if self.names.get(at).map(String::as_str) != Some(name) {
+            self.names.insert(at, name.to_string());
+        }
+        self.returned.insert(name.to_string());
+    }
+
     /// A claim found its item gone: somebody else consumes.
     pub(super) fn lost_race(&mut self) {
-        self.collided = true;
         self.watch_peers = true;
     }
 }
@@ -180,13 +208,40 @@ mod tests {
     fn shared(n: i64, theirs: i64) -> Cache {
         let mut cache = Cache::new("aaa");
         cache.names = (0..n).map(item).collect();
-        cache.learn_peers(Peers::from_markers(&[marker("bbb", theirs)], "aaa"));
+        cache.learn_peers(listing(theirs));
         assert_eq!(cache.peers.count(), 2);
         cache
     }
 
+    /// The markers as listed: bbb claimed `theirs` last; we claimed before.
+    fn listing(theirs: i64) -> Peers {
+        Peers::from_markers(&[marker("bbb", theirs), marker("aaa", -1)], "aaa")
+    }
+
     fn sequence(name: &str) -> i64 {
         item_sequence(name).unwrap()
+    }
+
+    #[test]
+    fn a_given_back_item_is_in_line_again_and_stays_though_its_consumer_got_past_it() {
+        let mut cache = shared(40, -1);
+        let theirs = (0..40).find(|&s| !cache.peers.is_own(s)).unwrap();
+        cache.names.retain(|n| sequence(n) != theirs);
+        cache.put_back(&item(theirs));
+        let at = cache.names.iter().position(|n| *n == item(theirs)).unwrap();
+        assert!(
+            cache.names.iter().take(at).all(|n| sequence(n) < theirs),
+            "in order"
+        );
+        cache.learn_peers(listing(theirs + 5));
+        assert!(
+            cache.names.contains(&item(theirs)),
+            "kept: it was given back"
+        );
+        assert_eq!(
+            cache.names.iter().filter(|n| **n == item(theirs)).count(),
+            1
+        );
     }
 
     #[test]
@@ -229,7 +284,7 @@ mod tests {
         let head = cache.names.front().unwrap().clone();
         assert_ne!(cache.take_shared().as_ref(), Some(&head), "first: our own");
         // bbb claimed nothing since the listing before.
-        cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+        cache.learn_peers(listing(-1));
         assert_eq!(cache.take_shared(), Some(head), "then the stalled head");
     }
 
@@ -237,7 +292,7 @@ mod tests {
     fn a_consumer_idle_for_several_listings_has_its_items_claimed_in_order_and_read_ahead() {
         let mut cache = shared(40, -1);
         for _ in 0..IDLE_LISTINGS {
-            cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+            cache.learn_peers(listing(-1));
         }
         // Every item in order, whoever's share, each guessed one claim ahead.
         let mut guessed = cache.predicted_next();
@@ -250,7 +305,7 @@ mod tests {
                 "guessed before item {expected}"
             );
             guessed = cache.predicted_next();
-            cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+            cache.learn_peers(listing(-1));
         }
     }
 
@@ -273,7 +328,7 @@ mod tests {
             // bbb claims something every time, but never gets to its head:
             // its listed progress moves without passing the head.
             progress -= 1;
-            cache.learn_peers(Peers::from_markers(&[marker("bbb", progress)], "aaa"));
+            cache.learn_peers(listing(progress));
         }
         assert_eq!(
             claims, 4,
@@ -303,11 +358,28 @@ mod tests {
     }
 
     #[test]
+    fn a_consumer_the_others_do_not_count_yet_claims_any_of_the_first_few() {
+        let mut cache = Cache::new("aaa");
+        cache.names = (0..40).map(item).collect();
+        cache.learn_peers(Peers::from_markers(&[marker("bbb", -1)], "aaa"));
+        assert_eq!(cache.peers.count(), 2);
+        let mut picks = std::collections::HashSet::new();
+        for _ in 0..200 {
+            let mut tried = Cache::new("aaa");
+            tried.names = cache.names.clone();
+            tried.peers = cache.peers.clone();
+            picks.insert(sequence(&tried.take_shared().unwrap()));
+        }
+        assert!(picks.len() > 1, "not always the same item: {picks:?}");
+        assert!(picks.iter().all(|&s| s < LEAD as i64), "{picks:?}");
+    }
+
+    #[test]
     fn a_consumer_joining_makes_the_cache_list_afresh() {
         let mut cache = shared(40, 10);
         assert!(!cache.names.is_empty());
         cache.learn_peers(Peers::from_markers(
-            &[marker("bbb", 12), marker("ccc", 3)],
+            &[marker("bbb", 12), marker("ccc", 3), marker("aaa", -1)],
             "aaa",
         ));
         assert!(cache.names.is_empty(), "listed again under the new split");

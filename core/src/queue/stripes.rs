@@ -37,6 +37,8 @@ pub(super) struct Peers {
     /// last claim stayed the same (see `Peers::following`).
     quiet: HashMap<String, usize>,
     own: String,
+    /// Whether the others count us: our marker was among the listed ones.
+    counted: bool,
 }
 
 impl Peers {
@@ -47,6 +49,7 @@ impl Peers {
             last_claimed: HashMap::new(),
             quiet: HashMap::new(),
             own: own.to_string(),
+            counted: false,
         }
     }
 
@@ -63,7 +66,8 @@ impl Peers {
             *last = (*last).max(sequence);
         }
         let mut members: Vec<String> = last_claimed.keys().cloned().collect();
-        if !last_claimed.contains_key(own) {
+        let counted = last_claimed.contains_key(own);
+        if !counted {
             members.push(own.to_string());
         }
         members.sort();
@@ -73,7 +77,14 @@ impl Peers {
             last_claimed,
             quiet: HashMap::new(),
             own: own.to_string(),
+            counted,
         }
+    }
+
+    /// Whether the other consumers count us in their split (we have a claim
+    /// marker): until then our share is in theirs.
+    pub(super) fn counted(&self) -> bool {
+        self.counted
     }
 
     /// These peers, listed right after `earlier`: a consumer whose last claim
