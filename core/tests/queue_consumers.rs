@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use zk_harness::ZkServer;
-use zkrecipes::{DistributedQueue, CLAIM_WINDOW};
+use zkrecipes::{DistributedQueue, Wait, CLAIM_WINDOW};
 
 type Delivered = Arc<Mutex<Vec<usize>>>;
 
@@ -232,5 +232,35 @@ async fn an_item_given_back_is_the_next_one_taken() {
     let again = queue.poll_item().await.unwrap().unwrap();
     assert_eq!(again, first, "the given-back item comes first again");
     assert_eq!(number(&queue.poll().await.unwrap().unwrap()), 1);
+    queue.close().await.unwrap();
+}
+
+/// The same through a binding's path: a take whose caller gave up (an
+/// interrupted Java thread, a cancelled Python task) gives its item back,
+/// and the next take of the same object gets it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_item_abandoned_by_its_caller_is_the_next_one_taken() {
+    use zkrecipes::ffi::HandedQueue;
+    let dir = unique("abandoned");
+    let queue = DistributedQueue::new(&client().await, &dir).unwrap();
+    offer(&queue, 0..50).await;
+    let (first, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
+    assert_eq!(number(&first.data), 0);
+    let size = queue.size().await.unwrap();
+    handoff.undo();
+    // Given back in the background: wait until it is in the queue again.
+    let zk = raw().await;
+    let path = format!("{dir}/{}", first.name);
+    loop {
+        let (stat, watch) = zk.check_and_watch_stat(&path).await.unwrap();
+        if stat.is_some() {
+            break;
+        }
+        watch.changed().await;
+    }
+    assert_eq!(queue.size().await.unwrap(), size + 1);
+    let (again, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
+    handoff.delivered();
+    assert_eq!(again, first, "the abandoned item comes first again");
     queue.close().await.unwrap();
 }

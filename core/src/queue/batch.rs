@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::{DistributedQueue, Inner, Item};
+use super::{DistributedQueue, Inner, Item, Unclaimed};
 use crate::client::Settling;
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
@@ -90,8 +90,10 @@ impl DistributedQueue {
             let batch = max.min(cache.names.len());
             let names: Vec<String> = (0..batch).filter_map(|_| cache.take_at(0)).collect();
             // A batch starts at the head.
+            let unclaimed = Unclaimed::new(&self.inner, names.clone());
             let prefetched = cache.prefetched.take();
             let items = self.inner.read_all(names, prefetched).await?;
+            unclaimed.settled();
             if items.is_empty() {
                 continue;
             }

@@ -97,6 +97,10 @@ struct Inner {
     /// Names this object's claim markers, apart from every other consumer's.
     consumer: String,
     cache: tokio::sync::Mutex<Cache>,
+    /// Items given back, or taken out of the cache by a poll that ended
+    /// before claiming them, since the cache was last consulted: they go back
+    /// into it at their places then (a poll may hold the cache meanwhile).
+    to_put_back: std::sync::Mutex<Vec<String>>,
 }
 
 /// An item taken from the queue: its node name and payload.
@@ -131,6 +135,7 @@ impl DistributedQueue {
             bookkeeping: bookkeeping_dir(dir),
             consumer: consumer.clone(),
             cache: tokio::sync::Mutex::new(Cache::new(&consumer)),
+            to_put_back: Default::default(),
         };
         Ok(DistributedQueue {
             inner: Arc::new(inner),
@@ -232,6 +237,7 @@ impl DistributedQueue {
             let Some(name) = self.inner.next_claim(&mut cache).await? else {
                 return Ok(None);
             };
+            let unclaimed = Unclaimed::new(&self.inner, vec![name.clone()]);
             // The data is in hand before the delete is sent: a delete whose reply is
             // lost can never take an item's data with it.
             let data = match cache.prefetched.take() {
@@ -239,11 +245,13 @@ impl DistributedQueue {
                 _ => match self.inner.read(&name).await? {
                     Some(data) => data,
                     None => {
+                        unclaimed.settled();
                         cache.lost_race();
                         continue;
                     }
                 },
             };
+            unclaimed.settled();
             let next = cache.predicted_next();
             let previous = cache.last_marker.take();
             let list_peers = cache.watch_peers;
@@ -472,8 +480,13 @@ impl DistributedQueue {
 }
 
 impl Inner {
-    /// The cached head, listing again when the cache is exhausted.
+    /// The cached head (with the items given back since put in at their
+    /// places), listing again when the cache is exhausted.
     async fn head(&self, cache: &mut Cache) -> Result<Option<String>> {
+        let to_put_back = std::mem::take(&mut *self.to_put_back.lock().expect("not poisoned"));
+        for name in to_put_back {
+            cache.put_back(&name);
+        }
         if cache.names.is_empty() {
             cache.names = self.list().await?;
         }
@@ -757,13 +770,14 @@ impl Inner {
                 }
             })
             .await?;
-        // Back in our cache too, at its place: otherwise we would find it only
-        // once the cache is used up (a given-back item overtaken by 722 of 800,
-        // with one consumer, found by an adversarial review). Skipped if a
-        // poll holds the cache now: the item is found at the next listing.
-        if let Ok(mut cache) = self.cache.try_lock() {
-            cache.put_back(&item.name);
-        }
+        // Back in our cache too, at its place, before our next claim:
+        // otherwise we would find it only once the cache is used up (a
+        // given-back item overtaken by 722 of 800, with one consumer, found by
+        // an adversarial review).
+        self.to_put_back
+            .lock()
+            .expect("not poisoned")
+            .push(item.name.clone());
         self.sweep_receipts().await;
         Ok(())
     }
@@ -797,6 +811,39 @@ impl Inner {
                 }
             }
         });
+    }
+}
+
+/// Names taken out of the cache to be claimed: if the poll ends before their
+/// claim is sent (its caller gone, a failed read), they go back into the
+/// cache before the next claim. Otherwise they were found only once the cache
+/// was used up: the first item of a queue, its take interrupted in a read,
+/// was delivered after all 499 others (found by an adversarial review).
+struct Unclaimed<'a> {
+    to_put_back: &'a std::sync::Mutex<Vec<String>>,
+    names: Vec<String>,
+}
+
+impl<'a> Unclaimed<'a> {
+    fn new(inner: &'a Inner, names: Vec<String>) -> Unclaimed<'a> {
+        Unclaimed {
+            to_put_back: &inner.to_put_back,
+            names,
+        }
+    }
+
+    /// Claimed from here on (the claim, once sent, runs to its end), or gone.
+    fn settled(mut self) {
+        self.names.clear();
+    }
+}
+
+impl Drop for Unclaimed<'_> {
+    fn drop(&mut self) {
+        if !self.names.is_empty() {
+            let mut to_put_back = self.to_put_back.lock().expect("not poisoned");
+            to_put_back.append(&mut self.names);
+        }
     }
 }
 
