@@ -239,8 +239,8 @@ pub enum QueueCommand {
         /// Give up after this long (0: only what is there now); default: wait.
         #[arg(long, short = 'w', value_parser = duration)]
         timeout: Option<Duration>,
-        /// Take this many items.
-        #[arg(long, short = 'n', default_value_t = 1)]
+        /// Take this many items (at least 1).
+        #[arg(long, short = 'n', default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         count: u64,
         /// Exit status when --timeout passes first (default 75).
         #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
@@ -271,8 +271,8 @@ pub enum WorkCommand {
     /// the job, anything else gives it back. Without CMD, print jobs and ack them.
     Consume {
         path: String,
-        /// Stop after this many jobs; default: run until interrupted.
-        #[arg(long, short = 'n')]
+        /// Stop after this many jobs (at least 1); default: run until interrupted.
+        #[arg(long, short = 'n', value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
         /// Stop when no job came for this long.
         #[arg(long, short = 'w', value_parser = duration)]

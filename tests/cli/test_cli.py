@@ -942,6 +942,15 @@ def test_queue_offer_take_size_keeps_order():
     assert empty.returncode == TIMEOUT and empty.stdout == b""
 
 
+def test_a_count_of_zero_is_a_usage_error_and_takes_nothing():
+    path = unique("queue-zero")
+    assert run("queue", "offer", path, "kept").returncode == 0
+    for args in (("queue", "take", path, "--count", "0"), ("work", "consume", path + "-w", "--count", "0")):
+        done = run(*args)
+        assert done.returncode == USAGE and "--count" in done.stderr.decode(), done
+    assert run("queue", "size", path).stdout == b"1\n"
+
+
 def test_queue_item_is_given_back_when_nobody_reads_it():
     path = unique("queue-pipe")
     run("queue", "offer", path, "precious")
