@@ -50,6 +50,14 @@ async fn offer(queue: &DistributedQueue, numbers: std::ops::Range<usize>) {
     }
 }
 
+fn assert_overtaken_at_most(delivered: &[usize], bound: usize) {
+    let worst = max_overtaking(delivered);
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+}
+
 fn assert_each_once(delivered: &[usize], items: usize) {
     let mut sorted = delivered.to_vec();
     sorted.sort_unstable();
@@ -89,12 +97,7 @@ async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
     );
     // Sessions' connects and closes are counted too (a few dozen requests).
     assert!(per_item <= 3.0, "{per_item:.2} requests per item");
-    let worst = max_overtaking(&delivered);
-    let bound = (CLAIM_WINDOW - 1) * 4;
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
+    assert_overtaken_at_most(&delivered, (CLAIM_WINDOW - 1) * 4);
 }
 
 /// A consumer that took one item and then stopped polling keeps its claim
@@ -116,12 +119,7 @@ async fn a_consumer_that_stops_polling_holds_back_none_of_its_share() {
     drain(server().connect_string(), &dir, 2, &delivered).await;
     let all = delivered.lock().unwrap().clone();
     assert_each_once(&all, items);
-    let worst = max_overtaking(&all);
-    let bound = (CLAIM_WINDOW - 1) * 3;
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
+    assert_overtaken_at_most(&all, (CLAIM_WINDOW - 1) * 3);
     idle.close().await.unwrap();
 }
 
@@ -158,25 +156,7 @@ async fn consumers_joining_and_leaving_mid_drain_skip_nothing() {
     joined.await.unwrap();
     let delivered = delivered.lock().unwrap().clone();
     assert_each_once(&delivered, items);
-    let worst = max_overtaking(&delivered);
-    let bound = CLAIM_WINDOW * 4;
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
-}
-
-/// For each item, how many later items were delivered before it; the worst.
-fn max_overtaking(delivered: &[usize]) -> usize {
-    let mut worst = 0;
-    for (at, item) in delivered.iter().enumerate() {
-        let overtaken = delivered[..at]
-            .iter()
-            .filter(|earlier| *earlier > item)
-            .count();
-        worst = worst.max(overtaken);
-    }
-    worst
+    assert_overtaken_at_most(&delivered, CLAIM_WINDOW * 4);
 }
 
 /// A consumer that started alone and takes 10 ms per item, joined by a fast
@@ -209,12 +189,7 @@ async fn a_slow_consumer_that_started_alone_skips_nothing_when_a_fast_one_joins(
     slow.close().await.unwrap();
     let delivered = delivered.lock().unwrap().clone();
     assert_each_once(&delivered, items);
-    let worst = max_overtaking(&delivered);
-    let bound = CLAIM_WINDOW * 2;
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
+    assert_overtaken_at_most(&delivered, CLAIM_WINDOW * 2);
 }
 
 /// An item given back is in line again at its place, for its own consumer

@@ -191,19 +191,6 @@ async fn several_consumers_overtake_an_item_by_a_bounded_number() {
     );
 }
 
-/// For each item, how many later items were delivered before it; the worst.
-pub fn max_overtaking(delivered: &[usize]) -> usize {
-    let mut worst = 0;
-    for (at, item) in delivered.iter().enumerate() {
-        let overtaken = delivered[..at]
-            .iter()
-            .filter(|earlier| *earlier > item)
-            .count();
-        worst = worst.max(overtaken);
-    }
-    worst
-}
-
 /// Defect 4: two queue objects of one session shared a claim marker name, so
 /// after a claim lost in a connection drop one took the other's marker for its
 /// own and both returned the item. Every item must arrive exactly once.

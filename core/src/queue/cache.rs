@@ -218,6 +218,16 @@ mod tests {
         Peers::from_markers(&[marker("bbb", theirs), marker("aaa", -1)], "aaa")
     }
 
+    /// `shared(n, -1)` less our items in front of bbb's first, which heads it.
+    fn their_head_first(n: i64) -> (Cache, String) {
+        let mut cache = shared(n, -1);
+        while cache.peers.is_own(sequence(cache.names.front().unwrap())) {
+            cache.names.pop_front();
+        }
+        let head = cache.names.front().unwrap().clone();
+        (cache, head)
+    }
+
     fn sequence(name: &str) -> i64 {
         item_sequence(name).unwrap()
     }
@@ -276,12 +286,7 @@ mod tests {
 
     #[test]
     fn a_head_whose_consumer_claims_nothing_is_claimed_after_one_of_our_claims() {
-        let mut cache = shared(40, -1);
-        // Make the head bbb's: drop our items in front of its first.
-        while cache.peers.is_own(sequence(cache.names.front().unwrap())) {
-            cache.names.pop_front();
-        }
-        let head = cache.names.front().unwrap().clone();
+        let (mut cache, head) = their_head_first(40);
         assert_ne!(cache.take_shared().as_ref(), Some(&head), "first: our own");
         // bbb claimed nothing since the listing before.
         cache.learn_peers(listing(-1));
@@ -311,11 +316,7 @@ mod tests {
 
     #[test]
     fn a_head_whose_consumer_is_slow_is_claimed_after_three_of_our_claims() {
-        let mut cache = shared(60, -1);
-        while cache.peers.is_own(sequence(cache.names.front().unwrap())) {
-            cache.names.pop_front();
-        }
-        let head = cache.names.front().unwrap().clone();
+        let (mut cache, head) = their_head_first(60);
         let mut claims = 0;
         let mut progress = -1;
         loop {

@@ -345,3 +345,16 @@ pub async fn peer_waits_on(driver: &mut Driver, node: &str, ours: i64) -> Option
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// For each item, how many later items were delivered before it; the worst.
+pub fn max_overtaking(delivered: &[usize]) -> usize {
+    let mut worst = 0;
+    for (at, item) in delivered.iter().enumerate() {
+        let overtaken = delivered[..at]
+            .iter()
+            .filter(|earlier| *earlier > item)
+            .count();
+        worst = worst.max(overtaken);
+    }
+    worst
+}
