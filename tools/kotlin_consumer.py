@@ -23,7 +23,7 @@ def make(project: Path, version: str, sources: dict[str, str]) -> str:
     (project / "pom.xml").write_text(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>example</groupId><artifactId>kotlin-consumer</artifactId><version>1</version>
-  <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget></properties>
+  <properties><kotlin.compiler.jvmTarget>17</kotlin.compiler.jvmTarget><kotlin.compiler.daemon>false</kotlin.compiler.daemon></properties>
   <dependencies>
     <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes-kotlin</artifactId><version>{version}</version></dependency>
   </dependencies>
