@@ -211,17 +211,18 @@ async fn an_item_given_back_is_the_next_one_taken() {
 }
 
 /// The same through a binding's path: a take whose caller gave up (an
-/// interrupted Java thread, a cancelled Python task) gives its item back,
-/// and the next take of the same object gets it.
+/// interrupted Java thread, a cancelled Python task) gives its item back in
+/// the background, and the same object takes it again within its next two
+/// takes (the one already on its way when the item came back may come first),
+/// not after the backlog.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_item_abandoned_by_its_caller_is_the_next_one_taken() {
+async fn an_item_abandoned_by_its_caller_is_taken_again_at_once() {
     use zkrecipes::ffi::HandedQueue;
     let dir = unique("abandoned");
     let queue = DistributedQueue::new(&client().await, &dir).unwrap();
     offer(&queue, 0..50).await;
     let (first, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
     assert_eq!(number(&first.data), 0);
-    let size = queue.size().await.unwrap();
     handoff.undo();
     // Given back in the background: wait until it is in the queue again.
     let zk = raw().await;
@@ -233,9 +234,15 @@ async fn an_item_abandoned_by_its_caller_is_the_next_one_taken() {
         }
         watch.changed().await;
     }
-    assert_eq!(queue.size().await.unwrap(), size + 1);
-    let (again, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
-    handoff.delivered();
-    assert_eq!(again, first, "the abandoned item comes first again");
+    let mut next_two = Vec::new();
+    for _ in 0..2 {
+        let (item, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
+        handoff.delivered();
+        next_two.push(number(&item.data));
+    }
+    assert!(
+        next_two.contains(&0),
+        "the abandoned item is taken again at once: {next_two:?}"
+    );
     queue.close().await.unwrap();
 }

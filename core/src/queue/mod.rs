@@ -761,6 +761,14 @@ impl Inner {
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
+        // Back in our cache too, at its place, before our next claim (it is
+        // in the queue from here on): otherwise we would find it only once the
+        // cache is used up (a given-back item overtaken by 722 of 800, with
+        // one consumer, found by an adversarial review).
+        self.to_put_back
+            .lock()
+            .expect("not poisoned")
+            .push(item.name.clone());
         let r = receipt.as_str();
         self.client
             .retrying_any_session(|zk| async move {
@@ -770,14 +778,6 @@ impl Inner {
                 }
             })
             .await?;
-        // Back in our cache too, at its place, before our next claim:
-        // otherwise we would find it only once the cache is used up (a
-        // given-back item overtaken by 722 of 800, with one consumer, found by
-        // an adversarial review).
-        self.to_put_back
-            .lock()
-            .expect("not poisoned")
-            .push(item.name.clone());
         self.sweep_receipts().await;
         Ok(())
     }
