@@ -14,6 +14,7 @@ import time
 from typing import Callable, Iterator, List
 
 import pytest
+from kazoo.exceptions import NoNodeError
 
 import zkrecipes
 from zkrecipes import CacheEvent, NodeEvent, NodeMode
@@ -218,7 +219,9 @@ def test_sequential_and_persistent_modes(client, kz, path):
     with client.persistent_node(path + "/p", b"p", "persistent") as persistent:
         assert kz.get(persistent.actual_path)[1].ephemeralOwner == 0
         assert "/p" in repr(persistent)
-    assert kz.get_children(path) == [], "closed: both deleted"
+    # Both nodes' parent is a container: once both are deleted the server may
+    # reap it too (found failing in a clean-clone run).
+    assert children_or_none(kz, path) in ([], None), "closed: both deleted"
 
 
 def test_async_with_and_a_cancelled_member_start(client, path):
@@ -275,3 +278,11 @@ def test_a_start_after_the_client_closed_is_closed(zk_connect, path):
             await asyncio.wait_for(node.start_async(), 15.0)
 
     asyncio.run(main())
+
+
+def children_or_none(kz, path: str):
+    """The children of `path`, or None once the node is gone."""
+    try:
+        return kz.get_children(path)
+    except NoNodeError:
+        return None
