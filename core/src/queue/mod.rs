@@ -640,22 +640,28 @@ impl Inner {
         zk: &'z zk::Client,
         next: Option<&str>,
         list_markers: bool,
-    ) -> Result<impl Future<Output = ReadAfterClaim> + Send + 'z> {
+    ) -> Result<std::pin::Pin<Box<dyn Future<Output = ReadAfterClaim> + Send + 'z>>> {
+        // Alone, the read of the next item's data is a plain `getData`, as
+        // before the split: `multiRead` needs ZooKeeper 3.6 or later.
+        if !list_markers {
+            let read = next.map(|next| zk.get_data(next));
+            return Ok(Box::pin(async move {
+                let data = match read {
+                    Some(read) => read.await.ok().map(|(data, _)| data),
+                    None => None,
+                };
+                (data, None)
+            }));
+        }
         let mut reads = zk.new_multi_reader();
         if let Some(next) = next {
             reads.add_get_data(next)?;
         }
-        if list_markers {
-            reads.add_get_children(&self.bookkeeping)?;
-        }
-        let sent = (next.is_some() || list_markers).then(|| reads.commit());
-        Ok(async move {
+        reads.add_get_children(&self.bookkeeping)?;
+        let sent = reads.commit();
+        Ok(Box::pin(async move {
             let (mut data, mut markers) = (None, None);
-            let results = match sent {
-                Some(sent) => sent.await.ok(),
-                None => None,
-            };
-            for result in results.into_iter().flatten() {
+            for result in sent.await.into_iter().flatten() {
                 match result {
                     zk::MultiReadResult::Data { data: read, .. } => data = Some(read),
                     zk::MultiReadResult::Children { children } => markers = Some(children),
@@ -665,7 +671,7 @@ impl Inner {
                 }
             }
             (data, markers)
-        })
+        }))
     }
 
     /// After a claim transaction's reply was lost: whether the server applied it (its new claim
