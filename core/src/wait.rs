@@ -107,17 +107,18 @@ impl Wait {
         }
     }
 
-    /// Kotlin, as `withTimeout(duration)`: milliseconds, `None` for
-    /// `Duration.INFINITE`; zero or negative is a try (a deadline computed as
-    /// "what is left" may have passed).
-    pub fn kotlin(millis: Option<f64>) -> Result<Wait> {
+    /// Kotlin, as `withTimeout(duration)`: milliseconds, positive infinity
+    /// for `Duration.INFINITE` (a plain number crosses the FFI as it is; an
+    /// optional one would need a buffer each call); zero or negative is a
+    /// try (a deadline computed as "what is left" may have passed).
+    pub fn kotlin(millis: f64) -> Result<Wait> {
         match millis {
-            None => Ok(Wait::Forever),
-            Some(ms) if ms.is_nan() => Err(Error::invalid_argument(
+            ms if ms.is_nan() => Err(Error::invalid_argument(
                 "timeout must be a number of ms, got NaN",
             )),
-            Some(ms) if ms <= 0.0 => Ok(Wait::No),
-            Some(ms) => from_units(ms, 1000.0, "ms", "timeout must be >= 0 ms"),
+            ms if ms == f64::INFINITY => Ok(Wait::Forever),
+            ms if ms <= 0.0 => Ok(Wait::No),
+            ms => from_units(ms, 1000.0, "ms", "timeout must be >= 0 ms"),
         }
     }
 
@@ -215,11 +216,12 @@ mod tests {
 
     #[test]
     fn kotlin_is_with_timeout() {
-        assert_eq!(Wait::kotlin(None).unwrap(), Wait::Forever);
-        assert_eq!(Wait::kotlin(Some(-3.0)).unwrap(), Wait::No);
-        assert_eq!(Wait::kotlin(Some(0.0)).unwrap(), Wait::No);
-        assert_eq!(Wait::kotlin(Some(250.0)).unwrap(), Wait::For(SECOND / 4));
-        assert!(refused(Wait::kotlin(Some(f64::NAN))).contains("NaN"));
+        assert_eq!(Wait::kotlin(f64::INFINITY).unwrap(), Wait::Forever);
+        assert_eq!(Wait::kotlin(f64::NEG_INFINITY).unwrap(), Wait::No);
+        assert_eq!(Wait::kotlin(-3.0).unwrap(), Wait::No);
+        assert_eq!(Wait::kotlin(0.0).unwrap(), Wait::No);
+        assert_eq!(Wait::kotlin(250.0).unwrap(), Wait::For(SECOND / 4));
+        assert!(refused(Wait::kotlin(f64::NAN)).contains("NaN"));
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl NativeBarrier {
 
     /// `true` once the barrier is down; `false` if `timeout_ms` passed first; `CLOSED` when
     /// this object is closed meanwhile.
-    pub async fn wait(&self, timeout_ms: Option<f64>) -> Result<bool> {
+    pub async fn wait(&self, timeout_ms: f64) -> Result<bool> {
         let wait = wait(timeout_ms)?;
         let barrier = self.barrier.clone();
         run(self.closing.guard(async move { barrier.wait(wait).await })).await
@@ -97,7 +97,7 @@ impl NativeDoubleBarrier {
     /// `true` once `member_count` members are in; `false` (our node withdrawn) if `timeout_ms`
     /// passed first. Cancelled or closed meanwhile, it withdraws our node; an enter that
     /// succeeded all the same answers `true`, for Kotlin to withdraw.
-    pub async fn enter(&self, timeout_ms: Option<f64>, cancel: Arc<NativeCancel>) -> Result<bool> {
+    pub async fn enter(&self, timeout_ms: f64, cancel: Arc<NativeCancel>) -> Result<bool> {
         let wait = wait(timeout_ms)?;
         let barrier = self.barrier.clone();
         let entering = self.closing.guard(async move { barrier.enter(wait).await });
@@ -106,7 +106,7 @@ impl NativeDoubleBarrier {
 
     /// `true` once every member left; `false` if `timeout_ms` passed first (our node withdrawn
     /// in any case, also when cancelled or closed meanwhile).
-    pub async fn leave(&self, timeout_ms: Option<f64>) -> Result<bool> {
+    pub async fn leave(&self, timeout_ms: f64) -> Result<bool> {
         let wait = wait(timeout_ms)?;
         let barrier = self.barrier.clone();
         run(self.closing.guard(async move { barrier.leave(wait).await })).await

@@ -53,7 +53,7 @@ impl NativeElection {
     }
 
     /// `true` once leading; `false` if `timeout_ms` passed first.
-    pub async fn await_leadership(&self, timeout_ms: Option<f64>) -> Result<bool> {
+    pub async fn await_leadership(&self, timeout_ms: f64) -> Result<bool> {
         let timeout = crate::tasks::wait(timeout_ms)?;
         let election = self.election.clone();
         run(async move { election.await_leadership(timeout).await }).await

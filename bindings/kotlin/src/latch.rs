@@ -107,7 +107,7 @@ impl NativeLatch {
     }
 
     /// The fencing token once leading; `None` if `timeout_ms` passed first.
-    pub async fn await_leadership(&self, timeout_ms: Option<f64>) -> Result<Option<i64>> {
+    pub async fn await_leadership(&self, timeout_ms: f64) -> Result<Option<i64>> {
         let wait = wait(timeout_ms)?;
         let latch = self.latch.clone();
         run(async move { latch.await_leadership(wait).await }).await

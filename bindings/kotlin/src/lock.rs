@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use zkrecipes::ffi::GuardSlot;
-use zkrecipes::{Lock, LockGuard, Owner, ReadWriteLock, WriteLock};
+use zkrecipes::{Lock, Owner, ReadWriteLock, WriteLock};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -18,13 +18,9 @@ pub struct NativeLock {
     client: zkrecipes::Client,
 }
 
-/// A hold with its token: one call across the FFI instead of two (each
-/// costs some microseconds through JNA).
-#[derive(uniffi::Record)]
-pub struct NativeAcquired {
-    pub hold: Arc<NativeHold>,
-    pub fencing_token: i64,
-}
+/// What `acquire` returns when its timeout passed first: a fencing token is
+/// a czxid, never negative.
+const NOT_ACQUIRED: i64 = -1;
 
 /// One participant of a lock, holder first.
 #[derive(uniffi::Record)]
@@ -45,22 +41,27 @@ impl NativeLock {
         }))
     }
 
-    /// The hold, or `None` when `timeout_ms` passed first (`None`: no limit;
-    /// 0: a try). Cancelled, it withdraws its node; a hold that came anyway
-    /// is released.
-    pub async fn acquire(
-        &self,
-        timeout_ms: Option<f64>,
-        cancel: Arc<NativeCancel>,
-    ) -> Result<Option<NativeAcquired>> {
+    /// Acquires into `hold` (made by the caller, empty) and returns the
+    /// hold's fencing token, or `NOT_ACQUIRED` (-1) when `timeout_ms` passed
+    /// first (infinity: no limit; 0: a try). `hold.cancel()` withdraws the
+    /// node; a hold that came anyway is in `hold` all the same.
+    ///
+    /// Why this shape: an optional hold comes back in a buffer, and an
+    /// optional timeout goes in one; each costs a JNA structure and two more
+    /// crossings per call, on the caller's thread, which is what Kotlin's
+    /// overhead on the lock cycle was made of.
+    pub async fn acquire(&self, timeout_ms: f64, hold: Arc<NativeHold>) -> Result<i64> {
         let wait = wait(timeout_ms)?;
         let lock = self.lock.clone();
         let acquiring = async move { lock.acquire_as(Owner::unique(), wait).await };
-        let guard = run_cancellable(&cancel, acquiring).await?;
-        Ok(guard.map(|guard| NativeAcquired {
-            fencing_token: guard.fencing_token(),
-            hold: NativeHold::new(guard),
-        }))
+        Ok(match run_cancellable(&hold.cancel, acquiring).await? {
+            Some(guard) => {
+                let token = guard.fencing_token();
+                hold.slot.put(guard);
+                token
+            }
+            None => NOT_ACQUIRED,
+        })
     }
 
     pub fn is_held(&self) -> bool {
@@ -137,23 +138,31 @@ impl NativeReadWriteLock {
     }
 }
 
-/// A held lock: released once, by `release()` or, failing that, when the
-/// object is freed.
+/// One acquire's hold: made empty by the caller, it cancels the acquire
+/// while it runs, then carries what the acquire obtained. Released once, by
+/// `release()` or, failing that, when the object is freed.
 #[derive(uniffi::Object)]
 pub struct NativeHold {
+    cancel: NativeCancel,
     slot: GuardSlot,
-}
-
-impl NativeHold {
-    fn new(guard: LockGuard) -> Arc<Self> {
-        Arc::new(NativeHold {
-            slot: GuardSlot::new(guard),
-        })
-    }
 }
 
 #[uniffi::export]
 impl NativeHold {
+    /// An empty hold, for one `acquire`.
+    #[uniffi::constructor]
+    pub fn new() -> Arc<Self> {
+        Arc::new(NativeHold {
+            cancel: NativeCancel::not_cancelled(),
+            slot: GuardSlot::empty(),
+        })
+    }
+
+    /// Cancels the acquire filling this hold (what it obtained stays here).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
     /// Not released, not lost.
     pub fn is_held(&self) -> bool {
         self.slot.is_held()

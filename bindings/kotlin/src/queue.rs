@@ -54,7 +54,7 @@ impl NativeQueue {
     /// Waits for an item (`None` once `timeout_ms` passed; `None`: no limit).
     pub async fn take(
         &self,
-        timeout_ms: Option<f64>,
+        timeout_ms: f64,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Arc<NativeTaken>>> {
         let timeout = crate::tasks::wait(timeout_ms)?;
@@ -82,7 +82,7 @@ impl NativeQueue {
     pub async fn take_many(
         &self,
         max: i64,
-        timeout_ms: Option<f64>,
+        timeout_ms: f64,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Arc<NativeTakenMany>>> {
         let timeout = crate::tasks::wait(timeout_ms)?;

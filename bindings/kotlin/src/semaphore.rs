@@ -44,7 +44,7 @@ impl NativeSemaphore {
     pub async fn acquire(
         &self,
         count: i64,
-        timeout_ms: Option<f64>,
+        timeout_ms: f64,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Vec<NativeGranted>>> {
         let count = lease_count("count", count)?;

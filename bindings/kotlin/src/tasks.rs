@@ -56,13 +56,20 @@ pub struct NativeCancel {
 impl NativeCancel {
     #[uniffi::constructor]
     pub fn new() -> Arc<Self> {
-        Arc::new(NativeCancel {
-            cancelled: tokio::sync::watch::Sender::new(false),
-        })
+        Arc::new(NativeCancel::not_cancelled())
     }
 
     pub fn cancel(&self) {
         self.cancelled.send_replace(true);
+    }
+}
+
+impl NativeCancel {
+    /// For an object that also cancels its call (a lock's `NativeHold`).
+    pub(crate) fn not_cancelled() -> NativeCancel {
+        NativeCancel {
+            cancelled: tokio::sync::watch::Sender::new(false),
+        }
     }
 }
 
@@ -95,7 +102,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// A timeout in milliseconds as Kotlin passes it (`Wait::kotlin` has the rules).
-pub fn wait(timeout_ms: Option<f64>) -> Result<zkrecipes::Wait> {
+pub fn wait(timeout_ms: f64) -> Result<zkrecipes::Wait> {
     Ok(zkrecipes::Wait::kotlin(timeout_ms)?)
 }
 

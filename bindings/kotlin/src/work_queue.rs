@@ -55,7 +55,7 @@ impl NativeWorkQueue {
     /// The next job claimed for this worker; `None` once `timeout_ms` passed.
     pub async fn consume(
         &self,
-        timeout_ms: Option<f64>,
+        timeout_ms: f64,
         cancel: Arc<NativeCancel>,
     ) -> Result<Option<Arc<NativeDelivery>>> {
         let timeout = crate::tasks::wait(timeout_ms)?;

@@ -18,6 +18,19 @@ impl GuardSlot {
         }
     }
 
+    /// A slot for a guard still to come (an acquire in flight).
+    pub fn empty() -> GuardSlot {
+        GuardSlot {
+            guard: Mutex::new(None),
+        }
+    }
+
+    /// Puts the guard an acquire obtained into an `empty` slot. A guard
+    /// already there is dropped, which releases it in the background.
+    pub fn put(&self, guard: LockGuard) {
+        *self.guard.lock().unwrap() = Some(guard);
+    }
+
     /// Not released, not lost.
     pub fn is_held(&self) -> bool {
         self.guard

@@ -29,7 +29,7 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
 
     /** Waits up to [timeout] for an item; `null` if none came. */
     suspend fun take(timeout: Duration): ByteArray? =
-        obtaining(NativeTaken::close) { native.take(timeout.toMillisOrNull(), it) }?.let(::handOver)
+        obtaining(NativeTaken::close) { native.take(timeout.toNativeMillis(), it) }?.let(::handOver)
 
     /**
      * Takes up to [max] items (1 to 1000) from the head, in queue order, in one transaction (one
@@ -41,7 +41,7 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
 
     /** Waits up to [timeout] for an item, then takes up to [max] as [pollMany] does; empty if none came. */
     suspend fun takeMany(max: Int, timeout: Duration = Duration.INFINITE): List<ByteArray> =
-        obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toMillisOrNull(), it) }
+        obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toNativeMillis(), it) }
             ?.let(::handOverMany) ?: emptyList()
 
     /** Items in the queue (one request). */

@@ -28,11 +28,11 @@ class DoubleBarrier(client: Client, path: String, memberCount: Int) : AutoClosea
      */
     suspend fun enter(timeout: Duration = Duration.INFINITE): Boolean =
         obtaining({ entered: Boolean -> if (entered) native.withdrawLater() }) {
-            native.enter(timeout.toMillisOrNull(), it)
+            native.enter(timeout.toNativeMillis(), it)
         } ?: false
 
     /** Leaves: `true` once every member left, `false` if [timeout] passed first (our node withdrawn in any case). */
-    suspend fun leave(timeout: Duration = Duration.INFINITE): Boolean = native { native.leave(timeout.toMillisOrNull()) }
+    suspend fun leave(timeout: Duration = Duration.INFINITE): Boolean = native { native.leave(timeout.toNativeMillis()) }
 
     /** The member nodes' names now (`ready` not among them), in Curator's order. */
     suspend fun members(): List<String> = native { native.members() }

@@ -21,7 +21,7 @@ class LeaderElectionSupport(client: Client, root: String, hostName: String = cli
 
     /** `true` once leading; `false` if [timeout] passed first. */
     suspend fun awaitLeadership(timeout: Duration = Duration.INFINITE): Boolean =
-        native { native.awaitLeadership(timeout.toMillisOrNull()) }
+        native { native.awaitLeadership(timeout.toNativeMillis()) }
 
     val events: Flow<ElectionEvent>
         get() = eventFlow(native::events) { ElectionEvent(ElectionEvent.Type.valueOf(it.name), it.reasonException()) }

@@ -64,7 +64,7 @@ class Semaphore(client: Client, path: String, maxLeases: Int) : AutoCloseable {
 
     private suspend fun obtain(count: Int, timeout: Duration): List<Lease>? =
         obtaining({ granted: List<NativeGranted> -> granted.forEach { it.lease.abandon() } }) {
-            native.acquire(count.toLong(), timeout.toMillisOrNull(), it)
+            native.acquire(count.toLong(), timeout.toNativeMillis(), it)
         }?.map { Lease(it.lease, it.fencingToken, it.nodePath) }
 
     /**

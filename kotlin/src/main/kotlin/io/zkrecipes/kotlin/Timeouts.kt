@@ -13,13 +13,11 @@ import kotlin.time.Duration
 import kotlin.time.DurationUnit
 
 /**
- * A timeout as the native layer takes it: `null` for [Duration.INFINITE], else milliseconds as
- * they are (the core reads zero or negative as a try, as `withTimeout` does).
+ * A timeout as the native layer takes it: milliseconds as they are, positive infinity for
+ * [Duration.INFINITE] (the core reads zero or negative as a try, as `withTimeout` does). A plain
+ * number, not an optional one: that would cross the FFI in a buffer, on every call.
  */
-internal fun Duration.toMillisOrNull(): Double? = when {
-    isInfinite() && isPositive() -> null
-    else -> toDouble(DurationUnit.MILLISECONDS)
-}
+internal fun Duration.toNativeMillis(): Double = toDouble(DurationUnit.MILLISECONDS)
 
 /**
  * Runs a native call that obtains something (a hold, an item, a job) so that cancellation can
@@ -30,12 +28,17 @@ internal fun Duration.toMillisOrNull(): Double? = when {
  */
 internal suspend fun <T : Any> obtaining(undo: (T) -> Unit, call: suspend (NativeCancel) -> T?): T? {
     val cancel = NativeCancel()
+    return obtaining(cancel::cancel, undo) { call(cancel) }
+}
+
+/** [obtaining] for a call that is cancelled through [cancel] (a lock's hold cancels its own acquire). */
+internal suspend fun <T : Any> obtaining(cancel: () -> Unit, undo: (T) -> Unit, call: suspend () -> T?): T? {
     val detached = CoroutineScope(currentCoroutineContext().minusKey(Job))
-    val running = detached.async(start = CoroutineStart.UNDISPATCHED) { native { call(cancel) } }
+    val running = detached.async(start = CoroutineStart.UNDISPATCHED) { native { call() } }
     try {
         return running.await()
     } catch (e: CancellationException) {
-        cancel.cancel()
+        cancel()
         val late = withContext(NonCancellable) { runCatching { running.await() }.getOrNull() }
         if (late != null) undo(late)
         throw e

@@ -67,7 +67,7 @@ class WorkQueue(client: Client, path: String, prefetch: Int = 1, maxDeliveries: 
      * Cancelling the coroutine gives back whatever it claimed.
      */
     suspend fun consume(timeout: Duration = Duration.INFINITE): Delivery? =
-        obtaining(NativeDelivery::close) { native.consume(timeout.toMillisOrNull(), it) }?.let(::Delivery)
+        obtaining(NativeDelivery::close) { native.consume(timeout.toNativeMillis(), it) }?.let(::Delivery)
 
     /**
      * Jobs as they come, until [timeout] passes without one. A job the collector neither

@@ -42,9 +42,15 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * The hold, or `null` if [timeout] passed first ([Duration.INFINITE]: as long as it takes;
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
-    suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? =
-        obtaining({ it.hold.close() }) { native.acquire(timeout.toMillisOrNull(), it) }
-            ?.let { LockHold(it.hold, it.fencingToken) }
+    suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? {
+        // The native hold is made first and filled by the acquire, which it also cancels: the
+        // call then returns a plain number (see `NativeLock.acquire`).
+        val hold = NativeHold()
+        val token = obtaining(hold::cancel, { hold.releaseBlocking() }) {
+            native.acquire(timeout.toNativeMillis(), hold).takeIf { it >= 0 }
+        } ?: return null
+        return LockHold(hold, token)
+    }
 
     /** One request when the lock is visibly held; `null` then. */
     suspend fun tryAcquire(): LockHold? = acquire(Duration.ZERO)

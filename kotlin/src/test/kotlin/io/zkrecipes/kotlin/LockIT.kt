@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import java.util.Collections
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
@@ -196,6 +197,17 @@ class LockIT {
             // Negative is zero, as for delay and withTimeout: a try, which takes a free lock.
             present(client.writeLock(Zk.path("negative")).acquire((-5).milliseconds)).release()
             assertThrows<ZkException.InvalidArgument> { runBlocking { client.workQueue(Zk.path("bad")).offer(ByteArray(1), -1) } }
+            // Negative infinity is a try as well (timeouts cross as plain numbers, infinity included).
+            val path = Zk.path("after-errors")
+            val lock = client.writeLock(path)
+            val hold = present(lock.acquire(-Duration.INFINITE))
+            hold.release()
+            // Each thread reuses one call status, read only on failure: a failure must leave the
+            // next call clean, a plain one and an awaited one.
+            assertThrows<ZkException.NotOwner> { runBlocking { hold.release() } }
+            assertEquals(path, lock.path)
+            assertThrows<ZkException.InvalidPath> { client.writeLock("") }
+            present(lock.acquire()).release()
         }
         assertThrows<ZkException> {
             runBlocking { Client.connect("127.0.0.1:1", ClientOptions(connectTimeout = 300.milliseconds)) }
