@@ -10,7 +10,7 @@ use zkrecipes::{Lock, Owner, ReadWriteLock, WriteLock};
 use crate::client::NativeClient;
 use crate::errors::Result;
 use crate::events::NativeEvents;
-use crate::tasks::{run, run_cancellable, wait, NativeCancel};
+use crate::tasks::{run, wait};
 
 #[derive(uniffi::Object)]
 pub struct NativeLock {
@@ -43,18 +43,21 @@ impl NativeLock {
 
     /// Acquires into `hold` (made by the caller, empty) and returns the
     /// hold's fencing token, or `NOT_ACQUIRED` (-1) when `timeout_ms` passed
-    /// first (infinity: no limit; 0: a try). `hold.cancel()` withdraws the
-    /// node; a hold that came anyway is in `hold` all the same.
+    /// first (infinity: no limit; 0: a try). A cancelled coroutine drops this
+    /// future, which withdraws the node; a hold that came anyway is either in
+    /// `hold` (the caller abandons it) or dropped with the task (released).
     ///
     /// Why this shape: an optional hold comes back in a buffer, and an
     /// optional timeout goes in one; each costs a JNA structure and two more
     /// crossings per call, on the caller's thread, which is what Kotlin's
-    /// overhead on the lock cycle was made of.
+    /// overhead on the lock cycle was made of. And a result that is a plain
+    /// number cannot be lost to a cancellation after its conversion, so the
+    /// call needs no separate cancel handle (see `NativeCancel`).
     pub async fn acquire(&self, timeout_ms: f64, hold: Arc<NativeHold>) -> Result<i64> {
         let wait = wait(timeout_ms)?;
         let lock = self.lock.clone();
         let acquiring = async move { lock.acquire_as(Owner::unique(), wait).await };
-        Ok(match run_cancellable(&hold.cancel, acquiring).await? {
+        Ok(match run(acquiring).await? {
             Some(guard) => {
                 let token = guard.fencing_token();
                 hold.slot.put(guard);
@@ -138,12 +141,10 @@ impl NativeReadWriteLock {
     }
 }
 
-/// One acquire's hold: made empty by the caller, it cancels the acquire
-/// while it runs, then carries what the acquire obtained. Released once, by
-/// `release()` or, failing that, when the object is freed.
+/// One acquire's hold: made empty by the caller, filled by the acquire.
+/// Released once, by `release()` or, failing that, when the object is freed.
 #[derive(uniffi::Object)]
 pub struct NativeHold {
-    cancel: NativeCancel,
     slot: GuardSlot,
 }
 
@@ -153,14 +154,14 @@ impl NativeHold {
     #[uniffi::constructor]
     pub fn new() -> Arc<Self> {
         Arc::new(NativeHold {
-            cancel: NativeCancel::not_cancelled(),
             slot: GuardSlot::empty(),
         })
     }
 
-    /// Cancels the acquire filling this hold (what it obtained stays here).
-    pub fn cancel(&self) {
-        self.cancel.cancel();
+    /// Gives the hold up, if the acquire filled it, for a caller that is
+    /// gone: the lock is released in the background, without blocking.
+    pub fn abandon(&self) {
+        drop(self.slot.take());
     }
 
     /// Not released, not lost.

@@ -56,20 +56,13 @@ pub struct NativeCancel {
 impl NativeCancel {
     #[uniffi::constructor]
     pub fn new() -> Arc<Self> {
-        Arc::new(NativeCancel::not_cancelled())
+        Arc::new(NativeCancel {
+            cancelled: tokio::sync::watch::Sender::new(false),
+        })
     }
 
     pub fn cancel(&self) {
         self.cancelled.send_replace(true);
-    }
-}
-
-impl NativeCancel {
-    /// For an object that also cancels its call (a lock's `NativeHold`).
-    pub(crate) fn not_cancelled() -> NativeCancel {
-        NativeCancel {
-            cancelled: tokio::sync::watch::Sender::new(false),
-        }
     }
 }
 

@@ -28,17 +28,12 @@ internal fun Duration.toNativeMillis(): Double = toDouble(DurationUnit.MILLISECO
  */
 internal suspend fun <T : Any> obtaining(undo: (T) -> Unit, call: suspend (NativeCancel) -> T?): T? {
     val cancel = NativeCancel()
-    return obtaining(cancel::cancel, undo) { call(cancel) }
-}
-
-/** [obtaining] for a call that is cancelled through [cancel] (a lock's hold cancels its own acquire). */
-internal suspend fun <T : Any> obtaining(cancel: () -> Unit, undo: (T) -> Unit, call: suspend () -> T?): T? {
     val detached = CoroutineScope(currentCoroutineContext().minusKey(Job))
-    val running = detached.async(start = CoroutineStart.UNDISPATCHED) { native { call() } }
+    val running = detached.async(start = CoroutineStart.UNDISPATCHED) { native { call(cancel) } }
     try {
         return running.await()
     } catch (e: CancellationException) {
-        cancel()
+        cancel.cancel()
         val late = withContext(NonCancellable) { runCatching { running.await() }.getOrNull() }
         if (late != null) undo(late)
         throw e

@@ -2,6 +2,7 @@ package io.zkrecipes.kotlin
 
 import io.zkrecipes.kotlin.ffi.NativeHold
 import io.zkrecipes.kotlin.ffi.NativeLock
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.withContext
@@ -43,13 +44,17 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? {
-        // The native hold is made first and filled by the acquire, which it also cancels: the
-        // call then returns a plain number (see `NativeLock.acquire`).
+        // The native hold is made first and filled inside the call, which returns a plain number
+        // (see `NativeLock.acquire`): a cancellation at any point loses nothing. An acquire still
+        // running is dropped, its node withdrawn; a hold that came anyway is given up at once.
         val hold = NativeHold()
-        val token = obtaining(hold::cancel, { hold.releaseBlocking() }) {
-            native.acquire(timeout.toNativeMillis(), hold).takeIf { it >= 0 }
-        } ?: return null
-        return LockHold(hold, token)
+        val token = try {
+            native { native.acquire(timeout.toNativeMillis(), hold) }
+        } catch (e: CancellationException) {
+            hold.abandon()
+            throw e
+        }
+        return if (token >= 0) LockHold(hold, token) else null
     }
 
     /** One request when the lock is visibly held; `null` then. */
