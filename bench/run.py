@@ -115,6 +115,21 @@ class Runner:
         print(f"  {contestant + self.suffix:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
 
+    def steady(self, contestant: str, workload: str, *params: int) -> Optional[dict]:
+        """The run of median throughput among three (one in a smoke run), for the rows that
+        issue targets compare: single runs of one workload moved by 2x between two `make bench`
+        runs on this VM (the server's fsync time drifts), more than the margins they are judged
+        by. The other runs stay in results.json marked as repeats; the kept one lists all three."""
+        runs = [x for x in (self.run(contestant, workload, *params) for _ in range(1 if self.args.quick else 3)) if x]
+        if not runs:
+            return None
+        kept = sorted(runs, key=lambda x: x["throughput"])[len(runs) // 2]
+        for x in runs:
+            if x is not kept:
+                x["round"] = "repeat"
+        kept["repeats"] = [x["throughput"] for x in runs]
+        return kept
+
     def failed(self, contestant: str, workload: str, why: str) -> None:
         print(f"  {contestant} {workload}: {why}", flush=True)
         self.failures.append(f"{contestant} {workload}: {why}")
@@ -244,7 +259,9 @@ def main() -> int:
             # Apache's contestant gives up on stranded waiters after the seconds given
             # (a minute for figures; a smoke run only needs to see it run).
             patience = [3 if args.quick else 60] if c == "apache" else []
-            r.run(c, "contended", 200 if not args.quick else 50, *patience)
+            # The target compares zkrecipes with Curator: both are the median of three runs.
+            run = r.steady if c in ("zkrecipes-rust", "curator") else r.run
+            run(c, "contended", 200 if not args.quick else 50, *patience)
     if 4 in want:
         print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
         for c in ["zkrecipes-rust", "curator", "kazoo"]:
@@ -253,9 +270,13 @@ def main() -> int:
         print("\n5. queue drain (offering is set-up)", flush=True)
         for n in sizes:
             for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-                r.run(c, "queue", n)
+                # One consumer against four is a target: both zkrecipes drains of N = 10,000 are
+                # the median of three runs.
+                run = r.steady if c == "zkrecipes-rust" and n == sizes[-1] else r.run
+                run(c, "queue", n)
         for c in ["zkrecipes-rust", "curator", "kazoo"]:
-            r.run(c, "queue", sizes[-1], 4)
+            run = r.steady if c == "zkrecipes-rust" else r.run
+            run(c, "queue", sizes[-1], 4)
         # Batched takes (poll_many of 100): one claim transaction per batch.
         r.run("zkrecipes-rust", "queue", sizes[-1], 1, 100)
     if 6 in want:
@@ -356,10 +377,15 @@ def main() -> int:
 
 def find(results: List[dict], contestant: str, workload: str, params: Optional[list] = None) -> Optional[dict]:
     for x in results:
-        if x["contestant"] == contestant and x["workload"] == workload and x.get("round") != "overhead" \
+        if x["contestant"] == contestant and x["workload"] == workload and x.get("round") not in ("overhead", "repeat") \
                 and (params is None or x["params"] == params):
             return x
     return None
+
+
+def runs_of(x: dict) -> str:
+    """A kept median's three runs, as a table cell's note."""
+    return f" (median of {', '.join(f'{v:.0f}' for v in x['repeats'])})" if len(x.get("repeats", [])) > 1 else ""
 
 
 def fmt(v: Optional[float], digits: int = 2) -> str:
@@ -410,7 +436,7 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
             finish = [f for f in x.get("finish_s", []) if f > 0]
             fairness = max(finish) / min(finish) if finish else None
             stranded = f" ({x['stranded']} waiter(s) stranded)" if x.get("stranded") else ""
-            lines.append(f"| {c}{stranded} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
+            lines.append(f"| {c}{stranded} | {x['throughput']:.0f}{runs_of(x)} | {x['requests_per_op']:.2f} | {fmt(fairness)} |")
     x = find(results, "zkrecipes-rust", "contended")
     if x and "handoff_median_ms" in x:
         lines += ["", "Where a zkrecipes hand-off's time goes (median over the hand-offs; server counters over the run):", "",
@@ -433,11 +459,11 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         for n in sizes:
             x = find(results, c, "queue", [n])
             if x:
-                lines.append(f"| {c} | 1 | {n} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | "
+                lines.append(f"| {c} | 1 | {n} | {x['throughput']:.0f}{runs_of(x)} | {x['requests_per_op']:.2f} | "
                              f"{1000 * x['seconds'] / n:.3f} |")
         x = find(results, c, "queue", [sizes[-1], 4])
         if x:
-            lines.append(f"| {c} | 4 | {sizes[-1]} | {x['throughput']:.0f} | {x['requests_per_op']:.2f} | "
+            lines.append(f"| {c} | 4 | {sizes[-1]} | {x['throughput']:.0f}{runs_of(x)} | {x['requests_per_op']:.2f} | "
                          f"{1000 * x['seconds'] / sizes[-1]:.3f} |")
         x = find(results, c, "queue", [sizes[-1], 1, 100])
         if x:

@@ -560,6 +560,68 @@ async fn a_release_wakes_one_waiter_not_the_herd() {
     assert!(children(connect, dir).await.is_empty());
 }
 
+/// A waiter that was next in line when it last looked takes the lock on its
+/// blocker's delete without looking again: with two contenders, a hand-off
+/// costs the holder's delete and nothing else (it cost a listing more). Five
+/// hand-offs on a server of this test's own; the fewest requests any took
+/// must be the delete alone (a client's ping may land in one window).
+#[tokio::test(flavor = "multi_thread")]
+async fn next_in_line_takes_the_lock_on_its_blockers_delete() {
+    let server = ZkServer::start_local();
+    let connect = server.connect_string();
+    let (a, b) = (
+        client_at(connect, Duration::from_secs(30)).await,
+        client_at(connect, Duration::from_secs(30)).await,
+    );
+    let dir = "/next-in-line/lock";
+    let (holder, waiter) = (
+        WriteLock::new(&a, dir).unwrap(),
+        WriteLock::new(&b, dir).unwrap(),
+    );
+    let mut fewest = u64::MAX;
+    for _ in 0..5 {
+        let guard = holder.acquire().await.unwrap();
+        let (acquired, got) = tokio::sync::oneshot::channel();
+        let waiting = {
+            let waiter = waiter.clone();
+            tokio::spawn(async move {
+                let guard = waiter.acquire().await.unwrap();
+                let _ = acquired.send(());
+                guard
+            })
+        };
+        // Settled: the waiter watches its own node (sent after the watch on
+        // its blocker, on one session: the server has both).
+        eventually(
+            "the waiter's watches set",
+            Duration::from_secs(10),
+            || async {
+                let mut nodes = children(connect, dir).await;
+                nodes.sort_by_key(|n| n[n.len() - 10..].to_string());
+                nodes.len() == 2
+                    && !watchers_of(server.port(), &format!("{dir}/{}", nodes[1])).is_empty()
+            },
+        )
+        .await;
+        let before = server.packets_received();
+        guard.release().await.unwrap();
+        tokio::time::timeout(Duration::from_secs(10), got)
+            .await
+            .expect("the waiter takes the lock")
+            .unwrap();
+        // Less the `mntr` of this look.
+        fewest = fewest.min(server.packets_received() - before - 1);
+        let guard = waiting.await.unwrap();
+        assert!(guard.is_held());
+        guard.release().await.unwrap();
+    }
+    assert_eq!(
+        fewest, 1,
+        "a hand-off to the next in line: the holder's delete and nothing else"
+    );
+    assert!(children(connect, dir).await.is_empty());
+}
+
 /// The retry rule (`Backoff` in client.rs): "a persistent failure must never
 /// turn into a request storm against the ensemble". A server whose
 /// `jute.maxbuffer` (4 KiB here) is below the client's idea of it drops the

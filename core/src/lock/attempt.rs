@@ -14,9 +14,10 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 use super::contenders;
+use super::monitor::{set_watch, SetWatch};
 use super::write_lock::{LockCore, Owner};
 use crate::backoff::Backoff;
-use crate::client::{delete_confirmed, expired, let_watch_fire, Client};
+use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
@@ -26,9 +27,10 @@ pub(super) struct Created {
     pub fencing_token: i64,
     pub session: i64,
     pub listing: Option<Vec<String>>,
-    /// The child watch set by that listing: a holder's loss detector that cost
-    /// no extra request (it fires before the reply of our own delete).
-    pub children_watch: Option<zk::OneshotWatcher>,
+    /// A watch that can follow the hold at no extra request: the child watch
+    /// of the listing (it fires before the reply of our own delete), or a
+    /// waiter's watch on its own node.
+    pub watch: Option<SetWatch>,
 }
 
 /// How long a timed acquire that gave up waits for its node's delete.
@@ -98,7 +100,7 @@ impl Attempt {
                 Some(children) => contenders::sorted(&children),
                 None => {
                     let (contenders, watch) = core.list_watched().await?;
-                    created.children_watch = watch;
+                    created.watch = watch.map(set_watch);
                     contenders
                 }
             };
@@ -125,13 +127,27 @@ impl Attempt {
             self.looked.send_replace(true);
             // A waiter must not keep the child watch: it would wake on every join. Nor drop
             // it unfired: that costs a request.
-            if let Some(watch) = created.children_watch.take() {
-                let_watch_fire(watch);
+            if let Some(watch) = created.watch.take() {
+                drop(runtime::handle().spawn(watch));
             }
             let blocker = blocker.name.clone();
+            let next = core.blocked_only_by_blocker(&contenders, ours);
             // Nor the listing: W waiters each keeping W names grew as W².
             drop(contenders);
-            core.wait_for_change(&blocker).await?;
+            if !next {
+                core.wait_for_change(&blocker).await?;
+                continue;
+            }
+            if let Some(own_watch) = core.wait_as_next(&blocker, &created.node).await? {
+                // Next in line, the blocker deleted and our node still there: the lock is
+                // ours without looking again, so a hand-off costs the holder's delete and
+                // its notification, not also a listing's round trip. No await from here on.
+                self.armed = false;
+                let token = created.fencing_token;
+                created.watch = Some(own_watch);
+                core.take_hold(self.owner, created);
+                return Ok(Some(token));
+            }
         }
     }
 
@@ -187,7 +203,7 @@ impl Attempt {
                     let node = format!("{}{}", self.prefix, sequence);
                     self.node = Some(node.clone());
                     let (listing, children_watch) = match listed {
-                        Ok((children, watch)) => (Some(children), Some(watch)),
+                        Ok((children, watch)) => (Some(children), Some(set_watch(watch))),
                         Err(_) => (None, None),
                     };
                     return Ok(Created {
@@ -195,7 +211,7 @@ impl Attempt {
                         fencing_token: stat.czxid,
                         session,
                         listing,
-                        children_watch,
+                        watch: children_watch,
                     });
                 }
                 Err(err) if err.code() == ErrorCode::NoNode => {
@@ -210,7 +226,7 @@ impl Attempt {
                             fencing_token,
                             session,
                             listing: None,
-                            children_watch: None,
+                            watch: None,
                         });
                     }
                     backoff.sleep().await;

@@ -8,9 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use zookeeper_client as zk;
-
-use super::monitor::{Following, Keeper};
+use super::monitor::{Following, Keeper, SetWatch};
 use super::write_lock::{LockCore, Owner};
 use crate::client::{expired, Client};
 use crate::error::{Error, ErrorCode, Result};
@@ -34,7 +32,7 @@ impl Hold {
         node: String,
         fencing_token: i64,
         session: i64,
-        children_watch: Option<zk::OneshotWatcher>,
+        first_watch: Option<SetWatch>,
     ) -> Hold {
         let releasing = Arc::new(AtomicBool::new(false));
         let weak: Weak<LockCore> = Arc::downgrade(core);
@@ -43,7 +41,7 @@ impl Hold {
             keeper,
             &node,
             session,
-            children_watch,
+            first_watch,
             releasing.clone(),
         );
         Hold {

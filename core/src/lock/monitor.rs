@@ -38,6 +38,15 @@ use crate::client::{expired, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;
 
+/// A watch already set, as the monitor takes it over: the event it will deliver. (A waiter
+/// hands over the watch on its own node after it has looked whether it fired.)
+pub(crate) type SetWatch = std::pin::Pin<Box<dyn Future<Output = zk::WatchedEvent> + Send>>;
+
+/// `watch` as the monitor takes it over.
+pub(crate) fn set_watch(watch: zk::OneshotWatcher) -> SetWatch {
+    Box::pin(watch.changed())
+}
+
 /// What keeps holds of nodes: a lock object, a semaphore (its leases). The monitor tells it
 /// what happens to each hold it follows.
 pub(crate) trait Keeper: Send + Sync + 'static {
@@ -82,7 +91,7 @@ impl Drop for Following {
 }
 
 enum Command {
-    Follow(Box<Followed>, Option<zk::OneshotWatcher>),
+    Follow(Box<Followed>, Option<SetWatch>),
     Forget(u64),
     Armed {
         id: u64,
@@ -119,15 +128,16 @@ impl Monitor {
         }
     }
 
-    /// Follows the hold of `node` in `session`. `children_watch`, when the
-    /// listing that made us the holder set one, serves as the first watch
-    /// (it fires with any change of the directory, our delete included).
+    /// Follows the hold of `node` in `session`. `first_watch`, when the
+    /// acquire left one, serves as the first watch: the child watch of the
+    /// listing that made us the holder (it fires with any change of the
+    /// directory, our delete included), or a waiter's watch on its own node.
     pub(crate) fn follow(
         self: &Arc<Self>,
         core: Weak<dyn Keeper>,
         node: &str,
         session: i64,
-        children_watch: Option<zk::OneshotWatcher>,
+        first_watch: Option<SetWatch>,
         releasing: Arc<AtomicBool>,
     ) -> Following {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -148,7 +158,7 @@ impl Monitor {
         };
         let _ = self
             .commands
-            .send(Command::Follow(Box::new(followed), children_watch));
+            .send(Command::Follow(Box::new(followed), first_watch));
         Following {
             id,
             monitor: self.clone(),
@@ -261,7 +271,7 @@ async fn run(
                         timers_changed = true;
                         let Some(f) = followed.get_mut(&id) else { continue };
                         match armed(f, verify, result, &reply) {
-                            Ok(Some(watch)) => events.push(install(f, watch)),
+                            Ok(Some(watch)) => events.push(install(f, set_watch(watch))),
                             Ok(None) => {}
                             Err(end) => end_of(&mut followed, id, end),
                         }
@@ -458,12 +468,12 @@ fn arm(f: &mut Followed, verify: bool, reply: &mpsc::WeakUnboundedSender<Command
 
 fn install(
     f: &mut Followed,
-    watch: zk::OneshotWatcher,
+    watch: SetWatch,
 ) -> impl Future<Output = (u64, u32, zk::WatchedEvent)> + use<> {
     f.epoch = f.epoch.wrapping_add(1);
     f.watched = true;
     let (id, epoch) = (f.id, f.epoch);
-    async move { (id, epoch, watch.changed().await) }
+    async move { (id, epoch, watch.await) }
 }
 
 fn end_of(followed: &mut HashMap<u64, Box<Followed>>, id: u64, end: End) {

@@ -7,7 +7,7 @@ use super::attempt::Granted;
 use super::{weak_keeper, SemaphoreCore};
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::holder::{release_node, Released};
-use crate::lock::monitor::{Following, Monitor};
+use crate::lock::monitor::{set_watch, Following, Monitor};
 use crate::lock::write_lock::LockEvent;
 use crate::runtime;
 
@@ -38,7 +38,7 @@ impl SemaphoreCore {
     /// deadline can never drop leases that were granted.
     pub(super) fn take(self: &Arc<Self>, granted: Granted) -> Vec<(String, i64)> {
         let monitor = Monitor::of(&self.client);
-        let mut watch = granted.children_watch;
+        let mut watch = granted.children_watch.map(set_watch);
         let mut held = self.held.lock().unwrap();
         let mut leases = Vec::with_capacity(granted.nodes.len());
         for (node, fencing_token) in granted.nodes {

@@ -116,7 +116,7 @@ impl LockCore {
             created.node,
             fencing_token,
             created.session,
-            created.children_watch,
+            created.watch,
         );
         self.holds.lock().unwrap().push(hold);
         self.emit(LockEvent::Acquired { fencing_token });

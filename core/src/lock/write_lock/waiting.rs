@@ -1,10 +1,14 @@
 //! What a waiting attempt reads: the contenders, the one it waits behind, and a watch on it.
 
+use futures_util::FutureExt;
 use zookeeper_client as zk;
 
 use super::{LockCore, Side};
+use crate::client::let_watch_fire;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{self, Contender, Kind};
+use crate::lock::monitor::{set_watch, SetWatch};
+use crate::runtime;
 
 impl LockCore {
     /// The contender we must wait for, if any.
@@ -21,6 +25,27 @@ impl LockCore {
                 .iter()
                 .rev()
                 .find(|c| c.kind == Kind::Write),
+        }
+    }
+
+    /// Whether the blocker of `ours` is all that keeps it from the lock: the
+    /// only contender below it that blocks it. Nodes below ours can only go,
+    /// never come (a newer node's sequence sorts after ours), so once that
+    /// blocker is deleted the lock is ours without another look.
+    pub(in crate::lock) fn blocked_only_by_blocker(
+        &self,
+        contenders: &[Contender],
+        ours: usize,
+    ) -> bool {
+        match self.side {
+            Side::Exclusive | Side::Write | Side::Latch => ours == 1,
+            Side::Read => {
+                contenders[..ours]
+                    .iter()
+                    .filter(|c| c.kind == Kind::Write)
+                    .count()
+                    == 1
+            }
         }
     }
 
@@ -85,5 +110,82 @@ impl LockCore {
             _ = watcher.changed() => Ok(()),
             _ = self.client.closed() => Err(Error::closed()),
         }
+    }
+
+    /// For a waiter that is next in line (`blocked_only_by_blocker`): watches
+    /// both `blocker` and our own node `own`, both requests in flight at once,
+    /// and waits for the first event. The watch on our node, still set, when
+    /// the blocker was deleted while our node stayed: the lock is ours, and
+    /// that watch follows the hold. `None` for anything else (our node
+    /// changed or went, a session event, a failed request): the caller reads
+    /// the directory again, as after `wait_for_change`.
+    ///
+    /// Our node's deletion, if it came first, is known by then: a session's
+    /// notifications arrive in the order of the server's transactions.
+    pub(in crate::lock) async fn wait_as_next(
+        &self,
+        blocker: &str,
+        own: &str,
+    ) -> Result<Option<SetWatch>> {
+        let blocker_path = format!("{}/{}", self.dir, blocker);
+        let own_path = format!("{}/{}", self.dir, own);
+        // Not connected now: the caller's listing waits for the connection.
+        let Ok(zk) = self.client.zk() else {
+            return Ok(None);
+        };
+        let (on_blocker, on_own) = tokio::join!(
+            zk.get_and_watch_data(&blocker_path),
+            zk.get_and_watch_data(&own_path)
+        );
+        drop(zk);
+        let on_blocker = match on_blocker {
+            Ok((_, _, watcher)) => Some(watcher),
+            Err(zk::Error::NoNode) => None,
+            Err(_) => {
+                // Whatever was set fires in its own time: dropping a watch costs a request.
+                if let Ok((_, _, watcher)) = on_own {
+                    let_watch_fire(watcher);
+                }
+                return Ok(None);
+            }
+        };
+        let own_watch = match on_own {
+            Ok((_, _, watcher)) => set_watch(watcher),
+            Err(_) => {
+                if let Some(watcher) = on_blocker {
+                    let_watch_fire(watcher);
+                }
+                return Ok(None);
+            }
+        };
+        let Some(on_blocker) = on_blocker else {
+            // Already gone: ours, unless our own node changed meanwhile.
+            return Ok(still_set(own_watch));
+        };
+        let mut own_watch = own_watch;
+        let mut blocker_event = Box::pin(on_blocker.changed());
+        tokio::select! {
+            event = &mut blocker_event => {
+                if event.event_type == zk::EventType::NodeDeleted {
+                    Ok(still_set(own_watch))
+                } else {
+                    drop(runtime::handle().spawn(own_watch));
+                    Ok(None)
+                }
+            }
+            _ = &mut own_watch => {
+                drop(runtime::handle().spawn(blocker_event));
+                Ok(None)
+            }
+            _ = self.client.closed() => Err(Error::closed()),
+        }
+    }
+}
+
+/// `watch`, unless it has fired already.
+fn still_set(mut watch: SetWatch) -> Option<SetWatch> {
+    match (&mut watch).now_or_never() {
+        Some(_) => None,
+        None => Some(watch),
     }
 }
