@@ -128,6 +128,9 @@ class Runner:
             if x is not kept:
                 x["round"] = "repeat"
         kept["repeats"] = [x["throughput"] for x in runs]
+        if all("overtaken_max" in x for x in runs):
+            # The order bound is reported at its worst over the runs, not the kept one's.
+            kept["overtaken_runs"] = [x["overtaken_max"] for x in runs]
         return kept
 
     def failed(self, contestant: str, workload: str, why: str) -> None:
@@ -471,8 +474,10 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
                          f"{x['requests_per_op']:.2f} | {1000 * x['seconds'] / sizes[-1]:.3f} |")
     x = find(results, "zkrecipes-rust", "queue", [sizes[-1], 4])
     if x and "overtaken_max" in x:
+        runs = x.get("overtaken_runs", [x["overtaken_max"]])
+        each = f" (worst of {len(runs)} runs: {', '.join(map(str, runs))})" if len(runs) > 1 else ""
         lines += ["", f"Order with 4 consumers (zkrecipes): the most later items delivered before any one item was "
-                      f"{x['overtaken_max']}; README's bound is (CLAIM_WINDOW − 1) × consumers = 12."]
+                      f"{max(runs)}{each}; README's bound in practice is (CLAIM_WINDOW − 1) × consumers = 12."]
     lines += ["", "Growth of the drain time from N = %d to N = %d (linear = %.0f×):" % (sizes[0], sizes[-1], sizes[-1] / sizes[0]), ""]
     for c in peers:
         small, big = find(results, c, "queue", [sizes[0]]), find(results, c, "queue", [sizes[-1]])
@@ -655,6 +660,18 @@ def write_chart(results: List[dict]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--report-only"]:
+        # results.md again from results.json (after a change of the report itself).
+        OUT = Path(sys.argv[2])
+        saved = json.loads((OUT / "results.json").read_text())
+        paired: Dict[str, List[dict]] = {}
+        rounds_run = [x for x in saved if x.get("round") == "overhead"]
+        for i, x in enumerate(rounds_run):
+            if x["contestant"] != "zkrecipes-rust" and "rust_ms" in x:
+                paired.setdefault(x["contestant"], []).append(x)
+                paired.setdefault("zkrecipes-rust", []).append(rounds_run[i - 1])
+        write_markdown(saved, paired, sorted({x["params"][0] for x in saved if x["workload"] == "queue" and len(x["params"]) == 1}))
+        sys.exit(0)
     if sys.argv[1:2] == ["--chart-only"]:
         OUT = Path(sys.argv[2])
         write_chart(json.loads((OUT / "results.json").read_text()))

@@ -138,7 +138,9 @@ impl Attempt {
                 core.wait_for_change(&blocker).await?;
                 continue;
             }
-            if let Some(own_watch) = core.wait_as_next(&blocker, &created.node).await? {
+            // Boxed as `wait_for_change` is inside: every waiter's future would grow by its size.
+            let waited = Box::pin(core.wait_as_next(&blocker, &created.node)).await?;
+            if let Some(own_watch) = waited {
                 // Next in line, the blocker deleted and our node still there: the lock is
                 // ours without looking again, so a hand-off costs the holder's delete and
                 // its notification, not also a listing's round trip. No await from here on.
