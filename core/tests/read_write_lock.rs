@@ -162,3 +162,30 @@ async fn curator_and_kazoo_reader_names_are_understood() {
         .unwrap();
     assert!(rw2.read_lock().try_acquire().await.unwrap().is_none());
 }
+
+/// Found by a review: a write acquire right after the object's read hold
+/// began its release (`is_held` already false) was refused as an upgrade
+/// (`WOULD_DEADLOCK`) in 192 of 200 tries. A read hold on its way out is no
+/// upgrade: the write waits for its node to go, and gets the lock.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_after_the_read_hold_began_its_release_waits_for_it() {
+    let dir = unique("rw-releasing");
+    let c = client().await;
+    let rw = ReadWriteLock::new(&c, &dir).unwrap();
+    for _ in 0..50 {
+        let read = rw.read_lock().acquire().await.unwrap();
+        let releasing = tokio::spawn(read.release());
+        while rw.read_lock().is_held() {
+            tokio::task::yield_now().await;
+        }
+        let write = rw
+            .write_lock()
+            .acquire_timeout(Duration::from_secs(10))
+            .await
+            .expect("a read hold being released is no upgrade")
+            .expect("the write lock once the read node is gone");
+        releasing.await.unwrap().unwrap();
+        write.release().await.unwrap();
+    }
+    assert!(children(server().connect_string(), &dir).await.is_empty());
+}

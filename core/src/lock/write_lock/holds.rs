@@ -61,14 +61,17 @@ impl LockCore {
 
     /// A write request by an owner that holds the read side would wait for
     /// itself forever. Without a caller identity (Rust, Node) any read hold of
-    /// this object counts: it cannot be told apart from the caller's own.
+    /// this object counts: it cannot be told apart from the caller's own. A
+    /// read hold whose release has begun does not: its node goes without us
+    /// (a review found a write refused while `is_held` already said false).
     pub(super) fn refuse_upgrade(&self, owner: Owner) -> Result<()> {
         let read_held = self.side == Side::Write
             && self.sibling().is_some_and(|read| {
-                let holds = read.holds.lock().unwrap();
-                holds
-                    .iter()
-                    .any(|h| h.owner == owner || (owner.is_anonymous() && h.owner.is_anonymous()))
+                read.visible(|holds| {
+                    holds.into_iter().any(|h| {
+                        h.owner == owner || (owner.is_anonymous() && h.owner.is_anonymous())
+                    })
+                })
             });
         if read_held {
             return Err(Error::new(
