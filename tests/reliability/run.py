@@ -154,8 +154,9 @@ class Suite:
         One line of the worker may be on its way at the stop (each worker waits for the reply to
         one line before it sends the next), so "inside" means at least two lines still to come.
         A holder seen an instant before the signal may have ended its section meanwhile: that one
-        is continued and another is chosen."""
-        for _ in range(50):
+        is continued and another is chosen. (Up to 200 looks: a clean-clone run on a loaded
+        machine missed every one of 50, each holder stopped just after its section's last line.)"""
+        for _ in range(200):
             holder = self.wait_holder(res)
             if not holder:
                 return None
