@@ -26,7 +26,7 @@
 //! [R|W|S]BEGIN <w> <token> -> OK|STALE   [R|W|S]END <w> <token>   [R|W|S]ABORT <w> <token>
 //! [S]WAITING <w> | [S]WAITED <w>    (around a blocking acquire of the exclusive lock, the semaphore)
 //! OFFER <id> <seq> | OFFERFAIL <id>
-//! TAKING <w> <task> | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
+//! TAKING <w> <task> [<up to n items>] | GOT <id> <w> <task> <at_us> | TAKEN <w> <task> none|cancelled|gaveback|error
 //! LEADER <w> on|off | ELECT <w> start|stop
 //! LATCH <w> on <token> | LATCH <w> off
 //! BSET <w> <path> | BREMOVE <w> <path> start|ok|err:<code> | BPICK <w> -> <path>|NONE
@@ -113,6 +113,8 @@ pub enum Ev {
     Taking {
         w: String,
         task: String,
+        /// How many items the take may claim at once (a batch: more than 1).
+        up_to: usize,
     },
     Got {
         id: String,
@@ -526,6 +528,7 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
         "TAKING" => ok(Ev::Taking {
             w: s(1)?,
             task: s(2)?,
+            up_to: n(3).map_or(1, |n| n.max(1) as usize),
         }),
         "GOT" => ok(Ev::Got {
             id: s(1)?,

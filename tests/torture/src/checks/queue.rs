@@ -19,11 +19,26 @@ const GIVE_BACK_GRACE: Duration = Duration::from_millis(300);
 const DETECT_MARGIN: Duration = Duration::from_secs(2);
 const PAUSE_MARGIN: Duration = Duration::from_millis(200);
 
-/// A take as the driver saw it: when it started, and whether its outcome is
-/// unknown (dropped mid-way, or failed with SESSION_EXPIRED).
-struct Take {
+/// A take as the driver saw it: when it started and ended, how many items
+/// it could claim at once, and how it ended when no item came back.
+struct Take<'a> {
+    w: &'a str,
     start: Instant,
-    unknown: bool,
+    end: Instant,
+    up_to: usize,
+    how: Option<&'a str>,
+}
+
+impl Take<'_> {
+    /// Failed with SESSION_EXPIRED: its outcome is unknown by the contract
+    /// (a claim applied in the session's last moment lost its marker with it).
+    fn expired(&self) -> bool {
+        self.how == Some("error:SESSION_EXPIRED")
+    }
+    /// Dropped mid-way: the item goes back, unless the session ended first.
+    fn cancelled(&self) -> bool {
+        self.how == Some("cancelled")
+    }
 }
 
 /// Every acknowledged `OFFER` is taken exactly once (by a worker, or by the
@@ -31,23 +46,29 @@ struct Take {
 /// (offer failed, or its producer was killed before reporting) at most once.
 ///
 /// Acknowledged items missing at the end are excused only up to the number
-/// of takes whose outcome is unknown by the contract or by the harness:
-/// takes under way in a worker when it was killed, or dropped just before
-/// (the give-back was under way); and, when a worker's session expired,
-/// takes that started just before it was cut off (paused or disconnected)
-/// and were dropped or failed with SESSION_EXPIRED: a claim sent then and
-/// applied has lost its marker with the session (documented as unknown).
+/// of items that takes with an unknown outcome could have claimed (a batch:
+/// its size), by the contract or by the harness: takes under way in a worker
+/// when it was killed, or dropped just before (the give-back was under way);
+/// takes that failed with SESSION_EXPIRED; and takes dropped while their
+/// session was ending (from just before it was cut off, by a pause or a
+/// disconnection, to the moment it was reported lost): a claim sent then
+/// and applied has lost its marker with the session (documented as unknown).
+/// The claim of a take that waited for an item goes out at its end, so
+/// what counts is that the take was under way then, not when it began.
 pub fn exactly_once(records: &[Record], facts: &Facts) -> Check {
     let mut acked: HashSet<&str> = HashSet::new();
     let mut failed: HashSet<&str> = HashSet::new();
     let mut got: HashMap<&str, u32> = HashMap::new();
     let mut killed: HashSet<&str> = HashSet::new();
-    let mut open: HashMap<(&str, &str), Instant> = HashMap::new();
-    let mut takes: HashMap<&str, Vec<Take>> = HashMap::new();
+    let mut open: HashMap<(&str, &str), (Instant, usize)> = HashMap::new();
+    let mut takes: Vec<Take> = Vec::new();
     // Since when each worker is cut off (paused or disconnected), and how
     // far before that its claims may have been on the wire.
     let mut cut: HashMap<&str, (Instant, Duration)> = HashMap::new();
-    let (mut at_kill, mut at_expiry) = (0usize, 0usize);
+    // Per worker, the spans in which a session of it was ending: from its
+    // cut (less the margin) to the moment it was reported lost.
+    let mut ending: HashMap<&str, Vec<(Instant, Instant)>> = HashMap::new();
+    let mut at_kill = 0usize;
     for r in records {
         match &r.ev {
             Ev::Offer { id, .. } => {
@@ -56,22 +77,30 @@ pub fn exactly_once(records: &[Record], facts: &Facts) -> Check {
             Ev::OfferFail { id } => {
                 failed.insert(id);
             }
-            Ev::Taking { w, task } => {
-                open.insert((w, task), r.t);
+            Ev::Taking { w, task, up_to } => {
+                open.insert((w, task), (r.t, *up_to));
             }
             Ev::Got { id, w, task, .. } => {
                 *got.entry(id).or_insert(0) += 1;
-                if let Some(start) = open.remove(&(w.as_str(), task.as_str())) {
-                    takes.entry(w).or_default().push(Take {
+                if let Some((start, up_to)) = open.remove(&(w.as_str(), task.as_str())) {
+                    takes.push(Take {
+                        w,
                         start,
-                        unknown: false,
+                        end: r.t,
+                        up_to,
+                        how: None,
                     });
                 }
             }
             Ev::Taken { w, task, how } => {
-                if let Some(start) = open.remove(&(w.as_str(), task.as_str())) {
-                    let unknown = how == "cancelled" || how == "error:SESSION_EXPIRED";
-                    takes.entry(w).or_default().push(Take { start, unknown });
+                if let Some((start, up_to)) = open.remove(&(w.as_str(), task.as_str())) {
+                    takes.push(Take {
+                        w,
+                        start,
+                        end: r.t,
+                        up_to,
+                        how: Some(how),
+                    });
                 }
             }
             Ev::Paused { w } => {
@@ -92,30 +121,41 @@ pub fn exactly_once(records: &[Record], facts: &Facts) -> Check {
                 cut.remove(w.as_str());
             }
             Ev::Client { w, state } if state == "LOST" => {
-                let (at, margin) = cut.get(w.as_str()).copied().unwrap_or((r.t, DETECT_MARGIN));
+                let (at, margin) = cut.remove(w.as_str()).unwrap_or((r.t, DETECT_MARGIN));
                 let from = at.checked_sub(margin).unwrap_or(at);
-                let near = |start: &Instant| *start >= from && *start <= at;
-                at_expiry += takes.get(w.as_str()).map_or(0, |t| {
-                    t.iter().filter(|t| t.unknown && near(&t.start)).count()
-                });
-                at_expiry += open
-                    .iter()
-                    .filter(|((o, _), start)| o == w && near(start))
-                    .count();
+                ending.entry(w).or_default().push((from, r.t));
             }
             Ev::Killed { w } | Ev::Exited { w, .. } => {
                 killed.insert(w);
-                at_kill += open.keys().filter(|(o, _)| o == w).count();
+                at_kill += open
+                    .iter()
+                    .filter(|((o, _), _)| o == w)
+                    .map(|(_, (_, up_to))| up_to)
+                    .sum::<usize>();
                 open.retain(|(o, _), _| o != w);
-                at_kill += takes.get(w.as_str()).map_or(0, |t| {
-                    t.iter()
-                        .filter(|t| t.unknown && r.t.duration_since(t.start) <= GIVE_BACK_GRACE)
-                        .count()
-                });
+                at_kill += takes
+                    .iter()
+                    // Expired takes are all counted below.
+                    .filter(|t| t.w == w && t.cancelled())
+                    .filter(|t| r.t.duration_since(t.start) <= GIVE_BACK_GRACE)
+                    .map(|t| t.up_to)
+                    .sum::<usize>();
             }
             _ => {}
         }
     }
+    let while_ending = |t: &Take| {
+        ending.get(t.w).is_some_and(|spans| {
+            spans
+                .iter()
+                .any(|(from, to)| t.start <= *to && t.end >= *from)
+        })
+    };
+    let at_expiry: usize = takes
+        .iter()
+        .filter(|t| t.expired() || (t.cancelled() && while_ending(t)))
+        .map(|t| t.up_to)
+        .sum();
     let budget = at_kill + at_expiry;
     let drained = facts.drained.len();
     for id in &facts.drained {

@@ -37,6 +37,12 @@ enum Op {
     CancelMany,
 }
 
+impl Op {
+    fn batched(self) -> bool {
+        matches!(self, Op::PollMany | Op::TakeMany | Op::CancelMany)
+    }
+}
+
 const CHAOS_OPS: &[(Op, u32)] = &[
     (Op::Poll, 15),
     (Op::PollItem, 15),
@@ -82,8 +88,12 @@ pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: DistributedQ
             breathe(&mut rng).await;
             continue;
         }
-        link.ask(format!("TAKING {} {me}", ctx.name)).await;
-        let taken = take(&ctx, &mut rng, queue, op).await;
+        // A batch's size is drawn first and reported: a batched claim cut by
+        // a session expiry may have taken that many items with it.
+        let batch = rng.usize(1..8);
+        let up_to = if op.batched() { batch } else { 1 };
+        link.ask(format!("TAKING {} {me} {up_to}", ctx.name)).await;
+        let taken = take(&ctx, &mut rng, queue, op, batch).await;
         let line = match taken {
             Taken::Item { id, at_us } => format!("GOT {id} {} {me} {at_us}", ctx.name),
             // One GOT per item of a batch (the first ends the take).
@@ -126,7 +136,7 @@ enum Taken {
     Error(zkrecipes::ErrorCode),
 }
 
-async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op) -> Taken {
+async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op, max: usize) -> Taken {
     let data = |ctx: &Ctx, what: &str, got: zkrecipes::Result<Option<Vec<u8>>>| match got {
         Ok(Some(data)) => Taken::Item {
             at_us: now_us(),
@@ -206,7 +216,6 @@ async fn take(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue, op: Op) -> Tak
             }
         }
         Op::PollMany | Op::TakeMany | Op::CancelMany => {
-            let max = rng.usize(1..8);
             let got = match op {
                 Op::PollMany => {
                     watched(ctx, "poll_many", Duration::ZERO, queue.poll_many(max)).await
