@@ -2,7 +2,7 @@
 //! and who else consumes (`stripes.rs`), which together choose the item it
 //! claims next.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 
 use super::item_sequence;
 use super::stripes::Peers;
@@ -16,6 +16,19 @@ const LEAD: usize = 8;
 /// we claim it, whoever's share it is in (over one if its consumer claimed
 /// nothing meanwhile).
 const HEAD_PATIENCE: usize = 3;
+
+/// By how many later items the head may have been overtaken, as far as we
+/// know, before we claim it, whoever's share it is in: one and a half per
+/// consumer, half of README's bound in practice (`(CLAIM_WINDOW - 1) × C`),
+/// the other half for what the others claim before our claim lands. The
+/// patience above counts our own claims from the moment an item became our
+/// head, so when a consumer fell behind with two items in a row, its second
+/// one waited that long again after the first (overtaken by 15 with 4
+/// consumers, in `make bench`). Over 20 drains of 10,000 by 4 consumers, the
+/// worst was 9 with this rule, 10 without it.
+fn overtaken_limit(consumers: usize) -> usize {
+    consumers + consumers / 2
+}
 
 /// After how many of our listings without a claim of its own a consumer is
 /// taken to have stopped polling: its items are claimed as soon as they are
@@ -42,6 +55,10 @@ pub(super) struct Cache {
     /// Items we gave back and put in the cache again: their consumer's
     /// marker may say it got past them, but they are there.
     returned: HashSet<String>,
+    /// The sequences of items that left the cache as consumed (by us, or by
+    /// their consumer as its marker told) and are later than the head: by
+    /// how many items the head is known to be overtaken.
+    gone_after_head: BTreeSet<i64>,
 }
 
 impl Cache {
@@ -55,7 +72,28 @@ impl Cache {
             last_head: None,
             claims_outlived: 0,
             returned: HashSet::new(),
+            gone_after_head: BTreeSet::new(),
         }
+    }
+
+    /// The items as listed afresh: nothing is known consumed among them.
+    pub(super) fn refill(&mut self, names: VecDeque<String>) {
+        self.names = names;
+        self.gone_after_head.clear();
+    }
+
+    /// An item left the cache as consumed.
+    fn gone(&mut self, name: &str) {
+        if let Some(sequence) = item_sequence(name) {
+            self.gone_after_head.insert(sequence);
+        }
+    }
+
+    /// By how many later items the head is known to be overtaken (forgetting
+    /// the items that are not later than it).
+    fn head_overtaken(&mut self, head: i64) -> usize {
+        self.gone_after_head = self.gone_after_head.split_off(&(head + 1));
+        self.gone_after_head.len()
     }
 
     /// With other consumers: the oldest cached item of our share, or the head
@@ -67,6 +105,7 @@ impl Cache {
         } else {
             self.claims_outlived = 0;
         }
+        let overtaken = item_sequence(&head).map_or(0, |s| self.head_overtaken(s));
         let any_of_the_first_few = || fastrand::usize(..LEAD.min(self.names.len()));
         let pick = if !self.peers.counted() {
             // The others do not count us yet (no marker of ours: we won no
@@ -77,7 +116,7 @@ impl Cache {
         } else {
             // `None`: we are ahead of the others; the head is the likeliest to
             // be taken already.
-            self.choice(self.claims_outlived, false)
+            self.choice(self.claims_outlived, overtaken, false)
                 .unwrap_or_else(any_of_the_first_few)
         };
         self.last_head = Some(head);
@@ -88,6 +127,11 @@ impl Cache {
     pub(super) fn take_at(&mut self, at: usize) -> Option<String> {
         let name = self.names.remove(at)?;
         self.returned.remove(&name);
+        // Claimed by us next, or found gone (taken by somebody else); put
+        // back if the claim is never sent. Alone, every claim is the head's.
+        if self.peers.count() > 1 {
+            self.gone(&name);
+        }
         Some(name)
     }
 
@@ -96,13 +140,16 @@ impl Cache {
     /// overdue once its consumer has claimed nothing for `IDLE_LISTINGS`
     /// listings, or once it has been the head over `HEAD_PATIENCE` of our
     /// claims (`outlived`), or over one while its consumer claimed nothing
-    /// since our previous listing. `guessing` (for the read in advance) leaves
-    /// out that last rule: its consumer is then usually about to claim it.
-    fn choice(&self, outlived: usize, guessing: bool) -> Option<usize> {
+    /// since our previous listing, or once it is known to be `overtaken` by
+    /// `overtaken_limit` later items. `guessing` (for the
+    /// read in advance) leaves out the rule of one claim: its consumer is
+    /// then usually about to claim it.
+    fn choice(&self, outlived: usize, overtaken: usize, guessing: bool) -> Option<usize> {
         let head = item_sequence(self.names.front()?)?;
         let quiet = self.peers.owner_quiet_for(head);
         let overdue = quiet >= IDLE_LISTINGS
             || outlived >= HEAD_PATIENCE
+            || overtaken >= overtaken_limit(self.peers.count())
             || (!guessing && outlived >= 1 && quiet >= 1);
         if overdue {
             Some(0)
@@ -133,8 +180,12 @@ impl Cache {
             Some(head) if self.last_head.as_ref() == Some(head) => self.claims_outlived + 1,
             _ => 0,
         };
+        let overtaken = match self.names.front().and_then(|head| item_sequence(head)) {
+            Some(head) => self.gone_after_head.range(head + 1..).count(),
+            None => 0,
+        };
         self.names
-            .get(self.choice(outlived, true).unwrap_or(0))
+            .get(self.choice(outlived, overtaken, true).unwrap_or(0))
             .cloned()
     }
 
@@ -147,6 +198,7 @@ impl Cache {
             // may still be there under the new one: list afresh.
             self.names.clear();
             self.returned.clear();
+            self.gone_after_head.clear();
             self.last_head = None;
         } else {
             // Only items up to the furthest claim can be gone: look at those
@@ -155,14 +207,14 @@ impl Cache {
             let end = self
                 .names
                 .partition_point(|name| item_sequence(name).is_some_and(|s| s <= furthest));
-            let kept: Vec<String> = self
-                .names
-                .drain(..end)
-                .filter(|name| {
+            let (kept, gone): (Vec<String>, Vec<String>) =
+                self.names.drain(..end).partition(|name| {
                     self.returned.contains(name)
                         || !item_sequence(name).is_some_and(|s| peers.taken_by_owner(s))
-                })
-                .collect();
+                });
+            for name in gone {
+                self.gone(&name);
+            }
             for name in kept.into_iter().rev() {
                 self.names.push_front(name);
             }
@@ -182,6 +234,7 @@ impl Cache {
         if self.names.get(at).map(String::as_str) != Some(name) {
             self.names.insert(at, name.to_string());
         }
+        self.gone_after_head.remove(&sequence);
         self.returned.insert(name.to_string());
     }
 
@@ -335,6 +388,30 @@ mod tests {
             claims, 4,
             "claimed at the fourth choice (the head outlived three)"
         );
+    }
+
+    #[test]
+    fn a_slow_consumers_second_item_in_a_row_waits_no_second_patience() {
+        let mut cache = shared(400, -1);
+        let peers = cache.peers.clone();
+        let theirs: Vec<i64> = (0..400).filter(|&s| !peers.is_own(s)).take(2).collect();
+        let (first, second) = (theirs[0], theirs[1]);
+        // bbb's two items in a row, then ours, all later than both.
+        let ours = (second + 1..400).filter(|&s| peers.is_own(s)).take(40);
+        cache.names = [first, second].into_iter().chain(ours).map(item).collect();
+        let mut claimed = Vec::new();
+        let mut progress = -1;
+        while claimed.len() < 12 {
+            claimed.push(sequence(&cache.take_shared().unwrap()));
+            // bbb claims, but never gets to its items.
+            progress -= 1;
+            cache.learn_peers(listing(progress));
+        }
+        let at = |s: i64| claimed.iter().position(|&c| c == s);
+        let first_at = at(first).expect("the first claimed");
+        assert_eq!(first_at, HEAD_PATIENCE, "{claimed:?}");
+        // Already overtaken by our claims when it becomes the head.
+        assert_eq!(at(second), Some(first_at + 1), "{claimed:?}");
     }
 
     #[test]

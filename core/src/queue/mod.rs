@@ -488,7 +488,8 @@ impl Inner {
             cache.put_back(&name);
         }
         if cache.names.is_empty() {
-            cache.names = self.list().await?;
+            let listed = self.list().await?;
+            cache.refill(listed);
         }
         Ok(cache.names.front().cloned())
     }

@@ -14,7 +14,8 @@
 //! A share whose consumer falls behind (slow, paused, or done consuming but
 //! still holding its marker) is not left waiting: an item that stayed the
 //! oldest one cached over one claim of ours while its consumer claimed nothing,
-//! or over three in any case, is claimed next, whoever's share it is in. And a
+//! or over three in any case, or that later items known consumed overtook by
+//! one and a half per consumer, is claimed next, whoever's share it is in. And a
 //! consumer that is ahead of the others (its next item is far back in its
 //! cache) claims among the first cached items instead of running further
 //! ahead. The choice itself is `Cache::take_shared` in `mod.rs`.
