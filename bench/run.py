@@ -133,6 +133,72 @@ class Runner:
             kept["overtaken_runs"] = [x["overtaken_max"] for x in runs]
         return kept
 
+    def interleaved(self, contestant: str, cycles: int, bursts: int) -> Optional[dict]:
+        """Section 7: `contestant` and the Rust contestant, both started, connected and warmed up,
+        run the uncontended cycle in turns, `bursts` bursts each of `cycles // bursts` cycles (who
+        goes first alternates), so that both see the same drift of the server's fsync time. Its
+        result gets `rust_ms`, the Rust median over the same span, and `burst_ratios`; the Rust
+        result is kept just before it (as `--report-only` pairs them)."""
+        procs = {}
+        try:
+            for c in ("zkrecipes-rust", contestant):
+                cmd = self.contestants[c] + ["cycle", self.connect, str(cycles)]
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        cwd=str(BENCH / "contestants"), env=self.env)
+                procs[c] = proc
+                if self.line_of(proc) != "READY":
+                    return self.failed(c, "cycle", "did not get ready (interleaved)")
+
+            def burst(c: str) -> Optional[float]:
+                proc = procs[c]
+                assert proc.stdin
+                proc.stdin.write(f"RUN {cycles // bursts}\n")
+                proc.stdin.flush()
+                answer = self.line_of(proc).split()
+                return float(answer[1]) if answer[:1] == ["OK"] else None
+
+            ratios = []
+            for i in range(bursts):
+                order = ("zkrecipes-rust", contestant) if i % 2 == 0 else (contestant, "zkrecipes-rust")
+                ms = {c: burst(c) for c in order}
+                if None in ms.values():
+                    return self.failed(contestant, "cycle", f"a burst failed (interleaved, burst {i})")
+                ratios.append(ms[contestant] / ms["zkrecipes-rust"])
+            results = {}
+            for c, proc in procs.items():
+                assert proc.stdin
+                proc.stdin.write("END\n")
+                proc.stdin.flush()
+                out = self.line_of(proc)
+                if not out.startswith("{"):
+                    return self.failed(c, "cycle", f"failed ({out!r}, interleaved)")
+                results[c] = json.loads(out)
+        finally:
+            for proc in procs.values():
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        rust, other = results["zkrecipes-rust"], results[contestant]
+        for c, x in (("zkrecipes-rust", rust), (contestant, other)):
+            x.update(contestant=c + self.suffix, workload="cycle", params=[cycles], round="overhead",
+                     throughput=x["ops"] / x["seconds"])
+            self.results.append(x)
+        other.update(rust_ms=rust["median_ms"], burst_ratios=ratios)
+        print(f"  {contestant:<17} interleaved with rust: {other['median_ms']:.3f} vs {rust['median_ms']:.3f} ms "
+              f"= {other['median_ms'] / rust['median_ms']:.2f}x (bursts: median {statistics.median(ratios):.2f})",
+              flush=True)
+        return other
+
+    def line_of(self, proc: subprocess.Popen) -> str:
+        """The contestant's next line, or "" once `--limit` seconds passed (then it is killed)."""
+        assert proc.stdout
+        watchdog = threading.Timer(self.args.limit, proc.kill)
+        watchdog.start()
+        line = proc.stdout.readline().strip()
+        watchdog.cancel()
+        return line
+
     def failed(self, contestant: str, workload: str, why: str) -> None:
         print(f"  {contestant} {workload}: {why}", flush=True)
         self.failures.append(f"{contestant} {workload}: {why}")
@@ -232,26 +298,21 @@ def main() -> int:
     overhead: Dict[str, List[dict]] = {}
     if 7 in want:
         # The server's fsync time drifts by tens of percent over seconds on a VM, more than the
-        # overhead measured: each binding's run is paired with Rust runs just before and after
-        # it, and its ratio is to their mean (the median ratio over the rounds is reported).
-        # Nine rounds, not five: single rounds of one binding ranged from 0.47x to 1.52x within
-        # one run on this VM, and a median of five still moved by 0.1 between runs.
-        rounds = 1 if args.quick else 9
-        print(f"\n7. binding overhead (workload 1, {rounds} round(s), each binding between two Rust runs)", flush=True)
-        for _ in range(rounds):
-            rust_before = r.run("zkrecipes-rust", "cycle", cycles // 2)
+        # overhead measured. Runs of one contestant after the other, even a binding's between two
+        # Rust runs, put seconds of process start and warm-up between what is compared: single
+        # rounds ranged from 0.47x to 1.52x, and a median of nine still moved by 0.1 between runs.
+        # So both processes are started and warmed up first, and then take turns in bursts of
+        # tens of milliseconds; a pair of processes gives one ratio, of their medians. Two Rust
+        # processes measured so gave 0.96-1.04 over five pairs.
+        pairs, bursts = (1, 4) if args.quick else (7, 30)
+        print(f"\n7. binding overhead (workload 1; {pairs} pair(s) of processes, each binding and Rust "
+              f"taking turns in {bursts} bursts each)", flush=True)
+        for _ in range(pairs):
             for c in ["zkrecipes-python", "zkrecipes-node", "zkrecipes-java", "zkrecipes-kotlin"]:
-                res = r.run(c, "cycle", cycles // 2)
-                # (a smoke run only checks that every binding runs)
-                rust_after = rust_before if args.quick else r.run("zkrecipes-rust", "cycle", cycles // 2)
-                for x in (rust_before, rust_after, res):
-                    if x:
-                        x["round"] = "overhead"
-                if res and rust_before and rust_after:
-                    res["rust_ms"] = (rust_before["median_ms"] + rust_after["median_ms"]) / 2
+                res = r.interleaved(c, cycles // 2 if not args.quick else 40, bursts)
+                if res:
                     overhead.setdefault(c, []).append(res)
-                    overhead.setdefault("zkrecipes-rust", []).append(rust_before)
-                rust_before = rust_after
+                    overhead.setdefault("zkrecipes-rust", []).append(r.results[-2])
     if 2 in want:
         print("\n2. try-acquire on a lock held by another client", flush=True)
         for c in ["zkrecipes-rust", "curator", "kazoo"]:
@@ -411,10 +472,11 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['throughput']:.0f} | "
                          f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
     lines += ["", "## 7. Binding overhead (workload 1)", "",
-              "Each binding's run of the uncontended cycle is paired with runs of the Rust contestant just "
-              "before and after it; the ratio is its median to their mean, and the table shows the median over "
-              "the rounds (the server's fsync time drifts more between runs than the bindings differ).", "",
-              "| binding | rounds | median ms | ratio to Rust (median over rounds) | ratios of the rounds |",
+              "Each binding's process and a Rust contestant's, both started and warmed up, run the uncontended "
+              "cycle in turns, in bursts of tens of milliseconds (the server's fsync time drifts more over the "
+              "seconds between two runs than the bindings differ); a pair of processes gives the ratio of its "
+              "two medians, and the table shows the median over the pairs.", "",
+              "| binding | pairs | median ms | ratio to Rust (median over pairs) | ratios of the pairs |",
               "|---|---|---|---|---|"]
     if "zkrecipes-rust" in overhead:
         rust = overhead["zkrecipes-rust"]

@@ -120,6 +120,41 @@ final class BenchSupport {
         result(n, System.nanoTime() - started, latency(samples));
     }
 
+    /**
+     * After READY: {@code GO}, n timed runs of {@code op}; or bursts {@code RUN k}, each answered
+     * {@code OK <its median ms>}, until {@code END} (run.py interleaves two contestants' bursts).
+     */
+    static void bursts(int n, Op op) throws Exception {
+        System.out.println("READY");
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        List<Long> samples = new ArrayList<>(n);
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] words = line.trim().split("\\s+");
+            boolean runs = words[0].equals("RUN");
+            int count = runs ? Integer.parseInt(words[1]) : words[0].equals("END") ? 0 : n;
+            List<Long> burst = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                long t = System.nanoTime();
+                op.run();
+                burst.add(System.nanoTime() - t);
+            }
+            samples.addAll(burst);
+            if (!runs) {
+                break;
+            }
+            Collections.sort(burst);
+            System.out.println(String.format(Locale.ROOT, "OK %.4f", burst.isEmpty() ? 0 : burst.get(burst.size() / 2) / 1e6));
+            System.out.flush();
+        }
+        long total = 0;
+        for (long s : samples) {
+            total += s;
+        }
+        result(samples.size(), total, latency(samples));
+    }
+
     static void result(int ops, long nanos, String extra) {
         System.out.println(String.format(Locale.ROOT, "{\"ops\":%d,\"seconds\":%.4f%s}", ops, nanos / 1e9,
             extra.isEmpty() ? "" : "," + extra));

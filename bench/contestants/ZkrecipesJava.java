@@ -54,8 +54,7 @@ public class ZkrecipesJava {
                             lock.lock();
                             lock.unlock();
                         }
-                        BenchSupport.ready();
-                        BenchSupport.timed(n, () -> {
+                        BenchSupport.bursts(n, () -> {
                             lock.lock();
                             lock.unlock();
                         });

@@ -36,6 +36,28 @@ def timed(n: int, op) -> None:
     result(n, time.perf_counter() - started, samples)
 
 
+def bursts(n: int, op) -> None:
+    """After READY: `GO`, n timed calls of `op`; or bursts `RUN k`, each answered
+    `OK <its median ms>`, until `END` (run.py interleaves two contestants' bursts)."""
+    print("READY", flush=True)
+    samples = []
+    for line in sys.stdin:
+        words = line.split()
+        runs = words[:1] == ["RUN"]
+        count = int(words[1]) if runs else 0 if words[:1] == ["END"] else n
+        burst = []
+        for _ in range(count):
+            t = time.perf_counter()
+            op()
+            burst.append(time.perf_counter() - t)
+        samples += burst
+        if not runs:
+            break
+        burst.sort()
+        print(f"OK {burst[len(burst) // 2] * 1000 if burst else 0:.4f}", flush=True)
+    result(len(samples), sum(samples), samples)
+
+
 def rss() -> int:
     """Resident memory of this process in bytes (Linux)."""
     with open("/proc/self/statm") as f:

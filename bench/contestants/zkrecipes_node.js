@@ -9,6 +9,39 @@ async function go () {
   await new Promise((resolve) => readline.createInterface({ input: process.stdin }).once('line', resolve))
 }
 
+// After READY: `GO`, n timed calls of `op`; or bursts `RUN k`, each answered
+// `OK <its median ms>`, until `END` (run.py interleaves two contestants' bursts).
+async function bursts (n, op) {
+  console.log('READY')
+  const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]()
+  const samples = []
+  const median = (sorted) => sorted.length ? sorted[sorted.length >> 1] : 0
+  for (;;) {
+    const { value: line, done } = await lines.next()
+    const words = done ? ['END'] : line.trim().split(/\s+/)
+    const runs = words[0] === 'RUN'
+    const count = runs ? Number(words[1]) : words[0] === 'END' ? 0 : n
+    const burst = []
+    for (let i = 0; i < count; i++) {
+      const t = process.hrtime.bigint()
+      await op()
+      burst.push(Number(process.hrtime.bigint() - t) / 1e6)
+    }
+    samples.push(...burst)
+    if (!runs) break
+    burst.sort((a, b) => a - b)
+    console.log(`OK ${median(burst).toFixed(4)}`)
+  }
+  samples.sort((a, b) => a - b)
+  const k = samples.length
+  console.log(JSON.stringify({
+    ops: k,
+    seconds: samples.reduce((a, b) => a + b, 0) / 1e3,
+    median_ms: median(samples),
+    p99_ms: samples[Math.min(k - 1, Math.floor(k * 0.99))]
+  }))
+}
+
 class Plain extends require('node:events').EventEmitter {
   constructor (dir) { super(); this._native = { dir } }
 }
@@ -62,18 +95,7 @@ async function main () {
   } else if (workload === 'cycle') {
     const lock = client.writeLock(`${root}/cycle`)
     for (let i = 0; i < Number(process.env.ZKRECIPES_BENCH_WARMUP ?? 1000); i++) { await lock.acquire(); await lock.release() }
-    await go()
-    const samples = []
-    const started = process.hrtime.bigint()
-    for (let i = 0; i < n; i++) {
-      const t = process.hrtime.bigint()
-      await lock.acquire()
-      await lock.release()
-      samples.push(Number(process.hrtime.bigint() - t) / 1e6)
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9
-    samples.sort((a, b) => a - b)
-    console.log(JSON.stringify({ ops: n, seconds, median_ms: samples[n >> 1], p99_ms: samples[Math.min(n - 1, Math.floor(n * 0.99))] }))
+    await bursts(n, async () => { await lock.acquire(); await lock.release() })
   } else {
     throw new Error(`unknown workload ${workload}`)
   }

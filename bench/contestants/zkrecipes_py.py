@@ -5,7 +5,7 @@ import os
 import sys
 
 import zkrecipes
-from common import held, herd, objects, ready, timed, warmup
+from common import bursts, held, herd, objects, warmup
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -21,8 +21,7 @@ with zkrecipes.Client(connect) as client:
             lock.acquire()
             lock.release()
 
-        ready()
-        timed(n, cycle)
+        bursts(n, cycle)
     elif workload == "objects":
         objects(n, lambda i: client.write_lock(f"{root}/objects/l-{i}"))
     elif workload == "held":

@@ -15,28 +15,46 @@ object ZkrecipesKotlin {
                     "cycle" -> {
                         val lock = client.writeLock("$root/cycle")
                         repeat(System.getenv("ZKRECIPES_BENCH_WARMUP")?.toInt() ?: 1000) { lock.acquire()!!.release() }
-                        println("READY")
-                        System.out.flush()
-                        readln()
-                        val samples = LongArray(n)
-                        val started = System.nanoTime()
-                        for (i in 0 until n) {
-                            val t = System.nanoTime()
-                            lock.acquire()!!.release()
-                            samples[i] = System.nanoTime() - t
-                        }
-                        val seconds = (System.nanoTime() - started) / 1e9
-                        samples.sort()
-                        println(
-                            String.format(
-                                Locale.ROOT, "{\"ops\":%d,\"seconds\":%.4f,\"median_ms\":%.4f,\"p99_ms\":%.4f}",
-                                n, seconds, samples[n / 2] / 1e6, samples[minOf(n - 1, n * 99 / 100)] / 1e6,
-                            ),
-                        )
+                        bursts(n) { lock.acquire()!!.release() }
                     }
                     else -> error("unknown workload ${args[0]}")
                 }
             }
         }
+    }
+
+    /**
+     * After READY: `GO`, n timed calls of [op]; or bursts `RUN k`, each answered
+     * `OK <its median ms>`, until `END` (run.py interleaves two contestants' bursts).
+     */
+    private suspend inline fun bursts(n: Int, op: () -> Unit) {
+        println("READY")
+        System.out.flush()
+        val samples = ArrayList<Long>(n)
+        val median = { sorted: List<Long> -> if (sorted.isEmpty()) 0.0 else sorted[sorted.size / 2] / 1e6 }
+        while (true) {
+            val words = (readlnOrNull() ?: "END").trim().split(Regex("\\s+"))
+            val runs = words[0] == "RUN"
+            val count = if (runs) words[1].toInt() else if (words[0] == "END") 0 else n
+            val burst = ArrayList<Long>(count)
+            repeat(count) {
+                val t = System.nanoTime()
+                op()
+                burst.add(System.nanoTime() - t)
+            }
+            samples.addAll(burst)
+            if (!runs) break
+            burst.sort()
+            println(String.format(Locale.ROOT, "OK %.4f", median(burst)))
+            System.out.flush()
+        }
+        samples.sort()
+        val k = samples.size
+        println(
+            String.format(
+                Locale.ROOT, "{\"ops\":%d,\"seconds\":%.4f,\"median_ms\":%.4f,\"p99_ms\":%.4f}",
+                k, samples.sum() / 1e9, median(samples), if (k == 0) 0.0 else samples[minOf(k - 1, k * 99 / 100)] / 1e6,
+            ),
+        )
     }
 }
