@@ -262,3 +262,106 @@ pub fn order(records: &[Record], facts: &Facts) -> Check {
     );
     Check::new("queue-order", problems, summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(start: Instant) -> Facts {
+        Facts {
+            session: Duration::from_secs(3),
+            started: start,
+            end: start + Duration::from_secs(30),
+            drained: Vec::new(),
+            orphans: Ok((0, Vec::new())),
+            hung: Vec::new(),
+            failed_exits: Vec::new(),
+            consumers: 1,
+            work: Ok(Default::default()),
+            counters: Vec::new(),
+            sem_leases: 1,
+            dbarrier_members: 1,
+        }
+    }
+
+    fn at(start: Instant, ms: u64, ev: Ev) -> Record {
+        Record {
+            t: start + Duration::from_millis(ms),
+            ev,
+        }
+    }
+
+    fn offers(start: Instant, n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| {
+                at(
+                    start,
+                    0,
+                    Ev::Offer {
+                        id: format!("p-{i}"),
+                        seq: i as i64,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn taking(up_to: usize) -> Ev {
+        Ev::Taking {
+            w: "w1".into(),
+            task: "c0".into(),
+            up_to,
+        }
+    }
+
+    fn taken(how: &str) -> Ev {
+        Ev::Taken {
+            w: "w1".into(),
+            task: "c0".into(),
+            how: how.into(),
+        }
+    }
+
+    /// A batched claim cut by a session expiry may have taken its whole
+    /// batch: five items missing after a batch of five failed that way.
+    #[test]
+    fn a_batch_that_failed_with_session_expired_excuses_its_size_only() {
+        let start = Instant::now();
+        for (up_to, pass) in [(5, true), (4, false)] {
+            let mut records = offers(start, 5);
+            records.push(at(start, 10, taking(up_to)));
+            records.push(at(start, 20, taken("error:SESSION_EXPIRED")));
+            let check = exactly_once(&records, &facts(start));
+            assert_eq!(check.pass, pass, "up to {up_to}: {}", check.summary);
+        }
+    }
+
+    /// A take that waited for its item began long before its worker was
+    /// paused, and its claim went out just before: dropped once the session
+    /// was lost, its outcome is unknown. One dropped before the cut is not.
+    #[test]
+    fn a_take_dropped_while_its_session_ended_is_excused_by_when_it_ran_not_began() {
+        let start = Instant::now();
+        for (dropped_at, pass) in [(5_100, true), (500, false)] {
+            let mut records = offers(start, 1);
+            records.push(at(start, 10, taking(1)));
+            records.push(at(start, dropped_at, taken("cancelled")));
+            records.push(at(start, 1_000, Ev::Paused { w: "w1".into() }));
+            records.push(at(
+                start,
+                5_000,
+                Ev::Client {
+                    w: "w1".into(),
+                    state: "LOST".into(),
+                },
+            ));
+            records.sort_by_key(|r| r.t);
+            let check = exactly_once(&records, &facts(start));
+            assert_eq!(
+                check.pass, pass,
+                "dropped at {dropped_at} ms: {}",
+                check.summary
+            );
+        }
+    }
+}
