@@ -8,6 +8,7 @@ mod barrier;
 mod cache;
 mod client;
 mod closing;
+mod completion;
 mod counter;
 mod election;
 mod errors;
