@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::{DistributedQueue, Inner, Item, Unclaimed};
+use super::{DistributedQueue, Inner, Item, Rounds, Unclaimed};
 use crate::client::Settling;
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
@@ -45,7 +45,7 @@ impl DistributedQueue {
     /// transaction; empty when the queue is empty.
     pub async fn poll_many(&self, max: usize) -> Result<Vec<Item>> {
         Ok(self
-            .poll_batch(max)
+            .poll_batch(max, None)
             .await?
             .map(OwedBatch::deliver)
             .unwrap_or_default())
@@ -69,21 +69,30 @@ impl DistributedQueue {
     ) -> Result<Option<OwedBatch>> {
         batch_size(max as i64).map_err(|err| self.about(err))?;
         self.wait_for_items(deadline, || {
-            self.poll_bounded(deadline, self.poll_batch(max))
+            self.poll_bounded(deadline, self.poll_batch(max, deadline))
         })
         .await
         .map_err(|err| self.about(err))
     }
 
-    async fn poll_batch(&self, max: usize) -> Result<Option<OwedBatch>> {
-        let scoped = self.poll_batch_unscoped(max).await;
+    /// `deadline`: as `poll_owed`'s.
+    async fn poll_batch(&self, max: usize, deadline: Option<Instant>) -> Result<Option<OwedBatch>> {
+        let scoped = self.poll_batch_unscoped(max, deadline).await;
         scoped.map_err(|err| self.about(err))
     }
 
-    async fn poll_batch_unscoped(&self, max: usize) -> Result<Option<OwedBatch>> {
+    async fn poll_batch_unscoped(
+        &self,
+        max: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Option<OwedBatch>> {
         let max = batch_size(max as i64)?;
         let mut cache = self.inner.cache.lock().await;
+        let mut rounds = Rounds::new(deadline);
         loop {
+            if !rounds.another() {
+                return Ok(None);
+            }
             if self.inner.head(&mut cache).await?.is_none() {
                 return Ok(None);
             }
@@ -92,8 +101,10 @@ impl DistributedQueue {
             // A batch starts at the head.
             let unclaimed = Unclaimed::new(&self.inner, names.clone());
             let prefetched = cache.prefetched.take();
+            let wanted = names.len();
             let items = self.inner.read_all(names, prefetched).await?;
             unclaimed.settled();
+            cache.read(items.len() == wanted, true);
             if items.is_empty() {
                 continue;
             }
@@ -328,7 +339,7 @@ impl Drop for OwedBatch {
 impl DistributedQueue {
     pub(crate) async fn poll_batch_handed(&self, max: i64) -> Result<(Vec<Item>, Option<Handoff>)> {
         let max = batch_size(max).map_err(|err| self.about(err))?;
-        Ok(split(self, self.poll_batch(max).await?))
+        Ok(split(self, self.poll_batch(max, None).await?))
     }
 
     pub(crate) async fn take_batch_handed(

@@ -30,6 +30,11 @@ fn overtaken_limit(consumers: usize) -> usize {
     consumers + consumers / 2
 }
 
+/// Reads in a row that found a cached item gone before a consumer that does
+/// not know the others lists afresh (see `Cache::read`).
+pub(super) const MISSES_BEFORE_LISTING: usize = LEAD;
+pub(super) const MISSES_BEFORE_LISTING_BATCH: usize = 2;
+
 /// After how many of our listings without a claim of its own a consumer is
 /// taken to have stopped polling: its items are claimed as soon as they are
 /// the head, and guessed as our next claim (its data read in advance).
@@ -59,6 +64,8 @@ pub(super) struct Cache {
     /// their consumer as its marker told) and are later than the head: by
     /// how many items the head is known to be overtaken.
     gone_after_head: BTreeSet<i64>,
+    /// Reads in a row that found a cached item gone (see `missed`).
+    misses: usize,
 }
 
 impl Cache {
@@ -73,13 +80,14 @@ impl Cache {
             claims_outlived: 0,
             returned: HashSet::new(),
             gone_after_head: BTreeSet::new(),
+            misses: 0,
         }
     }
 
-    /// The items as listed afresh: nothing is known consumed among them.
+    /// The items as listed afresh (the items known consumed stay known: a
+    /// sequence is never used again).
     pub(super) fn refill(&mut self, names: VecDeque<String>) {
         self.names = names;
-        self.gone_after_head.clear();
     }
 
     /// An item left the cache as consumed.
@@ -241,6 +249,35 @@ impl Cache {
     /// A claim found its item gone: somebody else consumes.
     pub(super) fn lost_race(&mut self) {
         self.watch_peers = true;
+    }
+
+    /// What a read of cached items found: all there, or some gone (others
+    /// consume what we listed). After a few such reads in a row (two for a
+    /// batch, which takes the head; `LEAD` for a single take, which picks
+    /// among the first `LEAD` before it is counted), list afresh: walking a
+    /// stale listing costs a round trip per item (a batch of one behind
+    /// three other consumers walked thousands, for seconds). Only while we
+    /// do not know the others (alone as far as we know, or not counted by
+    /// them yet): once we do, their markers prune the listing. Listing afresh
+    /// after two misses of single takes also cost order (an item overtaken
+    /// by 17 with four consumers, from the race for the head at their start).
+    pub(super) fn read(&mut self, all_there: bool, batch: bool) {
+        if all_there || (self.peers.count() > 1 && self.peers.counted()) {
+            self.misses = 0;
+            return;
+        }
+        self.misses += 1;
+        let allowed = if batch {
+            MISSES_BEFORE_LISTING_BATCH
+        } else {
+            MISSES_BEFORE_LISTING
+        };
+        if self.misses >= allowed {
+            // What we know besides the listing stays true: the items known
+            // consumed, how long the head waited, what we gave back.
+            self.misses = 0;
+            self.names.clear();
+        }
     }
 }
 

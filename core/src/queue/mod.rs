@@ -223,17 +223,24 @@ impl DistributedQueue {
 
     /// `poll` with the item's name, which `give_back` takes.
     pub async fn poll_item(&self) -> Result<Option<Item>> {
-        Ok(self.poll_owed().await?.map(Owed::deliver))
+        Ok(self.poll_owed(None).await?.map(Owed::deliver))
     }
 
-    async fn poll_owed(&self) -> Result<Option<Owed>> {
-        let scoped = self.poll_owed_unscoped().await;
+    /// `deadline`: a poll of a take that has one starts no new claim after it
+    /// (a claim under way runs to its end). Without, it goes on until it
+    /// claims an item or finds the queue empty.
+    async fn poll_owed(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+        let scoped = self.poll_owed_unscoped(deadline).await;
         scoped.map_err(|err| self.about(err))
     }
 
-    async fn poll_owed_unscoped(&self) -> Result<Option<Owed>> {
+    async fn poll_owed_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let mut cache = self.inner.cache.lock().await;
+        let mut rounds = Rounds::new(deadline);
         loop {
+            if !rounds.another() {
+                return Ok(None);
+            }
             let Some(name) = self.inner.next_claim(&mut cache).await? else {
                 return Ok(None);
             };
@@ -247,10 +254,12 @@ impl DistributedQueue {
                     None => {
                         unclaimed.settled();
                         cache.lost_race();
+                        cache.read(false, false);
                         continue;
                     }
                 },
             };
+            cache.read(true, false);
             unclaimed.settled();
             let next = cache.predicted_next();
             let previous = cache.last_marker.take();
@@ -291,6 +300,7 @@ impl DistributedQueue {
                 return Ok(owed);
             }
             cache.lost_race();
+            cache.read(false, false);
         }
     }
 
@@ -356,8 +366,10 @@ impl DistributedQueue {
     }
 
     async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
-        self.wait_for_items(deadline, || self.poll_bounded(deadline, self.poll_owed()))
-            .await
+        self.wait_for_items(deadline, || {
+            self.poll_bounded(deadline, self.poll_owed(deadline))
+        })
+        .await
     }
 
     /// `poll` until it finds something, waiting on a child watch between polls that found the
@@ -854,6 +866,35 @@ impl Drop for Unclaimed<'_> {
     }
 }
 
+/// The rounds of one poll (a read and a claim each): more after the deadline
+/// of a take that has one only up to `MIN_ROUNDS`, enough to list afresh
+/// after a stale listing (see `Cache::read`) and claim twice from it, so that
+/// a take with no time to wait (a try) still finds an item that is there.
+/// Under a drain by other consumers a round can find its item gone many
+/// times over; a take given 100 ms ran for 3.7 s so (found by an adversarial
+/// review).
+pub(super) struct Rounds {
+    deadline: Option<Instant>,
+    started: usize,
+}
+
+const MIN_ROUNDS: usize = cache::MISSES_BEFORE_LISTING + 2;
+
+impl Rounds {
+    pub(super) fn new(deadline: Option<Instant>) -> Rounds {
+        Rounds {
+            deadline,
+            started: 0,
+        }
+    }
+
+    /// Whether to start another round.
+    pub(super) fn another(&mut self) -> bool {
+        self.started += 1;
+        self.started <= MIN_ROUNDS || self.deadline.is_none_or(|d| d > Instant::now())
+    }
+}
+
 /// `<dir>.zkrecipes`: `path::validate` keeps that name from every recipe.
 fn bookkeeping_dir(dir: &str) -> String {
     format!("{dir}{}", path::RESERVED_SUFFIX)
@@ -950,11 +991,14 @@ fn empty() -> Error {
 /// holds `close` back from the claim on, with no gap.
 impl crate::ffi::HandedQueue for DistributedQueue {
     async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
-        Ok(self.poll_owed().await?.map(|owed| owed.hand_off(self)))
+        Ok(self.poll_owed(None).await?.map(|owed| owed.hand_off(self)))
     }
 
     async fn remove_handed(&self) -> Result<(Item, Handoff)> {
-        let owed = self.poll_owed().await?.ok_or_else(|| self.about(empty()))?;
+        let owed = self
+            .poll_owed(None)
+            .await?
+            .ok_or_else(|| self.about(empty()))?;
         Ok(owed.hand_off(self))
     }
 
