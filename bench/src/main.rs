@@ -101,7 +101,13 @@ impl Bursts {
         match words.next() {
             Some("RUN") => {
                 self.answer = true;
-                words.next().and_then(|k| k.parse().ok())
+                // `RUN 0` is answered `OK 0`, as in the other languages.
+                Some(
+                    words
+                        .next()
+                        .and_then(|k| k.parse().ok())
+                        .expect("RUN <count>"),
+                )
             }
             Some("END") | None => None,
             _ => {
@@ -113,10 +119,11 @@ impl Bursts {
 
     /// A burst ran, with these samples.
     fn ran(&self, burst: &[Duration]) {
-        if self.answer && !burst.is_empty() {
+        if self.answer {
             let mut sorted = burst.to_vec();
             sorted.sort();
-            println!("OK {:.4}", sorted[sorted.len() / 2].as_secs_f64() * 1000.0);
+            let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
+            println!("OK {:.4}", median.as_secs_f64() * 1000.0);
         }
     }
 }
