@@ -8,7 +8,6 @@ mod barrier;
 mod cache;
 mod client;
 mod closing;
-mod completion;
 mod counter;
 mod election;
 mod errors;

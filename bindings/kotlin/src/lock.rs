@@ -2,24 +2,24 @@
 //! own: coroutines exclude each other like processes do, and a hold is an
 //! object that releases once.
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use zkrecipes::ffi::GuardSlot;
-use zkrecipes::{Lock, LockGuard, ReadWriteLock, WriteLock};
+use zkrecipes::{Lock, Owner, ReadWriteLock, WriteLock};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
 use crate::events::NativeEvents;
-use crate::tasks::run;
+use crate::tasks::{run, wait};
 
 #[derive(uniffi::Object)]
 pub struct NativeLock {
-    pub(crate) lock: Lock,
+    lock: Lock,
     client: zkrecipes::Client,
 }
 
-/// The fencing token of a hold not filled (a token is a czxid, never negative).
+/// What `acquire` returns when its timeout passed first: a fencing token is
+/// a czxid, never negative.
 const NOT_ACQUIRED: i64 = -1;
 
 /// One participant of a lock, holder first.
@@ -39,6 +39,32 @@ impl NativeLock {
             lock,
             client: client.inner.clone(),
         }))
+    }
+
+    /// Acquires into `hold` (made by the caller, empty) and returns the
+    /// hold's fencing token, or `NOT_ACQUIRED` (-1) when `timeout_ms` passed
+    /// first (infinity: no limit; 0: a try). A cancelled coroutine drops this
+    /// future, which withdraws the node; a hold that came anyway is either in
+    /// `hold` (the caller abandons it) or dropped with the task (released).
+    ///
+    /// Why this shape: an optional hold comes back in a buffer, and an
+    /// optional timeout goes in one; each costs a JNA structure and two more
+    /// crossings per call, on the caller's thread, which is what Kotlin's
+    /// overhead on the lock cycle was made of. And a result that is a plain
+    /// number cannot be lost to a cancellation after its conversion, so the
+    /// call needs no separate cancel handle (see `NativeCancel`).
+    pub async fn acquire(&self, timeout_ms: f64, hold: Arc<NativeHold>) -> Result<i64> {
+        let wait = wait(timeout_ms)?;
+        let lock = self.lock.clone();
+        let acquiring = async move { lock.acquire_as(Owner::unique(), wait).await };
+        Ok(match run(acquiring).await? {
+            Some(guard) => {
+                let token = guard.fencing_token();
+                hold.slot.put(guard);
+                token
+            }
+            None => NOT_ACQUIRED,
+        })
     }
 
     pub fn is_held(&self) -> bool {
@@ -120,49 +146,6 @@ impl NativeReadWriteLock {
 #[derive(uniffi::Object)]
 pub struct NativeHold {
     slot: GuardSlot,
-    /// The fencing token of the hold that filled the slot (-1: none yet).
-    token: AtomicI64,
-    /// Set once the caller gave up (a cancelled coroutine): a hold that
-    /// comes after is released, not kept. Locked around filling the slot,
-    /// so that a hold comes either before (and `abandon` finds it) or after.
-    abandoned: Mutex<bool>,
-    cancel: tokio::sync::Notify,
-}
-
-impl NativeHold {
-    /// Keeps `guard` unless the caller gave up (then it is released in the
-    /// background and this is `false`).
-    pub(crate) fn fill(&self, guard: LockGuard) -> bool {
-        let abandoned = self.abandoned.lock().unwrap();
-        if *abandoned {
-            drop(abandoned);
-            drop(guard);
-            return false;
-        }
-        self.token.store(guard.fencing_token(), Ordering::Release);
-        self.slot.put(guard);
-        true
-    }
-
-    /// The guard to release; `NOT_OWNER` once released.
-    pub(crate) fn take(&self) -> zkrecipes::Result<LockGuard> {
-        self.slot.take()
-    }
-
-    /// Ends an acquire filling this hold (see `fill`).
-    pub(crate) fn cancel(&self) {
-        *self.abandoned.lock().unwrap() = true;
-        self.cancel.notify_one();
-    }
-
-    /// Once `cancel` was called (also before this is awaited).
-    pub(crate) async fn cancelled(&self) {
-        self.cancel.notified().await
-    }
-
-    pub(crate) fn fencing_token(&self) -> i64 {
-        self.token.load(Ordering::Acquire)
-    }
 }
 
 #[uniffi::export]
@@ -172,17 +155,12 @@ impl NativeHold {
     pub fn new() -> Arc<Self> {
         Arc::new(NativeHold {
             slot: GuardSlot::empty(),
-            token: AtomicI64::new(NOT_ACQUIRED),
-            abandoned: Mutex::new(false),
-            cancel: tokio::sync::Notify::new(),
         })
     }
 
-    /// Gives the hold up, if the acquire filled it or does yet, for a
-    /// caller that is gone: the lock is released in the background, without
-    /// blocking.
+    /// Gives the hold up, if the acquire filled it, for a caller that is
+    /// gone: the lock is released in the background, without blocking.
     pub fn abandon(&self) {
-        self.cancel();
         drop(self.slot.take());
     }
 
@@ -198,5 +176,11 @@ impl NativeHold {
                 let _ = guard.release().await;
             });
         }
+    }
+
+    /// Returns once the node is gone. A second release is `NOT_OWNER`.
+    pub async fn release(&self) -> Result<()> {
+        let guard = self.slot.take()?;
+        run(async move { guard.release().await }).await
     }
 }

@@ -1,5 +1,5 @@
 //! The generator of the Kotlin sources, run by the Maven build: uniffi's,
-//! then two changes to what it wrote (`reuse_call_status`, `lend_handles`).
+//! then one change to what it wrote (`reuse_call_status`).
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -26,9 +26,8 @@ fn patch_tree(dir: &Path) -> Result<(), String> {
             patch_tree(&path)?;
         } else if path.extension().is_some_and(|e| e == "kt") {
             let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-            let patched = reuse_call_status(&text)
-                .and_then(|text| lend_handles(&text))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let patched =
+                reuse_call_status(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             std::fs::write(&path, patched).map_err(|e| e.to_string())?;
         }
     }
@@ -72,45 +71,9 @@ fn reuse_call_status(kotlin: &str) -> Result<String, String> {
         .replace(ANCHOR, &format!("{ANCHOR}{POOL}")))
 }
 
-/// Every object's handle, readable without cloning it, for the lock cycle's
-/// calls outside uniffi's future protocol (`kotlin/.../LockCalls.kt`):
-/// uniffi clones a handle for every call, one more crossing of the FFI each.
-/// The caller keeps the object reachable while the native side uses the
-/// handle, and the native side takes its own reference before it returns.
-fn lend_handles(kotlin: &str) -> Result<String, String> {
-    const FIELD: &str = "    protected val handle: Long
-";
-    const LENT: &str = "    /** The handle, not cloned: keep this object reachable while it is used (patched in by tools/uniffi-bindgen). */
-    internal val uniffiLentHandle: Long get() = handle
-";
-    if !kotlin.contains("fun uniffiCloneHandle(): Long") {
-        return Ok(kotlin.to_string());
-    }
-    let objects = kotlin.matches("fun uniffiCloneHandle(): Long").count();
-    if kotlin.matches(FIELD).count() != objects {
-        return Err("uniffi's object handle field changed: update lend_handles".into());
-    }
-    Ok(kotlin.replace(FIELD, &format!("{FIELD}{LENT}")))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{lend_handles, reuse_call_status};
-
-    #[test]
-    fn every_object_lends_its_handle() {
-        let object = "open class A {\n    protected val handle: Long\n    fun uniffiCloneHandle(): Long {\n    }\n}\n";
-        let two = format!("{object}{}", object.replace("class A", "class B"));
-        let patched = lend_handles(&two).unwrap();
-        assert_eq!(
-            patched
-                .matches("internal val uniffiLentHandle: Long get() = handle")
-                .count(),
-            2
-        );
-        assert!(lend_handles(&two.replace("protected val handle", "private val handle")).is_err());
-        assert_eq!(lend_handles("package x\n").unwrap(), "package x\n");
-    }
+    use super::reuse_call_status;
 
     const GENERATED: &str = "class InternalException(message: String) : kotlin.Exception(message)\n\
         private inline fun <U, E: kotlin.Exception> uniffiRustCallWithError(errorHandler: UniffiRustCallStatusErrorHandler<E>, callback: (UniffiRustCallStatus) -> U): U {\n    \

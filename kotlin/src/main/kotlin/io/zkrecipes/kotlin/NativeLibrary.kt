@@ -48,9 +48,6 @@ internal object NativeLibrary {
         located
     }
 
-    /** The library's file, for a direct mapping of our own (see [LockCalls]). */
-    fun path(): String = located
-
     /** `linux-x86_64`, `linux-aarch64`, with `-musl` on a musl libc: the directory under `native/`. */
     private fun platform(): String {
         val osName = System.getProperty("os.name").lowercase()

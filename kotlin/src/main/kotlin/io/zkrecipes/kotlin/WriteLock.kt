@@ -20,7 +20,7 @@ class LockHold internal constructor(private val native: NativeHold, val fencingT
     val isHeld: Boolean get() = native.isHeld()
 
     /** Returns once the lock node is gone. */
-    suspend fun release() = LockCalls.release(native)
+    suspend fun release() = native { native.release() }
 
     /** Releases, blocking the thread, unless released already. */
     override fun close() = native.releaseBlocking()
@@ -44,17 +44,17 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? {
-        // The native hold is made first and filled by the call, which answers with a plain outcome
-        // (see `LockCalls`): a cancellation at any point loses nothing. An acquire still running
-        // ends, its node withdrawn; a hold that came anyway is given up at once.
+        // The native hold is made first and filled inside the call, which returns a plain number
+        // (see `NativeLock.acquire`): a cancellation at any point loses nothing. An acquire still
+        // running is dropped, its node withdrawn; a hold that came anyway is given up at once.
         val hold = NativeHold()
         val token = try {
-            LockCalls.acquire(native, timeout.toNativeMillis(), hold)
+            native { native.acquire(timeout.toNativeMillis(), hold) }
         } catch (e: CancellationException) {
             hold.abandon()
             throw e
         }
-        return token?.let { LockHold(hold, it) }
+        return if (token >= 0) LockHold(hold, token) else null
     }
 
     /** One request when the lock is visibly held; `null` then. */
