@@ -64,7 +64,7 @@ pub(super) struct Cache {
     /// their consumer as its marker told) and are later than the head: by
     /// how many items the head is known to be overtaken.
     gone_after_head: BTreeSet<i64>,
-    /// Reads in a row that found a cached item gone (see `missed`).
+    /// Reads in a row that found a cached item gone (see `read`).
     misses: usize,
 }
 
@@ -149,9 +149,9 @@ impl Cache {
     /// listings, or once it has been the head over `HEAD_PATIENCE` of our
     /// claims (`outlived`), or over one while its consumer claimed nothing
     /// since our previous listing, or once it is known to be `overtaken` by
-    /// `overtaken_limit` later items. `guessing` (for the
-    /// read in advance) leaves out the rule of one claim: its consumer is
-    /// then usually about to claim it.
+    /// `overtaken_limit` later items. `guessing` (for the read in advance)
+    /// leaves out the rule of one claim: its consumer is then usually about
+    /// to claim it.
     fn choice(&self, outlived: usize, overtaken: usize, guessing: bool) -> Option<usize> {
         let head = item_sequence(self.names.front()?)?;
         let quiet = self.peers.owner_quiet_for(head);
