@@ -84,12 +84,6 @@ impl Cache {
         }
     }
 
-    /// The items as listed afresh (the items known consumed stay known: a
-    /// sequence is never used again).
-    pub(super) fn refill(&mut self, names: VecDeque<String>) {
-        self.names = names;
-    }
-
     /// An item left the cache as consumed.
     fn gone(&mut self, name: &str) {
         if let Some(sequence) = item_sequence(name) {
@@ -246,9 +240,11 @@ impl Cache {
         self.returned.insert(name.to_string());
     }
 
-    /// A claim found its item gone: somebody else consumes.
+    /// A read or a claim found its item gone: somebody else consumes, maybe
+    /// what we listed (see `read`).
     pub(super) fn lost_race(&mut self) {
         self.watch_peers = true;
+        self.read(false, false);
     }
 
     /// What a read of cached items found: all there, or some gone (others

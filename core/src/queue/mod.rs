@@ -254,7 +254,6 @@ impl DistributedQueue {
                     None => {
                         unclaimed.settled();
                         cache.lost_race();
-                        cache.read(false, false);
                         continue;
                     }
                 },
@@ -300,7 +299,6 @@ impl DistributedQueue {
                 return Ok(owed);
             }
             cache.lost_race();
-            cache.read(false, false);
         }
     }
 
@@ -500,8 +498,7 @@ impl Inner {
             cache.put_back(&name);
         }
         if cache.names.is_empty() {
-            let listed = self.list().await?;
-            cache.refill(listed);
+            cache.names = self.list().await?;
         }
         Ok(cache.names.front().cloned())
     }
