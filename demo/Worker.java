@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 public class Worker {
     static final class Ledger {
@@ -43,6 +44,7 @@ public class Worker {
             WorkQueue jobs = new WorkQueue(client, root + "/jobs");
             LeaderElectionSupport election = new LeaderElectionSupport(client, root + "/election", name);
             CountDownLatch leading = new CountDownLatch(1);
+            AtomicBoolean stopping = new AtomicBoolean();
             election.addListener(event -> {
                 if (event == LeaderElectionSupport.EventType.ELECTED_COMPLETE) {
                     ledger.ask("LEADER " + name);
@@ -52,8 +54,12 @@ public class Worker {
             election.start();
             Thread producer = new Thread(() -> {
                 try {
-                    leading.await();
-                    while ("NO".equals(ledger.ask("DONE?"))) {
+                    while (!leading.await(200, TimeUnit.MILLISECONDS)) {
+                        if (stopping.get()) {
+                            return;
+                        }
+                    }
+                    while (!stopping.get() && "NO".equals(ledger.ask("DONE?"))) {
                         int n = Integer.parseInt(ledger.ask("NEXT " + jobs.size()));
                         if (n < 0) {
                             Thread.sleep(200);
@@ -67,18 +73,18 @@ public class Worker {
                     Thread.currentThread().interrupt();
                 }
             });
-            producer.setDaemon(true);
             producer.start();
             Thread auditor = new Thread(() -> {
                 try {
-                    while ("NO".equals(ledger.ask("DONE?"))) {
+                    while (!stopping.get()) {
                         Thread.sleep(1000);
-                        if (leading.getCount() == 0) {
+                        if (leading.getCount() == 0 && !stopping.get()) {
                             audit.readLock().lock();
                             try {
-                                ledger.ask("AUDIT " + name);
+                                long token = audit.readLock().getFencingToken();
+                                ledger.ask("AUDIT " + name + " " + token);
                                 Thread.sleep(50);
-                                ledger.ask("AUDITED " + name);
+                                ledger.ask("AUDITED " + name + " " + token);
                             } finally {
                                 audit.readLock().unlock();
                             }
@@ -88,7 +94,6 @@ public class Worker {
                     Thread.currentThread().interrupt();
                 }
             });
-            auditor.setDaemon(true);
             auditor.start();
             while ("NO".equals(ledger.ask("DONE?"))) {
                 Delivery delivery = jobs.consume(500, TimeUnit.MILLISECONDS);
@@ -102,7 +107,8 @@ public class Worker {
                     try {
                         audit.writeLock().lock();
                         try {
-                            ledger.ask("APPLY " + job + " " + lock.getFencingToken() + " " + name);
+                            ledger.ask("APPLY " + job + " " + lock.getFencingToken() + " " + name + " "
+                                    + audit.writeLock().getFencingToken());
                         } finally {
                             audit.writeLock().unlock();
                         }
@@ -112,6 +118,11 @@ public class Worker {
                     delivery.ack();
                 }
             }
+            // Shutting down: the helpers stop and finish what they have in flight (an audit
+            // holding the read lock, an offer) before the client closes under them.
+            stopping.set(true);
+            auditor.join();
+            producer.join();
             election.stop();
         }
         System.exit(0);

@@ -7,12 +7,19 @@ Workers talk to it over a line protocol on 127.0.0.1 (one request, one reply):
     NEXT <queue size>               -> <n> | -1      (job to offer now; -1: nothing right now)
     OFFERED <n>                     -> OK
     TAKEN <job> <worker>            -> OK
-    APPLY <job> <token> <worker>    -> OK | STALE | DUP
-    AUDIT <worker> / AUDITED <worker> -> OK <balance> / OK   (an audit is open in between)
-
-An audit of a worker that the demo kills stays open in its books only until the kill: its read
-lock ends with its session, so a later write is no write during an audit.
+    APPLY <job> <token> <worker> <audit write token> -> OK | STALE | DUP
+    AUDIT <worker> <read token> / AUDITED <worker> <read token> -> OK <balance> / OK
+                                    (an audit is open in between)
     DONE?                           -> YES | NO
+
+A write during an open audit is a violation, with one exception that the fencing tokens of the
+audit lock decide: an audit whose worker is gone (killed by the demo, or crashed: its connection
+to the ledger closed) ends with its read lock's session, not with an AUDITED. A write whose audit
+write token is above the audit's read token queued behind that read node, so it can only have
+been granted once the node was gone: it closes that audit instead of counting. A write of a live
+auditor's open audit, or one whose write token is below the read token (it was ahead in line, so
+the audit could not have begun before it ended), still counts: a worker that writes without the
+write lock is caught (`worker.py --skip-audit-lock`).
 
 APPLY is what a real storage service would do with a fencing token: it refuses
 a token lower than the highest it has accepted (a stale holder), and applies
@@ -45,8 +52,10 @@ class Ledger:
     duplicates: int = 0
     audits: int = 0
     audit_violations: int = 0
-    # Open audits per worker (a killed worker's are closed by `mark_dead`).
-    auditing: Dict[str, int] = field(default_factory=dict)
+    # Open audits: (worker, read lock fencing token) -> open count.
+    auditing: Dict[Tuple[str, int], int] = field(default_factory=dict)
+    # Workers whose connection closed or whom the demo killed.
+    gone: Set[str] = field(default_factory=set)
     offered: Set[int] = field(default_factory=set)
     taken: Dict[int, str] = field(default_factory=dict)
     dead: Set[str] = field(default_factory=set)
@@ -82,7 +91,7 @@ class Ledger:
                 self.taken[int(args[0])] = args[1]
                 return "OK"
             if cmd == "APPLY":
-                job, token, worker = int(args[0]), int(args[1]), args[2]
+                job, token, worker, audit_token = int(args[0]), int(args[1]), args[2], int(args[3])
                 if token < self.highest_token:
                     self.stale += 1
                     self.events.append(f"{worker} REJECTED: stale token {token} < {self.highest_token}")
@@ -92,20 +101,25 @@ class Ledger:
                 if job in self.applied:
                     self.duplicates += 1
                     return "DUP"
-                if any(self.auditing.values()):
+                if self._overlaps_audit(audit_token):
                     self.audit_violations += 1
+                    self.events.append(f"{worker} wrote during an audit (audit write token {audit_token})")
                 self.applied.add(job)
                 self.balance += 1
                 self.applied_by[worker] = self.applied_by.get(worker, 0) + 1
                 return "OK"
             if cmd == "AUDIT":
                 self.audits += 1
-                if args[0] not in self.dead:  # a request still in flight when the demo killed it
-                    self.auditing[args[0]] = self.auditing.get(args[0], 0) + 1
+                key = (args[0], int(args[1]))
+                if args[0] not in self.gone:  # a request still in flight when the demo killed it
+                    self.auditing[key] = self.auditing.get(key, 0) + 1
                 return f"OK {self.balance}"
             if cmd == "AUDITED":
-                if self.auditing.get(args[0], 0) > 0:
-                    self.auditing[args[0]] -= 1
+                key = (args[0], int(args[1]))
+                if self.auditing.get(key, 0) > 1:
+                    self.auditing[key] -= 1
+                else:
+                    self.auditing.pop(key, None)
                 return "OK"
             if cmd == "DONE?":
                 return "YES" if len(self.applied) >= self.jobs else "NO"
@@ -118,20 +132,45 @@ class Ledger:
             return self.next_offer
         return -1
 
+    def _overlaps_audit(self, audit_write_token: int) -> bool:
+        overlaps = False
+        for worker, read_token in list(self.auditing):
+            if worker in self.gone and audit_write_token > read_token:
+                # Granted behind the read node of a worker that is gone: that node went with its
+                # session, and so did the audit.
+                del self.auditing[(worker, read_token)]
+            else:
+                overlaps = True
+        return overlaps
+
     def mark_dead(self, worker: str) -> None:
         with self.lock:
             self.dead.add(worker)
-            # Killed between AUDIT and AUDITED: the audit ends with its session, not with a call.
-            self.auditing.pop(worker, None)
+            self.gone.add(worker)
+
+    def mark_gone(self, worker: str) -> None:
+        with self.lock:
+            self.gone.add(worker)
 
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         ledger: Ledger = self.server.ledger  # type: ignore[attr-defined]
-        for raw in self.rfile:
-            reply = ledger.handle(raw.decode().strip())
-            self.wfile.write((reply + "\n").encode())
-            self.wfile.flush()
+        worker: Optional[str] = None
+        try:
+            for raw in self.rfile:
+                line = raw.decode().strip()
+                if line.startswith("HELLO "):
+                    worker = line.split()[1]
+                reply = ledger.handle(line)
+                self.wfile.write((reply + "\n").encode())
+                self.wfile.flush()
+        except OSError:
+            pass
+        finally:
+            # A worker's one connection closed: it exited or crashed, and its audit with it.
+            if worker is not None:
+                ledger.mark_gone(worker)
 
 
 class LedgerServer(socketserver.ThreadingTCPServer):

@@ -93,9 +93,12 @@ class Demo:
         logs = self.tmp / "logs"
         logs.mkdir(exist_ok=True)
         out = open(logs / f"{name}.log", "wb")
+        env = dict(os.environ)
+        if self.args.skip_audit_lock and name.startswith("py-"):
+            env["ZKRECIPES_DEMO_SKIP_AUDIT_LOCK"] = "1"
         self.workers[name] = subprocess.Popen(
             command + [connect, root, name, ledger, str(self.args.session_timeout)],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
         )
 
     def run(self) -> int:
@@ -223,6 +226,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--session-timeout", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
+    parser.add_argument("--skip-audit-lock", action="store_true",
+                        help="the Python workers apply jobs without the audit's write lock: the demo must fail "
+                             "its 'no write during an audit' check (shows that the check can fail)")
     parser.add_argument("--wheel", required=True)
     parser.add_argument("--npm-tarball", required=True)
     parser.add_argument("--jar", required=True)

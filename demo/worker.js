@@ -45,21 +45,33 @@ async function main () {
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
   }
-  election.on('elected_complete', async () => {
+  // The flows beside the job loop keep their first failure here: main reports it at the end
+  // instead of the process dying of an unhandled rejection.
+  let failure = null
+  const failed = (err) => { failure = failure ?? err }
+  let producing = null
+  election.on('elected_complete', () => {
     leading = true
-    await ask(`LEADER ${name}`)
-    produce()
+    producing = ask(`LEADER ${name}`).then(produce).catch(failed)
   })
   await election.start()
 
-  const auditTimer = setInterval(async () => {
-    if (!leading) return
+  // An interval audit beside the job loop, on one ReadWriteLock object: the job loop's write
+  // request waits while an audit reads. The audit in flight is kept, so that shutting down can
+  // wait for it before the client closes.
+  let auditing = null
+  const auditOnce = async () => {
     await audit.readLock.acquire()
     try {
-      await ask(`AUDIT ${name}`)
+      const token = audit.readLock.fencingToken
+      await ask(`AUDIT ${name} ${token}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
-      await ask(`AUDITED ${name}`)
+      await ask(`AUDITED ${name} ${token}`)
     } finally { await audit.readLock.release() }
+  }
+  const auditTimer = setInterval(() => {
+    if (!leading || auditing) return
+    auditing = auditOnce().catch(failed).finally(() => { auditing = null })
   }, 1000)
 
   while ((await ask('DONE?')) === 'NO') {
@@ -71,12 +83,17 @@ async function main () {
     try {
       await audit.writeLock.acquire()
       try {
-        await ask(`APPLY ${job} ${lock.fencingToken} ${name}`)
+        await ask(`APPLY ${job} ${lock.fencingToken} ${name} ${audit.writeLock.fencingToken}`)
       } finally { await audit.writeLock.release() }
     } finally { await lock.release() }
     await delivery.ack()
   }
+  // Shutting down: no new audit, the one in flight ends (its read lock released), then the
+  // election and the client close.
   clearInterval(auditTimer)
+  await auditing
+  await producing
+  if (failure) throw failure
   await election.stop()
   await client.close()
   process.exit(0)

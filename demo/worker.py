@@ -1,4 +1,8 @@
-"""A demo worker in Python: election member, producer when leading, consumer always."""
+"""A demo worker in Python: election member, producer when leading, consumer always.
+
+With ZKRECIPES_DEMO_SKIP_AUDIT_LOCK=1 (`run.py --skip-audit-lock`) it applies jobs without the
+audit's write lock: the demo's ledger must then count writes during audits and fail.
+"""
 
 import os
 import socket
@@ -33,6 +37,8 @@ audit = client.read_write_lock(f"{root}/audit")
 jobs = client.work_queue(f"{root}/jobs")
 election = client.leader_election(f"{root}/election", name)
 leading = threading.Event()
+stopping = threading.Event()
+skip_audit_lock = os.environ.get("ZKRECIPES_DEMO_SKIP_AUDIT_LOCK") == "1"
 
 
 def on_election(event: zkrecipes.Event[zkrecipes.ElectionEvent]) -> None:
@@ -42,8 +48,10 @@ def on_election(event: zkrecipes.Event[zkrecipes.ElectionEvent]) -> None:
 
 
 def produce() -> None:
-    leading.wait()
-    while ledger.ask("DONE?") == "NO":
+    while not leading.wait(0.2):
+        if stopping.is_set():
+            return
+    while not stopping.is_set() and ledger.ask("DONE?") == "NO":
         n = int(ledger.ask(f"NEXT {len(jobs)}"))
         if n < 0:
             time.sleep(0.2)
@@ -54,19 +62,29 @@ def produce() -> None:
 
 
 def audit_loop() -> None:
-    while ledger.ask("DONE?") == "NO":
-        time.sleep(1.0)
+    # stopping.wait is the interval: the loop ends at once when the worker stops.
+    while not stopping.wait(1.0):
         if leading.is_set():
-            with audit.read_lock():
-                ledger.ask(f"AUDIT {name}")
+            with audit.read_lock() as reading:
+                token = reading.fencing_token
+                ledger.ask(f"AUDIT {name} {token}")
                 time.sleep(0.05)
-                ledger.ask(f"AUDITED {name}")
+                ledger.ask(f"AUDITED {name} {token}")
+
+
+def apply(job: int) -> None:
+    if skip_audit_lock:
+        ledger.ask(f"APPLY {job} {lock.fencing_token} {name} 0")
+        return
+    with audit.write_lock() as writing:
+        ledger.ask(f"APPLY {job} {lock.fencing_token} {name} {writing.fencing_token}")
 
 
 election.add_listener(on_election)
 election.start()
-threading.Thread(target=produce, daemon=True).start()
-threading.Thread(target=audit_loop, daemon=True).start()
+helpers = [threading.Thread(target=produce), threading.Thread(target=audit_loop)]
+for helper in helpers:
+    helper.start()
 while ledger.ask("DONE?") == "NO":
     delivery = jobs.consume(timeout=0.5)
     if delivery is None:
@@ -75,7 +93,11 @@ while ledger.ask("DONE?") == "NO":
         job = int(delivery.data.decode().split("-")[1])
         ledger.ask(f"TAKEN {job} {name}")
         with lock:
-            with audit.write_lock():
-                ledger.ask(f"APPLY {job} {lock.fencing_token} {name}")
+            apply(job)
+# Shutting down: stop the helpers and wait for what they have in flight (an audit holding the
+# read lock, an offer) before the client closes under them.
+stopping.set()
+for helper in helpers:
+    helper.join()
 election.stop()
 client.close()

@@ -141,9 +141,10 @@ export type LockEvent =
   | { readonly type: 'LOST'; readonly reason: ZkError }
 
 /**
- * A fair lock, or one side of a ReadWriteLock. JavaScript has no caller identity, so there is no
- * reentrancy: every acquire is its own holder, and async functions sharing one object exclude
- * each other; release() ends the object's oldest hold.
+ * A fair lock, or one side of a ReadWriteLock. JavaScript has no caller identity: outside a
+ * `withLock` scope every acquire is its own holder, async functions sharing one object exclude
+ * each other (a write waits for the object's read holds), and release() ends the object's oldest
+ * hold. Inside a `withLock` scope the scope's async flow is the holder, as a thread is in Java.
  */
 export declare class Lock extends EventEmitter {
   protected constructor(handle: unknown)
@@ -153,6 +154,12 @@ export declare class Lock extends EventEmitter {
   tryAcquire(): Promise<boolean>
   /** Resolves once the server confirmed the delete; rejects with NOT_OWNER if not held. */
   release(): Promise<void>
+  /**
+   * Runs fn holding the lock, released after (also when fn throws). fn's async flow is one
+   * holder: reentrant, the write holder may take the read side (downgrade), the read holder's
+   * write request rejects with WOULD_DEADLOCK. Rejects with TIMEOUT if timeoutMs passed first.
+   */
+  withLock<T>(fn: () => T | Promise<T>, options?: WaitOptions): Promise<T>
   /** The czxid of our lock node while held: pass it to the protected resource. */
   readonly fencingToken: bigint | null
   readonly isHeld: boolean

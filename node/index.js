@@ -3,6 +3,7 @@
 // Every recipe decision is made in the Rust core; this file adds what a Node
 // user expects: Promises, EventEmitters, ZkError codes, TypeErrors, disposal.
 
+const { AsyncLocalStorage } = require('node:async_hooks')
 const { EventEmitter } = require('node:events')
 const native = require('./loader.js').load()
 
@@ -294,6 +295,9 @@ class Client extends EventEmitter {
   async [asyncDispose] () { await this.close() }
 }
 
+// The lock owner of the async flow inside a `withLock` scope (undefined outside one).
+const flowOwner = new AsyncLocalStorage()
+
 class Lock extends EventEmitter {
   constructor (handle) {
     super()
@@ -303,29 +307,67 @@ class Lock extends EventEmitter {
 
   [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
 
-  /** Resolves true once held, false if timeoutMs passed (nothing left behind). */
+  /**
+   * Resolves true once held, false if timeoutMs passed (nothing left behind). Outside a
+   * `withLock` scope every acquire is a holder of its own; inside one, the scope's flow holds.
+   */
   async acquire (options) {
     const timeoutMs = timeoutOf(options)
-    return (await call(() => this._native.lock(true, timeoutMs))) !== null
+    return (await call(() => this._native.lock(true, timeoutMs, flowOwner.getStore()))) !== null
   }
 
   /** One request when the lock is visibly held. */
   async tryAcquire () {
-    return (await call(() => this._native.lock(false, undefined))) !== null
+    return (await call(() => this._native.lock(false, undefined, flowOwner.getStore()))) !== null
   }
 
-  /** Resolves once the server confirmed the delete (last hold). */
-  async release () { await call(() => this._native.unlock()) }
+  /** Resolves once the server confirmed the delete (last hold). Inside a scope: the scope's hold. */
+  async release () {
+    const owner = flowOwner.getStore()
+    await call(() => owner === undefined ? this._native.unlock() : this._native.unlockAs(owner))
+  }
 
-  get fencingToken () { return this._native.fencingToken() }
+  /**
+   * Runs `fn` holding the lock and releases it after, also when `fn` throws. `fn` and every
+   * async function it starts are one holder (a scope, like a thread in Java): a nested
+   * `withLock` or `acquire` of it is reentrant, the write holder's read request is a downgrade,
+   * and the read holder's write request rejects with WOULD_DEADLOCK instead of waiting for
+   * itself. Rejects with TIMEOUT if timeoutMs passed before the lock came.
+   */
+  async withLock (fn, options) {
+    if (typeof fn !== 'function') throw new TypeError(`withLock needs a function, got ${typeof fn}`)
+    const timeoutMs = timeoutOf(options)
+    const owner = flowOwner.getStore() ?? native.newOwner()
+    const token = await call(() => this._native.lock(true, timeoutMs, owner))
+    if (token === null) throw new ZkError('TIMEOUT', `the lock on ${this.dir} did not come within ${timeoutMs} ms`)
+    try {
+      return await flowOwner.run(owner, fn)
+    } finally {
+      await call(() => this._native.unlockAs(owner))
+    }
+  }
+
+  /** The czxid of our lock node while held; inside a scope, the scope's hold's if it has one. */
+  get fencingToken () {
+    const owner = flowOwner.getStore()
+    const own = owner === undefined ? null : this._native.fencingTokenOf(owner)
+    return own ?? this._native.fencingToken()
+  }
+
   get isHeld () { return this._native.isHeld() }
-  get holdCount () { return this._native.holdCount() }
+  /** Holders through this object; inside a scope, the scope's hold count. */
+  get holdCount () {
+    const owner = flowOwner.getStore()
+    return owner === undefined ? this._native.holdCount() : this._native.holdCountOf(owner)
+  }
+
   get dir () { return this._native.dir() }
 
   async participants () { return call(() => this._native.participants()) }
 
+  /** Releases every hold of this object, whoever holds it. */
   async [asyncDispose] () {
-    while (this._native.holdCount() > 0) await this.release()
+    while (this._native.holdCount() > 0) await call(() => this._native.unlock())
   }
 }
 

@@ -152,11 +152,15 @@ export declare class NativeLease {
 export declare class NativeLock {
   constructor(client: NativeClient, dir: string)
   /** The fencing token, or `null` if not obtained. */
-  lock(blocking: boolean, timeoutMs?: number | undefined | null): Promise<bigint | null>
+  lock(blocking: boolean, timeoutMs?: number | undefined | null, owner?: bigint | undefined | null): Promise<bigint | null>
   unlock(): Promise<void>
+  /** Releases one hold of a scope's owner. */
+  unlockAs(owner: bigint): Promise<void>
+  holdCountOf(owner: bigint): number
   isHeld(): boolean
   holdCount(): number
   fencingToken(): bigint | null
+  fencingTokenOf(owner: bigint): bigint | null
   dir(): string
   participants(): Promise<Array<Participant>>
   subscribe(callback: EventCallback): NativeSubscription
@@ -308,6 +312,9 @@ export interface Names {
   cacheEvents: Array<string>
   connectionStates: Array<string>
 }
+
+/** An owner for one async flow's scope. */
+export declare function newOwner(): bigint
 
 /** The node's `Stat` as the server sent it. */
 export interface NodeStat {

@@ -855,3 +855,4 @@ module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.NativeWorkQueue = nativeBinding.NativeWorkQueue
 module.exports.connect = nativeBinding.connect
 module.exports.names = nativeBinding.names
+module.exports.newOwner = nativeBinding.newOwner

@@ -189,3 +189,48 @@ async fn a_write_after_the_read_hold_began_its_release_waits_for_it() {
     }
     assert!(children(server().connect_string(), &dir).await.is_empty());
 }
+
+/// Issue 48: two tasks share one read/write lock object, one reading, the
+/// other asking for the write side. Neither has a caller identity, so the
+/// writer is another owner: it waits for the read hold (it was refused with
+/// `WOULD_DEADLOCK`, which crashed the demo's Node worker), and it is granted
+/// once the read is released. A named owner that holds the read side is still
+/// refused at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_of_another_task_waits_for_the_objects_read_hold() {
+    let dir = unique("rw-two-tasks");
+    let c = client().await;
+    let rw = ReadWriteLock::new(&c, &dir).unwrap();
+    let read = rw.read_lock().acquire().await.unwrap();
+    let writer = rw.write_lock().clone();
+    let write = tokio::spawn(async move { writer.acquire().await });
+    // The write's node is in line behind the read node and watches it: it waits.
+    let read_node = read.lock().node_path_of(read.owner()).unwrap();
+    let session = session_hex(c.session_id().unwrap());
+    until(
+        "the writer watches the read node",
+        Duration::from_secs(20),
+        || watchers_of(server().port(), &read_node).contains(&session),
+    )
+    .await;
+    assert!(
+        !write.is_finished(),
+        "the write must wait for the read hold"
+    );
+    // The reader's own upgrade (its owner named) is still refused at once.
+    let upgrade = rw
+        .write_lock()
+        .lock_as(read.owner(), Wait::For(Duration::from_secs(30)))
+        .await
+        .unwrap_err();
+    assert_eq!(upgrade.code(), ErrorCode::WouldDeadlock);
+    read.release().await.unwrap();
+    let write = tokio::time::timeout(Duration::from_secs(20), write)
+        .await
+        .expect("the write is granted once the read is released")
+        .unwrap()
+        .unwrap();
+    assert!(rw.write_lock().is_held());
+    write.release().await.unwrap();
+    assert!(children(server().connect_string(), &dir).await.is_empty());
+}

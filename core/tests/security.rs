@@ -395,13 +395,23 @@ async fn creator_world_read_lets_everybody_read_and_only_the_creator_write() {
     )
     .await;
     let queue = DistributedQueue::new(&owner, &dir).unwrap();
-    queue.offer(b"readable").await.unwrap();
+    for item in [&b"readable"[..], b"item-1", b"item-2"] {
+        queue.offer(item).await.unwrap();
+    }
     let anonymous = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
     let theirs = DistributedQueue::new(&anonymous, &dir).unwrap();
     assert_eq!(theirs.peek().await.unwrap().unwrap(), b"readable");
     let err = theirs.poll().await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
     assert!(err.message().contains("no identity"), "{err}");
+    // Issue 47: a refused claim took nothing, so the same object still sees the head (it
+    // dropped it from its cache and peeked `item-1`); the same for a refused batch.
+    assert_eq!(theirs.peek().await.unwrap().unwrap(), b"readable");
+    let err = theirs.poll_many(2).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
+    assert_eq!(theirs.peek().await.unwrap().unwrap(), b"readable");
+    assert_eq!(theirs.size().await.unwrap(), 3);
+    assert_eq!(queue.poll().await.unwrap().unwrap(), b"readable");
     owner.close().await;
     anonymous.close().await;
 }
@@ -881,4 +891,102 @@ async fn status_sees_tls_holders_alive_and_a_plain_observer_does_not_call_them_d
     );
     holder.close().await;
     plain.close().await;
+}
+
+/// The next event of `events` that `wanted` accepts, every one on the way kept in `seen`.
+async fn next_event<T: Clone + std::fmt::Debug>(
+    events: &mut tokio::sync::broadcast::Receiver<T>,
+    seen: &mut Vec<T>,
+    what: &str,
+    wanted: impl Fn(&T) -> bool,
+) {
+    let deadline = Duration::from_secs(60);
+    tokio::time::timeout(deadline, async {
+        loop {
+            let event = events.recv().await.expect("events end with the client");
+            seen.push(event.clone());
+            if wanted(&event) {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {what} within {deadline:?}; seen {seen:?}"));
+}
+
+/// Issue 47: a lock holder on a server that requires SASL lost its session on every reconnect.
+/// Its recipe watches nodes, and zookeeper-client re-registered those watches (`SetWatches`)
+/// before the new connection's SASL exchange completed: the server closed the connection with
+/// SESSIONCLOSEDREQUIRESASLAUTH and the client gave the session up (LOST, a new session id).
+/// A holder and a waiter of one client: the server restarts (kill -9, same data), the session
+/// and the lock live on, and the waiter is served after the release.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requires_sasl() {
+    let mut server = SecureServer::start(Kind::TlsStrict, &servers().certs);
+    let client = connect(
+        &server.tls_connect(),
+        ClientOptions {
+            session_timeout: Duration::from_secs(40),
+            ..options(Some(mutual_tls()), Some(alice()))
+        },
+    )
+    .await;
+    let session = client.session_id().unwrap();
+    let dir = unique("sasl-restart");
+    let lock = WriteLock::new(&client, &dir).unwrap();
+    let mut lock_events = lock.subscribe();
+    let mut states = client.subscribe();
+    let guard = lock.acquire().await.unwrap();
+    let token = guard.fencing_token();
+    let waiter = {
+        let lock = lock.clone();
+        tokio::spawn(async move { lock.acquire().await })
+    };
+    let in_line = async {
+        while lock.participants().await.unwrap().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), in_line)
+        .await
+        .expect("the waiter is in line");
+
+    server.restart();
+
+    let mut seen_states = Vec::new();
+    next_event(&mut states, &mut seen_states, "RECONNECTED", |s| {
+        *s == zkrecipes::ConnectionState::Reconnected
+    })
+    .await;
+    let mut seen = Vec::new();
+    next_event(
+        &mut lock_events,
+        &mut seen,
+        "the lock's RECONNECTED or LOST",
+        |e| {
+            matches!(
+                e,
+                zkrecipes::LockEvent::Reconnected | zkrecipes::LockEvent::Lost { .. }
+            )
+        },
+    )
+    .await;
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, zkrecipes::LockEvent::Lost { .. })),
+        "{seen:?}"
+    );
+    assert_eq!(client.session_id().unwrap(), session, "a new session");
+    assert!(lock.is_held());
+    assert_eq!(lock.fencing_token(), Some(token));
+    guard.release().await.unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(20), waiter)
+        .await
+        .expect("the waiter is served after the restart")
+        .unwrap()
+        .unwrap();
+    next.release().await.unwrap();
+    assert_eq!(client.session_id().unwrap(), session);
+    client.close().await;
 }

@@ -4,6 +4,7 @@ import io.zkrecipes.kotlin.Client
 import io.zkrecipes.kotlin.ClientOptions
 import io.zkrecipes.kotlin.ElectionEvent
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.coroutineScope
@@ -74,10 +75,10 @@ object KotlinWorker {
                 while (ledger.ask("DONE?") == "NO") {
                     delay(1000)
                     if (leading.isCompleted) {
-                        audit.readLock.withLock {
-                            ledger.ask("AUDIT $name")
+                        audit.readLock.withLock { reading ->
+                            ledger.ask("AUDIT $name ${reading.fencingToken}")
                             delay(50)
-                            ledger.ask("AUDITED $name")
+                            ledger.ask("AUDITED $name ${reading.fencingToken}")
                         }
                     }
                 }
@@ -88,12 +89,16 @@ object KotlinWorker {
                     val n = job.data.decodeToString().split("-")[1].toInt()
                     ledger.ask("TAKEN $n $name")
                     lock.withLock { hold ->
-                        audit.writeLock.withLock { ledger.ask("APPLY $n ${hold.fencingToken} $name") }
+                        audit.writeLock.withLock { writing ->
+                            ledger.ask("APPLY $n ${hold.fencingToken} $name ${writing.fencingToken}")
+                        }
                     }
                     job.ack()
                 }
             }
-            listOf(producer, auditor, watcher).forEach { it.cancel() }
+            // Shutting down: the helpers stop, and an audit in flight releases its read lock
+            // (withLock's finally), before the election stops and the client closes.
+            listOf(producer, auditor, watcher).forEach { it.cancelAndJoin() }
             election.stop()
         }
     }

@@ -156,7 +156,7 @@ test('lost when an operator deletes the lock node', () => withClients(1, async (
   assert.equal(lock.isHeld, false)
 }))
 
-test('read/write lock: readers share, writer waits, upgrade is WOULD_DEADLOCK', () => withClients(2, async (a, b) => {
+test('read/write lock: readers share, a writer waits for them, a scope upgrade is WOULD_DEADLOCK', () => withClients(2, async (a, b) => {
   const dir = unique('rw')
   const rwA = a.readWriteLock(dir)
   const rwB = new zk.ReadWriteLock(b, dir)
@@ -164,15 +164,73 @@ test('read/write lock: readers share, writer waits, upgrade is WOULD_DEADLOCK', 
   assert.equal(await rwB.readLock.tryAcquire(), true)
   await rwB.readLock.release()
   assert.equal(await rwB.writeLock.tryAcquire(), false)
-  await assert.rejects(rwA.writeLock.acquire(), { code: 'WOULD_DEADLOCK' })
+  // Outside a scope an acquire has no identity: the same flow's upgrade is another holder,
+  // which waits for the read hold (as ReentrantReadWriteLock's does); its deadline ends it.
+  assert.equal(await rwA.writeLock.acquire({ timeoutMs: 200 }), false)
+  // Inside the read holder's scope the flow is known: its upgrade is refused at once.
+  await rwA.readLock.withLock(async () => {
+    assert.equal(rwA.readLock.holdCount, 1)
+    await assert.rejects(rwA.writeLock.acquire(), { code: 'WOULD_DEADLOCK' })
+  })
   await rwA.readLock.release()
   await rwA.writeLock.acquire()
-  // No caller identity in JavaScript: a read request beside this object's write hold waits
-  // (no implicit downgrade), so a timed one answers false.
+  // Outside a scope a read request beside this object's write hold waits (no implicit downgrade).
   assert.equal(await rwA.readLock.acquire({ timeoutMs: 50 }), false)
   await rwA.writeLock.release()
+  // Inside the write holder's scope the read request is a downgrade, granted at once.
+  const downgraded = await rwA.writeLock.withLock(async () => {
+    return rwA.readLock.withLock(async () => rwA.readLock.isHeld && rwA.writeLock.isHeld)
+  })
+  assert.equal(downgraded, true)
+  assert.equal(rwA.readLock.isHeld || rwA.writeLock.isHeld, false)
   assert.equal(await rwB.readLock.tryAcquire(), true)
   await rwB.readLock.release()
+}))
+
+test('issue 48: an interval audit on the read side beside a job loop on the write side of one object', () => withClients(1, async (c) => {
+  // The demo's worker: two async flows on one ReadWriteLock object. The write request of the
+  // job loop waits for the audit's read hold (it was refused with WOULD_DEADLOCK) and is granted
+  // once the audit releases.
+  const rw = c.readWriteLock(unique('rw-flows'))
+  let auditing = false
+  let releaseAudit
+  const auditHeld = new Promise((resolve) => {
+    rw.readLock.acquire().then(() => {
+      auditing = true
+      resolve()
+      return new Promise((resolve) => { releaseAudit = resolve })
+    }).then(async () => {
+      auditing = false
+      await rw.readLock.release()
+    })
+  })
+  await auditHeld
+  let writing = false
+  const job = rw.writeLock.acquire().then(() => {
+    assert.equal(auditing, false, 'the write ran beside the audit')
+    writing = true
+  })
+  await eventually('the write is in line', async () => (await rw.writeLock.participants()).length === 2)
+  assert.equal(writing, false, 'the write must wait for the audit')
+  releaseAudit()
+  await job
+  assert.equal(rw.writeLock.isHeld, true)
+  await rw.writeLock.release()
+  // The same in scopes: two flows, each its own holder.
+  let inRead = false
+  let overlapped = false
+  let entered
+  const readEntered = new Promise((resolve) => { entered = resolve })
+  await Promise.all([
+    rw.readLock.withLock(async () => { inRead = true; entered(); await sleep(50); inRead = false }),
+    readEntered.then(() => rw.writeLock.withLock(async () => { overlapped = inRead })),
+  ])
+  assert.equal(overlapped, false)
+  await assert.rejects(rw.writeLock.withLock(() => {}, { timeoutMs: -1 }), { code: 'INVALID_ARGUMENT' })
+  await assert.rejects(rw.writeLock.withLock('nope'), TypeError)
+  assert.equal(await rw.writeLock.withLock(() => 42, { timeoutMs: 5000 }), 42)
+  await assert.rejects(rw.writeLock.withLock(async () => { throw new Error('boom') }), /boom/)
+  assert.equal(rw.writeLock.isHeld, false, 'a throwing scope releases')
 }))
 
 test('await using releases', async () => {

@@ -118,12 +118,16 @@ def test_bad_security_values_get_messages_that_say_what_to_write(secure, path):
 
 def test_creator_acl_keeps_bob_out_and_world_read_lets_him_read(secure, path):
     with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=ALICE, acl="creator-world-read") as alice:
-        alice.queue(path).offer(b"alice's")
+        for item in (b"alice's", b"item-1", b"item-2"):
+            alice.queue(path).offer(item)
         with zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=BOB) as bob:
             theirs = bob.queue(path)
             assert theirs.peek() == b"alice's"
             with pytest.raises(zkrecipes.NoAuthError, match="sasl:bob"):
                 theirs.poll()
+            # Issue 47: the refused take took nothing; the same object still peeks the head.
+            assert theirs.peek() == b"alice's"
+            assert len(theirs) == 3
         assert alice.queue(path).poll() == b"alice's"
 
 

@@ -207,8 +207,9 @@ class WriteSide(_Lock):
 class ReadWriteLock:
     """Readers share, a writer is alone, FIFO between them (Curator's node names).
 
-    The write holder may take the read lock (downgrade); a read holder asking for the
-    write lock gets ``WouldDeadlockError`` at once.
+    Holds are per thread (per asyncio task for the ``_async`` forms). The write holder may
+    take the read lock (downgrade); a read holder asking for the write lock gets
+    ``WouldDeadlockError`` at once; another thread's write request waits for the readers.
     """
 
     def __init__(self, client: Client, dir: str) -> None:

@@ -8,8 +8,22 @@ use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
 
 // JavaScript has no caller identity (one thread, any number of async
-// functions): every acquire is its own owner, so concurrent acquirers of one
-// object exclude each other, and a release ends the object's oldest hold.
+// functions): outside a scope every acquire is its own owner, so concurrent
+// acquirers of one object exclude each other (a write waits for the object's
+// read holds), and a release ends the object's oldest hold. `withLock` names
+// its async flow with an owner of `new_owner()` (an AsyncLocalStorage in
+// index.js), which the flow's acquires and releases pass here: reentrancy,
+// downgrade and the refused upgrade then hold per flow, as per thread in Java.
+
+/// An owner for one async flow's scope.
+#[napi(ts_return_type = "bigint")]
+pub fn new_owner() -> BigInt {
+    BigInt::from(Owner::unique().0)
+}
+
+fn owner_of(owner: Option<BigInt>) -> Owner {
+    owner.map_or_else(Owner::unique, |owner| Owner(owner.get_u64().1))
+}
 
 #[napi(object)]
 pub struct Participant {
@@ -39,6 +53,7 @@ impl NativeLock {
         env: &'env Env,
         blocking: bool,
         timeout_ms: Option<f64>,
+        owner: Option<BigInt>,
     ) -> napi::Result<PromiseRaw<'env, Option<BigInt>>> {
         let how = if blocking {
             wait_ms(env, timeout_ms)?
@@ -46,13 +61,29 @@ impl NativeLock {
             Wait::No
         };
         let lock = self.inner.clone();
-        let locking = async move { lock.lock_as(Owner::unique(), how).await };
+        let owner = owner_of(owner);
+        let locking = async move { lock.lock_as(owner, how).await };
         promise(env, locking, |token| token.map(BigInt::from))
     }
 
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         promise(env, self.inner.unlock_one(), |()| ())
+    }
+
+    /// Releases one hold of a scope's owner.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock_as<'env>(
+        &self,
+        env: &'env Env,
+        owner: BigInt,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        promise(env, self.inner.unlock_as(owner_of(Some(owner))), |()| ())
+    }
+
+    #[napi]
+    pub fn hold_count_of(&self, owner: BigInt) -> u32 {
+        self.inner.hold_count(owner_of(Some(owner)))
     }
 
     #[napi]
@@ -68,6 +99,13 @@ impl NativeLock {
     #[napi]
     pub fn fencing_token(&self) -> Option<BigInt> {
         self.inner.fencing_token().map(BigInt::from)
+    }
+
+    #[napi]
+    pub fn fencing_token_of(&self, owner: BigInt) -> Option<BigInt> {
+        self.inner
+            .fencing_token_of(owner_of(Some(owner)))
+            .map(BigInt::from)
     }
 
     #[napi]

@@ -4,8 +4,9 @@
 //! below them; a writer (`__WRIT__`) waits for its immediate predecessor. FIFO
 //! between the two kinds, so a stream of readers cannot starve a writer.
 //! The write holder may also take the read lock (downgrade); a read holder
-//! asking for the write lock gets `WOULD_DEADLOCK` at once instead of waiting
-//! for itself forever.
+//! asking for the write lock as the same owner gets `WOULD_DEADLOCK` at once
+//! instead of waiting for itself forever. A write request of another owner,
+//! or of a caller without an identity, waits for the read holds.
 
 use super::write_lock::{Lock, Side};
 use crate::client::Client;

@@ -104,6 +104,10 @@ impl DistributedQueue {
             let wanted = names.len();
             let items = self.inner.read_all(names, prefetched).await?;
             unclaimed.settled();
+            // Those still there stay ours to put back until their claim answered: a claim that
+            // failed took nothing.
+            let unclaimed =
+                Unclaimed::new(&self.inner, items.iter().map(|i| i.name.clone()).collect());
             cache.read(items.len() == wanted, true);
             if items.is_empty() {
                 continue;
@@ -133,6 +137,7 @@ impl DistributedQueue {
             let (mut owed, marker) = answer
                 .await
                 .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
+            unclaimed.settled();
             // The marker is the cache's to keep from here on (deleted with the next claim).
             owed.marker = None;
             cache.last_marker = marker;

@@ -318,6 +318,27 @@ mod tests {
         item_sequence(name).unwrap()
     }
 
+    /// Issue 47: a claim that failed (NO_AUTH, the session gone) took nothing; the item goes
+    /// back at its place (`put_back`, through the queue's `Unclaimed` guard) and is not
+    /// counted as gone ahead of the head.
+    #[test]
+    fn an_item_whose_claim_failed_is_in_line_again_and_not_counted_gone() {
+        for consumers in [1, 2] {
+            let mut cache = if consumers == 1 {
+                let mut alone = Cache::new("aaa");
+                alone.names = (0..10).map(item).collect();
+                alone
+            } else {
+                shared(10, -1)
+            };
+            let before: Vec<String> = cache.names.iter().cloned().collect();
+            let taken = cache.take_at(1).unwrap();
+            cache.put_back(&taken);
+            assert_eq!(cache.names.iter().cloned().collect::<Vec<_>>(), before);
+            assert_eq!(cache.head_overtaken(0), 0, "{consumers} consumer(s)");
+        }
+    }
+
     #[test]
     fn a_given_back_item_is_in_line_again_and_stays_though_its_consumer_got_past_it() {
         let mut cache = shared(40, -1);

@@ -259,7 +259,6 @@ impl DistributedQueue {
                 },
             };
             cache.read(true, false);
-            unclaimed.settled();
             let next = cache.predicted_next();
             let previous = cache.last_marker.take();
             let list_peers = cache.watch_peers;
@@ -287,9 +286,13 @@ impl DistributedQueue {
                     (claim, owed)
                 }));
             });
+            // A claim that failed (NO_AUTH, the session gone, ...) took nothing: the item
+            // stays in our cache, as it is on the server (`unclaimed` puts it back when this
+            // returns the error). It was dropped, and the next peek skipped the head.
             let (claim, owed) = answer
                 .await
                 .map_err(|_| Error::new(ErrorCode::Internal, "the claim task ended early"))??;
+            unclaimed.settled();
             cache.last_marker = claim.marker;
             cache.prefetched = claim.prefetched;
             if let Some(markers) = claim.markers {
@@ -848,7 +851,8 @@ impl<'a> Unclaimed<'a> {
         }
     }
 
-    /// Claimed from here on (the claim, once sent, runs to its end), or gone.
+    /// Claimed, or found gone: no longer ours to put back. Until then (a read or a claim
+    /// that failed, a caller that gave up), the names go back into the cache.
     fn settled(mut self) {
         self.names.clear();
     }

@@ -245,6 +245,8 @@ maxSessionTimeout=60000\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmax
 pub(crate) struct Standalone {
     jvm: Option<Jvm>,
     dir: PathBuf,
+    port: u16,
+    jvm_options: Vec<String>,
 }
 
 impl Standalone {
@@ -274,19 +276,35 @@ impl Standalone {
             ),
         )
         .unwrap();
-        let log = dir.join("server.log");
-        let options: Vec<&str> = options.iter().map(String::as_str).collect();
-        let jvm = Jvm::spawn_with(
+        let mut server = Standalone {
+            jvm: None,
+            dir,
+            port,
+            jvm_options: options,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let log = self.dir.join("server.log");
+        let options: Vec<&str> = self.jvm_options.iter().map(String::as_str).collect();
+        self.jvm = Some(Jvm::spawn_with(
             "org.apache.zookeeper.server.ZooKeeperServerMain",
-            &config,
+            &self.dir.join("zoo.cfg"),
             &log,
             &options,
-        );
-        wait_until_serving(port, Duration::from_secs(60), &log);
-        Standalone {
-            jvm: Some(jvm),
-            dir,
+        ));
+        wait_until_serving(self.port, Duration::from_secs(60), &log);
+    }
+
+    /// kill -9, then the same server again on its data: its sessions live on (a server
+    /// restart as an operator's rolling restart makes it), and the log starts afresh.
+    pub(crate) fn restart(&mut self) {
+        if let Some(mut jvm) = self.jvm.take() {
+            jvm.kill();
         }
+        self.spawn();
     }
 
     pub(crate) fn log(&self) -> String {

@@ -196,4 +196,9 @@ impl SecureServer {
     pub fn log(&self) -> String {
         self.server.log()
     }
+
+    /// kill -9 and start again on the same data and ports; returns once it serves.
+    pub fn restart(&mut self) {
+        self.server.restart();
+    }
 }

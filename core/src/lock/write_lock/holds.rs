@@ -60,18 +60,19 @@ impl LockCore {
     }
 
     /// A write request by an owner that holds the read side would wait for
-    /// itself forever. Without a caller identity (Rust, Node) any read hold of
-    /// this object counts: it cannot be told apart from the caller's own. A
-    /// read hold whose release has begun does not: its node goes without us
-    /// (a review found a write refused while `is_held` already said false).
+    /// itself forever: refused at once. Only the same owner counts. A caller
+    /// without an identity (Rust's `acquire`, Node outside a scope, Kotlin) is
+    /// a new owner on every acquire, so its write waits for the object's read
+    /// holds like another thread's would (`ReentrantReadWriteLock`'s rule; a
+    /// deadline ends it): it cannot be told from another task or async flow
+    /// that will release, and refusing every write beside any read broke
+    /// programs where two flows share one object (the demo's Node worker).
+    /// A read hold whose release has begun does not count either: its node
+    /// goes without us.
     pub(super) fn refuse_upgrade(&self, owner: Owner) -> Result<()> {
         let read_held = self.side == Side::Write
             && self.sibling().is_some_and(|read| {
-                read.visible(|holds| {
-                    holds.into_iter().any(|h| {
-                        h.owner == owner || (owner.is_anonymous() && h.owner.is_anonymous())
-                    })
-                })
+                read.visible(|holds| holds.into_iter().any(|h| h.owner == owner))
             });
         if read_held {
             return Err(Error::new(

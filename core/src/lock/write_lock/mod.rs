@@ -16,7 +16,8 @@
 //! - Owners: reentrancy is per owner with a hold count. Bindings pass a caller
 //!   identity (a thread in Java and Python, a task in Python asyncio); the Rust
 //!   API and Node have none, so each of their acquires is its own owner and
-//!   concurrent acquirers of one object exclude each other.
+//!   concurrent acquirers of one object exclude each other; a write of one of
+//!   them waits for the object's read holds (`holds.rs`, `refuse_upgrade`).
 //! - The holder is told `SUSPENDED` / `RECONNECTED` / `LOST` (`holder.rs`);
 //!   `release` reports success only once the delete is confirmed, and reports
 //!   a lock lost before its release as the error it was lost with.

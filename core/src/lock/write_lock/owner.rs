@@ -8,15 +8,10 @@ pub struct Owner(pub u64);
 
 impl Owner {
     /// An owner used by nobody else, for callers without an identity of their
-    /// own (Rust, Node): every acquire is then its own owner. The top bit keeps
+    /// own (Rust's `acquire`, Kotlin, Node outside a scope): every acquire is then its own owner. The top bit keeps
     /// it apart from thread ids the bindings pass.
     pub fn unique() -> Owner {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Owner(NEXT.fetch_add(1, Ordering::Relaxed) | 1 << 63)
-    }
-
-    /// Made by `unique`: a caller without an identity of its own.
-    pub(super) fn is_anonymous(self) -> bool {
-        self.0 & 1 << 63 != 0
     }
 }

@@ -4,8 +4,9 @@ import java.util.Objects;
 
 /**
  * Readers share, a writer is alone, FIFO between them (Curator's {@code InterProcessReadWriteLock}
- * node names). The write holder may take the read lock (downgrade); a read holder asking for the
- * write lock gets {@code ZkException(WOULD_DEADLOCK)} at once instead of waiting forever.
+ * node names). Holds are per thread. The write holder may take the read lock (downgrade); a thread
+ * that holds the read lock and asks for the write lock gets {@code ZkException(WOULD_DEADLOCK)} at
+ * once instead of waiting forever; another thread's write request waits for the readers.
  */
 public final class ReadWriteLock implements java.util.concurrent.locks.ReadWriteLock, AutoCloseable {
     private final ZkLock readLock;
