@@ -52,6 +52,24 @@ impl Client {
         session.saturating_sub(noticed_after + session / 10)
     }
 
+    /// Whether the server has been silent for longer than it may take to expire the session
+    /// (a tenth of a session timeout short of it, as `suspended_grace` counts): what a holder
+    /// held may be somebody else's by now, whether or not this client has noticed. A process
+    /// paused past its session (SIGSTOP, a long GC pause) learns it here the moment it resumes,
+    /// on the monotonic clock: its connection state still says connected until the session's
+    /// own timer runs (a latch said it led 0.3-0.8 ms after SIGCONT, while another member had
+    /// led for 0.3 s: issue 47).
+    pub(crate) fn silent_past_grace(&self) -> bool {
+        // Under the read lock, not through `zk()`: a clone of the session's client per
+        // `is_held` would cost an allocation on every answer.
+        let session = self.inner.session.read().unwrap();
+        let Some(zk) = session.as_ref() else {
+            return true;
+        };
+        let timeout = zk.session_timeout();
+        zk.last_heard().elapsed() > timeout.saturating_sub(timeout / 10)
+    }
+
     /// The id of the current session (changes after `Lost` → `Reconnected`).
     /// A recipe made on a closed client fails at once, in every language.
     pub(crate) fn check_open(&self) -> Result<()> {

@@ -102,7 +102,7 @@ impl LatchCore {
         stopped: &mut watch::Receiver<bool>,
     ) -> Ended {
         loop {
-            if !self.lock.is_held_by(self.owner) {
+            if !self.lock.holds(self.owner) {
                 return Ended::Lost(Error::new(
                     ErrorCode::NoNode,
                     "the latch node is no longer held",

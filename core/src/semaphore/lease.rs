@@ -48,8 +48,11 @@ impl Lease {
     }
 
     /// Whether the lease is still held (not lost, not released).
+    /// Not once the server has been silent past the grace (a process paused past its session
+    /// sees it the moment it resumes), as a lock's `is_held`.
     pub fn is_held(&self) -> bool {
-        self.semaphore.core().is_held(&self.node)
+        let core = self.semaphore.core();
+        !core.client.silent_past_grace() && core.is_held(&self.node)
     }
 
     /// Deletes the lease node; an error if the lease was lost before (its reason).

@@ -281,28 +281,51 @@ impl Lock {
         self.core.release_all().await
     }
 
+    /// Whether the holds of this object can still be counted on: not once the server has been
+    /// silent past the grace (`Client::silent_past_grace`), which a process paused past its
+    /// session sees the moment it resumes, before `LOST` comes. The answers below (what users
+    /// read) say "not held" from then on; the recipe's own bookkeeping goes on until the loss
+    /// is reported.
+    fn in_contact(&self) -> bool {
+        !self.core.client.silent_past_grace()
+    }
+
     /// A hold that is being released no longer counts, here and below.
     pub fn is_held(&self) -> bool {
-        self.core.visible(|holds| !holds.is_empty())
+        self.in_contact() && self.core.visible(|holds| !holds.is_empty())
     }
 
     /// How many owners hold through this object (more than one only on the
     /// read side).
     pub fn holders(&self) -> usize {
+        if !self.in_contact() {
+            return 0;
+        }
         self.core.visible(|holds| holds.len())
     }
 
     pub fn is_held_by(&self, owner: Owner) -> bool {
+        self.in_contact() && self.holds(owner)
+    }
+
+    /// `owner`'s hold as the recipe keeps it, whatever the server's silence.
+    pub(crate) fn holds(&self, owner: Owner) -> bool {
         self.core.hold_of(owner, |_| ()).is_some()
     }
 
     pub fn hold_count(&self, owner: Owner) -> u32 {
+        if !self.in_contact() {
+            return 0;
+        }
         self.core.hold_of(owner, |h| h.count).unwrap_or(0)
     }
 
     /// The czxid of a lock node of ours while held (the oldest hold's):
     /// globally increasing across the ensemble, unlike the sequence number.
     pub fn fencing_token(&self) -> Option<i64> {
+        if !self.in_contact() {
+            return None;
+        }
         self.core
             .visible(|holds| holds.first().map(|h| h.fencing_token))
     }
@@ -314,6 +337,9 @@ impl Lock {
 
     /// The fencing token of `owner`'s hold.
     pub fn fencing_token_of(&self, owner: Owner) -> Option<i64> {
+        if !self.in_contact() {
+            return None;
+        }
         self.core.hold_of(owner, |h| h.fencing_token)
     }
 

@@ -48,7 +48,7 @@ pub use crate::proto::{EnsembleUpdate, Stat};
 use crate::record::{self, Record, StaticRecord};
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 use crate::sasl::SaslOptions;
-use crate::session::StateReceiver;
+use crate::session::{LastHeard, StateReceiver};
 pub use crate::session::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
 #[cfg(feature = "tls")]
 use crate::tls::TlsOptions;
@@ -225,6 +225,7 @@ pub struct Client {
     session_timeout: Duration,
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
+    last_heard: Arc<LastHeard>,
 }
 
 impl Client {
@@ -247,8 +248,9 @@ impl Client {
         timeout: Duration,
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
+        last_heard: Arc<LastHeard>,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher }
+        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, last_heard }
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -282,6 +284,14 @@ impl Client {
     /// Negotiated session timeout.
     pub fn session_timeout(&self) -> Duration {
         self.session_timeout
+    }
+
+    /// When the session last heard from its server (an answer to a request, a ping's included;
+    /// not a watch notification), on the monotonic clock. A process paused past its session
+    /// (SIGSTOP, a long GC pause) can tell from it, the moment it resumes, that its session may
+    /// be gone, before [Self::state] says so (the session's own timer has not run yet).
+    pub fn last_heard(&self) -> std::time::Instant {
+        self.last_heard.get()
     }
 
     /// Latest session state.
@@ -1768,13 +1778,14 @@ impl Connector {
         let session_info = session.session.clone();
         let session_timeout = session.session_timeout;
         let mut state_watcher = StateWatcher::new(session.subscribe_state());
+        let last_heard = session.last_heard();
         // Consume all state changes so far.
         state_watcher.state();
         asyncs::spawn(async move {
             session.serve(endpoints, conn, buf, depot, receiver).await;
         });
         let client =
-            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, sender, state_watcher);
+            Client::new(chroot.to_owned(), self.server_version, session_info, session_timeout, sender, state_watcher, last_heard);
         Ok(client)
     }
 

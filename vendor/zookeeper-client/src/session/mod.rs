@@ -7,7 +7,8 @@ mod watch;
 mod xid;
 
 use std::pin::pin;
-use std::sync::Weak;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
@@ -132,6 +133,7 @@ impl Builder {
 
             last_zxid: session.last_zxid,
             last_recv: now,
+            last_heard: Arc::new(LastHeard::new()),
             last_send: now,
             last_ping: None,
             tick_timeout: Duration::ZERO,
@@ -157,6 +159,35 @@ impl Builder {
     }
 }
 
+/// When a session last heard from its server (an answer to a request, a ping's included; not a
+/// watch notification), shared with its
+/// [Client](crate::Client) through [Client::last_heard](crate::Client::last_heard).
+///
+/// Kept on the monotonic clock, it tells a process that was paused (SIGSTOP, a long GC pause)
+/// how long its server has been silent the moment it resumes, before the session's own timer
+/// has run and noticed.
+#[derive(Debug)]
+pub struct LastHeard {
+    base: Instant,
+    elapsed_micros: AtomicU64,
+}
+
+impl LastHeard {
+    fn new() -> Self {
+        Self { base: Instant::now(), elapsed_micros: AtomicU64::new(0) }
+    }
+
+    fn mark(&self) {
+        let elapsed = u64::try_from(self.base.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.elapsed_micros.store(elapsed, Ordering::Relaxed);
+    }
+
+    /// When the session last heard from its server.
+    pub fn get(&self) -> Instant {
+        self.base + Duration::from_micros(self.elapsed_micros.load(Ordering::Relaxed))
+    }
+}
+
 pub struct Session {
     readonly: bool,
     detached: bool,
@@ -167,6 +198,7 @@ pub struct Session {
 
     last_zxid: i64,
     last_recv: Instant,
+    last_heard: Arc<LastHeard>,
     last_send: Instant,
     last_ping: Option<Instant>,
     tick_timeout: Duration,
@@ -208,6 +240,10 @@ impl Session {
 
     pub fn subscribe_state(&self) -> sync::watch::Receiver<SessionState> {
         self.state_sender.subscribe()
+    }
+
+    pub fn last_heard(&self) -> Arc<LastHeard> {
+        self.last_heard.clone()
     }
 
     #[instrument(name = "serve", skip_all, fields(session = display(self.session.id)))]
@@ -469,20 +505,29 @@ impl Session {
 
     fn handle_recv_buf(&mut self, recved: &mut Vec<u8>, depot: &mut Depot) -> Result<(), Error> {
         let mut reading = recved.as_slice();
+        // An answer to a request of ours (a ping's included) shows the server served this session
+        // lately; a watch notification does not: a server expiring the session sends those for
+        // the session's own ephemeral nodes, and a process resumed from a pause reads them first.
+        let mut answered = false;
         if self.session_state == SessionState::Disconnected {
             if let Some(body) = record::try_deserialize::<&[u8]>(&mut reading)? {
                 self.handle_connect_response(body)?;
+                answered = true;
             } else {
                 return Ok(());
             }
         }
         while let Some(mut body) = record::try_deserialize::<&[u8]>(&mut reading)? {
             let header: ReplyHeader = record::unmarshal(&mut body)?;
+            answered |= header.xid != PredefinedXid::Notification as i32;
             self.handle_reply(header, body, depot)?;
         }
         let consumed_bytes = recved.len() - reading.len();
         recved.drain(..consumed_bytes);
         self.last_recv = Instant::now();
+        if answered {
+            self.last_heard.mark();
+        }
         Ok(())
     }
 
