@@ -36,10 +36,33 @@ async fn tree_and_node_caches_hear_changes_after_every_reconnect_on_the_same_ses
     node.start().await.unwrap();
     let mut tree_events = tree.subscribe();
     let mut node_events = node.subscribe();
-    for round in 1..=2 {
+    let mut states = c.subscribe();
+    for round in 1..=6 {
         proxy.drop_all();
+        // Exactly the client's sequence, in every round (issue 47: a tree cache once told no
+        // SUSPENDED for an outage and then RECONNECTED twice; the client's own states could
+        // lose the disconnect when the reconnect came right after it).
+        let state = |s: Result<zkrecipes::ConnectionState, _>| s.expect("client states go on");
+        for expected in [
+            zkrecipes::ConnectionState::Suspended,
+            zkrecipes::ConnectionState::Reconnected,
+        ] {
+            let got = tokio::time::timeout(Duration::from_secs(10), states.recv())
+                .await
+                .expect("a client state within 10 s");
+            assert_eq!(state(got), expected, "round {round}");
+        }
         for events in [&mut tree_events, &mut node_events] {
-            while next(events, "reconnected").await != CacheEvent::Reconnected {}
+            assert_eq!(
+                next(events, "suspended").await,
+                CacheEvent::Suspended,
+                "round {round}"
+            );
+            assert_eq!(
+                next(events, "reconnected").await,
+                CacheEvent::Reconnected,
+                "round {round}"
+            );
         }
         assert_eq!(c.session_id().unwrap(), session, "the same session");
         assert!(

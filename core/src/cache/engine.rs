@@ -197,9 +197,11 @@ impl Engine {
 
     /// Adds the persistent watch, before the reload that follows: at the start of a session,
     /// and again after every reconnect on the same session, because zookeeper-client 0.11.2
-    /// does not send persistent watches again on a reconnect (`resend_watches` never reaches
-    /// `SetWatches2`), so the server has forgotten the one it had. The new watcher replaces
-    /// the old one before that is dropped, so that dropping it removes nothing on the server.
+    /// did not send persistent watches again on a reconnect (`resend_watches` never reached
+    /// `SetWatches2`; our fork sends them, vendor/zookeeper-client/FORK.md), so the server had
+    /// forgotten the one it had; adding it again costs a request per reconnect and holds with
+    /// any client. The new watcher replaces the old one before that is dropped, so that
+    /// dropping it removes nothing on the server.
     async fn add_watch(&mut self, zk: &zk::Client) -> Result<(), Stop> {
         if self.ordinary {
             return Ok(());
@@ -252,11 +254,15 @@ impl Engine {
                     if changed.is_err() {
                         return Err(Stop::End(None));
                     }
-                    let state = *states.borrow();
+                    // Marked seen: `borrow` left the change unseen, and the next wait woke at
+                    // once for it, a second reload and a second RECONNECTED (issue 47).
+                    let state = *states.borrow_and_update();
                     if !state.is_usable() || self.client.session_id().ok() != Some(session) {
                         return self.reconnected(states, session).await;
                     }
-                    // Usable again without a disconnect we saw (coalesced): reload anyway.
+                    // Usable again, the disconnect before it coalesced away by the watch (the
+                    // client publishes one before every reconnect): it happened, so it is told.
+                    self.note_suspended().ok_or(Stop::End(None))?;
                     return Ok(());
                 }
             }

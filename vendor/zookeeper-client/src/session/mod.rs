@@ -682,7 +682,13 @@ impl Session {
         buf: &mut Vec<u8>,
         depot: &mut Depot,
     ) -> Result<Connection, Error> {
-        let Some(endpoint) = endpoints.next(deadline.timeout()).await else {
+        // The backoff between rounds doubles without a cap of its own (0.1 s, 0.2 s, ... 3.2 s,
+        // 6.4 s for one server), so a client found its restarted server seconds after it came
+        // back (3.5 s where kazoo took 2.2 s), with the session's time running out meanwhile.
+        // Capped at a tick (1/20 of the session timeout, at least 100 ms): back within a tick of
+        // the server's return.
+        let delay_cap = self.tick_timeout.max(Duration::from_millis(100));
+        let Some(endpoint) = endpoints.next(deadline.timeout().min(delay_cap)).await else {
             return Err(Error::NoHosts);
         };
         let mut conn = match self.connector.connect(endpoint, deadline).await {
