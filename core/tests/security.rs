@@ -990,3 +990,74 @@ async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requi
     assert_eq!(client.session_id().unwrap(), session);
     client.close().await;
 }
+
+/// Issue 47: an X.509 v1 client certificate (`openssl x509 -req` without extensions, common in
+/// home-made PKIs) was refused with "the certificate and key do not go together: ...
+/// UnsupportedCertVersion", though the key belonged to it and the server accepts it. Now it is
+/// the session's x509 identity on a server that requires a client certificate and SASL, and a
+/// key of another certificate is still refused as such.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_x509_v1_client_certificate_is_accepted() {
+    let s = servers();
+    let dir = std::env::temp_dir().join(format!("zkrecipes-v1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (key, csr, pem) = (
+        dir.join("v1-key.pem"),
+        dir.join("v1.csr"),
+        dir.join("v1.pem"),
+    );
+    let openssl = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        &path(&key),
+        "-out",
+        &path(&csr),
+        "-subj",
+        "/CN=zkclient-v1/O=zkrecipes",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &path(&csr),
+        "-CA",
+        &path(&cert("ca.pem")),
+        "-CAkey",
+        &path(&cert("ca-key.pem")),
+        "-set_serial",
+        "4711",
+        "-days",
+        "2",
+        "-out",
+        &path(&pem),
+    ]);
+    let text = std::fs::read_to_string(&pem).unwrap();
+    assert!(!text.is_empty());
+    let v1 = tls().identity(pem.clone(), key.clone());
+    let client = connect(&s.strict.tls_connect(), options(Some(v1), Some(alice()))).await;
+    let who = client.authenticated_as();
+    assert!(
+        who.iter().any(|id| id.contains("CN=zkclient-v1")),
+        "{who:?}"
+    );
+    client.close().await;
+    let mismatched = tls().identity(pem, cert("client-key.pem"));
+    let err = Client::connect(&s.strict.tls_connect(), options(Some(mismatched), None))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    assert!(err.message().contains("does not belong"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -18,7 +18,7 @@ use crate::{free_ports, Standalone};
 pub const SASL_USERS: [(&str, &str); 2] = [("alice", "alice-secret"), ("bob", "bob-secret")];
 
 /// Test certificates, as PEM files in one directory:
-/// - `ca.pem`: the test CA; `other-ca.pem`: a CA nobody uses (an unknown CA)
+/// - `ca.pem` (+ `ca-key.pem`): the test CA; `other-ca.pem`: a CA nobody uses (an unknown CA)
 /// - `server.pem` + `server-key.pem`: for `localhost` only (127.0.0.1 is a hostname mismatch)
 /// - `server-expired.pem` + `server-expired-key.pem`: expired in 2021
 /// - `client.pem` + `client-key.pem`: `CN=zkclient,O=zkrecipes` (x509 identity)
@@ -40,6 +40,8 @@ impl Certs {
         ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let ca = ca_params.self_signed(&ca_key).unwrap();
         std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        // For tests that issue certificates of their own (an X.509 v1 one with openssl).
+        std::fs::write(dir.join("ca-key.pem"), ca_key.serialize_pem()).unwrap();
 
         let other_key = KeyPair::generate().unwrap();
         let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();

@@ -3,7 +3,9 @@ use std::sync::{Arc, RwLock};
 use async_net::TcpStream;
 use futures_rustls::client::TlsStream;
 use futures_rustls::TlsConnector;
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
+use rustls::sign::CertifiedKey;
+use rustls::SignatureScheme;
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use tracing::warn;
@@ -154,9 +156,19 @@ impl TlsClient {
             },
         };
         match certs.identity {
-            Some(identity) => match builder.with_client_auth_cert(identity.cert, identity.key) {
-                Ok(config) => Ok(config.into()),
-                Err(err) => Err(Error::with_other("invalid client private key", err)),
+            Some(identity) => {
+                // Not `with_client_auth_cert`: it parses the certificate with webpki to match the
+                // key, and webpki refuses X.509 v1 certificates (`UnsupportedCertVersion`), which
+                // home-made PKIs still issue (`openssl x509 -req` without extensions) and which
+                // the ZooKeeper server accepts. The server judges the certificate; whether the
+                // key belongs to it is for the caller to check beforehand.
+                let key = builder
+                    .crypto_provider()
+                    .key_provider
+                    .load_private_key(identity.key)
+                    .map_err(|err| Error::with_other("invalid client private key", err))?;
+                let certified = Arc::new(CertifiedKey::new(identity.cert, key));
+                Ok(builder.with_client_cert_resolver(Arc::new(ClientIdentity(certified))).into())
             },
             None => Ok(builder.with_no_client_auth().into()),
         }
@@ -166,6 +178,20 @@ impl TlsClient {
         let stream = TcpStream::connect((host, port)).await?;
         let domain = ServerName::try_from(host).unwrap().to_owned();
         self.inner.connect(domain, stream).await
+    }
+}
+
+/// The client's one certificate and key, offered whatever the server asks for.
+#[derive(Debug)]
+struct ClientIdentity(Arc<CertifiedKey>);
+
+impl ResolvesClientCert for ClientIdentity {
+    fn resolve(&self, _root_hint_subjects: &[&[u8]], _sigschemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
     }
 }
 
