@@ -168,8 +168,12 @@ impl Semaphore {
         Ok(leases.and_then(|mut l| l.pop()))
     }
 
-    /// How many leases this object holds now (not lost, not released).
+    /// How many leases this object holds now (not lost, not released); none once the server has
+    /// been silent past the grace, as a lease's `is_held`.
     pub fn held(&self) -> usize {
+        if self.core.client.silent_past_grace() {
+            return 0;
+        }
         self.core.held.lock().unwrap().len()
     }
 
