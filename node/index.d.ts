@@ -152,12 +152,19 @@ export declare class Lock extends EventEmitter {
   acquire(options?: WaitOptions): Promise<boolean>
   /** false at once if somebody else holds it (one request). */
   tryAcquire(): Promise<boolean>
-  /** Resolves once the server confirmed the delete; rejects with NOT_OWNER if not held. */
+  /**
+   * Resolves once the server confirmed the delete; rejects with NOT_OWNER if not held. Inside a
+   * scope that holds this lock it ends one of the scope's holds, otherwise the oldest hold taken
+   * outside any scope (a scope's holds are never ended by a plain release).
+   */
   release(): Promise<void>
   /**
-   * Runs fn holding the lock, released after (also when fn throws). fn's async flow is one
-   * holder: reentrant, the write holder may take the read side (downgrade), the read holder's
-   * write request rejects with WOULD_DEADLOCK. Rejects with TIMEOUT if timeoutMs passed first.
+   * Runs fn holding the lock, released after (also when fn throws). While fn runs, it and the
+   * async work it starts are one holder: reentrant, the write holder may take the read side
+   * (downgrade), the read holder's write request rejects with WOULD_DEADLOCK; work still running
+   * after the scope ended acquires as holders of its own. Rejects with TIMEOUT if timeoutMs
+   * passed first, with fn's error if fn threw, with the release's error if the lock was lost
+   * while fn ran.
    */
   withLock<T>(fn: () => T | Promise<T>, options?: WaitOptions): Promise<T>
   /** The czxid of our lock node while held: pass it to the protected resource. */

@@ -295,8 +295,16 @@ class Client extends EventEmitter {
   async [asyncDispose] () { await this.close() }
 }
 
-// The lock owner of the async flow inside a `withLock` scope (undefined outside one).
-const flowOwner = new AsyncLocalStorage()
+// The scope of the async flow inside a `withLock`: { owner, active }. Async work started inside
+// carries the store along (timers, emitters): the scope ends with its outermost `withLock`, and
+// from then on such work acquires as holders of their own, not as the finished scope (a timer
+// started in a scope made every later tick reentrant with the others: found by a review).
+const flowScope = new AsyncLocalStorage()
+
+function scopeOwner () {
+  const scope = flowScope.getStore()
+  return scope !== undefined && scope.active ? scope.owner : undefined
+}
 
 class Lock extends EventEmitter {
   constructor (handle) {
@@ -313,43 +321,60 @@ class Lock extends EventEmitter {
    */
   async acquire (options) {
     const timeoutMs = timeoutOf(options)
-    return (await call(() => this._native.lock(true, timeoutMs, flowOwner.getStore()))) !== null
+    return (await call(() => this._native.lock(true, timeoutMs, scopeOwner()))) !== null
   }
 
   /** One request when the lock is visibly held. */
   async tryAcquire () {
-    return (await call(() => this._native.lock(false, undefined, flowOwner.getStore()))) !== null
-  }
-
-  /** Resolves once the server confirmed the delete (last hold). Inside a scope: the scope's hold. */
-  async release () {
-    const owner = flowOwner.getStore()
-    await call(() => owner === undefined ? this._native.unlock() : this._native.unlockAs(owner))
+    return (await call(() => this._native.lock(false, undefined, scopeOwner()))) !== null
   }
 
   /**
-   * Runs `fn` holding the lock and releases it after, also when `fn` throws. `fn` and every
-   * async function it starts are one holder (a scope, like a thread in Java): a nested
+   * Resolves once the server confirmed the delete (last hold). Inside a scope that holds this
+   * lock: one of the scope's holds; otherwise the oldest hold taken outside any scope (a scope's
+   * holds end with the scope, never through a plain release).
+   */
+  async release () {
+    const owner = scopeOwner()
+    const own = owner !== undefined && this._native.holdCountOf(owner) > 0
+    await call(() => own ? this._native.unlockAs(owner) : this._native.unlock())
+  }
+
+  /**
+   * Runs `fn` holding the lock and releases it after, also when `fn` throws. `fn` and the async
+   * work it starts are one holder while it runs (a scope, like a thread in Java): a nested
    * `withLock` or `acquire` of it is reentrant, the write holder's read request is a downgrade,
    * and the read holder's write request rejects with WOULD_DEADLOCK instead of waiting for
-   * itself. Rejects with TIMEOUT if timeoutMs passed before the lock came.
+   * itself. Rejects with TIMEOUT if timeoutMs passed before the lock came; with `fn`'s error if
+   * it threw (also when the release failed then); with the release's error if the lock was lost
+   * while `fn` ran.
    */
   async withLock (fn, options) {
     if (typeof fn !== 'function') throw new TypeError(`withLock needs a function, got ${typeof fn}`)
     const timeoutMs = timeoutOf(options)
-    const owner = flowOwner.getStore() ?? native.newOwner()
-    const token = await call(() => this._native.lock(true, timeoutMs, owner))
-    if (token === null) throw new ZkError('TIMEOUT', `the lock on ${this.dir} did not come within ${timeoutMs} ms`)
-    try {
-      return await flowOwner.run(owner, fn)
-    } finally {
-      await call(() => this._native.unlockAs(owner))
+    const outer = flowScope.getStore()
+    const scope = outer !== undefined && outer.active ? outer : { owner: native.newOwner(), active: true }
+    const token = await call(() => this._native.lock(true, timeoutMs, scope.owner))
+    if (token === null) {
+      if (scope !== outer) scope.active = false
+      throw new ZkError('TIMEOUT', `the lock on ${this.dir} did not come within ${timeoutMs} ms`)
     }
+    let result
+    try {
+      result = await flowScope.run(scope, fn)
+    } catch (err) {
+      await call(() => this._native.unlockAs(scope.owner)).catch(() => {})
+      throw err
+    } finally {
+      if (scope !== outer) scope.active = false
+    }
+    await call(() => this._native.unlockAs(scope.owner))
+    return result
   }
 
   /** The czxid of our lock node while held; inside a scope, the scope's hold's if it has one. */
   get fencingToken () {
-    const owner = flowOwner.getStore()
+    const owner = scopeOwner()
     const own = owner === undefined ? null : this._native.fencingTokenOf(owner)
     return own ?? this._native.fencingToken()
   }
@@ -357,7 +382,7 @@ class Lock extends EventEmitter {
   get isHeld () { return this._native.isHeld() }
   /** Holders through this object; inside a scope, the scope's hold count. */
   get holdCount () {
-    const owner = flowOwner.getStore()
+    const owner = scopeOwner()
     return owner === undefined ? this._native.holdCount() : this._native.holdCountOf(owner)
   }
 
@@ -365,10 +390,8 @@ class Lock extends EventEmitter {
 
   async participants () { return call(() => this._native.participants()) }
 
-  /** Releases every hold of this object, whoever holds it. */
-  async [asyncDispose] () {
-    while (this._native.holdCount() > 0) await call(() => this._native.unlock())
-  }
+  /** Releases every hold of this object, whoever holds it (scopes' too). */
+  async [asyncDispose] () { await call(() => this._native.unlockAll()) }
 }
 
 class WriteLock extends Lock {

@@ -154,6 +154,8 @@ export declare class NativeLock {
   /** The fencing token, or `null` if not obtained. */
   lock(blocking: boolean, timeoutMs?: number | undefined | null, owner?: bigint | undefined | null): Promise<bigint | null>
   unlock(): Promise<void>
+  /** Releases every hold of this object, scopes' included (`Symbol.asyncDispose`). */
+  unlockAll(): Promise<void>
   /** Releases one hold of a scope's owner. */
   unlockAs(owner: bigint): Promise<void>
   holdCountOf(owner: bigint): number

@@ -233,6 +233,66 @@ test('issue 48: an interval audit on the read side beside a job loop on the writ
   assert.equal(rw.writeLock.isHeld, false, 'a throwing scope releases')
 }))
 
+test('withLock scopes (adversarial review): a plain release never ends a scope hold, a scope ends with its withLock, fn keeps its error', () => withClients(1, async (c) => {
+  const rw = c.readWriteLock(unique('rw-scopes'))
+  // A plain reader beside a scope's older read hold: its release ends its own hold, not the
+  // scope's (which then failed NOT_OWNER and left the plain node for good).
+  let finishScope
+  const scopeMayEnd = new Promise((resolve) => { finishScope = resolve })
+  let entered
+  const inScope = new Promise((resolve) => { entered = resolve })
+  const scoped = rw.readLock.withLock(async () => { entered(); await scopeMayEnd; return 'scope done' })
+  await inScope
+  await rw.readLock.acquire()
+  await rw.readLock.release()
+  assert.equal(rw.readLock.holdCount, 1, 'the scope still holds')
+  await assert.rejects(rw.readLock.release(), { code: 'NOT_OWNER' })
+  await assert.rejects(rw.writeLock.release(), { code: 'NOT_OWNER' })
+  finishScope()
+  assert.equal(await scoped, 'scope done')
+  assert.deepEqual(await rw.readLock.participants(), [])
+  // Work started inside a scope that runs after it ended is a holder of its own: ticks of one
+  // interval never write beside each other.
+  const account = c.writeLock(unique('account'))
+  let writing = false
+  let overlaps = 0
+  let ticks = 0
+  let timer
+  const done = new Promise((resolve) => {
+    rw.writeLock.withLock(async () => {
+      timer = setInterval(() => {
+        ticks++
+        if (ticks === 12) { clearInterval(timer); setTimeout(resolve, 100) }
+        account.withLock(async () => {
+          if (writing) overlaps++
+          writing = true
+          await sleep(20)
+          writing = false
+        }).catch(() => { overlaps++ })
+      }, 5)
+    })
+  })
+  await done
+  await account.withLock(() => {}) // after every tick's write
+  assert.equal(overlaps, 0, 'a write beside another one, or a failed write')
+  // fn's own error survives a failed release.
+  const doomed = await zk.Client.connect(connectString)
+  const lock = doomed.writeLock(unique('doomed'))
+  await assert.rejects(lock.withLock(async () => {
+    await doomed.close()
+    throw new Error('body error')
+  }), /body error/)
+  // Dispose ends every hold, scopes' too.
+  const other = c.writeLock(unique('dispose-scope'))
+  let disposeEntered
+  const disposeIn = new Promise((resolve) => { disposeEntered = resolve })
+  const pending = other.withLock(async () => { disposeEntered(); await sleep(10) }).catch((err) => err.code)
+  await disposeIn
+  await other[Symbol.asyncDispose]()
+  assert.equal(other.isHeld, false)
+  assert.ok([undefined, 'NOT_OWNER'].includes(await pending))
+}))
+
 test('await using releases', async () => {
   const c = await zk.Client.connect(connectString)
   const dir = unique('dispose')

@@ -18,7 +18,7 @@ use crate::listener::{forward, EventCallback, NativeSubscription};
 /// An owner for one async flow's scope.
 #[napi(ts_return_type = "bigint")]
 pub fn new_owner() -> BigInt {
-    BigInt::from(Owner::unique().0)
+    BigInt::from(Owner::scope().0)
 }
 
 fn owner_of(owner: Option<BigInt>) -> Owner {
@@ -69,6 +69,17 @@ impl NativeLock {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         promise(env, self.inner.unlock_one(), |()| ())
+    }
+
+    /// Releases every hold of this object, scopes' included (`Symbol.asyncDispose`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock_all<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let lock = self.inner.clone();
+        let releasing = async move {
+            lock.release_all().await;
+            Ok(())
+        };
+        promise(env, releasing, |()| ())
     }
 
     /// Releases one hold of a scope's owner.

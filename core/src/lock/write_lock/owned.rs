@@ -29,11 +29,18 @@ impl OwnedLock for Lock {
         self.core.unlock_as(owner)
     }
 
-    /// Releases the oldest hold, whoever its owner: for callers without an
-    /// identity (Node), where every hold of an exclusive lock is the only one
-    /// and every reader is alike.
+    /// Releases the oldest hold taken without a scope, whoever its owner: for callers without
+    /// an identity (Node), where every such hold of an exclusive lock is the only one and every
+    /// such reader is alike. A scope's holds (`Owner::scope`) are its own to release: a plain
+    /// release beside a scope ended the scope's older read hold and left its own node for good
+    /// (found by an adversarial review).
     fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
-        let owner = self.core.visible(|holds| holds.first().map(|h| h.owner));
+        let owner = self.core.visible(|holds| {
+            holds
+                .into_iter()
+                .find(|h| !h.owner.is_scope())
+                .map(|h| h.owner)
+        });
         let release = owner.map(|owner| self.core.unlock_as(owner));
         let core = self.core.clone();
         async move {
@@ -41,7 +48,11 @@ impl OwnedLock for Lock {
                 Some(release) => release.await,
                 None => {
                     core.client.zk()?;
-                    let ended = core.ended.lock().unwrap().pop();
+                    let ended = {
+                        let mut ended = core.ended.lock().unwrap();
+                        let at = ended.iter().rposition(|(owner, _)| !owner.is_scope());
+                        at.map(|at| ended.remove(at))
+                    };
                     let err = ended.map_or_else(not_owner, |(_, reason)| reason);
                     Err(core.about(err))
                 }

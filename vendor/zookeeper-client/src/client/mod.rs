@@ -286,8 +286,8 @@ impl Client {
         self.session_timeout
     }
 
-    /// When the session last heard from its server (an answer to a request, a ping's included;
-    /// not a watch notification), on the monotonic clock. A process paused past its session
+    /// When the server last served the session, as far as answers show: the time the latest
+    /// answered request (a ping's included) went out, on the monotonic clock. A process paused past its session
     /// (SIGSTOP, a long GC pause) can tell from it, the moment it resumes, that its session may
     /// be gone, before [Self::state] says so (the session's own timer has not run yet).
     pub fn last_heard(&self) -> std::time::Instant {

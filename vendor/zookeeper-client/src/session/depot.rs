@@ -1,5 +1,6 @@
 use std::collections::VecDeque;
 use std::io::IoSlice;
+use std::time::Instant;
 
 use futures_lite::io::AsyncWriteExt;
 use hashbrown::HashMap;
@@ -24,6 +25,9 @@ pub struct Depot {
     writing_slices: Vec<IoSlice<'static>>,
     writing_operations: VecDeque<Operation>,
     written_operations: HashMap<i32, SessionOperation>,
+    // When each written operation went out: its reply shows the server served the session at some
+    // time after that (see `Session::handle_reply`).
+    sent_at: HashMap<i32, Instant>,
 
     sasl: bool,
     pending_operations: VecDeque<SessionOperation>,
@@ -42,6 +46,7 @@ impl Depot {
             writing_slices: Vec::with_capacity(writing_capacity),
             writing_operations: VecDeque::with_capacity(writing_capacity),
             written_operations: HashMap::with_capacity(128),
+            sent_at: HashMap::with_capacity(128),
             pending_operations: VecDeque::with_capacity(32),
             watching_paths: HashMap::with_capacity(32),
             unwatching_paths: HashMap::with_capacity(32),
@@ -56,6 +61,7 @@ impl Depot {
         self.writing_slices.clear();
         self.writing_operations.clear();
         self.written_operations.clear();
+        self.sent_at.clear();
         self.pending_operations.clear();
         self.watching_paths.clear();
         self.unwatching_paths.clear();
@@ -97,6 +103,11 @@ impl Depot {
     /// Check whether there is any ongoing operations.
     pub fn is_empty(&self) -> bool {
         self.writing_operations.is_empty() && self.written_operations.is_empty() && self.pending_operations.is_empty()
+    }
+
+    /// When the request `xid` answered now was written.
+    pub fn take_sent_at(&mut self, xid: i32) -> Option<Instant> {
+        self.sent_at.remove(&xid)
     }
 
     pub fn pop_request(&mut self, xid: i32) -> Result<SessionOperation, Error> {
@@ -250,6 +261,7 @@ impl Depot {
             })
             .unwrap_or(self.writing_slices.len());
         if written_slices != 0 {
+            let now = Instant::now();
             self.writing_slices.drain(..written_slices);
             self.writing_operations
                 .drain(..written_slices)
@@ -262,6 +274,7 @@ impl Depot {
                 .for_each(|operation| {
                     let xid = operation.request.get_xid();
                     self.written_operations.insert(xid, operation);
+                    self.sent_at.insert(xid, now);
                 });
         }
         if written_bytes != 0 {

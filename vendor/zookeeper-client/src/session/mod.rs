@@ -159,8 +159,8 @@ impl Builder {
     }
 }
 
-/// When a session last heard from its server (an answer to a request, a ping's included; not a
-/// watch notification), shared with its
+/// When a session's server last served it, as far as answers show: the time the latest answered
+/// request (a ping's included) went out. Shared with its
 /// [Client](crate::Client) through [Client::last_heard](crate::Client::last_heard).
 ///
 /// Kept on the monotonic clock, it tells a process that was paused (SIGSTOP, a long GC pause)
@@ -177,9 +177,9 @@ impl LastHeard {
         Self { base: Instant::now(), elapsed_micros: AtomicU64::new(0) }
     }
 
-    fn mark(&self) {
-        let elapsed = u64::try_from(self.base.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.elapsed_micros.store(elapsed, Ordering::Relaxed);
+    fn mark_at(&self, at: Instant) {
+        let elapsed = u64::try_from(at.saturating_duration_since(self.base).as_micros()).unwrap_or(u64::MAX);
+        self.elapsed_micros.fetch_max(elapsed, Ordering::Relaxed);
     }
 
     /// When the session last heard from its server.
@@ -407,6 +407,18 @@ impl Session {
         Ok(())
     }
 
+    /// An answer to a request of ours (a ping's included) shows that the server served this
+    /// session after the request went out, which is what `last_heard` keeps: not when the answer
+    /// was read. A process resumed from a pause reads answers that waited in its socket buffer
+    /// through the pause (a busy client has some in flight at any time), and watch notifications
+    /// (a server expiring the session sends those for its ephemeral nodes): neither shows that the
+    /// session is still served.
+    fn heard(&self, sent: Option<Instant>) {
+        if let Some(sent) = sent {
+            self.last_heard.mark_at(sent);
+        }
+    }
+
     fn handle_reply(&mut self, header: ReplyHeader, body: &[u8], depot: &mut Depot) -> Result<(), Error> {
         if header.err == ErrorCode::SessionExpired as i32 {
             return Err(Error::SessionExpired);
@@ -419,6 +431,7 @@ impl Session {
             self.handle_notification(header.zxid, body, depot)?;
             return Ok(());
         } else if header.xid == PredefinedXid::Ping as i32 {
+            self.heard(depot.take_sent_at(header.xid));
             depot.pop_ping()?;
             if let Some(last_ping) = self.last_ping.take() {
                 let elapsed = Instant::now() - last_ping;
@@ -427,6 +440,7 @@ impl Session {
             return Ok(());
         }
         self.last_zxid = self.last_zxid.max(header.zxid);
+        self.heard(depot.take_sent_at(header.xid));
         let operation = depot.pop_request(header.xid)?;
         self.handle_session_reply(operation, header.err, body, depot)
     }
@@ -505,29 +519,22 @@ impl Session {
 
     fn handle_recv_buf(&mut self, recved: &mut Vec<u8>, depot: &mut Depot) -> Result<(), Error> {
         let mut reading = recved.as_slice();
-        // An answer to a request of ours (a ping's included) shows the server served this session
-        // lately; a watch notification does not: a server expiring the session sends those for
-        // the session's own ephemeral nodes, and a process resumed from a pause reads them first.
-        let mut answered = false;
         if self.session_state == SessionState::Disconnected {
             if let Some(body) = record::try_deserialize::<&[u8]>(&mut reading)? {
                 self.handle_connect_response(body)?;
-                answered = true;
+                // The connect request went out when the connection began.
+                self.last_heard.mark_at(self.last_send);
             } else {
                 return Ok(());
             }
         }
         while let Some(mut body) = record::try_deserialize::<&[u8]>(&mut reading)? {
             let header: ReplyHeader = record::unmarshal(&mut body)?;
-            answered |= header.xid != PredefinedXid::Notification as i32;
             self.handle_reply(header, body, depot)?;
         }
         let consumed_bytes = recved.len() - reading.len();
         recved.drain(..consumed_bytes);
         self.last_recv = Instant::now();
-        if answered {
-            self.last_heard.mark();
-        }
         Ok(())
     }
 
