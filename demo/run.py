@@ -228,7 +228,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="give up after this many seconds")
     parser.add_argument("--skip-audit-lock", action="store_true",
                         help="the Python workers apply jobs without the audit's write lock: the demo must fail "
-                             "its 'no write during an audit' check (shows that the check can fail)")
+                             "its 'no write during an audit' check (shows that the check can fail; audits are 50 ms "
+                             "a second, so give it --jobs 800 for a few overlaps)")
     parser.add_argument("--wheel", required=True)
     parser.add_argument("--npm-tarball", required=True)
     parser.add_argument("--jar", required=True)

@@ -162,7 +162,8 @@ export declare class Lock extends EventEmitter {
    * Runs fn holding the lock, released after (also when fn throws). While fn runs, it and the
    * async work it starts are one holder: reentrant, the write holder may take the read side
    * (downgrade), the read holder's write request rejects with WOULD_DEADLOCK; work still running
-   * after the scope ended acquires as holders of its own. Rejects with TIMEOUT if timeoutMs
+   * after the scope ended acquires as holders of its own, and what the scope still holds when the
+   * outermost withLock ends is released. Rejects with TIMEOUT if timeoutMs
    * passed first, with fn's error if fn threw, with the release's error if the lock was lost
    * while fn ran.
    */

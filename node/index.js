@@ -301,9 +301,27 @@ class Client extends EventEmitter {
 // started in a scope made every later tick reentrant with the others: found by a review).
 const flowScope = new AsyncLocalStorage()
 
-function scopeOwner () {
+function activeScope () {
   const scope = flowScope.getStore()
-  return scope !== undefined && scope.active ? scope.owner : undefined
+  return scope !== undefined && scope.active ? scope : undefined
+}
+
+function scopeOwner () { return activeScope()?.owner }
+
+// A hold taken inside a scope by a plain acquire belongs to the scope: once the scope ended
+// nobody else could release it (a plain release never ends a scope's hold), so the scope's end
+// releases what it still holds.
+async function endScope (scope) {
+  scope.active = false
+  for (const lock of scope.locks) {
+    while (lock._native.holdCountOf(scope.owner) > 0) {
+      try {
+        await lock._native.unlockAs(scope.owner)
+      } catch {
+        break // lost or closed: nothing left to release
+      }
+    }
+  }
 }
 
 class Lock extends EventEmitter {
@@ -321,12 +339,18 @@ class Lock extends EventEmitter {
    */
   async acquire (options) {
     const timeoutMs = timeoutOf(options)
-    return (await call(() => this._native.lock(true, timeoutMs, scopeOwner()))) !== null
+    const scope = activeScope()
+    const got = (await call(() => this._native.lock(true, timeoutMs, scope?.owner))) !== null
+    if (got && scope) scope.locks.add(this)
+    return got
   }
 
   /** One request when the lock is visibly held. */
   async tryAcquire () {
-    return (await call(() => this._native.lock(false, undefined, scopeOwner()))) !== null
+    const scope = activeScope()
+    const got = (await call(() => this._native.lock(false, undefined, scope?.owner))) !== null
+    if (got && scope) scope.locks.add(this)
+    return got
   }
 
   /**
@@ -345,15 +369,15 @@ class Lock extends EventEmitter {
    * work it starts are one holder while it runs (a scope, like a thread in Java): a nested
    * `withLock` or `acquire` of it is reentrant, the write holder's read request is a downgrade,
    * and the read holder's write request rejects with WOULD_DEADLOCK instead of waiting for
-   * itself. Rejects with TIMEOUT if timeoutMs passed before the lock came; with `fn`'s error if
+   * itself. What the scope still holds when the outermost `withLock` ends is released. Rejects with TIMEOUT if timeoutMs passed before the lock came; with `fn`'s error if
    * it threw (also when the release failed then); with the release's error if the lock was lost
    * while `fn` ran.
    */
   async withLock (fn, options) {
     if (typeof fn !== 'function') throw new TypeError(`withLock needs a function, got ${typeof fn}`)
     const timeoutMs = timeoutOf(options)
-    const outer = flowScope.getStore()
-    const scope = outer !== undefined && outer.active ? outer : { owner: native.newOwner(), active: true }
+    const outer = activeScope()
+    const scope = outer ?? { owner: native.newOwner(), active: true, locks: new Set() }
     const token = await call(() => this._native.lock(true, timeoutMs, scope.owner))
     if (token === null) {
       if (scope !== outer) scope.active = false
@@ -364,11 +388,14 @@ class Lock extends EventEmitter {
       result = await flowScope.run(scope, fn)
     } catch (err) {
       await call(() => this._native.unlockAs(scope.owner)).catch(() => {})
+      if (scope !== outer) await endScope(scope)
       throw err
-    } finally {
-      if (scope !== outer) scope.active = false
     }
-    await call(() => this._native.unlockAs(scope.owner))
+    try {
+      await call(() => this._native.unlockAs(scope.owner))
+    } finally {
+      if (scope !== outer) await endScope(scope)
+    }
     return result
   }
 

@@ -275,6 +275,12 @@ test('withLock scopes (adversarial review): a plain release never ends a scope h
   await done
   await account.withLock(() => {}) // after every tick's write
   assert.equal(overlaps, 0, 'a write beside another one, or a failed write')
+  // A lock a scope took with a plain acquire and kept ends with the scope: nobody else could
+  // release it afterwards.
+  const kept = c.writeLock(unique('kept'))
+  await rw.writeLock.withLock(async () => { assert.equal(await kept.acquire(), true) })
+  assert.equal(kept.isHeld, false)
+  assert.deepEqual(await kept.participants(), [])
   // fn's own error survives a failed release.
   const doomed = await zk.Client.connect(connectString)
   const lock = doomed.writeLock(unique('doomed'))
