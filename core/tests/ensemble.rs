@@ -63,18 +63,24 @@ async fn lock_and_queue_survive_killing_the_zookeeper_leader() {
     next.release().await.unwrap();
 }
 
-/// The same over TLS (client certificate and x509 identity, creator ACLs): the
-/// holder's session moves to a survivor by a new TLS handshake and keeps its lock.
+/// Issue 47: over TLS with a client certificate and a SASL login both required (x509 and sasl
+/// identities, creator ACLs), holders keep their session through a rolling restart of the
+/// ensemble, the quorum leader first (every connection drops) and then every member in turn.
+/// Before the fix every reconnect of a holder (whose recipe watches nodes) to a server that
+/// requires SASL ended its session: LOST, and a new session id. A lock holder, a latch leader
+/// and a semaphore lease of one client, a lock waiter of another: no LOST, the same sessions,
+/// and the waiter is served after the release.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_tls_lock_holder_survives_losing_the_zookeeper_leader() {
+async fn tls_sasl_holders_keep_their_sessions_through_a_rolling_restart() {
     let certs_dir =
         std::env::temp_dir().join(format!("zkrecipes-ens-certs-{}", std::process::id()));
     let certs = zk_harness::secure::Certs::generate(&certs_dir);
-    let mut ensemble = Ensemble::start_tls(3, &certs);
+    let mut ensemble = Ensemble::start_tls_sasl(3, &certs);
     let tls = zkrecipes::Tls::new(certs.path("ca.pem"))
         .identity(certs.path("client.pem"), certs.path("client-key.pem"));
     let options = zkrecipes::ClientOptions {
         tls: Some(tls),
+        sasl: Some(zkrecipes::Sasl::digest_md5("alice", "alice-secret")),
         ..options(Duration::from_secs(10))
     };
     let connect = ensemble.tls_connect_string();
@@ -83,38 +89,74 @@ async fn a_tls_lock_holder_survives_losing_the_zookeeper_leader() {
         .unwrap();
     let b = zkrecipes::Client::connect(&connect, options).await.unwrap();
     assert!(a.is_tls());
-    let holder = WriteLock::new(&a, "/ens-tls/lock").unwrap();
-    let waiter = WriteLock::new(&b, "/ens-tls/lock").unwrap();
+    assert!(a.authenticated_as().contains(&"sasl:alice".to_string()));
+    let holder = WriteLock::new(&a, "/ens-sasl/lock").unwrap();
     let mut events = holder.subscribe();
     let guard = holder.acquire().await.unwrap();
-    let _ = events.recv().await;
-    let session = a.session_id().unwrap();
-    ensemble.kill(ensemble.leader().expect("a quorum leader"));
-    let seen = until_reconnected(&mut events).await;
+    let latch = zkrecipes::LeaderLatch::new(&a, "/ens-sasl/latch", "a").unwrap();
+    latch.start().await.unwrap();
+    assert!(latch
+        .await_leadership(Duration::from_secs(20))
+        .await
+        .unwrap()
+        .is_some());
+    let semaphore = zkrecipes::Semaphore::new(&a, "/ens-sasl/semaphore", 1).unwrap();
+    let lease = semaphore.acquire().await.unwrap();
+    let waiter = {
+        let lock = WriteLock::new(&b, "/ens-sasl/lock").unwrap();
+        tokio::spawn(async move { lock.acquire().await })
+    };
+    let sessions = (a.session_id().unwrap(), b.session_id().unwrap());
+    let leader = ensemble.leader().expect("a quorum leader");
+    let order: Vec<usize> = std::iter::once(leader)
+        .chain((0..3).filter(|&i| i != leader))
+        .collect();
+    for member in order {
+        ensemble.kill(member);
+        ensemble.restart(member);
+        for client in [&a, &b] {
+            until(
+                "the client is connected again",
+                Duration::from_secs(30),
+                || {
+                    matches!(
+                        client.state(),
+                        zkrecipes::ConnectionState::Connected
+                            | zkrecipes::ConnectionState::Reconnected
+                    )
+                },
+            )
+            .await;
+        }
+    }
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
     assert!(
         !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })),
         "{seen:?}"
     );
     assert_eq!(
-        a.session_id().unwrap(),
-        session,
-        "the same session, over a new TLS connection"
+        (a.session_id().unwrap(), b.session_id().unwrap()),
+        sessions,
+        "the same sessions, over new TLS and SASL connections"
     );
     assert!(holder.is_held());
-    assert!(waiter
-        .acquire_timeout(Duration::from_secs(2))
-        .await
-        .unwrap()
-        .is_none());
+    assert!(latch.has_leadership());
+    assert!(lease.is_held());
+    assert!(!waiter.is_finished(), "the waiter still waits");
     guard.release().await.unwrap();
-    waiter
-        .acquire_timeout(Duration::from_secs(20))
+    tokio::time::timeout(Duration::from_secs(20), waiter)
         .await
+        .expect("the waiter gets the lock after the release")
         .unwrap()
-        .expect("the waiter gets it after the release")
+        .unwrap()
         .release()
         .await
         .unwrap();
+    lease.release().await.unwrap();
+    latch.close().await.unwrap();
     let _ = std::fs::remove_dir_all(certs_dir);
 }
 

@@ -436,16 +436,22 @@ struct Member {
 
 impl Ensemble {
     pub fn start(n: usize) -> Ensemble {
-        Ensemble::start_with(n, None)
+        Ensemble::start_with(n, None, false)
     }
 
     /// Clients over TLS too (`secureClientPort`, client certificate optional);
     /// the quorum itself talks plain.
     pub fn start_tls(n: usize, certs: &secure::Certs) -> Ensemble {
-        Ensemble::start_with(n, Some(certs))
+        Ensemble::start_with(n, Some(certs), false)
     }
 
-    fn start_with(n: usize, tls: Option<&secure::Certs>) -> Ensemble {
+    /// Clients over TLS with a client certificate required (`ssl.clientAuth=need`) and a SASL
+    /// DIGEST-MD5 login required (`sessionRequireClientSASLAuth`, users `secure::SASL_USERS`).
+    pub fn start_tls_sasl(n: usize, certs: &secure::Certs) -> Ensemble {
+        Ensemble::start_with(n, Some(certs), true)
+    }
+
+    fn start_with(n: usize, tls: Option<&secure::Certs>, sasl: bool) -> Ensemble {
         let dir = temp_dir("ensemble");
         // Every port in one call: two calls can hand out the same port (CI: a
         // member's TLS port was its client port, and it never started).
@@ -466,7 +472,8 @@ impl Ensemble {
             std::fs::create_dir_all(&data).unwrap();
             std::fs::write(data.join("myid"), format!("{}\n", i + 1)).unwrap();
             let config = dir.join(format!("zoo{}.cfg", i + 1));
-            let secure = tls.map(|certs| secure::tls_config(certs, tls_ports[i], "want"));
+            let client_auth = if sasl { "need" } else { "want" };
+            let secure = tls.map(|certs| secure::tls_config(certs, tls_ports[i], client_auth));
             std::fs::write(
                 &config,
                 format!(
@@ -485,13 +492,23 @@ impl Ensemble {
                 jvm: None,
             });
         }
-        let jvm_options = match tls {
+        let mut jvm_options: Vec<String> = match tls {
             Some(_) => secure::TLS_JVM_OPTIONS
                 .iter()
                 .map(|o| o.to_string())
                 .collect(),
             None => Vec::new(),
         };
+        if sasl {
+            let jaas = dir.join("jaas.conf");
+            std::fs::write(&jaas, secure::sasl_jaas()).unwrap();
+            jvm_options.push(format!(
+                "-Djava.security.auth.login.config={}",
+                jaas.display()
+            ));
+            jvm_options.push(secure::SASL_PROVIDER.to_string());
+            jvm_options.push(secure::SASL_REQUIRED.to_string());
+        }
         let mut ensemble = Ensemble {
             dir,
             members,

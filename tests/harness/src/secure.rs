@@ -124,6 +124,24 @@ pub enum Kind {
     TlsExpired,
 }
 
+/// The JVM option that lets a server authenticate SASL clients.
+pub const SASL_PROVIDER: &str =
+    "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider";
+
+/// The JVM option that closes a session whose client did not log in with SASL first.
+pub const SASL_REQUIRED: &str = "-Dzookeeper.sessionRequireClientSASLAuth=true";
+
+/// The JAAS `Server` section with the DIGEST-MD5 users of `SASL_USERS`.
+pub fn sasl_jaas() -> String {
+    let users: String = SASL_USERS
+        .iter()
+        .map(|(user, password)| format!("\n  user_{user}=\"{password}\""))
+        .collect();
+    format!(
+        "Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"
+    )
+}
+
 /// What a server with a `secureClientPort` needs on its JVM's command line.
 pub const TLS_JVM_OPTIONS: [&str; 2] = [
     "-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
@@ -164,18 +182,11 @@ impl SecureServer {
             Kind::TlsStrict => ("need", "server-bundle.pem"),
             Kind::TlsExpired => ("want", "server-expired-bundle.pem"),
         };
-        let users: String = SASL_USERS
-            .iter()
-            .map(|(user, password)| format!("\n  user_{user}=\"{password}\""))
-            .collect();
-        let jaas = format!(
-            "Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"
-        );
-        let mut options =
-            vec!["-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"];
+        let jaas = sasl_jaas();
+        let mut options = vec![SASL_PROVIDER];
         options.extend(TLS_JVM_OPTIONS);
         if kind == Kind::TlsStrict {
-            options.push("-Dzookeeper.sessionRequireClientSASLAuth=true");
+            options.push(SASL_REQUIRED);
         }
         let tls = tls_config_with(certs, tls_port, client_auth, key_store);
         let server = Standalone::start("secure", plain_port, &tls, Some(jaas), &options);
