@@ -107,26 +107,33 @@ async fn tls_sasl_holders_keep_their_sessions_through_a_rolling_restart() {
         tokio::spawn(async move { lock.acquire().await })
     };
     let sessions = (a.session_id().unwrap(), b.session_id().unwrap());
-    let leader = ensemble.leader().expect("a quorum leader");
-    let order: Vec<usize> = std::iter::once(leader)
-        .chain((0..3).filter(|&i| i != leader))
-        .collect();
-    for member in order {
-        ensemble.kill(member);
-        ensemble.restart(member);
-        for client in [&a, &b] {
-            until(
-                "the client is connected again",
-                Duration::from_secs(30),
-                || {
-                    matches!(
-                        client.state(),
-                        zkrecipes::ConnectionState::Connected
-                            | zkrecipes::ConnectionState::Reconnected
-                    )
-                },
-            )
-            .await;
+    // `make test` rolls the ensemble once, `make soak` 20 times.
+    let rolls: usize = std::env::var("ZKRECIPES_ROLLING_RESTARTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    for _ in 0..rolls {
+        let leader = ensemble.leader().expect("a quorum leader");
+        let order: Vec<usize> = std::iter::once(leader)
+            .chain((0..3).filter(|&i| i != leader))
+            .collect();
+        for member in order {
+            ensemble.kill(member);
+            ensemble.restart(member);
+            for client in [&a, &b] {
+                until(
+                    "the client is connected again",
+                    Duration::from_secs(30),
+                    || {
+                        matches!(
+                            client.state(),
+                            zkrecipes::ConnectionState::Connected
+                                | zkrecipes::ConnectionState::Reconnected
+                        )
+                    },
+                )
+                .await;
+            }
         }
     }
     let mut seen = Vec::new();
