@@ -23,7 +23,8 @@ Examples:
   zkrecipes status /locks/backup
 
 Exit statuses: CMD's own; 64 usage, 65 bad data, 69 ZooKeeper unavailable,
-70 internal, 75 timeout, 77 permission, 79 lock/leadership lost (CMD stopped),
+70 internal, 75 timeout, 77 permission, 78 TLS configuration refused,
+79 lock/leadership lost (CMD stopped),
 126 CMD not executable, 127 CMD not found.
 Environment: ZK_CONNECT, ZKRECIPES_AUTH (user:password), NO_COLOR.";
 

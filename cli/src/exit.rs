@@ -20,6 +20,9 @@ pub const SOFTWARE: i32 = 70;
 pub const TIMEOUT: i32 = 75;
 /// The server refused our credentials or the path's ACL refused us.
 pub const NO_PERMISSION: i32 = 77;
+/// The TLS configuration does not fit the server (`TLS_REFUSED`): an unknown CA, a hostname
+/// mismatch, a refused certificate, TLS and plain ports mixed up. Retrying will not help.
+pub const CONFIG: i32 = 78;
 /// The lock or leadership was lost while CMD ran; CMD was stopped.
 pub const LOST: i32 = 79;
 /// CMD exists but cannot be executed.
@@ -62,6 +65,7 @@ impl From<Error> for Failure {
             }
             ErrorCode::Timeout => TIMEOUT,
             ErrorCode::NoAuth | ErrorCode::AuthFailed => NO_PERMISSION,
+            ErrorCode::TlsRefused => CONFIG,
             ErrorCode::Interrupted => 128 + libc::SIGINT,
             _ => SOFTWARE,
         };

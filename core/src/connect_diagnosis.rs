@@ -176,7 +176,7 @@ fn plain_probe(at: &str, mut stream: TcpStream) -> Option<Error> {
     let tls_record = matches!(header[0], 0x15 | 0x16) && header[1] == 3;
     tls_record.then(|| {
         Error::new(
-            ErrorCode::ConnectionLoss,
+            ErrorCode::TlsRefused,
             format!(
                 "{at} speaks TLS (a secureClientPort): give the tls option (a CA) or write \
                  tcp+tls://{at}"
@@ -222,7 +222,7 @@ fn tls_probe(at: &str, server: &Server, stream: TcpStream, tls: &Tls) -> Option<
         None => return None,
     };
     Some(Error::new(
-        ErrorCode::ConnectionLoss,
+        ErrorCode::TlsRefused,
         format!("TLS to {at}: {why}"),
     ))
 }

@@ -9,6 +9,10 @@ pub enum ErrorCode {
     InvalidPath,
     InvalidArgument,
     ConnectionLoss,
+    /// The TLS connection failed for its configuration, not for an outage: an unknown CA, a
+    /// hostname mismatch, an expired or refused certificate, TLS against a plain port or the
+    /// other way round. It stays so until the configuration changes.
+    TlsRefused,
     SessionExpired,
     Timeout,
     NoNode,
@@ -33,6 +37,7 @@ impl ErrorCode {
             InvalidPath => "INVALID_PATH",
             InvalidArgument => "INVALID_ARGUMENT",
             ConnectionLoss => "CONNECTION_LOSS",
+            TlsRefused => "TLS_REFUSED",
             SessionExpired => "SESSION_EXPIRED",
             Timeout => "TIMEOUT",
             NoNode => "NO_NODE",
@@ -50,12 +55,13 @@ impl ErrorCode {
         }
     }
 
-    pub const ALL: [ErrorCode; 17] = {
+    pub const ALL: [ErrorCode; 18] = {
         use ErrorCode::*;
         [
             InvalidPath,
             InvalidArgument,
             ConnectionLoss,
+            TlsRefused,
             SessionExpired,
             Timeout,
             NoNode,

@@ -152,6 +152,8 @@ async fn unknown_ca() {
     )
     .await;
     assert!(err.message().contains("unknown CA"), "{err}");
+    // Issue 47: a configuration failure has a code of its own, not CONNECTION_LOSS (an outage).
+    assert_eq!(err.code(), ErrorCode::TlsRefused, "{err}");
 }
 
 /// Same issuer name, another key: was "refused: BadSignature".
@@ -232,6 +234,7 @@ async fn plain_client_at_a_tls_port() {
     let s = servers();
     let err = refused(&s.tls.tls_connect(), options(None, None)).await;
     assert!(err.message().contains("speaks TLS"), "{err}");
+    assert_eq!(err.code(), ErrorCode::TlsRefused, "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -104,7 +104,7 @@ test('events acquired / released in order; a throwing listener becomes an error 
 
 test('codes and event names are the core\'s; a rejection keeps the addon error as cause', async () => {
   assert.deepEqual([...zk.ERROR_CODES], [
-    'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',
+    'INVALID_PATH', 'INVALID_ARGUMENT', 'CONNECTION_LOSS', 'TLS_REFUSED', 'SESSION_EXPIRED', 'TIMEOUT', 'NO_NODE',
     'NODE_EXISTS', 'NOT_EMPTY', 'BAD_VERSION', 'NO_AUTH', 'AUTH_FAILED', 'NO_SUCH_ELEMENT', 'NOT_OWNER',
     'WOULD_DEADLOCK', 'CLOSED', 'INTERRUPTED', 'INTERNAL',
   ])

@@ -54,17 +54,17 @@ test('PEM as text and Buffer, tcp+tls://, a client certificate as x509 identity'
 test('the strict server: certificate and SASL required', async () => {
   const c = await zk.Client.connect(strictAt, { tls: mutual, sasl: alice })
   await c.close()
-  await refused(strictAt, { tls, sasl: alice }, (e) => e.code === 'CONNECTION_LOSS' && /requires a client certificate/.test(e.message))
+  await refused(strictAt, { tls, sasl: alice }, (e) => e.code === 'TLS_REFUSED' && /requires a client certificate/.test(e.message))
   await refused(strictAt, { tls: mutual }, { code: 'AUTH_FAILED' })
 })
 
 test('failures name their cause', async () => {
-  await refused(tlsAt, { tls: { ca: cert('other-ca.pem') } }, (e) => /unknown CA/.test(e.message))
+  await refused(tlsAt, { tls: { ca: cert('other-ca.pem') } }, (e) => e.code === 'TLS_REFUSED' && /unknown CA/.test(e.message))
   const port = tlsAt.split(':').pop()
   await refused(`127.0.0.1:${port}`, { tls }, (e) => /hostname mismatch/.test(e.message))
   const unverified = await zk.Client.connect(`127.0.0.1:${port}`, { tls: { ...tls, verifyHostname: false } })
   await unverified.close()
-  await refused(tlsAt, {}, (e) => /speaks TLS/.test(e.message))
+  await refused(tlsAt, {}, (e) => e.code === 'TLS_REFUSED' && /speaks TLS/.test(e.message))
   await refused(tlsAt, { tls, sasl: { ...alice, password: 'wrong-one' } },
     (e) => e.code === 'AUTH_FAILED' && !e.message.includes('wrong-one'))
   await assert.rejects(zk.Client.connect(tlsAt, { tls: { ca: cert('missing.pem') } }),

@@ -53,21 +53,21 @@ def test_strict_server_needs_certificate_and_sasl(secure):
     with zkrecipes.Client(secure["strict"], tls=mutual(secure), sasl=ALICE) as client:
         assert client.whoami()
     started = time.monotonic()
-    with pytest.raises(zkrecipes.ConnectionLossError, match="requires a client certificate"):
+    with pytest.raises(zkrecipes.TlsRefusedError, match="requires a client certificate"):
         zkrecipes.Client(secure["strict"], tls=tls(secure), sasl=ALICE, connect_timeout=8)
     assert time.monotonic() - started < 8, "a refusal is final, not retried until the timeout"
 
 
 def test_failures_are_clear(secure):
     certs = secure["certs"]
-    with pytest.raises(zkrecipes.ConnectionLossError, match="unknown CA"):
+    with pytest.raises(zkrecipes.TlsRefusedError, match="unknown CA"):
         zkrecipes.Client(secure["tls"], tls=Tls(ca=certs / "other-ca.pem"), connect_timeout=8)
     port = secure["tls"].rsplit(":", 1)[1]
-    with pytest.raises(zkrecipes.ConnectionLossError, match="hostname mismatch"):
+    with pytest.raises(zkrecipes.TlsRefusedError, match="hostname mismatch"):
         zkrecipes.Client(f"127.0.0.1:{port}", tls=tls(secure), connect_timeout=8)
     with zkrecipes.Client(f"127.0.0.1:{port}", tls=tls(secure, verify_hostname=False)) as unverified:
         assert unverified.is_tls
-    with pytest.raises(zkrecipes.ConnectionLossError, match="speaks TLS"):
+    with pytest.raises(zkrecipes.TlsRefusedError, match="speaks TLS"):
         zkrecipes.Client(secure["tls"], connect_timeout=8)
     with pytest.raises(zkrecipes.AuthFailedError) as refused:
         zkrecipes.Client(secure["tls"], tls=tls(secure), sasl=Sasl.digest_md5("alice", "wrong-one"), connect_timeout=8)

@@ -34,6 +34,12 @@ class ConnectionLossError(ZkError, ConnectionError):
     code = "CONNECTION_LOSS"
 
 
+class TlsRefusedError(ZkError, ConnectionError):
+    """The TLS connection failed for its configuration (an unknown CA, a hostname mismatch, a
+    refused certificate, TLS and plain ports mixed up): retrying will not help until it changes."""
+    code = "TLS_REFUSED"
+
+
 class SessionExpiredError(ZkError):
     """The session ended; its ephemeral nodes (locks, offers) are gone."""
     code = "SESSION_EXPIRED"
@@ -111,6 +117,7 @@ _BY_CODE: Dict[str, Type[ZkError]] = {
         InvalidPathError,
         InvalidArgumentError,
         ConnectionLossError,
+        TlsRefusedError,
         SessionExpiredError,
         ZkTimeoutError,
         NoNodeError,

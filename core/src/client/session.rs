@@ -228,7 +228,7 @@ pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatche
                 // A refusal (credentials, a certificate) will not pass by itself:
                 // said loudly, and kept for `session_error`.
                 match err.code() {
-                    ErrorCode::AuthFailed | ErrorCode::InvalidArgument => {
+                    ErrorCode::AuthFailed | ErrorCode::InvalidArgument | ErrorCode::TlsRefused => {
                         tracing::error!("the server refuses a new ZooKeeper session: {err}")
                     }
                     _ => tracing::warn!("cannot open a new ZooKeeper session yet: {err}"),

@@ -6,7 +6,7 @@ public class ZkException extends RuntimeException {
 
     /** The error codes shared by every zkrecipes binding. */
     public enum Code {
-        INVALID_PATH, INVALID_ARGUMENT, CONNECTION_LOSS, SESSION_EXPIRED, TIMEOUT, NO_NODE,
+        INVALID_PATH, INVALID_ARGUMENT, CONNECTION_LOSS, TLS_REFUSED, SESSION_EXPIRED, TIMEOUT, NO_NODE,
         NODE_EXISTS, NOT_EMPTY, BAD_VERSION, NO_AUTH, AUTH_FAILED, NO_SUCH_ELEMENT, NOT_OWNER,
         WOULD_DEADLOCK, CLOSED, INTERRUPTED, INTERNAL
     }

@@ -123,7 +123,9 @@ class SecurityIT {
 
     @Test
     void failuresNameTheirCause() {
-        assertTrue(refused(TLS, options().tls(TlsOptions.pem(CERTS.resolve("other-ca.pem")))).getMessage().contains("unknown CA"));
+        ZkException unknownCa = refused(TLS, options().tls(TlsOptions.pem(CERTS.resolve("other-ca.pem"))));
+        assertTrue(unknownCa.getMessage().contains("unknown CA"));
+        assertEquals(ZkException.Code.TLS_REFUSED, unknownCa.getCode());
         String port = TLS.substring(TLS.lastIndexOf(':') + 1);
         assertTrue(refused("127.0.0.1:" + port, options().tls(tls())).getMessage().contains("hostname mismatch"));
         Client.connect("127.0.0.1:" + port, options().tls(tls().noHostnameVerification())).close();

@@ -16,6 +16,8 @@ sealed class ZkException(
     class InvalidPath(detail: String, cause: Throwable? = null) : ZkException("INVALID_PATH", detail, cause)
     class InvalidArgument(detail: String, cause: Throwable? = null) : ZkException("INVALID_ARGUMENT", detail, cause)
     class ConnectionLoss(detail: String, cause: Throwable? = null) : ZkException("CONNECTION_LOSS", detail, cause)
+    /** The TLS connection failed for its configuration: retrying will not help until it changes. */
+    class TlsRefused(detail: String, cause: Throwable? = null) : ZkException("TLS_REFUSED", detail, cause)
     class SessionExpired(detail: String, cause: Throwable? = null) : ZkException("SESSION_EXPIRED", detail, cause)
     class Timeout(detail: String, cause: Throwable? = null) : ZkException("TIMEOUT", detail, cause)
     class NoNode(detail: String, cause: Throwable? = null) : ZkException("NO_NODE", detail, cause)
@@ -37,6 +39,7 @@ sealed class ZkException(
             "INVALID_PATH" -> InvalidPath(detail, cause)
             "INVALID_ARGUMENT" -> InvalidArgument(detail, cause)
             "CONNECTION_LOSS" -> ConnectionLoss(detail, cause)
+            "TLS_REFUSED" -> TlsRefused(detail, cause)
             "SESSION_EXPIRED" -> SessionExpired(detail, cause)
             "TIMEOUT" -> Timeout(detail, cause)
             "NO_NODE" -> NoNode(detail, cause)

@@ -45,13 +45,13 @@ class SecurityIT {
 
     @Test
     fun failuresNameTheirCause(): Unit = runBlocking {
-        val unknown = assertThrows<ZkException.ConnectionLoss> { runBlocking { Client.connect(tlsAt, options(Tls("$certs/other-ca.pem"))) } }
+        val unknown = assertThrows<ZkException.TlsRefused> { runBlocking { Client.connect(tlsAt, options(Tls("$certs/other-ca.pem"))) } }
         assertTrue("unknown CA" in unknown.message!!, unknown.message)
         val port = tlsAt.substringAfterLast(':')
-        val mismatch = assertThrows<ZkException.ConnectionLoss> { runBlocking { Client.connect("127.0.0.1:$port", options(tls)) } }
+        val mismatch = assertThrows<ZkException.TlsRefused> { runBlocking { Client.connect("127.0.0.1:$port", options(tls)) } }
         assertTrue("hostname mismatch" in mismatch.message!!, mismatch.message)
         Client.connect("127.0.0.1:$port", options(tls.copy(verifyHostname = false))).close()
-        val noCert = assertThrows<ZkException.ConnectionLoss> { runBlocking { Client.connect(strictAt, options(tls, alice())) } }
+        val noCert = assertThrows<ZkException.TlsRefused> { runBlocking { Client.connect(strictAt, options(tls, alice())) } }
         assertTrue("requires a client certificate" in noCert.message!!, noCert.message)
         val wrong = assertThrows<ZkException.AuthFailed> {
             runBlocking { Client.connect(tlsAt, options(tls, Sasl.DigestMd5("alice", "wrong-one".toCharArray()))) }
