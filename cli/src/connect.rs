@@ -56,7 +56,9 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
         .await
         .map_err(|err| {
             let failure = Failure::from(err);
-            if failure.status == exit::USAGE || failure.status == exit::NO_PERMISSION {
+            // Configuration (usage, credentials, a TLS setup the server refuses) keeps its
+            // status: retrying will not help, unlike an unavailable server.
+            if [exit::USAGE, exit::NO_PERMISSION, exit::CONFIG].contains(&failure.status) {
                 failure
             } else if failure.message.starts_with("cannot connect to")
                 || failure.message.starts_with("TLS to ")
