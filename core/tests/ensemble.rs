@@ -144,9 +144,14 @@ async fn tls_sasl_holders_keep_their_sessions_through_a_rolling_restart() {
         !seen.iter().any(|e| matches!(e, LockEvent::Lost { .. })),
         "{seen:?}"
     );
+    let after = (a.session_id().unwrap(), b.session_id().unwrap());
+    // For the record (issue 47 asks for the ids before and after a rolling restart).
+    eprintln!(
+        "sessions before {:#x} {:#x}, after {} roll(s) {:#x} {:#x}",
+        sessions.0, sessions.1, rolls, after.0, after.1
+    );
     assert_eq!(
-        (a.session_id().unwrap(), b.session_id().unwrap()),
-        sessions,
+        after, sessions,
         "the same sessions, over new TLS and SASL connections"
     );
     assert!(holder.is_held());
