@@ -314,7 +314,7 @@ function scopeOwner () { return activeScope()?.owner }
 async function endScope (scope) {
   scope.active = false
   for (const lock of scope.locks) {
-    while (lock._native.holdCountOf(scope.owner) > 0) {
+    while (lock._native.releasesOwed(scope.owner) > 0) {
       try {
         await lock._native.unlockAs(scope.owner)
       } catch {
@@ -360,7 +360,9 @@ class Lock extends EventEmitter {
    */
   async release () {
     const owner = scopeOwner()
-    const own = owner !== undefined && this._native.holdCountOf(owner) > 0
+    // By what the scope owes, not by `holdCount`, which says 0 once the server has been silent
+    // past the grace (a paused process): the release would then end another flow's hold.
+    const own = owner !== undefined && this._native.releasesOwed(owner) > 0
     await call(() => own ? this._native.unlockAs(owner) : this._native.unlock())
   }
 

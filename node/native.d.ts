@@ -159,6 +159,8 @@ export declare class NativeLock {
   /** Releases one hold of a scope's owner. */
   unlockAs(owner: bigint): Promise<void>
   holdCountOf(owner: bigint): number
+  /** The scope's holds as the recipe keeps them, for routing its releases. */
+  releasesOwed(owner: bigint): number
   isHeld(): boolean
   holdCount(): number
   fencingToken(): bigint | null

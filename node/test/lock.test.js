@@ -258,22 +258,23 @@ test('withLock scopes (adversarial review): a plain release never ends a scope h
   let overlaps = 0
   let ticks = 0
   let timer
-  const done = new Promise((resolve) => {
+  const writes = []
+  const started = new Promise((resolve) => {
     rw.writeLock.withLock(async () => {
       timer = setInterval(() => {
         ticks++
-        if (ticks === 12) { clearInterval(timer); setTimeout(resolve, 100) }
-        account.withLock(async () => {
+        writes.push(account.withLock(async () => {
           if (writing) overlaps++
           writing = true
-          await sleep(20)
+          await sleep(20) // the write's own duration
           writing = false
-        }).catch(() => { overlaps++ })
+        }).catch(() => { overlaps++ }))
+        if (ticks === 12) { clearInterval(timer); resolve() }
       }, 5)
     })
   })
-  await done
-  await account.withLock(() => {}) // after every tick's write
+  await started
+  await Promise.all(writes)
   assert.equal(overlaps, 0, 'a write beside another one, or a failed write')
   // A lock a scope took with a plain acquire and kept ends with the scope: nobody else could
   // release it afterwards.

@@ -97,6 +97,12 @@ impl NativeLock {
         self.inner.hold_count(owner_of(Some(owner)))
     }
 
+    /// The scope's holds as the recipe keeps them, for routing its releases.
+    #[napi]
+    pub fn releases_owed(&self, owner: BigInt) -> u32 {
+        self.inner.releases_owed(owner_of(Some(owner)))
+    }
+
     #[napi]
     pub fn is_held(&self) -> bool {
         self.inner.is_held()

@@ -317,6 +317,13 @@ impl Lock {
         if !self.in_contact() {
             return 0;
         }
+        self.releases_owed(owner)
+    }
+
+    /// How many releases `owner` owes: its hold count as the recipe keeps it, whatever the
+    /// server's silence. For a binding deciding whose hold a release ends: `hold_count` says 0
+    /// after a pause, and a release routed by it ended another caller's hold.
+    pub fn releases_owed(&self, owner: Owner) -> u32 {
         self.core.hold_of(owner, |h| h.count).unwrap_or(0)
     }
 
