@@ -5,13 +5,7 @@ use super::op_code::OpCode;
 use super::stat::Stat;
 use crate::error::Error;
 use crate::record::{
-    DeserializableRecord,
-    DeserializeError,
-    InvalidData,
-    ReadingBuf,
-    SerializableRecord,
-    StaticRecord,
-    UnsafeBuf,
+    DeserializableRecord, DeserializeError, InvalidData, ReadingBuf, SerializableRecord, StaticRecord, UnsafeBuf,
     UnsafeRead,
 };
 

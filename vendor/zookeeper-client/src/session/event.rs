@@ -1,12 +1,6 @@
 use crate::record::{
-    self,
-    DeserializableRecord,
-    HasInsufficientError,
-    InsufficientBuf,
-    NotInsufficientError,
-    ReadingBuf,
-    UnmarshalError,
-    UnsafeBuf,
+    self, DeserializableRecord, HasInsufficientError, InsufficientBuf, NotInsufficientError, ReadingBuf,
+    UnmarshalError, UnsafeBuf,
 };
 use crate::util::{Ref, ToRef};
 use crate::{Error, EventType, SessionState, WatchedEvent};

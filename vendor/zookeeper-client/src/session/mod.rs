@@ -23,13 +23,7 @@ use self::connection::{AsyncReadToBuf, Connection, Connector};
 pub use self::depot::Depot;
 use self::event::WatcherEvent;
 pub use self::request::{
-    ConnectOperation,
-    MarshalledRequest,
-    OpStat,
-    Operation,
-    Request,
-    SessionOperation,
-    StateReceiver,
+    ConnectOperation, MarshalledRequest, OpStat, Operation, Request, SessionOperation, StateReceiver,
 };
 pub use self::types::{EventType, SessionId, SessionInfo, SessionState, WatchedEvent};
 use self::watch::WatchManager;

@@ -4,10 +4,10 @@ use async_net::TcpStream;
 use futures_rustls::client::TlsStream;
 use futures_rustls::TlsConnector;
 use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
-use rustls::sign::CertifiedKey;
-use rustls::SignatureScheme;
 use rustls::pki_types::ServerName;
+use rustls::sign::CertifiedKey;
 use rustls::ClientConfig;
+use rustls::SignatureScheme;
 use tracing::warn;
 
 use super::{NoHostnameVerificationServerCertVerifier, TlsCerts, TlsClientOptions, TlsDynamicCerts, TlsInnerCerts};
@@ -212,16 +212,8 @@ mod tests {
     use futures_rustls::{TlsAcceptor, TlsStream};
     use notify::{Event, RecursiveMode, Watcher};
     use rcgen::{
-        Certificate,
-        CertificateParams,
-        CertificateRevocationList,
-        CertificateRevocationListParams,
-        CertifiedKey,
-        Issuer,
-        KeyIdMethod,
-        KeyPair,
-        RevokedCertParams,
-        SerialNumber,
+        Certificate, CertificateParams, CertificateRevocationList, CertificateRevocationListParams, CertifiedKey,
+        Issuer, KeyIdMethod, KeyPair, RevokedCertParams, SerialNumber,
     };
     use rustls::server::{ServerConfig, WebPkiClientVerifier};
     use rustls::RootCertStore;
