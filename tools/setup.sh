@@ -56,6 +56,8 @@ if $test_deps; then
   [ -x /usr/sbin/krb5kdc ] || need+=(krb5-kdc)
   [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
   command -v kinit >/dev/null || need+=(krb5-user)
+  # The security tests issue an X.509 v1 client certificate with it.
+  command -v openssl >/dev/null || need+=(openssl)
 fi
 if $dist_deps; then
   command -v objdump >/dev/null || need+=(binutils)
