@@ -197,6 +197,22 @@ async fn hostname_mismatch_and_turning_verification_off() {
     unverified.close().await;
 }
 
+/// A host that is no DNS name (a label ending in a hyphen) cannot be checked against a
+/// certificate: a clear refusal, where the TLS connect used to panic its session task.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_name_tls_cannot_check_is_refused_without_a_panic() {
+    let s = servers();
+    let options = ClientOptions {
+        connect_timeout: Duration::from_secs(2),
+        ..options(Some(tls()), None)
+    };
+    let err = Client::connect(&format!("zk-:{}", s.tls.tls_port), options)
+        .await
+        .expect_err("no such host name");
+    assert_ne!(err.code(), ErrorCode::Internal, "{err}");
+    assert!(!err.message().contains("panic"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn expired_server_certificate() {
     let s = servers();

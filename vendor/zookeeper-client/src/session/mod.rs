@@ -19,6 +19,7 @@ use ignore_result::Ignore;
 use tracing::field::display;
 use tracing::{debug, info, instrument, warn, Span};
 
+pub(crate) use self::connection::tcp_connect;
 use self::connection::{AsyncReadToBuf, Connection, Connector};
 pub use self::depot::Depot;
 use self::event::WatcherEvent;

@@ -175,8 +175,12 @@ impl TlsClient {
     }
 
     pub async fn connect(&self, host: &str, port: u16) -> std::io::Result<TlsStream<TcpStream>> {
-        let stream = TcpStream::connect((host, port)).await?;
-        let domain = ServerName::try_from(host).unwrap().to_owned();
+        // Checked before connecting: a host name that is no DNS name nor IP address is a
+        // configuration error, not a panic.
+        let domain = ServerName::try_from(host)
+            .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{host:?}: {err}")))?
+            .to_owned();
+        let stream = crate::session::tcp_connect(host, port).await?;
         self.inner.connect(domain, stream).await
     }
 }
