@@ -3,6 +3,9 @@
 //! - `zk-harness serve [--ensemble]`: starts ZooKeeper, prints `ZK_CONNECT=<connect string>`,
 //!   stops it when standard input closes. With `--ensemble` (3 members) it also takes
 //!   commands on standard input: `kill <i>`, `start <i>`, `leader` (prints the index).
+//!   With `--tls-sasl` too, the members take only TLS with a client certificate and SASL
+//!   DIGEST-MD5 (users `alice`, `bob`): `ZK_CONNECT=` is their TLS connect string, and
+//!   `ZK_CERTS=` the certificate directory is printed before it.
 //! - `zk-harness serve --secure`: test certificates and two secured servers (see
 //!   `secure`); prints `ZK_CONNECT=` (the plain port of the first), `ZK_TLS_CONNECT=`
 //!   (its TLS port: client certificate optional, SASL DIGEST-MD5 users `alice`, `bob`),
@@ -25,7 +28,9 @@ use zk_harness::{Ensemble, FaultProxy, ZkServer};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match (args.first().map(String::as_str), args.len()) {
-        (Some("serve"), _) if args.iter().any(|a| a == "--ensemble") => serve_ensemble(),
+        (Some("serve"), _) if args.iter().any(|a| a == "--ensemble") => {
+            serve_ensemble(args.iter().any(|a| a == "--tls-sasl"))
+        }
         (Some("serve"), _) if args.iter().any(|a| a == "--secure") => serve_secure(),
         (Some("serve"), _) => {
             let server = ZkServer::start_local();
@@ -89,9 +94,20 @@ fn serve_secure() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-fn serve_ensemble() {
-    let mut ensemble = Ensemble::start(3);
-    announce(&ensemble.connect_string());
+fn serve_ensemble(tls_sasl: bool) {
+    let certs_dir =
+        std::env::temp_dir().join(format!("zkrecipes-ens-certs-{}", std::process::id()));
+    let mut ensemble = if tls_sasl {
+        let certs = zk_harness::secure::Certs::generate(&certs_dir);
+        let ensemble = Ensemble::start_tls_sasl(3, &certs);
+        println!("ZK_CERTS={}", certs.dir.display());
+        announce(&ensemble.tls_connect_string());
+        ensemble
+    } else {
+        let ensemble = Ensemble::start(3);
+        announce(&ensemble.connect_string());
+        ensemble
+    };
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -112,6 +128,8 @@ fn serve_ensemble() {
         println!("{}", reply.unwrap_or_else(|e| format!("ERR {e}")));
         std::io::stdout().flush().unwrap();
     }
+    drop(ensemble);
+    let _ = std::fs::remove_dir_all(certs_dir);
 }
 
 fn proxy(servers: &str) {

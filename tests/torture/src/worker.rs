@@ -169,7 +169,14 @@ pub async fn watched<T>(
     }
     let ms = started.elapsed().as_millis();
     ctx.stats.bump("hangs");
-    ctx.alarm(format!("HANG {} {ms} {what}", ctx.name));
+    // The client's state and session at the moment, for the history: a stall is judged
+    // after the run, from this line alone (issue 47's poll_many stall did not replay).
+    ctx.alarm(format!(
+        "HANG {} {ms} {what} (client {:?}, session {:#x})",
+        ctx.name,
+        ctx.client.state(),
+        ctx.client.session_id().unwrap_or(0)
+    ));
     fut.await
 }
 
