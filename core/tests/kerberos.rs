@@ -2,6 +2,8 @@
 //! A test binary of its own: the Kerberos environment (`KRB5_CONFIG`,
 //! `KRB5CCNAME`, `KRB5_CLIENT_KTNAME`) is per process.
 
+mod common;
+
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -193,4 +195,27 @@ async fn a_mechanism_the_server_does_not_speak_is_auth_failed_naming_both() {
     .await
     .unwrap_or_else(|err| panic!("{err}\n{}", digest_server.log()));
     client.close().await;
+}
+
+/// Issue 47's proof on Kerberos: a 3-node ensemble that requires TLS with a client certificate
+/// and a Kerberos login, rolled member by member and partitioned under holders of every kind
+/// (see `common::rolling`): no LOST, the same sessions.
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_kerberos_holders_keep_their_sessions_through_a_rolling_restart() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    let cache = realm.kdc.dir.join("ccache-ensemble");
+    kinit(realm, &cache);
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let certs_dir = realm.kdc.dir.join("ensemble-certs");
+    let certs = zk_harness::secure::Certs::generate(&certs_dir);
+    let mut ensemble = zk_harness::Ensemble::start_tls_kerberos(3, &certs, &realm.kdc);
+    let tls = zkrecipes::Tls::new(certs.path("ca.pem"))
+        .identity(certs.path("client.pem"), certs.path("client-key.pem"));
+    let options = ClientOptions {
+        tls: Some(tls),
+        session_timeout: Duration::from_secs(10),
+        ..options()
+    };
+    common::rolling::holders_keep_everything(&mut ensemble, options, "/ens-krb5").await;
 }

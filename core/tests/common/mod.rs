@@ -1,6 +1,8 @@
 //! Shared by the integration tests: one real ZooKeeper per test binary.
 #![allow(dead_code)]
 
+pub mod rolling;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -165,24 +165,35 @@ pub struct KerberosServer {
     server: Standalone,
 }
 
-impl KerberosServer {
-    pub fn start(kdc: &Kdc) -> KerberosServer {
-        let port = free_ports(1)[0];
-        let jaas = format!(
+impl Kdc {
+    /// The JAAS `Server` section of a ZooKeeper server with the principal `zookeeper/localhost`.
+    pub fn server_jaas(&self) -> String {
+        format!(
             "Server {{\n  com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  \
              keyTab=\"{}\"\n  storeKey=true\n  useTicketCache=false\n  \
              principal=\"zookeeper/localhost@{REALM}\";\n}};\n",
-            kdc.dir.join("server.keytab").display()
-        );
-        let krb5_option = format!("-Djava.security.krb5.conf={}", kdc.krb5_conf().display());
-        let options = [
-            krb5_option.as_str(),
-            "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-            "-Dzookeeper.sessionRequireClientSASLAuth=true",
-            "-Dzookeeper.kerberos.removeHostFromPrincipal=true",
-            "-Dzookeeper.kerberos.removeRealmFromPrincipal=true",
-        ];
-        let server = Standalone::start("krb5-zk", port, "", Some(jaas), &options);
+            self.dir.join("server.keytab").display()
+        )
+    }
+
+    /// The JVM options of a ZooKeeper server that requires a Kerberos login of every client.
+    pub fn server_jvm_options(&self) -> Vec<String> {
+        vec![
+            format!("-Djava.security.krb5.conf={}", self.krb5_conf().display()),
+            "-Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider".to_string(),
+            "-Dzookeeper.sessionRequireClientSASLAuth=true".to_string(),
+            "-Dzookeeper.kerberos.removeHostFromPrincipal=true".to_string(),
+            "-Dzookeeper.kerberos.removeRealmFromPrincipal=true".to_string(),
+        ]
+    }
+}
+
+impl KerberosServer {
+    pub fn start(kdc: &Kdc) -> KerberosServer {
+        let port = free_ports(1)[0];
+        let options = kdc.server_jvm_options();
+        let options: Vec<&str> = options.iter().map(String::as_str).collect();
+        let server = Standalone::start("krb5-zk", port, "", Some(kdc.server_jaas()), &options);
         KerberosServer { port, server }
     }
 

@@ -438,24 +438,48 @@ struct Member {
     jvm: Option<Jvm>,
 }
 
+/// The SASL login an ensemble's members require: their JAAS file and JVM options.
+struct Login {
+    jaas: String,
+    jvm_options: Vec<String>,
+}
+
 impl Ensemble {
     pub fn start(n: usize) -> Ensemble {
-        Ensemble::start_with(n, None, false)
+        Ensemble::start_with(n, None, None)
     }
 
     /// Clients over TLS too (`secureClientPort`, client certificate optional);
     /// the quorum itself talks plain.
     pub fn start_tls(n: usize, certs: &secure::Certs) -> Ensemble {
-        Ensemble::start_with(n, Some(certs), false)
+        Ensemble::start_with(n, Some(certs), None)
     }
 
     /// Clients over TLS with a client certificate required (`ssl.clientAuth=need`) and a SASL
     /// DIGEST-MD5 login required (`sessionRequireClientSASLAuth`, users `secure::SASL_USERS`).
     pub fn start_tls_sasl(n: usize, certs: &secure::Certs) -> Ensemble {
-        Ensemble::start_with(n, Some(certs), true)
+        let login = Login {
+            jaas: secure::sasl_jaas(),
+            jvm_options: vec![
+                secure::SASL_PROVIDER.to_string(),
+                secure::SASL_REQUIRED.to_string(),
+            ],
+        };
+        Ensemble::start_with(n, Some(certs), Some(login))
     }
 
-    fn start_with(n: usize, tls: Option<&secure::Certs>, sasl: bool) -> Ensemble {
+    /// Clients over TLS with a client certificate required and a Kerberos login (SASL GSSAPI)
+    /// required: the members share the service principal `zookeeper/localhost` of `kdc`.
+    pub fn start_tls_kerberos(n: usize, certs: &secure::Certs, kdc: &kerberos::Kdc) -> Ensemble {
+        let login = Login {
+            jaas: kdc.server_jaas(),
+            jvm_options: kdc.server_jvm_options(),
+        };
+        Ensemble::start_with(n, Some(certs), Some(login))
+    }
+
+    fn start_with(n: usize, tls: Option<&secure::Certs>, login: Option<Login>) -> Ensemble {
+        let sasl = login.is_some();
         let dir = temp_dir("ensemble");
         // Every port in one call: two calls can hand out the same port (CI: a
         // member's TLS port was its client port, and it never started).
@@ -503,15 +527,14 @@ impl Ensemble {
                 .collect(),
             None => Vec::new(),
         };
-        if sasl {
+        if let Some(login) = login {
             let jaas = dir.join("jaas.conf");
-            std::fs::write(&jaas, secure::sasl_jaas()).unwrap();
+            std::fs::write(&jaas, login.jaas).unwrap();
             jvm_options.push(format!(
                 "-Djava.security.auth.login.config={}",
                 jaas.display()
             ));
-            jvm_options.push(secure::SASL_PROVIDER.to_string());
-            jvm_options.push(secure::SASL_REQUIRED.to_string());
+            jvm_options.extend(login.jvm_options);
         }
         let mut ensemble = Ensemble {
             dir,

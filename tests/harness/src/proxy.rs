@@ -25,6 +25,8 @@ struct State {
     streams: Mutex<Vec<TcpStream>>,
     /// Client connections accepted so far.
     accepted: AtomicU64,
+    /// Client connections forwarded and not ended yet.
+    open: AtomicU64,
     /// The next request of this kind cuts its connection (`cut_at_request`).
     cut: Mutex<Option<(Request, Cut, Then)>>,
     cuts: AtomicU64,
@@ -95,6 +97,7 @@ impl FaultProxy {
             stopped: AtomicBool::new(false),
             streams: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
+            open: AtomicU64::new(0),
             cut: Mutex::new(None),
             cuts: AtomicU64::new(0),
         });
@@ -121,6 +124,7 @@ impl FaultProxy {
                     streams.push(client.try_clone().unwrap());
                     streams.push(server.try_clone().unwrap());
                 }
+                accept_state.open.fetch_add(1, Ordering::SeqCst);
                 let connection = Arc::new(Connection {
                     client: client.try_clone().unwrap(),
                     server: server.try_clone().unwrap(),
@@ -165,6 +169,11 @@ impl FaultProxy {
     /// replies never arrive: "the create happened, the reply was lost".
     pub fn set_drop_replies(&self, on: bool) {
         self.state.drop_replies.store(on, Ordering::SeqCst);
+    }
+
+    /// How many client connections the proxy forwards now (accepted, not ended).
+    pub fn open_connections(&self) -> u64 {
+        self.state.open.load(Ordering::SeqCst)
     }
 
     /// How many client connections the proxy has accepted: every reconnect
@@ -303,6 +312,8 @@ fn pump(
     is_reply: bool,
 ) {
     std::thread::spawn(move || {
+        // The request side's end is the connection's (`open_connections`).
+        let _open = (!is_reply).then(|| OpenConnection(state.clone()));
         let mut buf = vec![0u8; 64 * 1024];
         let mut framing = Framing::default();
         // A request forwarded in part, whose end cuts the connection.
@@ -383,4 +394,13 @@ fn pump(
         let _ = to.shutdown(Shutdown::Both);
         let _ = from.shutdown(Shutdown::Both);
     });
+}
+
+/// One forwarded connection counted in `State::open` until dropped.
+struct OpenConnection(Arc<State>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
 }
