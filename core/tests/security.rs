@@ -712,6 +712,48 @@ async fn a_refused_new_session_after_lost_is_reported() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A password rotated on the server while the holder was cut off past its session: the
+/// holder hears LOST (its session expired), and the new session the client then asks for is
+/// refused for the credentials it still has: said in `session_error` as AUTH_FAILED naming
+/// the SASL user, not retried in silence.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_rotated_while_the_session_was_away_is_reported_after_lost() {
+    let mut server = SecureServer::start(Kind::TlsStrict, &servers().certs);
+    let (proxy, through) = tls_proxy(server.tls_port);
+    let client = connect(
+        &through,
+        ClientOptions {
+            session_timeout: Duration::from_secs(2),
+            ..options(Some(mutual_tls()), Some(alice()))
+        },
+    )
+    .await;
+    let lock = WriteLock::new(&client, &unique("rotated")).unwrap();
+    let mut events = lock.subscribe();
+    let _guard = lock.acquire().await.unwrap();
+    proxy.set_blackhole(true);
+    server.restart_with_users(&[("alice", "alice-rotated"), ("bob", "bob-secret")]);
+    let reason = loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("LOST within 30 s")
+            .unwrap();
+        if let zkrecipes::LockEvent::Lost { reason } = event {
+            break reason;
+        }
+    };
+    proxy.set_blackhole(false);
+    assert_eq!(reason.code(), ErrorCode::SessionExpired, "{reason}");
+    common::eventually("the refusal reported", Duration::from_secs(20), || async {
+        client.session_error().is_some_and(|err| {
+            err.code() == ErrorCode::AuthFailed && err.message().contains("alice")
+        })
+    })
+    .await;
+    assert!(!lock.is_held());
+    client.close().await;
+}
+
 // --- From the adversarial review: each way it broke the feature, kept as a test.
 
 #[tokio::test(flavor = "multi_thread")]

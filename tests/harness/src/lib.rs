@@ -302,6 +302,11 @@ impl Standalone {
         wait_until_serving(self.port, Duration::from_secs(60), &log);
     }
 
+    /// Replaces the JAAS file the next start reads.
+    pub(crate) fn write_jaas(&self, jaas: &str) {
+        std::fs::write(self.dir.join("jaas.conf"), jaas).unwrap();
+    }
+
     /// kill -9, then the same server again on its data: its sessions live on (a server
     /// restart as an operator's rolling restart makes it), and the log starts afresh.
     pub(crate) fn restart(&mut self) {

@@ -133,7 +133,12 @@ pub const SASL_REQUIRED: &str = "-Dzookeeper.sessionRequireClientSASLAuth=true";
 
 /// The JAAS `Server` section with the DIGEST-MD5 users of `SASL_USERS`.
 pub fn sasl_jaas() -> String {
-    let users: String = SASL_USERS
+    jaas_with_users(&SASL_USERS)
+}
+
+/// The JAAS `Server` section with these DIGEST-MD5 users and passwords.
+pub fn jaas_with_users(users: &[(&str, &str)]) -> String {
+    let users: String = users
         .iter()
         .map(|(user, password)| format!("\n  user_{user}=\"{password}\""))
         .collect();
@@ -212,6 +217,13 @@ impl SecureServer {
 
     /// kill -9 and start again on the same data and ports; returns once it serves.
     pub fn restart(&mut self) {
+        self.server.restart();
+    }
+
+    /// Restarts the server with these DIGEST-MD5 users and passwords (a password rotated
+    /// while clients were away); its sessions stay in its data.
+    pub fn restart_with_users(&mut self, users: &[(&str, &str)]) {
+        self.server.write_jaas(&jaas_with_users(users));
         self.server.restart();
     }
 }

@@ -72,7 +72,7 @@ class SecurityIT {
     }
 
     @Test
-    void pkcs12KeyAndTrustStores() throws Exception {
+    void pkcs12AndJksKeyAndTrustStores() throws Exception {
         char[] password = "store-secret".toCharArray();
         Path dir = Files.createTempDirectory("zkrecipes-stores");
         CertificateFactory x509 = CertificateFactory.getInstance("X.509");
@@ -93,6 +93,21 @@ class SecurityIT {
         try (OutputStream out = Files.newOutputStream(keyFile)) { keys.store(out, password); }
         TlsOptions stores = TlsOptions.trustStore(trustFile, "PKCS12", password).keyStore(keyFile, "PKCS12", password);
         try (Client c = Client.connect(STRICT, options().tls(stores).sasl(alice()))) {
+            assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
+        }
+        // The same identity from JKS stores (Java's older format, still common in Kafka and
+        // HBase deployments), against the same server.
+        KeyStore jksTrust = KeyStore.getInstance("JKS");
+        jksTrust.load(null, null);
+        jksTrust.setCertificateEntry("ca", ca);
+        KeyStore jksKeys = KeyStore.getInstance("JKS");
+        jksKeys.load(null, null);
+        jksKeys.setKeyEntry("client", key, password, new Certificate[] {client});
+        Path jksTrustFile = dir.resolve("trust.jks"), jksKeyFile = dir.resolve("keys.jks");
+        try (OutputStream out = Files.newOutputStream(jksTrustFile)) { jksTrust.store(out, password); }
+        try (OutputStream out = Files.newOutputStream(jksKeyFile)) { jksKeys.store(out, password); }
+        TlsOptions jks = TlsOptions.trustStore(jksTrustFile, "JKS", password).keyStore(jksKeyFile, "JKS", password);
+        try (Client c = Client.connect(STRICT, options().tls(jks).sasl(alice()))) {
             assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
         }
         ZkException wrong = assertThrows(ZkException.class,
