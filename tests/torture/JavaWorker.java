@@ -2,7 +2,12 @@
 // cancellation under the driver's faults. Started by the driver (`--java-jar`), not by hand:
 //
 //   java -cp zkrecipes-<version>.jar tests/torture/JavaWorker.java --name j2 --seed N \
-//        --connect host:port[,host:port][/chroot] --resource 127.0.0.1:port --root /torture/... --session-ms 3000
+//        --connect host:port[,host:port][/chroot] --resource 127.0.0.1:port --root /torture/... --session-ms 3000 \
+//        [--tls-dir DIR --sasl user:password]
+//
+// With `--tls-dir` (a secured ensemble, `zk-torture --secure`) the client connects over TLS with
+// DIR/ca.pem and the client certificate DIR/client.pem + client-key.pem, and logs in with SASL
+// DIGEST-MD5 as `--sasl`'s user, as the Rust workers do.
 //
 // It speaks the resource protocol of src/resource.rs (one request line, one answer, per step) and
 // obeys `calm` / `finish` on standard input like the Rust worker (src/worker.rs). Its threads:
@@ -45,6 +50,8 @@ import io.zkrecipes.Delivery;
 import io.zkrecipes.DistributedQueue;
 import io.zkrecipes.LeaderElectionSupport;
 import io.zkrecipes.LockListener;
+import io.zkrecipes.Sasl;
+import io.zkrecipes.TlsOptions;
 import io.zkrecipes.WorkQueue;
 import io.zkrecipes.WriteLock;
 import io.zkrecipes.ZkException;
@@ -60,6 +67,7 @@ import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -114,7 +122,7 @@ public final class JavaWorker {
 
     static void usage() {
         System.err.println("usage: java -cp zkrecipes.jar JavaWorker.java --name W --seed N --connect C "
-            + "--resource HOST:PORT --root PATH --session-ms MS");
+            + "--resource HOST:PORT --root PATH --session-ms MS [--tls-dir DIR --sasl USER:PASSWORD]");
         System.exit(2);
     }
 
@@ -125,6 +133,9 @@ public final class JavaWorker {
     final String root;
     final Duration session;
     final Set<String> skip;
+    /** A secured ensemble: the test certificates' directory and the SASL login, or null. */
+    final String tlsDir;
+    final String sasl;
 
     volatile boolean finish;
     volatile boolean calm;
@@ -153,6 +164,11 @@ public final class JavaWorker {
         resource = flags.get("resource");
         root = flags.get("root");
         session = Duration.ofMillis(Long.parseLong(flags.get("session-ms")));
+        tlsDir = flags.get("tls-dir");
+        sasl = flags.get("sasl");
+        if ((tlsDir == null) != (sasl == null) || (sasl != null && sasl.indexOf(':') < 0)) {
+            usage();
+        }
         String skipped = System.getenv().getOrDefault("ZK_TORTURE_SKIP", "");
         skip = Arrays.stream(skipped.split(",")).map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
         AtomicInteger n = new AtomicInteger();
@@ -267,6 +283,12 @@ public final class JavaWorker {
 
     Client connect() {
         ClientOptions options = new ClientOptions().sessionTimeout(session).connectTimeout(Duration.ofSeconds(10)).identity(name);
+        if (tlsDir != null) {
+            options.tls(TlsOptions.pem(Path.of(tlsDir, "ca.pem"))
+                .identity(Path.of(tlsDir, "client.pem"), Path.of(tlsDir, "client-key.pem")));
+            int at = sasl.indexOf(':');
+            options.sasl(Sasl.digestMd5(sasl.substring(0, at), sasl.substring(at + 1).toCharArray()));
+        }
         while (true) {
             try {
                 return Client.connect(connect, options);

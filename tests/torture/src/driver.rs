@@ -9,11 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
+use zk_harness::secure::Certs;
 use zk_harness::{Ensemble, ZkServer};
 
 use crate::checks::{self, Facts};
 use crate::faults::Faults;
 use crate::resource::{self, Ev, History};
+use crate::secure::Secure;
 use crate::workers::{Spec, Workers};
 use crate::{report, sweep};
 
@@ -28,6 +30,8 @@ pub struct Plan {
     pub seconds: f64,
     pub processes: usize,
     pub ensemble: bool,
+    /// The ensemble requires TLS with a client certificate and a SASL login (`secure.rs`).
+    pub secure: bool,
     /// The zkrecipes JAR: one worker slot (the last) is then a Java worker.
     pub java_jar: Option<PathBuf>,
 }
@@ -43,10 +47,11 @@ impl Plan {
             .map(|jar| format!(" --java-jar {}", jar.display()))
             .unwrap_or_default();
         format!(
-            "{skip}zk-torture run --seed {seed} --seconds {} --processes {}{}{java}",
+            "{skip}zk-torture run --seed {seed} --seconds {} --processes {}{}{}{java}",
             self.seconds,
             self.processes,
-            if self.ensemble { " --ensemble" } else { "" }
+            if self.ensemble { " --ensemble" } else { "" },
+            if self.secure { " --secure" } else { "" }
         )
     }
 }
@@ -60,11 +65,35 @@ pub struct Cluster {
     /// `ip:port` of every server (the proxies' targets), and the chroot.
     servers: Vec<String>,
     chroot: String,
+    /// How every client connects to a secured ensemble (`--secure`).
+    secure: Option<Secure>,
+    _certs: Option<CertsDir>,
+}
+
+/// The secured variant's test certificates, deleted with the cluster.
+struct CertsDir(Certs);
+
+impl Drop for CertsDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0.dir);
+    }
 }
 
 impl Cluster {
-    fn start(ensemble: bool) -> Cluster {
-        let (standalone, ensemble, connect) = if ensemble {
+    fn start(ensemble: bool, secure: bool) -> Cluster {
+        let certs = secure.then(|| {
+            let dir = zk_harness::workspace_root()
+                .join("target/torture-certs")
+                .join(std::process::id().to_string());
+            CertsDir(Certs::generate(&dir))
+        });
+        let (standalone, ensemble, connect) = if let Some(certs) = &certs {
+            // TLS clients only: the servers' certificate names `localhost`, which the TLS
+            // connect string and (through the proxies) the workers' connect strings use.
+            let e = Ensemble::start_tls_sasl(3, &certs.0);
+            let connect = e.tls_connect_string();
+            (None, Some(Arc::new(Mutex::new(e))), connect)
+        } else if ensemble {
             let e = Ensemble::start(3);
             let connect = e.connect_string();
             (None, Some(Arc::new(Mutex::new(e))), connect)
@@ -89,6 +118,8 @@ impl Cluster {
             connect,
             servers,
             chroot,
+            secure: certs.as_ref().map(|c| Secure::new(&c.0.dir)),
+            _certs: certs,
         }
     }
 }
@@ -103,7 +134,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// `run`: the given seeds on one cluster; exit code 1 if any failed.
 pub fn run_seeds(seeds: &[u64], plan: &Plan) -> i32 {
-    let cluster = Cluster::start(plan.ensemble);
+    let cluster = Cluster::start(plan.ensemble, plan.secure);
     let rt = runtime();
     let failed: Vec<u64> = seeds
         .iter()
@@ -120,7 +151,7 @@ pub fn run_seeds(seeds: &[u64], plan: &Plan) -> i32 {
 }
 
 /// `loop`: fresh seeds until `duration` has passed (every third on a
-/// 3-node ensemble); exit code 1 if any failed.
+/// 3-node ensemble, every one with `--secure`); exit code 1 if any failed.
 pub fn run_loop(duration: Duration, plan: &Plan) -> i32 {
     let started = std::time::Instant::now();
     let rt = runtime();
@@ -131,13 +162,13 @@ pub fn run_loop(duration: Duration, plan: &Plan) -> i32 {
     while started.elapsed() < duration {
         let seed = rng.u64(1..1_000_000_000);
         let plan = Plan {
-            ensemble: n % 3 == 2,
+            ensemble: plan.secure || n % 3 == 2,
             ..plan.clone()
         };
         let cluster = if plan.ensemble {
-            ensemble.get_or_insert_with(|| Cluster::start(true))
+            ensemble.get_or_insert_with(|| Cluster::start(true, plan.secure))
         } else {
-            standalone.get_or_insert_with(|| Cluster::start(false))
+            standalone.get_or_insert_with(|| Cluster::start(false, false))
         };
         if !rt.block_on(run_seed(seed, &plan, cluster)) {
             failed.push(plan.replay(seed));
@@ -191,6 +222,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         java_jar: plan.java_jar.clone(),
         sem_leases: shape.sem_leases,
         dbarrier_members: shape.dbarrier_members,
+        secure: cluster.secure.clone(),
     };
     let workers = match Workers::start(spec, plan.processes, history.clone()) {
         Ok(workers) => workers,
@@ -218,6 +250,8 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         workers: workers.clone(),
         ensemble: cluster.ensemble.clone(),
         session: SESSION,
+        // The proxies follow ZooKeeper's framing, which TLS hides: no cut at a request.
+        framed: cluster.secure.is_none(),
     };
     let fault_counts = faults.run(&mut rng, Instant::now() + chaos).await;
 
@@ -234,15 +268,19 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
     let end = std::time::Instant::now();
     workers.remove_java_tmp();
     workers.stop_proxies();
-    let (drained, drain_error) = sweep::drain(&cluster.connect, &format!("{root}/queue")).await;
-    let orphans = sweep::orphans(&cluster.connect, &root, SESSION).await;
-    let work = sweep::work_state(&cluster.connect, &format!("{root}/work")).await;
+    let zk = sweep::Target {
+        connect: &cluster.connect,
+        secure: cluster.secure.as_ref(),
+    };
+    let (drained, drain_error) = sweep::drain(&zk, &format!("{root}/queue")).await;
+    let orphans = sweep::orphans(&zk, &root, SESSION).await;
+    let work = sweep::work_state(&zk, &format!("{root}/work")).await;
     let mut counters = Vec::new();
     for node in crate::ops::counter::NODES {
-        let value = sweep::counter_value(&cluster.connect, &format!("{root}/{node}")).await;
+        let value = sweep::counter_value(&zk, &format!("{root}/{node}")).await;
         counters.push((node, value));
     }
-    sweep::cleanup(&cluster.connect, &root).await;
+    sweep::cleanup(&zk, &root).await;
     server.abort();
 
     let records = history.records();
@@ -259,6 +297,7 @@ async fn run_seed(seed: u64, plan: &Plan, cluster: &Cluster) -> bool {
         counters,
         sem_leases: shape.sem_leases,
         dbarrier_members: shape.dbarrier_members,
+        secure: plan.secure,
     };
     let checks = checks::judge(&records, &facts);
     let pass = report::report(

@@ -55,6 +55,9 @@ pub struct Faults {
     pub workers: Workers,
     pub ensemble: Option<Arc<Mutex<Ensemble>>>,
     pub session: Duration,
+    /// The proxies can follow the requests (plain connections): a cut at a worker's next write
+    /// is possible. Not over TLS, where `drop_all`/`drop_replies` cut at a random moment only.
+    pub framed: bool,
 }
 
 impl Faults {
@@ -112,7 +115,7 @@ impl Faults {
             _ => Some(self.workers.name(slot)),
         };
         // The Java worker has no atomic long.
-        let writes = target.as_ref().is_some_and(|w| !w.starts_with('j'));
+        let writes = self.framed && target.as_ref().is_some_and(|w| !w.starts_with('j'));
         let at_write = match kind {
             Kind::DropAll if writes && rng.bool() => {
                 Some(if rng.bool() { Cut::Before } else { Cut::After })

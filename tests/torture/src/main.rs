@@ -1,8 +1,10 @@
 //! zk-torture: random schedules of every recipe operation from several worker
 //! processes, under faults injected per process, judged from one global history.
 //!
-//! - `zk-torture run --seed N [--seeds a,b,c] [--seconds S] [--ensemble] [--processes P]`
-//! - `zk-torture loop --minutes M [--seconds S] [--processes P]`: fresh seeds until time is up
+//! - `zk-torture run --seed N [--seeds a,b,c] [--seconds S] [--ensemble] [--secure] [--processes P]`
+//! - `zk-torture loop --minutes M [--seconds S] [--secure] [--processes P]`: fresh seeds until time is up
+//! - `--secure`: a 3-node ensemble that requires TLS with a client certificate and a SASL
+//!   DIGEST-MD5 login; every client uses both (`secure.rs`)
 //! - `--java-jar PATH` (or `ZK_TORTURE_JAVA_JAR`): one worker slot is a Java worker
 //!   (`JavaWorker.java` run by Java's source launcher on the zkrecipes JAR)
 //! - `zk-torture worker ...`: one worker process (started by the driver, not by hand)
@@ -13,6 +15,7 @@ mod faults;
 mod ops;
 mod report;
 mod resource;
+mod secure;
 mod sweep;
 mod worker;
 mod workers;
@@ -21,9 +24,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-const USAGE: &str = "usage: zk-torture run --seed N | --seeds a,b,c [--seconds S] [--ensemble] [--processes P] [--java-jar JAR]\n       \
-                     zk-torture loop [--minutes M] [--seconds S] [--processes P] [--java-jar JAR]\n\
-                     --java-jar (or ZK_TORTURE_JAVA_JAR): one worker slot runs tests/torture/JavaWorker.java on that JAR";
+const USAGE: &str = "usage: zk-torture run --seed N | --seeds a,b,c [--seconds S] [--ensemble] [--secure] [--processes P] [--java-jar JAR]\n       \
+                     zk-torture loop [--minutes M] [--seconds S] [--secure] [--processes P] [--java-jar JAR]\n\
+                     --java-jar (or ZK_TORTURE_JAVA_JAR): one worker slot runs tests/torture/JavaWorker.java on that JAR\n\
+                     --secure: a 3-node ensemble (implies --ensemble) requiring TLS with client certificates and SASL";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,7 +50,8 @@ fn main() {
             let plan = driver::Plan {
                 seconds: flags.get("seconds").map_or(20.0, |s| float(s)),
                 processes: flags.get("processes").map_or(3, |p| number(p) as usize),
-                ensemble: flags.contains_key("ensemble"),
+                ensemble: flags.contains_key("ensemble") || flags.contains_key("secure"),
+                secure: flags.contains_key("secure"),
                 java_jar: java_jar(&flags),
             };
             std::process::exit(driver::run_seeds(&seeds, &plan));
@@ -57,6 +62,7 @@ fn main() {
                 seconds: flags.get("seconds").map_or(30.0, |s| float(s)),
                 processes: flags.get("processes").map_or(3, |p| number(p) as usize),
                 ensemble: false,
+                secure: flags.contains_key("secure"),
                 java_jar: java_jar(&flags),
             };
             std::process::exit(driver::run_loop(
@@ -77,6 +83,13 @@ fn main() {
                 dbarrier_members: flags
                     .get("dbarrier-members")
                     .map_or(2, |n| number(n) as u32),
+                secure: match (flags.get("tls-dir"), flags.get("sasl")) {
+                    (Some(dir), Some(sasl)) => {
+                        Some(secure::Secure::from_flags(dir, sasl).unwrap_or_else(|| usage()))
+                    }
+                    (None, None) => None,
+                    _ => usage(),
+                },
             })
         }
         _ => usage(),

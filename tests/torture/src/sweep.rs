@@ -6,13 +6,31 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zkrecipes::{Client, ClientOptions, DistributedQueue};
 
+use crate::secure::{raw_connect, Secure};
+
+/// Where the driver's own clients connect: directly to the servers, secured
+/// like the workers on a secured ensemble.
+pub struct Target<'a> {
+    pub connect: &'a str,
+    pub secure: Option<&'a Secure>,
+}
+
+impl Target<'_> {
+    async fn raw(&self) -> Result<zookeeper_client::Client, zookeeper_client::Error> {
+        raw_connect(self.connect, None, self.secure).await
+    }
+}
+
 /// Takes every item left in the queue, once the workers are gone.
-pub async fn drain(connect: &str, dir: &str) -> (Vec<String>, Option<String>) {
-    let options = ClientOptions {
+pub async fn drain(target: &Target<'_>, dir: &str) -> (Vec<String>, Option<String>) {
+    let mut options = ClientOptions {
         session_timeout: Duration::from_secs(10),
         ..Default::default()
     };
-    let client = match Client::connect(connect, options).await {
+    if let Some(secure) = target.secure {
+        options = secure.options(options);
+    }
+    let client = match Client::connect(target.connect, options).await {
         Ok(client) => client,
         Err(err) => return (Vec::new(), Some(format!("cannot connect to drain: {err}"))),
     };
@@ -54,8 +72,9 @@ pub struct WorkState {
     pub claims: Vec<String>,
 }
 
-pub async fn work_state(connect: &str, dir: &str) -> Result<WorkState, String> {
-    let zk = zookeeper_client::Client::connect(connect)
+pub async fn work_state(target: &Target<'_>, dir: &str) -> Result<WorkState, String> {
+    let zk = target
+        .raw()
         .await
         .map_err(|err| format!("cannot connect to read the work queue: {err}"))?;
     let children = |path: String| {
@@ -92,8 +111,9 @@ pub async fn work_state(connect: &str, dir: &str) -> Result<WorkState, String> {
 
 /// The atomic long's value once the workers are gone (0 while its node does not exist), read
 /// directly in Curator's encoding: 8 bytes big-endian, empty is 0.
-pub async fn counter_value(connect: &str, path: &str) -> Result<i64, String> {
-    let zk = zookeeper_client::Client::connect(connect)
+pub async fn counter_value(target: &Target<'_>, path: &str) -> Result<i64, String> {
+    let zk = target
+        .raw()
         .await
         .map_err(|err| format!("cannot connect to read the counter: {err}"))?;
     match zk.get_data(path).await {
@@ -109,11 +129,12 @@ pub async fn counter_value(connect: &str, path: &str) -> Result<i64, String> {
 /// Every ephemeral node under `root`, waiting out the sessions of killed
 /// workers (a session expires within its timeout plus a server tick).
 pub async fn orphans(
-    connect: &str,
+    target: &Target<'_>,
     root: &str,
     session: Duration,
 ) -> Result<(usize, Vec<(String, i64)>), String> {
-    let zk = zookeeper_client::Client::connect(connect)
+    let zk = target
+        .raw()
         .await
         .map_err(|err| format!("cannot connect for the orphan scan: {err}"))?;
     let deadline = Instant::now() + session + Duration::from_secs(2);
@@ -129,8 +150,8 @@ pub async fn orphans(
 }
 
 /// Deletes the seed's tree (best effort), so that a shared server stays clean.
-pub async fn cleanup(connect: &str, root: &str) {
-    let Ok(zk) = zookeeper_client::Client::connect(connect).await else {
+pub async fn cleanup(target: &Target<'_>, root: &str) {
+    let Ok(zk) = target.raw().await else {
         return;
     };
     let mut order = vec![root.to_string()];

@@ -22,6 +22,7 @@ use zkrecipes::{
 
 use crate::ops;
 use crate::resource::Link;
+use crate::secure::Secure;
 
 /// A call that should answer within its own bound and has not answered this
 /// much later is reported as hung (the driver excuses it during faults).
@@ -38,6 +39,8 @@ pub struct Args {
     pub sem_leases: u32,
     /// The double barrier's `member_count`, the same in every worker of the seed.
     pub dbarrier_members: u32,
+    /// TLS with the client certificate and a SASL login (`--tls-dir`, `--sasl`).
+    pub secure: Option<Secure>,
 }
 
 /// What every task of the worker shares.
@@ -66,6 +69,8 @@ pub struct Ctx {
     pub sessions_lost: AtomicU64,
     /// The double barrier's `member_count`.
     pub dbarrier_members: u32,
+    /// How the worker's own raw sessions (the cache writers') connect on a secured ensemble.
+    pub secure: Option<Secure>,
 }
 
 impl Ctx {
@@ -240,6 +245,7 @@ async fn run(args: Args) -> i32 {
         pauses: Default::default(),
         sessions_lost: AtomicU64::new(0),
         dbarrier_members: args.dbarrier_members,
+        secure: args.secure.clone(),
     };
     let shared = Shared::new(&ctx, args.sem_leases).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the recipe objects: {err}", ctx.name);
@@ -380,12 +386,15 @@ impl Shared {
 /// Connects through the proxy; a fault may be under way, so it keeps trying
 /// until connected or told to finish.
 async fn connect(args: &Args, finish: &Arc<AtomicBool>) -> Option<Client> {
-    let options = ClientOptions {
+    let mut options = ClientOptions {
         session_timeout: args.session,
         connect_timeout: Duration::from_secs(10),
         identity: Some(args.name.clone()),
         ..Default::default()
     };
+    if let Some(secure) = &args.secure {
+        options = secure.options(options);
+    }
     loop {
         match Client::connect(&args.connect, options.clone()).await {
             Ok(client) => return Some(client),

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use zk_harness::FaultProxy;
 
 use crate::resource::{Ev, History};
+use crate::secure::Secure;
 
 /// How to start a worker of this seed.
 pub struct Spec {
@@ -33,12 +34,25 @@ pub struct Spec {
     /// The semaphore's `max_leases` and the double barrier's `member_count` (Rust workers).
     pub sem_leases: u32,
     pub dbarrier_members: u32,
+    /// A secured ensemble: every worker connects over TLS with the client certificate and
+    /// logs in with SASL, through its proxies by `localhost` (the servers' certificate name).
+    pub secure: Option<Secure>,
 }
 
 impl Spec {
     /// Whether slot `index` of `count` runs the Java worker: the last one.
     fn is_java(&self, index: usize, count: usize) -> bool {
         self.java_jar.is_some() && index + 1 == count
+    }
+
+    /// How a worker names `proxy`: `127.0.0.1:<port>`, or `localhost:<port>` on a secured
+    /// ensemble, so that the servers' certificate (for `localhost`) passes the name check.
+    fn proxy_address(&self, proxy: &FaultProxy) -> String {
+        let address = proxy.connect_string();
+        match (&self.secure, address.rsplit_once(':')) {
+            (Some(_), Some((_, port))) => format!("localhost:{port}"),
+            _ => address,
+        }
     }
 
     /// The Java worker's temporary files (the native library the JAR
@@ -89,7 +103,7 @@ impl Workers {
                 .collect();
             let connect = proxies
                 .iter()
-                .map(FaultProxy::connect_string)
+                .map(|p| workers.spec.proxy_address(p))
                 .collect::<Vec<_>>()
                 .join(",")
                 + &workers.spec.chroot;
@@ -144,6 +158,9 @@ impl Workers {
                 command
             }
         };
+        if let Some(secure) = &spec.secure {
+            command.args(secure.flags());
+        }
         let child = command
             .args(["--name", name])
             .args(["--seed", &seed.to_string()])

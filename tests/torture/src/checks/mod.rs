@@ -8,6 +8,7 @@ mod latch;
 mod locks;
 mod queue;
 mod semaphore;
+mod session;
 mod timeline;
 mod work_queue;
 
@@ -49,6 +50,8 @@ pub struct Facts {
     pub sem_leases: u32,
     /// The double barrier's `member_count`.
     pub dbarrier_members: u32,
+    /// A secured ensemble (`--secure`): `session-loss` is judged too.
+    pub secure: bool,
 }
 
 impl Facts {
@@ -82,7 +85,7 @@ impl Check {
 
 pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
     let timeline = Timeline::new(records, facts.end);
-    vec![
+    let mut checks = vec![
         locks::exclusion(records, &timeline, facts, "mutual-exclusion", &[Sec::Excl]),
         locks::exclusion(
             records,
@@ -113,7 +116,11 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),
-    ]
+    ];
+    if facts.secure {
+        checks.push(session::session_loss(records, &timeline, facts));
+    }
+    checks
 }
 
 /// What workers detected themselves: a VIOLATION always fails; a call that

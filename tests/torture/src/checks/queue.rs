@@ -281,6 +281,7 @@ mod tests {
             counters: Vec::new(),
             sem_leases: 1,
             dbarrier_members: 1,
+            secure: false,
         }
     }
 

@@ -105,9 +105,11 @@ pub async fn run(ctx: Arc<Ctx>, root: String, seed: u64) {
 
 /// A client of the writers' own (`None` if it cannot connect now: a fault is under way).
 pub async fn connect(ctx: &Ctx) -> Option<zk::Client> {
-    let connecting = zk::Client::connector()
-        .with_session_timeout(ctx.client.session_timeout())
-        .connect(ctx.client.connect_string());
+    let connecting = crate::secure::raw_connect(
+        ctx.client.connect_string(),
+        Some(ctx.client.session_timeout()),
+        ctx.secure.as_ref(),
+    );
     match tokio::time::timeout(Duration::from_secs(5), connecting).await {
         Ok(Ok(client)) => Some(client),
         Ok(Err(err)) => {
