@@ -157,8 +157,12 @@ impl From<zookeeper_client::Error> for Error {
             Zk::NotEmpty => ErrorCode::NotEmpty,
             Zk::BadVersion => ErrorCode::BadVersion,
             Zk::NoAuth => ErrorCode::NoAuth,
-            Zk::AuthFailed => ErrorCode::AuthFailed,
-            Zk::SessionExpired | Zk::SessionMoved => ErrorCode::SessionExpired,
+            // A request fails with it when a reconnect's login was refused (a password rotated,
+            // a ticket expired), which ends the session: a write retried after a connection loss
+            // may have been applied, so its outcome is unknown, as after an expiry (the torture
+            // suite's secured variant saw an applied ack answer AUTH_FAILED). A refused connect
+            // is told apart before this (`session::connect_error`).
+            Zk::AuthFailed | Zk::SessionExpired | Zk::SessionMoved => ErrorCode::SessionExpired,
             // `Custom` carries the transport's own failures (a broken pipe, "no
             // response from connection in …"): the request's fate is unknown,
             // exactly as after a connection loss, so it is one.
@@ -180,6 +184,9 @@ impl From<zookeeper_client::Error> for Error {
             Zk::NodeExists => "the node exists already".to_string(),
             Zk::NotEmpty => "the node has children".to_string(),
             Zk::NoAuth => "not authorized".to_string(),
+            Zk::AuthFailed => "the ZooKeeper session ended: the server refused its credentials \
+                               when it reconnected (a write in flight may have been applied)"
+                .to_string(),
             Zk::InvalidAcl => "the server refused the ACL (an unknown scheme or a malformed id in \
                                the ACL policy?)"
                 .to_string(),

@@ -754,6 +754,57 @@ async fn a_password_rotated_while_the_session_was_away_is_reported_after_lost() 
     client.close().await;
 }
 
+/// A password rotated while the session is still alive: the reconnect's login is refused,
+/// which ends the session. A request waiting for the connection then fails as after an expiry
+/// (SESSION_EXPIRED: a write's outcome is unknown), not AUTH_FAILED, which reads as "not done"
+/// (the torture suite's secured variant saw an applied ack answer AUTH_FAILED); the holder
+/// hears LOST, and the refusal is in `session_error`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
+    let mut server = SecureServer::start(Kind::TlsStrict, &servers().certs);
+    let (proxy, through) = tls_proxy(server.tls_port);
+    let client = connect(
+        &through,
+        ClientOptions {
+            session_timeout: Duration::from_secs(20),
+            ..options(Some(mutual_tls()), Some(alice()))
+        },
+    )
+    .await;
+    let lock = WriteLock::new(&client, &unique("relogin")).unwrap();
+    let mut events = lock.subscribe();
+    let _guard = lock.acquire().await.unwrap();
+    proxy.drop_all();
+    proxy.set_blackhole(true);
+    let queue = DistributedQueue::new(&client, &unique("relogin-queue")).unwrap();
+    // A request the core retries after a connection loss, as it retries an ack or a release.
+    let offer = tokio::spawn(async move { queue.size().await });
+    server.restart_with_users(&[("alice", "alice-rotated"), ("bob", "bob-secret")]);
+    proxy.set_blackhole(false);
+    let err = tokio::time::timeout(Duration::from_secs(30), offer)
+        .await
+        .expect("the offer ends")
+        .unwrap()
+        .expect_err("the session ended");
+    assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("LOST within 30 s")
+            .unwrap();
+        if matches!(event, zkrecipes::LockEvent::Lost { .. }) {
+            break;
+        }
+    }
+    common::eventually("the refusal reported", Duration::from_secs(20), || async {
+        client
+            .session_error()
+            .is_some_and(|err| err.code() == ErrorCode::AuthFailed)
+    })
+    .await;
+    client.close().await;
+}
+
 // --- From the adversarial review: each way it broke the feature, kept as a test.
 
 #[tokio::test(flavor = "multi_thread")]
