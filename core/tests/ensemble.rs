@@ -78,7 +78,7 @@ async fn tls_sasl_holders_keep_their_sessions_through_a_rolling_restart() {
     let options = zkrecipes::ClientOptions {
         tls: Some(tls),
         sasl: Some(zkrecipes::Sasl::digest_md5("alice", "alice-secret")),
-        ..options(Duration::from_secs(10))
+        ..options(common::rolling::SESSION)
     };
     common::rolling::holders_keep_everything(&mut ensemble, options, "/ens-sasl").await;
     let _ = std::fs::remove_dir_all(certs_dir);

@@ -214,7 +214,7 @@ async fn tls_kerberos_holders_keep_their_sessions_through_a_rolling_restart() {
         .identity(certs.path("client.pem"), certs.path("client-key.pem"));
     let options = ClientOptions {
         tls: Some(tls),
-        session_timeout: Duration::from_secs(10),
+        session_timeout: common::rolling::SESSION,
         ..options()
     };
     common::rolling::holders_keep_everything(&mut ensemble, options, "/ens-krb5").await;

@@ -13,74 +13,19 @@ import itertools
 import os
 import queue
 import subprocess
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import List, Optional
+from typing import List
 
 import pytest
 
 import zkrecipes
 
-HERE = Path(__file__).resolve().parent
+from agents import HERE, LANGS, Agent
+
 ZK = os.environ["ZK_CONNECT"]
-
-
-class Agent:
-    def __init__(self, lang: str, zk: str = ZK, secure: Optional[dict] = None) -> None:
-        self.lang = lang
-        env = {**os.environ, **(secure or {})}
-        if lang == "python":
-            cmd = [sys.executable, str(HERE / "agent.py"), zk]
-        elif lang == "node":
-            cmd = ["node", str(HERE / "agent.js"), zk]
-            # The package as installed from the npm tarball into the test project.
-            env["NODE_PATH"] = str(Path(os.environ["NODE_PROJECT"]) / "node_modules")
-        elif lang == "java":
-            cmd = ["java", "-cp", os.environ["ZKRECIPES_JAR"], str(HERE / "Agent.java"), zk]
-        else:
-            cmd = ["java", "-cp", os.environ["ZKRECIPES_KOTLIN_CP"], "io.zkrecipes.kotlin.CrossAgent", zk]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.lines: "queue.Queue[str]" = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.strip())
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def reply(self, timeout: float = 30.0) -> str:
-        try:
-            return self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"{self.lang} agent did not answer within {timeout} s") from None
-
-    def ask(self, line: str, timeout: float = 30.0) -> str:
-        self.send(line)
-        return self.reply(timeout)
-
-    def maybe_reply(self, timeout: float) -> Optional[str]:
-        try:
-            return self.lines.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def close(self) -> None:
-        try:
-            self.send("quit")
-            self.proc.wait(timeout=15)
-        except Exception:
-            self.proc.kill()
-
-
-LANGS = ["python", "node", "java", "kotlin"]
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,11 @@ use zkrecipes::{
 
 use super::until;
 
+/// The holders' session timeout. The recipes give a hold up once the server has been silent
+/// for half of it (the grace), so a 10 s session lost holds (not the session) when a loaded
+/// machine took quorum away for 7 s during a roll (seen in the cross-language variant).
+pub const SESSION: Duration = Duration::from_secs(30);
+
 /// A lock holder, a latch leader, a semaphore lease and a work-queue delivery of client `a`
 /// (connected through a fault proxy per member), and a lock waiter of client `b`: through a partition of
 /// `a`'s first member and `ZKRECIPES_ROLLING_RESTARTS` rolls (1 unless given; the quorum leader
