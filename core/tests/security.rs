@@ -712,36 +712,74 @@ async fn a_refused_new_session_after_lost_is_reported() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A lock holder on a server of its own (to be restarted with other passwords), connected as
+/// alice through a fault proxy.
+struct HolderBehindAProxy {
+    server: SecureServer,
+    proxy: FaultProxy,
+    client: Client,
+    lock: WriteLock,
+    events: tokio::sync::broadcast::Receiver<zkrecipes::LockEvent>,
+    _guard: zkrecipes::LockGuard,
+}
+
+async fn holder_behind_a_proxy(session_timeout: Duration, tag: &str) -> HolderBehindAProxy {
+    let server = SecureServer::start(Kind::TlsStrict, &servers().certs);
+    let (proxy, through) = tls_proxy(server.tls_port);
+    let client = connect(
+        &through,
+        ClientOptions {
+            session_timeout,
+            ..options(Some(mutual_tls()), Some(alice()))
+        },
+    )
+    .await;
+    let lock = WriteLock::new(&client, &unique(tag)).unwrap();
+    let events = lock.subscribe();
+    let _guard = lock.acquire().await.unwrap();
+    HolderBehindAProxy {
+        server,
+        proxy,
+        client,
+        lock,
+        events,
+        _guard,
+    }
+}
+
+/// The reason of the next `Lost` among `events` (within 30 s).
+async fn next_lost(events: &mut tokio::sync::broadcast::Receiver<zkrecipes::LockEvent>) -> Error {
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("LOST within 30 s")
+            .unwrap();
+        if let zkrecipes::LockEvent::Lost { reason } = event {
+            return reason;
+        }
+    }
+}
+
+/// The users of `secure::SASL_USERS` with alice's password rotated.
+const ROTATED: [(&str, &str); 2] = [("alice", "alice-rotated"), ("bob", "bob-secret")];
+
 /// A password rotated on the server while the holder was cut off past its session: the
 /// holder hears LOST (its session expired), and the new session the client then asks for is
 /// refused for the credentials it still has: said in `session_error` as AUTH_FAILED naming
 /// the SASL user, not retried in silence.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_password_rotated_while_the_session_was_away_is_reported_after_lost() {
-    let mut server = SecureServer::start(Kind::TlsStrict, &servers().certs);
-    let (proxy, through) = tls_proxy(server.tls_port);
-    let client = connect(
-        &through,
-        ClientOptions {
-            session_timeout: Duration::from_secs(2),
-            ..options(Some(mutual_tls()), Some(alice()))
-        },
-    )
-    .await;
-    let lock = WriteLock::new(&client, &unique("rotated")).unwrap();
-    let mut events = lock.subscribe();
-    let _guard = lock.acquire().await.unwrap();
+    let HolderBehindAProxy {
+        mut server,
+        proxy,
+        client,
+        lock,
+        mut events,
+        _guard,
+    } = holder_behind_a_proxy(Duration::from_secs(2), "rotated").await;
     proxy.set_blackhole(true);
-    server.restart_with_users(&[("alice", "alice-rotated"), ("bob", "bob-secret")]);
-    let reason = loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .expect("LOST within 30 s")
-            .unwrap();
-        if let zkrecipes::LockEvent::Lost { reason } = event {
-            break reason;
-        }
-    };
+    server.restart_with_users(&ROTATED);
+    let reason = next_lost(&mut events).await;
     proxy.set_blackhole(false);
     assert_eq!(reason.code(), ErrorCode::SessionExpired, "{reason}");
     common::eventually("the refusal reported", Duration::from_secs(20), || async {
@@ -761,41 +799,28 @@ async fn a_password_rotated_while_the_session_was_away_is_reported_after_lost() 
 /// hears LOST, and the refusal is in `session_error`.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
-    let mut server = SecureServer::start(Kind::TlsStrict, &servers().certs);
-    let (proxy, through) = tls_proxy(server.tls_port);
-    let client = connect(
-        &through,
-        ClientOptions {
-            session_timeout: Duration::from_secs(20),
-            ..options(Some(mutual_tls()), Some(alice()))
-        },
-    )
-    .await;
-    let lock = WriteLock::new(&client, &unique("relogin")).unwrap();
-    let mut events = lock.subscribe();
-    let _guard = lock.acquire().await.unwrap();
+    let HolderBehindAProxy {
+        mut server,
+        proxy,
+        client,
+        lock: _holding,
+        mut events,
+        _guard,
+    } = holder_behind_a_proxy(Duration::from_secs(20), "relogin").await;
     proxy.drop_all();
     proxy.set_blackhole(true);
     let queue = DistributedQueue::new(&client, &unique("relogin-queue")).unwrap();
     // A request the core retries after a connection loss, as it retries an ack or a release.
-    let offer = tokio::spawn(async move { queue.size().await });
-    server.restart_with_users(&[("alice", "alice-rotated"), ("bob", "bob-secret")]);
+    let waiting = tokio::spawn(async move { queue.size().await });
+    server.restart_with_users(&ROTATED);
     proxy.set_blackhole(false);
-    let err = tokio::time::timeout(Duration::from_secs(30), offer)
+    let err = tokio::time::timeout(Duration::from_secs(30), waiting)
         .await
-        .expect("the offer ends")
+        .expect("the call ends")
         .unwrap()
         .expect_err("the session ended");
     assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .expect("LOST within 30 s")
-            .unwrap();
-        if matches!(event, zkrecipes::LockEvent::Lost { .. }) {
-            break;
-        }
-    }
+    next_lost(&mut events).await;
     common::eventually("the refusal reported", Duration::from_secs(20), || async {
         client
             .session_error()
