@@ -793,33 +793,57 @@ async fn a_password_rotated_while_the_session_was_away_is_reported_after_lost() 
 }
 
 /// A password rotated while the session is still alive: the reconnect's login is refused,
-/// which ends the session. A request waiting for the connection then fails as after an expiry
-/// (SESSION_EXPIRED: a write's outcome is unknown), not AUTH_FAILED, which reads as "not done"
-/// (the torture suite's secured variant saw an applied ack answer AUTH_FAILED); the holder
-/// hears LOST, and the refusal is in `session_error`.
+/// which ends the session. A request cut off then fails as after an expiry (SESSION_EXPIRED: a
+/// write's outcome is unknown), not AUTH_FAILED, which reads as "not done" (the torture suite's
+/// secured variant saw an applied ack answer AUTH_FAILED); a counter's update in flight ends;
+/// the holder hears LOST; the refusal is in `session_error`; and a call that waits for the next
+/// session (a lock waiter lines up again on it) is told of the refusal instead of waiting for
+/// as long as the credentials stay wrong (it hung: an adversarial review).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
     let HolderBehindAProxy {
         mut server,
-        proxy,
+        proxy: _proxy,
         client,
         lock: _holding,
         mut events,
         _guard,
     } = holder_behind_a_proxy(Duration::from_secs(20), "relogin").await;
-    proxy.drop_all();
-    proxy.set_blackhole(true);
+    // A counter's update learns its outcome on the next session, which the server refuses:
+    // one in flight at the cut hung for as long as the credentials stayed wrong (an
+    // adversarial review). Updates run back to back, so that one is in flight at the cut.
+    let counter = zkrecipes::DistributedAtomicLong::new(&client, &unique("relogin-count")).unwrap();
+    let (first, mut counted) = tokio::sync::watch::channel(0u32);
+    let updating = tokio::spawn(async move {
+        loop {
+            if let Err(err) = counter.increment().await {
+                return err;
+            }
+            first.send_modify(|n| *n += 1);
+        }
+    });
+    counted.wait_for(|n| *n >= 3).await.unwrap();
+    // The server is killed under the updates (and restarted with alice's password rotated).
+    server.restart_with_users(&ROTATED);
     let queue = DistributedQueue::new(&client, &unique("relogin-queue")).unwrap();
     // A request the core retries after a connection loss, as it retries an ack or a release.
-    let waiting = tokio::spawn(async move { queue.size().await });
-    server.restart_with_users(&ROTATED);
-    proxy.set_blackhole(false);
-    let err = tokio::time::timeout(Duration::from_secs(30), waiting)
+    let err = tokio::time::timeout(Duration::from_secs(30), queue.size())
         .await
         .expect("the call ends")
-        .unwrap()
         .expect_err("the session ended");
     assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
+    let update = tokio::time::timeout(Duration::from_secs(30), updating)
+        .await
+        .expect("the counter's update ends")
+        .unwrap();
+    eprintln!("the update in flight at the cut: {update}");
+    assert!(
+        matches!(
+            update.code(),
+            ErrorCode::ConnectionLoss | ErrorCode::SessionExpired | ErrorCode::AuthFailed
+        ),
+        "{update}"
+    );
     next_lost(&mut events).await;
     common::eventually("the refusal reported", Duration::from_secs(20), || async {
         client
@@ -827,6 +851,15 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
             .is_some_and(|err| err.code() == ErrorCode::AuthFailed)
     })
     .await;
+    // A waiter lines up again on the next session, which the server refuses: it is told so,
+    // not left waiting for as long as the credentials stay wrong.
+    let another = WriteLock::new(&client, &unique("relogin-after")).unwrap();
+    let refused = tokio::time::timeout(Duration::from_secs(30), another.acquire())
+        .await
+        .expect("the acquire ends")
+        .expect_err("no session to acquire in");
+    assert_eq!(refused.code(), ErrorCode::AuthFailed, "{refused}");
+    assert!(refused.message().contains("refuses a new one"), "{refused}");
     client.close().await;
 }
 

@@ -64,8 +64,9 @@ struct Inner {
     acl: Arc<[zk::Acl]>,
     /// The identities the server authenticated (`whoami`), for `NO_AUTH` messages.
     authenticated_as: RwLock<Vec<String>>,
-    /// Why the last attempt at a new session after `Lost` failed, until one succeeds.
-    session_error: RwLock<Option<Error>>,
+    /// Why the last attempt at a new session after `Lost` failed, until one succeeds; a watch,
+    /// so that a call waiting for the next session learns of a refusal (`await_session_after`).
+    session_error: watch::Sender<Option<Error>>,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -127,7 +128,7 @@ impl Client {
             tls,
             acl,
             authenticated_as: RwLock::new(authenticated_as),
-            session_error: RwLock::new(None),
+            session_error: watch::Sender::new(None),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -186,7 +187,7 @@ impl Client {
     /// certificate), until an attempt succeeds. Holders were told `Lost` with
     /// the expiry; this says why no new session comes.
     pub fn session_error(&self) -> Option<Error> {
-        self.inner.session_error.read().unwrap().clone()
+        self.inner.session_error.borrow().clone()
     }
 
     /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).

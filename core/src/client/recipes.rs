@@ -265,37 +265,61 @@ impl Client {
     }
 
     /// Waits until the client has a usable session other than `old` (the
-    /// one that expired), or returns `CLOSED`.
+    /// one that expired), or returns `CLOSED`, or the server's refusal of the
+    /// new session (`refused`).
     pub(crate) async fn await_session_after(&self, old: i64) -> Result<()> {
-        let mut state = self.inner.state.subscribe();
-        loop {
-            let now = *state.borrow_and_update();
-            match now {
-                ConnectionState::Closed => return Err(Error::closed()),
-                s if s.is_usable() && self.session_id()? != old => return Ok(()),
-                _ => {}
-            }
-            if state.changed().await.is_err() {
-                return Err(Error::closed());
-            }
-        }
+        self.await_session(|state, client| Ok(state.is_usable() && client.session_id()? != old))
+            .await
     }
 
     /// Waits until the client has a usable session again after `Lost`
-    /// (or returns `CLOSED`).
+    /// (or returns `CLOSED`, or the server's refusal of the new session).
     pub(crate) async fn await_new_session(&self) -> Result<()> {
+        self.await_session(|state, _| Ok(state.is_usable())).await
+    }
+
+    async fn await_session(
+        &self,
+        ready: impl Fn(ConnectionState, &Client) -> Result<bool>,
+    ) -> Result<()> {
         let mut state = self.inner.state.subscribe();
+        let mut refusals = self.inner.session_error.subscribe();
         loop {
-            match *state.borrow_and_update() {
-                ConnectionState::Closed => return Err(Error::closed()),
-                s if s.is_usable() => return Ok(()),
-                _ => {}
-            }
-            if state.changed().await.is_err() {
+            let now = *state.borrow_and_update();
+            if now == ConnectionState::Closed {
                 return Err(Error::closed());
+            }
+            if ready(now, self)? {
+                return Ok(());
+            }
+            // A new session the server refuses (a password rotated, a ticket or certificate
+            // expired) does not come by itself: waiting for it hung a counter's update for as
+            // long as the credentials stayed wrong (an adversarial review, issue 47).
+            let refusal = refusals.borrow_and_update().clone().filter(is_refusal);
+            if let Some(refused) = refusal {
+                return Err(Error::new(
+                    refused.code(),
+                    format!(
+                        "the ZooKeeper session ended, and the server refuses a new one: {}",
+                        refused.message()
+                    ),
+                ));
+            }
+            tokio::select! {
+                changed = state.changed() => changed.map_err(|_| Error::closed())?,
+                changed = refusals.changed() => changed.map_err(|_| Error::closed())?,
             }
         }
     }
+}
+
+/// A failure to open a new session that will not pass by itself: the credentials or the TLS
+/// setup, not an outage.
+pub(super) fn is_refusal(err: &Error) -> bool {
+    matches!(
+        err.code(),
+        ErrorCode::AuthFailed | ErrorCode::InvalidArgument | ErrorCode::TlsRefused
+    )
 }
 
 /// Deletes `path`, retrying across connection losses until the server

@@ -213,7 +213,7 @@ pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatche
             Ok(session) => {
                 let authenticated_as = whoami(&session, &options).await;
                 let strong = inner.upgrade()?;
-                *strong.session_error.write().unwrap() = None;
+                strong.session_error.send_replace(None);
                 *strong.authenticated_as.write().unwrap() = authenticated_as;
                 let watcher = session.state_watcher();
                 let mut slot = strong.session.write().unwrap();
@@ -227,14 +227,13 @@ pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatche
             Err(err) => {
                 // A refusal (credentials, a certificate) will not pass by itself:
                 // said loudly, and kept for `session_error`.
-                match err.code() {
-                    ErrorCode::AuthFailed | ErrorCode::InvalidArgument | ErrorCode::TlsRefused => {
-                        tracing::error!("the server refuses a new ZooKeeper session: {err}")
-                    }
-                    _ => tracing::warn!("cannot open a new ZooKeeper session yet: {err}"),
+                if super::recipes::is_refusal(&err) {
+                    tracing::error!("the server refuses a new ZooKeeper session: {err}")
+                } else {
+                    tracing::warn!("cannot open a new ZooKeeper session yet: {err}")
                 }
                 if let Some(strong) = inner.upgrade() {
-                    *strong.session_error.write().unwrap() = Some(err);
+                    strong.session_error.send_replace(Some(err));
                 }
                 backoff.sleep().await;
             }
