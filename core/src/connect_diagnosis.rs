@@ -114,8 +114,7 @@ fn sasl_mismatch(server: &Server, tls: Option<&Tls>, sasl: &Sasl) -> Option<Erro
     let answer = match (server.tls, tls) {
         (true, Some(tls)) => {
             let config = probe_config(roots(tls)?, identity(tls)).ok()?;
-            let name = ServerName::try_from(server.host.clone()).ok()?;
-            let connection = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+            let connection = client_connection(config, &server.host).ok()?;
             server_sasl(&mut rustls::StreamOwned::new(connection, stream))?
         }
         (true, None) => return None,
@@ -190,8 +189,7 @@ fn tls_probe(at: &str, server: &Server, stream: TcpStream, tls: &Tls) -> Option<
     let identity = identity(tls);
     let given_identity = identity.is_some();
     let config = probe_config(roots, identity).ok()?;
-    let name = ServerName::try_from(server.host.clone()).ok()?;
-    let mut connection = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+    let mut connection = client_connection(config, &server.host).ok()?;
     let mut stream = stream;
     let mut tls_stream = rustls::Stream::new(&mut connection, &mut stream);
     // Handshake, then one read: with TLS 1.3 a server that wants a client
@@ -321,9 +319,8 @@ pub(crate) fn tls_four_letter(server: &str, tls: &Tls, command: &str) -> std::io
         .ok_or_else(|| invalid("no address"))?;
     let config = probe_config(roots(tls).ok_or_else(|| invalid("no CA"))?, identity(tls))
         .map_err(|err| invalid(&err.to_string()))?;
-    let name = ServerName::try_from(host.to_string()).map_err(|_| invalid("bad host name"))?;
-    let mut connection = rustls::ClientConnection::new(Arc::new(config), name)
-        .map_err(|err| invalid(&err.to_string()))?;
+    let mut connection =
+        client_connection(config, host).map_err(|err| invalid(&err.to_string()))?;
     let mut stream = TcpStream::connect_timeout(&address, PROBE_TIMEOUT)?;
     stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
     stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
@@ -369,6 +366,19 @@ pub(crate) fn check_identity(cert: &str, key: &str) -> std::result::Result<(), S
     } else {
         Err("the key does not belong to the certificate".to_string())
     }
+}
+
+/// A probe's TLS connection to `host`, with the server name indication the session's own
+/// connection sends: none for a name with an underscore (`zk_1`), which the Java server answers
+/// with an alert (the same rule as the session crate's `TlsInnerClient::connect`).
+fn client_connection(
+    mut config: rustls::ClientConfig,
+    host: &str,
+) -> Result<rustls::ClientConnection, rustls::Error> {
+    let name = ServerName::try_from(host.to_string())
+        .map_err(|_| rustls::Error::General(format!("{host:?} is no host name")))?;
+    config.enable_sni = !host.contains('_');
+    rustls::ClientConnection::new(Arc::new(config), name)
 }
 
 fn probe_config(

@@ -198,19 +198,42 @@ async fn hostname_mismatch_and_turning_verification_off() {
 }
 
 /// A host that is no DNS name (a label ending in a hyphen) cannot be checked against a
-/// certificate: a clear refusal, where the TLS connect used to panic its session task.
+/// certificate: refused at once as INVALID_ARGUMENT naming it, where the TLS connect panicked
+/// its session task, and then was retried until the connect timeout as CONNECTION_LOSS (an
+/// adversarial review). Plain, the same name is only a host to resolve.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_host_name_tls_cannot_check_is_refused_without_a_panic() {
+async fn a_host_name_tls_cannot_check_is_refused_at_once() {
     let s = servers();
-    let options = ClientOptions {
-        connect_timeout: Duration::from_secs(2),
-        ..options(Some(tls()), None)
-    };
-    let err = Client::connect(&format!("zk-:{}", s.tls.tls_port), options)
+    for connect in [
+        format!("zk-:{}", s.tls.tls_port),
+        format!("tcp+tls://-zk:{}", s.tls.tls_port),
+    ] {
+        let err = refused(&connect, options(Some(tls()), None)).await;
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        assert!(
+            err.message()
+                .contains("neither a DNS name nor an IP address"),
+            "{err}"
+        );
+    }
+    let plain = Client::connect(&format!("zk-:{}", s.tls.plain_port), options(None, None))
         .await
-        .expect_err("no such host name");
-    assert_ne!(err.code(), ErrorCode::Internal, "{err}");
-    assert!(!err.message().contains("panic"), "{err}");
+        .expect_err("no such host");
+    assert_ne!(plain.code(), ErrorCode::InvalidArgument, "{plain}");
+}
+
+/// A trailing comma in the connect string, as ZooKeeper's Java client takes it: it was
+/// refused as "empty connect string" (an adversarial review).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trailing_comma_in_the_connect_string_is_taken() {
+    let s = servers();
+    let client = connect_to(&format!("{},", s.tls.tls_connect()), Some(tls())).await;
+    assert!(client.session_id().unwrap() != 0);
+    client.close().await;
+}
+
+async fn connect_to(connect_string: &str, tls: Option<Tls>) -> Client {
+    connect(connect_string, options(tls, None)).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -101,6 +101,8 @@ pub(super) fn validate_options(connect_string: &str, options: &ClientOptions) ->
     let mut chroot = None;
     for spec in connect_string.split(',').filter(|h| !h.trim().is_empty()) {
         let spec = spec.trim();
+        let tls = spec.starts_with("tcp+tls://")
+            || (options.tls.is_some() && !spec.starts_with("tcp://"));
         let spec = spec
             .strip_prefix("tcp+tls://")
             .or_else(|| spec.strip_prefix("tcp://"))
@@ -112,7 +114,7 @@ pub(super) fn validate_options(connect_string: &str, options: &ClientOptions) ->
         if rest.is_some() {
             chroot = rest;
         }
-        check_host(host).map_err(|why| {
+        check_host(host, tls).map_err(|why| {
             Error::invalid_argument(format!("bad connect string {connect_string:?}: {why}"))
         })?;
     }
@@ -159,7 +161,7 @@ pub(super) fn validate_options(connect_string: &str, options: &ClientOptions) ->
 /// `host:port` (or `[v6]:port`): a malformed one is a usage error at once,
 /// not a connect timeout later (found by the CLI's adversarial test: `::::`
 /// waited the whole connect timeout).
-fn check_host(host: &str) -> std::result::Result<(), String> {
+fn check_host(host: &str, tls: bool) -> std::result::Result<(), String> {
     let host = host.trim();
     let (name, port) = match host.rsplit_once(':') {
         Some((name, port)) => (name, Some(port)),
@@ -168,6 +170,15 @@ fn check_host(host: &str) -> std::result::Result<(), String> {
     let name = name.trim_start_matches('[').trim_end_matches(']');
     if name.is_empty() || name.trim_matches(':').is_empty() {
         return Err(format!("{host:?} has no host name"));
+    }
+    // TLS checks the server's certificate against the name: one that is neither a DNS name
+    // nor an IP address (`zk-`) can never pass, and the session would retry it until the
+    // connect timeout and then say CONNECTION_LOSS (an adversarial review).
+    if tls && rustls::pki_types::ServerName::try_from(name).is_err() {
+        return Err(format!(
+            "{name:?} is neither a DNS name nor an IP address, which TLS needs to check the \
+             server's certificate against"
+        ));
     }
     if let Some(port) = port {
         if !port.parse::<u16>().is_ok_and(|p| p > 0) {

@@ -19,6 +19,13 @@ pub(super) async fn open_session(
     options: ClientOptions,
     tls: Option<zk::TlsOptions>,
 ) -> Result<zk::Client> {
+    // Empty entries (a trailing comma, as ZooKeeper's Java client takes) were passed over
+    // by the validation; the session crate calls such a string empty.
+    let connect_string = connect_string
+        .split(',')
+        .filter(|server| !server.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(",");
     // Spawned on the shared runtime: the session's I/O task lives where it is
     // created, and must outlive the caller's runtime (a test, a binding call).
     let task = runtime::handle().spawn(async move {

@@ -31,7 +31,7 @@ impl TlsDynamicConnector {
         Ok(Arc::new(Self { config: RwLock::new((version, config)), options }))
     }
 
-    pub fn get(&self) -> TlsConnector {
+    pub fn get(&self) -> Arc<ClientConfig> {
         let (version, mut config) = self.config.read().unwrap().clone();
         if let Some((updated_version, certs)) = self.options.certs.get_updated(version) {
             let options = TlsClientOptions {
@@ -50,7 +50,7 @@ impl TlsDynamicConnector {
                 },
             };
         }
-        TlsConnector::from(config)
+        config
     }
 
     fn skip_version(&self, expected_version: u64, updated_version: u64) -> bool {
@@ -73,19 +73,26 @@ impl TlsDynamicConnector {
 
 #[derive(Clone)]
 enum TlsInnerClient {
-    Static(TlsConnector),
+    Static(Arc<ClientConfig>),
     Dynamic(Arc<TlsDynamicConnector>),
 }
 
 impl TlsInnerClient {
     async fn connect(&self, domain: ServerName<'static>, stream: TcpStream) -> std::io::Result<TlsStream<TcpStream>> {
-        match self {
-            Self::Static(connector) => connector.connect(domain, stream).await,
-            Self::Dynamic(connector) => {
-                let connector = connector.get();
-                connector.connect(domain, stream).await
-            },
+        let mut config = match self {
+            Self::Static(config) => config.clone(),
+            Self::Dynamic(connector) => connector.get(),
+        };
+        // A host name with an underscore (`zk_1`, common under docker-compose) is no host name
+        // of RFC 6066: the Java server answers such a server name indication with an
+        // `illegal_parameter` alert, and the Java client sends none for it. Neither do we; the
+        // certificate is still checked against the name.
+        if matches!(&domain, ServerName::DnsName(name) if name.as_ref().contains('_')) {
+            let mut without_sni = (*config).clone();
+            without_sni.enable_sni = false;
+            config = Arc::new(without_sni);
         }
+        TlsConnector::from(config).connect(domain, stream).await
     }
 }
 
@@ -105,7 +112,7 @@ impl TlsClient {
                     fips: options.fips,
                 };
                 let config = Self::create_config(options)?;
-                TlsInnerClient::Static(TlsConnector::from(config))
+                TlsInnerClient::Static(config)
             },
             TlsInnerCerts::Dynamic(certs) => {
                 let options = TlsClientOptions {
