@@ -846,6 +846,7 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
         }
     });
     counted.wait_for(|n| *n >= 3).await.unwrap();
+    let mut states = client.subscribe();
     // The server is killed under the updates (and restarted with alice's password rotated).
     server.restart_with_users(&ROTATED);
     let queue = DistributedQueue::new(&client, &unique("relogin-queue")).unwrap();
@@ -874,6 +875,17 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
             .is_some_and(|err| err.code() == ErrorCode::AuthFailed)
     })
     .await;
+    // Never told RECONNECTED: every reconnect's login was refused (it was told, 10 ms before
+    // LOST: the session crate announced the connection before the SASL exchange).
+    let mut told = Vec::new();
+    while let Ok(state) = states.try_recv() {
+        told.push(state);
+    }
+    assert!(told.contains(&zkrecipes::ConnectionState::Lost), "{told:?}");
+    assert!(
+        !told.contains(&zkrecipes::ConnectionState::Reconnected),
+        "{told:?}"
+    );
     // A waiter lines up again on the next session, which the server refuses: it is told so,
     // not left waiting for as long as the credentials stay wrong.
     let another = WriteLock::new(&client, &unique("relogin-after")).unwrap();

@@ -478,9 +478,15 @@ impl Session {
         self.session_expired_timeout = self.session_timeout * 7 / 5;
     }
 
+    /// Connected as far as the connect response goes; told to the state's watchers only once
+    /// the rest of the connecting exchange (SASL, `auth`, `SetWatches`) has succeeded
+    /// (`start_once`): told at once, a reconnect whose SASL login the server then refused read
+    /// as connected, 10 ms before the session was given up (zkrecipes' issue 47).
     fn complete_connect(&mut self) {
         let state = if self.session.readonly { SessionState::ConnectedReadOnly } else { SessionState::SyncConnected };
-        self.change_state(state);
+        if !self.session_state.is_terminated() {
+            self.session_state = state;
+        }
     }
 
     fn handle_connect_response(&mut self, mut body: &[u8]) -> Result<(), Error> {
@@ -717,10 +723,17 @@ impl Session {
         match self.serve_connecting(&mut conn, buf, depot).await {
             Err(err) => {
                 warn!("fails to establish session to {} due to {}", endpoint, err);
+                // Never told connected: still disconnected to the watchers.
+                if self.session_state.is_connected() {
+                    self.session_state = SessionState::Disconnected;
+                }
                 Err(err)
             },
             _ => {
                 info!("succeeds to establish session to {}", endpoint);
+                let state = self.session_state;
+                self.watch_manager.dispatch_session_state(state);
+                self.state_sender.send(state).ignore();
                 Ok(conn)
             },
         }
