@@ -265,22 +265,40 @@ impl Client {
     }
 
     /// Waits until the client has a usable session other than `old` (the
-    /// one that expired), or returns `CLOSED`, or the server's refusal of the
-    /// new session (`refused`).
+    /// one that expired), or returns `CLOSED`. Waits through refusals of the
+    /// new session (the client keeps trying: fixed credentials recover it),
+    /// as a background driver must (an election's offer).
     pub(crate) async fn await_session_after(&self, old: i64) -> Result<()> {
-        self.await_session(|state, client| Ok(state.is_usable() && client.session_id()? != old))
-            .await
+        let ready = |state: ConnectionState, client: &Client| {
+            Ok(state.is_usable() && client.session_id()? != old)
+        };
+        self.await_session(ready, false).await
+    }
+
+    /// As `await_session_after`, for a caller's own call (an acquire lining up again, a
+    /// counter's update learning its outcome): the server's refusal of the new session (a
+    /// password rotated, a ticket or certificate expired) ends the wait with that refusal,
+    /// since it does not pass by itself (a counter's update hung for as long as the
+    /// credentials stayed wrong: an adversarial review, issue 47).
+    pub(crate) async fn await_session_after_unless_refused(&self, old: i64) -> Result<()> {
+        let ready = |state: ConnectionState, client: &Client| {
+            Ok(state.is_usable() && client.session_id()? != old)
+        };
+        self.await_session(ready, true).await
     }
 
     /// Waits until the client has a usable session again after `Lost`
-    /// (or returns `CLOSED`, or the server's refusal of the new session).
+    /// (or returns `CLOSED`), through refusals: watchers and drivers that
+    /// outlive an outage wait for it to end.
     pub(crate) async fn await_new_session(&self) -> Result<()> {
-        self.await_session(|state, _| Ok(state.is_usable())).await
+        self.await_session(|state, _| Ok(state.is_usable()), false)
+            .await
     }
 
     async fn await_session(
         &self,
         ready: impl Fn(ConnectionState, &Client) -> Result<bool>,
+        unless_refused: bool,
     ) -> Result<()> {
         let mut state = self.inner.state.subscribe();
         let mut refusals = self.inner.session_error.subscribe();
@@ -292,11 +310,8 @@ impl Client {
             if ready(now, self)? {
                 return Ok(());
             }
-            // A new session the server refuses (a password rotated, a ticket or certificate
-            // expired) does not come by itself: waiting for it hung a counter's update for as
-            // long as the credentials stayed wrong (an adversarial review, issue 47).
             let refusal = refusals.borrow_and_update().clone().filter(is_refusal);
-            if let Some(refused) = refusal {
+            if let Some(refused) = refusal.filter(|_| unless_refused) {
                 return Err(Error::new(
                     refused.code(),
                     format!(

@@ -30,7 +30,7 @@ pub(super) async fn confirm_not_applied(
             // expiry instead, as before, said SESSION_EXPIRED for a write that may have
             // applied, and a caller retrying on it counted it twice.)
             Err(err) if err.code() == ErrorCode::SessionExpired => {
-                let next = client.await_session_after(session).await;
+                let next = client.await_session_after_unless_refused(session).await;
                 next.map_err(|err| unknown(what, &err))?;
                 session = client.session_id().map_err(|err| unknown(what, &err))?;
             }

@@ -82,7 +82,10 @@ impl Attempt {
                 // it lines up again on the client's next session.
                 Err(err) if err.code() == ErrorCode::SessionExpired => {
                     self.node = None;
-                    self.core.client().await_session_after(session).await?;
+                    self.core
+                        .client()
+                        .await_session_after_unless_refused(session)
+                        .await?;
                 }
                 other => return other,
             }

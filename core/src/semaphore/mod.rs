@@ -312,7 +312,9 @@ impl SemaphoreCore {
                         && deadline.is_none_or(|at| Instant::now() < at) =>
                 {
                     drop((attempt, mutex));
-                    self.client.await_session_after(session).await?;
+                    self.client
+                        .await_session_after_unless_refused(session)
+                        .await?;
                 }
                 Err(err) => {
                     attempt.abandon().await;
