@@ -269,10 +269,7 @@ impl Client {
     /// new session (the client keeps trying: fixed credentials recover it),
     /// as a background driver must (an election's offer).
     pub(crate) async fn await_session_after(&self, old: i64) -> Result<()> {
-        let ready = |state: ConnectionState, client: &Client| {
-            Ok(state.is_usable() && client.session_id()? != old)
-        };
-        self.await_session(ready, false).await
+        self.await_session_other_than(old, false).await
     }
 
     /// As `await_session_after`, for a caller's own call (an acquire lining up again, a
@@ -281,10 +278,14 @@ impl Client {
     /// since it does not pass by itself (a counter's update hung for as long as the
     /// credentials stayed wrong: an adversarial review, issue 47).
     pub(crate) async fn await_session_after_unless_refused(&self, old: i64) -> Result<()> {
+        self.await_session_other_than(old, true).await
+    }
+
+    async fn await_session_other_than(&self, old: i64, unless_refused: bool) -> Result<()> {
         let ready = |state: ConnectionState, client: &Client| {
             Ok(state.is_usable() && client.session_id()? != old)
         };
-        self.await_session(ready, true).await
+        self.await_session(ready, unless_refused).await
     }
 
     /// Waits until the client has a usable session again after `Lost`
@@ -312,6 +313,7 @@ impl Client {
             }
             let refusal = refusals.borrow_and_update().clone().filter(is_refusal);
             if let Some(refused) = refusal.filter(|_| unless_refused) {
+                // Only a refusal: an outage (CONNECTION_LOSS) passes by itself.
                 return Err(Error::new(
                     refused.code(),
                     format!(
