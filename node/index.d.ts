@@ -52,7 +52,12 @@ export interface TlsOptions {
 
 export type SaslOptions =
   | { mechanism: 'DIGEST-MD5', username: string, password: string | Buffer }
-  | { mechanism: 'GSSAPI', service?: string, host?: string }
+  /**
+   * Kerberos: by default the process's credentials (KRB5CCNAME, KRB5_CLIENT_KTNAME);
+   * `principal` ('name@REALM') and `keytab` (a path) give this client an identity of its own.
+   * `service` and `host` name the server principal.
+   */
+  | { mechanism: 'GSSAPI', service?: string, host?: string, principal?: string, keytab?: string }
 
 export interface AclEntry {
   /** Letters of 'rwcda', 'all', or the permission bits (1 to 31). */

@@ -170,17 +170,19 @@ function security (tls, sasl, acl) {
     if (typeof sasl !== 'object') throw new TypeError("sasl must be { mechanism: 'DIGEST-MD5' | 'GSSAPI', ... }")
     // A misspelt key (`user`, `pass`) would otherwise connect without it and fail far from the typo.
     for (const key of Object.keys(sasl)) {
-      if (!['mechanism', 'username', 'password', 'service', 'host'].includes(key)) {
-        throw new TypeError(`unknown sasl option ${key}: mechanism, username, password, service, host`)
+      if (!['mechanism', 'username', 'password', 'service', 'host', 'principal', 'keytab'].includes(key)) {
+        throw new TypeError(`unknown sasl option ${key}: mechanism, username, password, service, host, principal, keytab`)
       }
     }
     out.saslMechanism = requireString('sasl.mechanism', sasl.mechanism)
-    for (const key of ['username', 'service', 'host']) {
+    for (const key of ['username', 'service', 'host', 'principal', 'keytab']) {
       if (sasl[key] !== undefined) requireString(`sasl.${key}`, sasl[key])
     }
     out.saslUsername = sasl.username
     out.saslService = sasl.service
     out.saslHost = sasl.host
+    out.saslPrincipal = sasl.principal
+    out.saslKeytab = sasl.keytab
     if (sasl.password !== undefined) {
       if (typeof sasl.password !== 'string' && !Buffer.isBuffer(sasl.password)) {
         throw new TypeError('sasl.password must be a string or a Buffer')

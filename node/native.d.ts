@@ -288,6 +288,8 @@ export interface ConnectOptions {
   saslPassword?: Buffer
   saslService?: string
   saslHost?: string
+  saslPrincipal?: string
+  saslKeytab?: string
   aclPolicy?: string
   aclEntries?: Array<AclEntry>
 }

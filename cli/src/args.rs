@@ -76,7 +76,7 @@ pub struct Common {
     #[arg(long, global = true, requires = "tls_ca")]
     pub tls_no_verify_hostname: bool,
     /// SASL authentication: `digest` (DIGEST-MD5, `user:password` from
-    /// --auth-file or ZKRECIPES_AUTH) or `gssapi` (Kerberos ticket cache / KRB5_CLIENT_KTNAME).
+    /// --auth-file or ZKRECIPES_AUTH) or `gssapi` (Kerberos: the ticket cache, KRB5_CLIENT_KTNAME, or --sasl-principal/--sasl-keytab).
     #[arg(long, global = true, value_name = "MECHANISM")]
     pub sasl: Option<String>,
     /// The Kerberos service of the server principal (default zookeeper).
@@ -85,6 +85,12 @@ pub struct Common {
     /// The host of the server principal (default: the server connected to).
     #[arg(long, global = true, value_name = "HOST")]
     pub sasl_host: Option<String>,
+    /// The Kerberos principal to log in as (name@REALM), not the default one.
+    #[arg(long, global = true, value_name = "PRINCIPAL")]
+    pub sasl_principal: Option<String>,
+    /// The Kerberos client keytab to log in from (as --sasl-principal, or its first principal).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub sasl_keytab: Option<PathBuf>,
     /// ACL of every node the recipes create: open, creator, creator-world-read,
     /// or entries scheme:id:perms separated by commas (e.g. sasl:alice:rwcda,world:anyone:r).
     /// Default: open without credentials, creator with any.

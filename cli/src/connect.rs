@@ -27,6 +27,8 @@ pub async fn connect(common: &Common) -> Result<Client, Failure> {
         sasl_mechanism: common.sasl.clone(),
         sasl_service: common.sasl_service.clone(),
         sasl_host: common.sasl_host.clone(),
+        sasl_principal: common.sasl_principal.clone(),
+        sasl_keytab: common.sasl_keytab.as_ref().map(|k| k.display().to_string()),
         acl_policy: common.acl.clone(),
         ..SecuritySettings::default()
     };

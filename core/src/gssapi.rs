@@ -5,13 +5,10 @@
 //! missing library or a missing ticket is a clear `AUTH_FAILED` at once, not a
 //! handshake retried until the connect timeout.
 
-use libgssapi::context::{ClientCtx, CtxFlags};
-use libgssapi::credential::{Cred, CredUsage};
-use libgssapi::name::Name;
-use libgssapi::oid::{GSS_MECH_KRB5, GSS_NT_HOSTBASED_SERVICE};
 use zookeeper_client as zk;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::security::Sasl;
 
 /// Whether the MIT Kerberos library opens, or why not (naming it). Our builds open it at run
 /// time (`tools/gssapi-runtime`, by this name or `ZKRECIPES_GSSAPI_LIBRARY`, which a test points
@@ -30,36 +27,76 @@ fn kerberos_library() -> std::result::Result<(), String> {
     }
 }
 
-pub(crate) fn options(service: &str, host: Option<&str>) -> Result<zk::SaslOptions> {
+/// The fork's GSSAPI options for `sasl`, once the library and the credentials were found.
+pub(crate) fn options(sasl: &Sasl) -> Result<zk::GssapiSaslOptions> {
+    let Sasl::Gssapi {
+        service,
+        host,
+        principal,
+        keytab,
+    } = sasl
+    else {
+        unreachable!("GSSAPI options of {}", sasl.describe());
+    };
     kerberos_library().map_err(|why| {
         Error::new(
             ErrorCode::AuthFailed,
             format!("SASL GSSAPI needs the MIT Kerberos library: {why}"),
         )
     })?;
-    if let Err(err) = Cred::acquire(None, None, CredUsage::Initiate, None) {
+    let mut options = zk::SaslOptions::gssapi().with_username(service.clone());
+    if let Some(host) = host {
+        options = options.with_hostname(host.clone());
+    }
+    if let Some(principal) = principal {
+        options = options.with_principal(principal.clone());
+    }
+    if let Some(keytab) = keytab {
+        options = options.with_keytab(keytab.clone());
+    }
+    if let Err(err) = options.check_credentials() {
+        let (whose, what_to_do) = match (principal, keytab) {
+            (None, None) => (
+                "SASL GSSAPI".to_string(),
+                "run kinit, or point KRB5CCNAME at a ticket cache or KRB5_CLIENT_KTNAME at a \
+                 client keytab, or give a principal and keytab"
+                    .to_string(),
+            ),
+            (Some(principal), None) => (
+                principal.clone(),
+                format!("run kinit {principal}, or give its keytab"),
+            ),
+            (principal, Some(keytab)) => (
+                format!(
+                    "{} from the keytab {}",
+                    principal.as_deref().unwrap_or("its first principal"),
+                    keytab.display()
+                ),
+                format!(
+                    "check that the keytab holds the principal's keys: klist -k {}",
+                    keytab.display()
+                ),
+            ),
+        };
         return Err(Error::new(
             ErrorCode::AuthFailed,
-            format!(
-                "no Kerberos credentials for SASL GSSAPI: {err}; run kinit, or point KRB5CCNAME \
-                 at a ticket cache or KRB5_CLIENT_KTNAME at a client keytab"
-            ),
+            format!("no Kerberos credentials for {whose}: {err}; {what_to_do}"),
         ));
     }
-    let mut options = zk::SaslOptions::gssapi().with_username(service.to_string());
-    if let Some(host) = host {
-        options = options.with_hostname(host.to_string());
-    }
-    Ok(options.into())
+    Ok(options)
 }
 
-/// Whether a service ticket for `service@host` can be had: a wrong service
-/// name, a host the KDC does not know (an address instead of the name in the
-/// principal) fail here at once, by name, instead of in the SASL handshake
-/// that the session crate retries until the connect timeout.
-pub(crate) fn check_service(service: &str, host: &str) -> Result<()> {
-    let principal = format!("{service}@{host}");
-    let refused = |err: libgssapi::error::Error| {
+/// Whether a service ticket for `service@host` can be had with this client's
+/// credentials: a wrong service name, a host the KDC does not know (an address
+/// instead of the name in the principal), a keytab without the principal fail
+/// here at once, by name, instead of in the SASL handshake that the session
+/// crate retries until the connect timeout.
+pub(crate) fn check_service(
+    options: &zk::GssapiSaslOptions,
+    service: &str,
+    host: &str,
+) -> Result<()> {
+    options.check_service(host).map_err(|err| {
         Error::new(
             ErrorCode::AuthFailed,
             format!(
@@ -67,13 +104,5 @@ pub(crate) fn check_service(service: &str, host: &str) -> Result<()> {
                  in the server's principal, or set the SASL service and host)"
             ),
         )
-    };
-    let name = Name::new(principal.as_bytes(), Some(&GSS_NT_HOSTBASED_SERVICE)).map_err(refused)?;
-    let mut context = ClientCtx::new(
-        None,
-        name,
-        CtxFlags::GSS_C_MUTUAL_FLAG,
-        Some(&GSS_MECH_KRB5),
-    );
-    context.step(None, None).map(|_| ()).map_err(refused)
+    })
 }

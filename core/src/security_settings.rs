@@ -4,7 +4,9 @@
 
 use crate::client::ClientOptions;
 use crate::error::{Error, Result};
-use crate::security::{Acl, AclPolicy, Pem, Perms, Sasl, Tls};
+use std::path::PathBuf;
+
+use crate::security::{Acl, AclPolicy, Pem, Perms, Sasl, SaslFields, Tls};
 
 /// Filled by a binding from its language's options; `apply` checks and converts.
 #[doc(hidden)]
@@ -22,6 +24,9 @@ pub struct SecuritySettings {
     pub sasl_password: Option<Vec<u8>>,
     pub sasl_service: Option<String>,
     pub sasl_host: Option<String>,
+    /// GSSAPI: the client principal and the keytab to log in from (a path).
+    pub sasl_principal: Option<String>,
+    pub sasl_keytab: Option<String>,
     /// `open`, `creator`, `creator-world-read`, `default`, or entries
     /// `scheme:id:perms,…` (`AclPolicy::parse`); ignored when entries are given.
     pub acl_policy: Option<String>,
@@ -71,10 +76,14 @@ impl SecuritySettings {
             None => None,
             Some(mechanism) => Some(Sasl::from_mechanism(
                 &mechanism,
-                self.sasl_username.as_deref(),
-                self.sasl_password,
-                self.sasl_service.as_deref(),
-                self.sasl_host.as_deref(),
+                SaslFields {
+                    username: self.sasl_username,
+                    password: self.sasl_password,
+                    service: self.sasl_service,
+                    host: self.sasl_host,
+                    principal: self.sasl_principal,
+                    keytab: self.sasl_keytab.map(PathBuf::from),
+                },
             )?),
         };
         options.acl = match self.acl_entries {

@@ -91,6 +91,107 @@ async fn a_client_keytab_authenticates_without_kinit() {
     std::env::remove_var("KRB5_CLIENT_KTNAME");
 }
 
+/// Two clients of one process log in as two principals, each from its own keytab, with no
+/// credentials in the process's environment; each node's creator ACL names its own principal.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_clients_of_one_process_log_in_as_two_principals_from_their_keytabs() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    std::env::set_var(
+        "KRB5CCNAME",
+        format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
+    );
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+    let as_principal = |principal: String, keytab| ClientOptions {
+        sasl: Some(Sasl::gssapi().principal(&principal).keytab(keytab)),
+        acl: zkrecipes::AclPolicy::Creator,
+        ..options()
+    };
+    let client = Client::connect(
+        &realm.server.connect(),
+        as_principal(realm.kdc.client_principal(), realm.kdc.client_keytab()),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    let reporter = Client::connect(
+        &realm.server.connect(),
+        as_principal(realm.kdc.second_principal(), realm.kdc.second_keytab()),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
+    assert_eq!(
+        reporter.authenticated_as(),
+        vec!["sasl:reporter".to_string()]
+    );
+    // The keytab alone: its first (only) principal.
+    let by_keytab = Client::connect(
+        &realm.server.connect(),
+        ClientOptions {
+            sasl: Some(Sasl::gssapi().keytab(realm.kdc.second_keytab())),
+            ..options()
+        },
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    assert_eq!(
+        by_keytab.authenticated_as(),
+        vec!["sasl:reporter".to_string()]
+    );
+    // Each one's items are its own: the other principal may not take them.
+    let queue = DistributedQueue::new(&client, "/krb5/two-principals").unwrap();
+    queue.offer(b"for client only").await.unwrap();
+    let theirs = DistributedQueue::new(&reporter, "/krb5/two-principals").unwrap();
+    assert_eq!(theirs.poll().await.unwrap_err().code(), ErrorCode::NoAuth);
+    assert_eq!(queue.poll().await.unwrap().unwrap(), b"for client only");
+    for c in [client, reporter, by_keytab] {
+        c.close().await;
+    }
+}
+
+/// A principal its keytab does not hold, or a principal with no tickets: `AUTH_FAILED` at
+/// once, naming the principal and the keytab.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_principal_its_keytab_does_not_hold_fails_at_once_naming_both() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    std::env::set_var(
+        "KRB5CCNAME",
+        format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
+    );
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+    let keytab = realm.kdc.second_keytab();
+    for (sasl, named) in [
+        (
+            Sasl::gssapi()
+                .principal(&realm.kdc.client_principal())
+                .keytab(&keytab),
+            vec![realm.kdc.client_principal(), keytab.display().to_string()],
+        ),
+        (
+            Sasl::gssapi().principal(&realm.kdc.second_principal()),
+            vec![realm.kdc.second_principal()],
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let err = Client::connect(
+            &realm.server.connect(),
+            ClientOptions {
+                sasl: Some(sasl),
+                connect_timeout: Duration::from_secs(8),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
+        for name in named {
+            assert!(err.message().contains(&name), "{name}: {err}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(8), "{err}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn no_ticket_says_kinit() {
     let realm = realm();

@@ -138,6 +138,23 @@ test('Kerberos: SASL GSSAPI with the client keytab', async () => {
   } finally { await c.close() }
 })
 
+test('Kerberos: two clients of one process as two principals, one from a keytab of its own', async () => {
+  const own = { mechanism: 'GSSAPI', principal: process.env.ZK_KRB5_SECOND_PRINCIPAL, keytab: process.env.ZK_KRB5_SECOND_KEYTAB }
+  const reporter = await zk.Client.connect(process.env.ZK_KRB5_CONNECT, { sasl: own })
+  const client = await zk.Client.connect(process.env.ZK_KRB5_CONNECT, { sasl: { mechanism: 'GSSAPI' }, acl: 'creator' })
+  try {
+    assert.deepEqual(reporter.authenticatedAs, ['sasl:reporter'])
+    assert.deepEqual(client.authenticatedAs, ['sasl:client'])
+    const dir = unique('krb5-two')
+    await client.queue(dir).offer(Buffer.from('for client only'))
+    await assert.rejects(reporter.queue(dir).poll(), { code: 'NO_AUTH' })
+  } finally { await reporter.close(); await client.close() }
+  await assert.rejects(async () => zk.Client.connect(process.env.ZK_KRB5_CONNECT, { sasl: { mechanism: 'GSSAPI', keytab: 42 } }),
+    (e) => e instanceof TypeError && /sasl.keytab/.test(e.message))
+  await assert.rejects(zk.Client.connect(process.env.ZK_KRB5_CONNECT, { sasl: { ...own, principal: process.env.ZK_KRB5_PRINCIPAL } }),
+    (e) => e.code === 'AUTH_FAILED' && e.message.includes(process.env.ZK_KRB5_PRINCIPAL) && e.message.includes(process.env.ZK_KRB5_SECOND_KEYTAB))
+})
+
 test('Kerberos without a ticket or keytab: AUTH_FAILED that names kinit', async () => {
   // process.env writes through to the C environment libgssapi reads.
   const saved = { KRB5CCNAME: process.env.KRB5CCNAME, KRB5_CLIENT_KTNAME: process.env.KRB5_CLIENT_KTNAME }

@@ -59,7 +59,8 @@ def secure() -> Iterator[dict]:
     """Secured servers of `zk-harness serve --secure`: `tls` (client certificate optional, SASL
     DIGEST-MD5 users alice and bob), `strict` (client certificate and SASL required), `plain`
     (the plain port of the first), `certs` (the certificate directory), `krb5` (a server that
-    requires Kerberos) with `krb5_config`, `krb5_keytab` and `krb5_principal`."""
+    requires Kerberos) with `krb5_config`, `krb5_keytab` and `krb5_principal`, and another client's
+    `krb5_second_keytab` and `krb5_second_principal`."""
     if os.environ.get("ZK_TLS_CONNECT"):
         # Started by tests/with-secure-zk (`make test` starts one set for every suite).
         yield {
@@ -71,6 +72,8 @@ def secure() -> Iterator[dict]:
             "krb5_config": os.environ["ZK_KRB5_CONFIG"],
             "krb5_keytab": os.environ["ZK_KRB5_KEYTAB"],
             "krb5_principal": os.environ["ZK_KRB5_PRINCIPAL"],
+            "krb5_second_keytab": os.environ["ZK_KRB5_SECOND_KEYTAB"],
+            "krb5_second_principal": os.environ["ZK_KRB5_SECOND_PRINCIPAL"],
         }
         return
     harness = os.environ.get("ZK_HARNESS", str(REPO / "target" / "debug" / "zk-harness"))
@@ -101,6 +104,8 @@ def secure() -> Iterator[dict]:
             "krb5_config": found["ZK_KRB5_CONFIG"],
             "krb5_keytab": found["ZK_KRB5_KEYTAB"],
             "krb5_principal": found["ZK_KRB5_PRINCIPAL"],
+            "krb5_second_keytab": found["ZK_KRB5_SECOND_KEYTAB"],
+            "krb5_second_principal": found["ZK_KRB5_SECOND_PRINCIPAL"],
         }
     finally:
         assert proc.stdin is not None

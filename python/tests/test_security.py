@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import queue
 import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Callable, Iterator, Tuple
 
 import pytest
@@ -184,6 +186,32 @@ def test_kerberos_with_a_client_keytab_and_without_a_ticket(secure, path, tmp_pa
     monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'empty'}")
     with pytest.raises(zkrecipes.AuthFailedError, match="kinit"):
         zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi())
+
+
+def test_two_clients_of_one_process_are_two_kerberos_principals(secure, path, tmp_path, monkeypatch):
+    # No credentials in the environment: each client logs in from its own keytab only.
+    monkeypatch.setenv("KRB5_CONFIG", secure["krb5_config"])
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{tmp_path / 'none'}")
+    monkeypatch.delenv("KRB5_CLIENT_KTNAME", raising=False)
+    first = Sasl.gssapi(principal=secure["krb5_principal"], keytab=Path(secure["krb5_keytab"]))
+    second = Sasl.gssapi(principal=secure["krb5_second_principal"], keytab=secure["krb5_second_keytab"])
+    assert "principal=" in repr(second) and "reporter" in repr(second)
+    with zkrecipes.Client(secure["krb5"], sasl=first, acl="creator") as client, \
+            zkrecipes.Client(secure["krb5"], sasl=second) as reporter:
+        assert client.authenticated_as == ["sasl:client"]
+        assert reporter.authenticated_as == ["sasl:reporter"]
+        client.queue(path).offer(b"for client only")
+        with pytest.raises(zkrecipes.NoAuthError):
+            reporter.queue(path).poll()
+    assert not (tmp_path / "none").exists(), "the user's ticket cache was written"
+    with pytest.raises(zkrecipes.AuthFailedError, match="reporter"):
+        zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi(principal=secure["krb5_second_principal"]))
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="no-such.keytab"):
+        zkrecipes.Client(secure["krb5"], sasl=Sasl.gssapi(keytab=tmp_path / "no-such.keytab"))
+    with pytest.raises(TypeError, match="keytab"):
+        Sasl.gssapi(keytab=42)  # type: ignore[arg-type]
+    kept = pickle.loads(pickle.dumps(second))
+    assert (kept.principal, kept.keytab) == (second.principal, second.keytab)
 
 
 def test_pem_text_in_a_str_and_bad_types(secure):

@@ -57,7 +57,7 @@ class Tls:
 class Sasl:
     """SASL authentication: ``Sasl.digest_md5(user, password)`` or ``Sasl.gssapi()`` (Kerberos)."""
 
-    __slots__ = ("mechanism", "username", "_password", "service", "host")
+    __slots__ = ("mechanism", "username", "_password", "service", "host", "principal", "keytab")
 
     def __init__(
         self,
@@ -66,9 +66,20 @@ class Sasl:
         password: Union[str, bytes, None] = None,
         service: Optional[str] = None,
         host: Optional[str] = None,
+        principal: Optional[str] = None,
+        keytab: Union[str, "os.PathLike[str]", None] = None,
     ) -> None:
         """A mechanism by name (``"DIGEST-MD5"``, ``"GSSAPI"``); ``digest_md5`` and ``gssapi`` read better."""
-        for name, value in (("mechanism", mechanism), ("username", username), ("service", service), ("host", host)):
+        if keytab is not None and isinstance(keytab, os.PathLike):
+            keytab = os.fspath(keytab)
+        for name, value in (
+            ("mechanism", mechanism),
+            ("username", username),
+            ("service", service),
+            ("host", host),
+            ("principal", principal),
+            ("keytab", keytab),
+        ):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"sasl {name} must be a str, got {type(value).__name__}")
         if password is not None and not isinstance(password, (str, bytes)):
@@ -78,6 +89,8 @@ class Sasl:
         self._password = password.encode() if isinstance(password, str) else password
         self.service = service
         self.host = host
+        self.principal = principal
+        self.keytab = keytab
 
     @classmethod
     def digest_md5(cls, username: str, password: Union[str, bytes]) -> Sasl:
@@ -87,10 +100,19 @@ class Sasl:
         return cls("DIGEST-MD5", username, password)
 
     @classmethod
-    def gssapi(cls, service: str = "zookeeper", host: Optional[str] = None) -> Sasl:
-        """Kerberos with the ticket cache (``KRB5CCNAME``) or a client keytab (``KRB5_CLIENT_KTNAME``).
-        ``host`` is the server principal's host part (default: the server connected to)."""
-        return cls("GSSAPI", service=service, host=host)
+    def gssapi(
+        cls,
+        service: str = "zookeeper",
+        host: Optional[str] = None,
+        principal: Optional[str] = None,
+        keytab: Union[str, "os.PathLike[str]", None] = None,
+    ) -> Sasl:
+        """Kerberos. By default with the process's credentials: the ticket cache (``KRB5CCNAME``)
+        or a client keytab (``KRB5_CLIENT_KTNAME``). ``principal`` (``name@REALM``) and ``keytab``
+        give this client an identity of its own, as a JAAS ``Client`` section does: two clients
+        of one process can log in as two principals. ``host`` is the server principal's host
+        part (default: the server connected to)."""
+        return cls("GSSAPI", service=service, host=host, principal=principal, keytab=keytab)
 
     def __reduce__(self) -> tuple:
         # pickle (and copy) would write the password in clear into whatever stores the pickle.
@@ -99,17 +121,21 @@ class Sasl:
                 "a Sasl with a password cannot be pickled (the pickle would hold the password in clear): "
                 "pass the username and read the password where the Client is made"
             )
-        return (Sasl, (self.mechanism, self.username, None, self.service, self.host))
+        return (Sasl, (self.mechanism, self.username, None, self.service, self.host, self.principal, self.keytab))
 
     def __copy__(self) -> Sasl:
-        return Sasl(self.mechanism, self.username, self._password, self.service, self.host)
+        return Sasl(
+            self.mechanism, self.username, self._password, self.service, self.host, self.principal, self.keytab
+        )
 
     def __deepcopy__(self, memo: dict) -> Sasl:
         return self.__copy__()
 
     def __repr__(self) -> str:
         if self.mechanism == "GSSAPI":
-            return f"Sasl.gssapi(service={self.service!r}, host={self.host!r})"
+            given = [f"service={self.service!r}", f"host={self.host!r}"]
+            given += [f"{k}={v!r}" for k, v in (("principal", self.principal), ("keytab", self.keytab)) if v is not None]
+            return f"Sasl.gssapi({', '.join(given)})"
         return f"Sasl.digest_md5({self.username!r}, <password>)"
 
 
@@ -165,6 +191,8 @@ def _settings(tls: Optional[Tls], sasl: Optional[Sasl], acl: Optional[AclPolicy]
         "sasl_password": sasl._password if sasl else None,
         "sasl_service": sasl.service if sasl else None,
         "sasl_host": sasl.host if sasl else None,
+        "sasl_principal": sasl.principal if sasl else None,
+        "sasl_keytab": sasl.keytab if sasl else None,
         "acl_policy": policy,
         "acl_entries": entries,
     }

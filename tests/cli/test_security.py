@@ -135,6 +135,27 @@ def test_kerberos_with_a_client_keytab_and_without_a_ticket(tmp_path):
     assert "kinit" in missing.stderr.decode() and "KRB5CCNAME" in missing.stderr.decode()
 
 
+def test_kerberos_as_a_principal_of_its_own_from_its_keytab(tmp_path):
+    # No credentials in the environment: only the flags can log in.
+    krb5 = {"KRB5_CONFIG": os.environ["ZK_KRB5_CONFIG"], "KRB5CCNAME": f"FILE:{tmp_path / 'none'}", "KRB5_CLIENT_KTNAME": str(tmp_path / "no.keytab")}
+    second = ["--sasl-principal", os.environ["ZK_KRB5_SECOND_PRINCIPAL"], "--sasl-keytab", os.environ["ZK_KRB5_SECOND_KEYTAB"]]
+    done = run("--connect", KRB5, "--sasl", "gssapi", *second, "status", "/cli-security", env=krb5)
+    assert done.returncode == 0, done.stderr
+    assert "authenticated as sasl:reporter" in done.stdout.decode()
+    assert not (tmp_path / "none").exists(), "the user's ticket cache was written"
+    # A principal its keytab does not hold: refused at once, naming both.
+    wrong = ["--sasl-principal", os.environ["ZK_KRB5_PRINCIPAL"], "--sasl-keytab", os.environ["ZK_KRB5_SECOND_KEYTAB"]]
+    started = time.monotonic()
+    refused = run("--connect", KRB5, "--sasl", "gssapi", *wrong, "--connect-timeout", "8s", "status", "/cli-security", env=krb5)
+    assert refused.returncode == NO_PERMISSION, refused
+    message = refused.stderr.decode()
+    assert os.environ["ZK_KRB5_PRINCIPAL"] in message and os.environ["ZK_KRB5_SECOND_KEYTAB"] in message, message
+    assert time.monotonic() - started < 8
+    digest_with_keytab = run("--connect", TLS, *tls(), "--sasl", "digest", *second, "status", "/cli-security",
+                             env={"ZKRECIPES_AUTH": "alice:alice-secret"})
+    assert digest_with_keytab.returncode == USAGE and "GSSAPI's" in digest_with_keytab.stderr.decode(), digest_with_keytab
+
+
 def test_without_the_kerberos_library_gssapi_names_it():
     done = run("--connect", KRB5, "--sasl", "gssapi", "status", "/cli-security",
                env={"ZKRECIPES_GSSAPI_LIBRARY": "/nonexistent/libgssapi_krb5.so.2"})

@@ -75,7 +75,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             ..ClientOptions::default()
         };
         // `tls`: ca, cert, key (paths or PEM text), verify hostname ("true"/"false");
-        // `sasl`: mechanism, username, service, host; `acl_entries`: perms, scheme, id, ...
+        // `sasl`: mechanism, username, service, host, principal, keytab; `acl_entries`: perms, scheme, id, ...
         let tls = strings(env, &tls)?;
         let sasl = strings(env, &sasl)?;
         let entries = strings(env, &acl_entries)?;
@@ -93,6 +93,8 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             },
             sasl_service: at(&sasl, 2),
             sasl_host: at(&sasl, 3),
+            sasl_principal: at(&sasl, 4),
+            sasl_keytab: at(&sasl, 5),
             acl_policy: optional_string(env, &acl_policy)?,
             acl_entries: match acl_entries.is_null() {
                 true => None,

@@ -28,6 +28,8 @@ pub struct NativeClientOptions {
     pub sasl_password: Option<Vec<u8>>,
     pub sasl_service: Option<String>,
     pub sasl_host: Option<String>,
+    pub sasl_principal: Option<String>,
+    pub sasl_keytab: Option<String>,
     pub acl_policy: Option<String>,
     pub acl_entries: Option<Vec<NativeAcl>>,
 }
@@ -61,6 +63,8 @@ pub async fn connect(
         sasl_password: options.sasl_password,
         sasl_service: options.sasl_service,
         sasl_host: options.sasl_host,
+        sasl_principal: options.sasl_principal,
+        sasl_keytab: options.sasl_keytab,
         acl_policy: options.acl_policy,
         acl_entries: options.acl_entries.map(|entries| {
             entries

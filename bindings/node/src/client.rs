@@ -25,6 +25,8 @@ pub struct ConnectOptions {
     pub sasl_password: Option<Buffer>,
     pub sasl_service: Option<String>,
     pub sasl_host: Option<String>,
+    pub sasl_principal: Option<String>,
+    pub sasl_keytab: Option<String>,
     pub acl_policy: Option<String>,
     pub acl_entries: Option<Vec<AclEntry>>,
 }
@@ -70,6 +72,8 @@ pub fn connect<'env>(
         sasl_password: options.sasl_password.map(|p| p.to_vec()),
         sasl_service: options.sasl_service,
         sasl_host: options.sasl_host,
+        sasl_principal: options.sasl_principal,
+        sasl_keytab: options.sasl_keytab,
         acl_policy: options.acl_policy,
         acl_entries: options.acl_entries.map(|entries| {
             entries

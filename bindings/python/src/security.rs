@@ -33,6 +33,8 @@ pub struct SecurityArgs {
     sasl_password: Option<Vec<u8>>,
     sasl_service: Option<String>,
     sasl_host: Option<String>,
+    sasl_principal: Option<String>,
+    sasl_keytab: Option<String>,
     acl_policy: Option<String>,
     acl_entries: Option<Vec<(String, String, String)>>,
 }
@@ -49,6 +51,8 @@ impl From<SecurityArgs> for SecuritySettings {
             sasl_password: args.sasl_password,
             sasl_service: args.sasl_service,
             sasl_host: args.sasl_host,
+            sasl_principal: args.sasl_principal,
+            sasl_keytab: args.sasl_keytab,
             acl_policy: args.acl_policy,
             acl_entries: args.acl_entries,
         }

@@ -35,20 +35,28 @@ pub(super) async fn open_session(
         if let Some(auth) = &options.auth {
             connector = connector.with_auth(&auth.scheme, &auth.credentials);
         }
+        // GSSAPI's options are kept to check the service ticket with the same credentials.
+        let mut gssapi = None;
         if let Some(sasl) = &options.sasl {
-            connector = connector.with_sasl(sasl.options()?);
+            connector = connector.with_sasl(match sasl {
+                Sasl::Gssapi { .. } => gssapi.insert(crate::gssapi::options(sasl)?).clone().into(),
+                Sasl::DigestMd5 { .. } => sasl.options()?,
+            });
         }
         let secure = tls.is_some();
         if let Some(tls) = tls {
             connector = connector.with_tls(tls);
         }
         let servers = connect_diagnosis::servers(&connect_string, secure);
-        if let Some(Sasl::Gssapi { service, host }) = &options.sasl {
+        if let (Some(Sasl::Gssapi { service, host, .. }), Some(gssapi)) = (&options.sasl, &gssapi) {
             // One server the KDC knows is enough: the session may go to any of them.
             let mut refusal = None;
             for server in &servers {
-                match crate::gssapi::check_service(service, host.as_deref().unwrap_or(&server.host))
-                {
+                match crate::gssapi::check_service(
+                    gssapi,
+                    service,
+                    host.as_deref().unwrap_or(&server.host),
+                ) {
                     Ok(()) => {
                         refusal = None;
                         break;

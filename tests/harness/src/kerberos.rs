@@ -15,9 +15,11 @@ use crate::{free_ports, temp_dir, Standalone};
 
 pub const REALM: &str = "ZKRECIPES.TEST";
 pub const CLIENT: &str = "client";
+/// A second client principal: two identities in one process.
+pub const SECOND_CLIENT: &str = "reporter";
 
-/// `krb5kdc` with a fresh database: principals `zookeeper/localhost` and
-/// `client`, each with a keytab.
+/// `krb5kdc` with a fresh database: principals `zookeeper/localhost`,
+/// `client` and `reporter`, each with a keytab.
 pub struct Kdc {
     pub dir: PathBuf,
     pub port: u16,
@@ -91,6 +93,7 @@ impl Kdc {
         for (principal, keytab) in [
             ("zookeeper/localhost", "server.keytab"),
             (CLIENT, "client.keytab"),
+            (SECOND_CLIENT, "reporter.keytab"),
         ] {
             tool(
                 &sbin("kadmin.local"),
@@ -147,6 +150,15 @@ impl Kdc {
 
     pub fn client_principal(&self) -> String {
         format!("{CLIENT}@{REALM}")
+    }
+
+    /// The keytab of `SECOND_CLIENT`.
+    pub fn second_keytab(&self) -> PathBuf {
+        self.dir.join("reporter.keytab")
+    }
+
+    pub fn second_principal(&self) -> String {
+        format!("{SECOND_CLIENT}@{REALM}")
     }
 }
 

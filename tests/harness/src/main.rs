@@ -85,6 +85,8 @@ fn serve_secure() {
     println!("ZK_KRB5_CONFIG={}", kdc.krb5_conf().display());
     println!("ZK_KRB5_KEYTAB={}", kdc.client_keytab().display());
     println!("ZK_KRB5_PRINCIPAL={}", kdc.client_principal());
+    println!("ZK_KRB5_SECOND_KEYTAB={}", kdc.second_keytab().display());
+    println!("ZK_KRB5_SECOND_PRINCIPAL={}", kdc.second_principal());
     println!("ZK_TLS_CONNECT={}", tls.tls_connect());
     println!("ZK_TLS_STRICT_CONNECT={}", strict.tls_connect());
     println!("ZK_CERTS={}", certs.dir.display());

@@ -216,6 +216,7 @@ macro_rules! gss_api {
 
 gss_api! {
     fn gss_acquire_cred(minor: *mut OM_uint32, desired_name: gss_name_t, time_req: OM_uint32, desired_mechs: gss_OID_set, cred_usage: gss_cred_usage_t, output_cred_handle: *mut gss_cred_id_t, actual_mechs: *mut gss_OID_set, time_rec: *mut OM_uint32);
+    fn gss_acquire_cred_from(minor: *mut OM_uint32, desired_name: gss_name_t, time_req: OM_uint32, desired_mechs: gss_OID_set, cred_usage: gss_cred_usage_t, cred_store: gss_const_key_value_set_t, output_cred_handle: *mut gss_cred_id_t, actual_mechs: *mut gss_OID_set, time_rec: *mut OM_uint32);
     fn gss_release_cred(minor: *mut OM_uint32, cred_handle: *mut gss_cred_id_t);
     fn gss_inquire_cred(minor: *mut OM_uint32, cred_handle: gss_cred_id_t, name: *mut gss_name_t, lifetime: *mut OM_uint32, cred_usage: *mut gss_cred_usage_t, mechanisms: *mut gss_OID_set);
     fn gss_inquire_cred_by_oid(minor: *mut OM_uint32, cred_handle: gss_cred_id_t, desired_object: gss_OID, data_set: *mut gss_buffer_set_t);

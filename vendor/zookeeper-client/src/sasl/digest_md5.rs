@@ -68,6 +68,6 @@ impl SaslInitiator for DigestMd5SaslOptions {
         let config = SASLConfig::builder().with_defaults().with_callback(callback).unwrap();
         let client = SASLClient::new(config);
         let session = client.start_suggested(&[Mechname::parse(b"DIGEST-MD5").unwrap()]).unwrap();
-        SaslSession::new(session)
+        SaslSession::new(Box::new(session))
     }
 }

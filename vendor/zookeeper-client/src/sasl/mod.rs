@@ -16,8 +16,6 @@ mod mechanisms {
     mod digest_md5;
 }
 
-use rsasl::prelude::*;
-
 use crate::error::Error;
 
 pub(crate) type Result<T, E = crate::error::Error> = std::result::Result<T, E>;
@@ -72,23 +70,60 @@ impl SaslInitiator for SaslOptions {
     }
 }
 
+/// How far a mechanism got with a step.
+pub(crate) enum Progress {
+    Running,
+    Finished { sent: bool },
+}
+
+/// The client side of one SASL mechanism's exchange.
+pub(crate) trait Mechanism: Send {
+    fn name(&self) -> &str;
+
+    /// Whether the client speaks first (an initial response).
+    fn client_first(&self) -> bool;
+
+    /// Answers the server's `challenge` into `output`.
+    fn step(&mut self, challenge: &[u8], output: &mut Vec<u8>) -> Result<Progress>;
+}
+
+#[cfg(feature = "sasl-digest-md5")]
+impl Mechanism for rsasl::prelude::Session {
+    fn name(&self) -> &str {
+        self.get_mechname().as_str()
+    }
+
+    fn client_first(&self) -> bool {
+        self.are_we_first()
+    }
+
+    fn step(&mut self, challenge: &[u8], output: &mut Vec<u8>) -> Result<Progress> {
+        use rsasl::prelude::{MessageSent, State};
+        Ok(match rsasl::prelude::Session::step(self, Some(challenge), output).map_err(Error::other)? {
+            State::Running => Progress::Running,
+            State::Finished(MessageSent::Yes) => Progress::Finished { sent: true },
+            State::Finished(MessageSent::No) => Progress::Finished { sent: false },
+        })
+    }
+}
+
 pub struct SaslSession {
     output: Vec<u8>,
-    session: Session,
+    mechanism: Box<dyn Mechanism>,
     finished: bool,
 }
 
 impl SaslSession {
-    fn new(session: Session) -> Result<Self> {
-        let mut session = Self { session, output: Default::default(), finished: false };
-        if session.session.are_we_first() {
+    pub(crate) fn new(mechanism: Box<dyn Mechanism>) -> Result<Self> {
+        let mut session = Self { mechanism, output: Default::default(), finished: false };
+        if session.mechanism.client_first() {
             session.step(Default::default())?;
         }
         Ok(session)
     }
 
     pub fn name(&self) -> &str {
-        self.session.get_mechname().as_str()
+        self.mechanism.name()
     }
 
     pub fn initial(&self) -> &[u8] {
@@ -100,13 +135,13 @@ impl SaslSession {
             return Err(Error::UnexpectedError(format!("SASL {} session already finished", self.name())));
         }
         self.output.clear();
-        match self.session.step(Some(challenge), &mut self.output).map_err(Error::other)? {
-            State::Running => Ok(Some(&self.output)),
-            State::Finished(MessageSent::Yes) => {
+        match self.mechanism.step(challenge, &mut self.output)? {
+            Progress::Running => Ok(Some(&self.output)),
+            Progress::Finished { sent: true } => {
                 self.finished = true;
                 Ok(Some(&self.output))
             },
-            State::Finished(MessageSent::No) => {
+            Progress::Finished { sent: false } => {
                 self.finished = true;
                 Ok(None)
             },

@@ -3,13 +3,16 @@ package io.zkrecipes;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Objects;
 
 /**
  * SASL authentication: {@code Sasl.digestMd5("alice", password)} (a user of the server's JAAS
  * {@code Server} section) or {@code Sasl.gssapi()} (Kerberos: the ticket cache of
- * {@code KRB5CCNAME} or the client keytab of {@code KRB5_CLIENT_KTNAME}).
+ * {@code KRB5CCNAME} or the client keytab of {@code KRB5_CLIENT_KTNAME}, or a principal and
+ * keytab of the client's own, as a JAAS {@code Client} section gives them:
+ * {@code Sasl.gssapi().principal("app@EXAMPLE.COM").keytab(Path.of("app.keytab"))}).
  */
 public final class Sasl {
     private final String mechanism;
@@ -18,6 +21,8 @@ public final class Sasl {
     private boolean destroyed;
     private String service;
     private String host;
+    private String principal;
+    private String keytab;
 
     private Sasl(String mechanism, String username, char[] password) {
         this.mechanism = mechanism;
@@ -48,6 +53,24 @@ public final class Sasl {
         return this;
     }
 
+    /**
+     * The client principal to log in as ({@code name@REALM}; GSSAPI): its tickets in the ticket
+     * cache, or from {@link #keytab(Path)}. Two clients of one process can be two principals.
+     */
+    public Sasl principal(String principal) {
+        this.principal = Objects.requireNonNull(principal, "principal");
+        return this;
+    }
+
+    /**
+     * The client keytab to log in from (GSSAPI), as the {@link #principal(String)} or the
+     * keytab's first one; its tickets are kept in memory, never in the user's ticket cache.
+     */
+    public Sasl keytab(Path keytab) {
+        this.keytab = Objects.requireNonNull(keytab, "keytab").toString();
+        return this;
+    }
+
     /** Clears the password copy; a client connected with it keeps what it needs. */
     public void destroy() {
         if (password != null) {
@@ -58,12 +81,22 @@ public final class Sasl {
 
     @Override
     public String toString() {
-        return "GSSAPI".equals(mechanism) ? "Sasl.gssapi()" : "Sasl.digestMd5(" + username + ", <password>)";
+        if (!"GSSAPI".equals(mechanism)) {
+            return "Sasl.digestMd5(" + username + ", <password>)";
+        }
+        StringBuilder text = new StringBuilder("Sasl.gssapi()");
+        if (principal != null) {
+            text.append(".principal(").append(principal).append(')');
+        }
+        if (keytab != null) {
+            text.append(".keytab(").append(keytab).append(')');
+        }
+        return text.toString();
     }
 
-    /** mechanism, username, service, host: what the native layer takes. */
+    /** mechanism, username, service, host, principal, keytab: what the native layer takes. */
     String[] settings() {
-        return new String[] {mechanism, username, service, host};
+        return new String[] {mechanism, username, service, host, principal, keytab};
     }
 
     /** The password as UTF-8, for one native call; the caller clears it. */

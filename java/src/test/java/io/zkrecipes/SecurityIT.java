@@ -189,6 +189,26 @@ class SecurityIT {
         }
     }
 
+    @Test
+    void twoClientsOfOneProcessAreTwoKerberosPrincipals() {
+        Sasl own = Sasl.gssapi()
+                .principal(env("ZK_KRB5_SECOND_PRINCIPAL"))
+                .keytab(java.nio.file.Path.of(env("ZK_KRB5_SECOND_KEYTAB")));
+        assertTrue(own.toString().contains("reporter"), own.toString());
+        try (Client reporter = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(own));
+             Client client = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(Sasl.gssapi()))) {
+            assertEquals(List.of("sasl:reporter"), reporter.authenticatedAs());
+            assertEquals(List.of("sasl:client"), client.authenticatedAs());
+        }
+        Sasl wrong = Sasl.gssapi()
+                .principal(env("ZK_KRB5_PRINCIPAL"))
+                .keytab(java.nio.file.Path.of(env("ZK_KRB5_SECOND_KEYTAB")));
+        ZkException e = assertThrows(ZkException.class,
+                () -> Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(wrong)));
+        assertEquals(ZkException.Code.AUTH_FAILED, e.getCode());
+        assertTrue(e.getMessage().contains(env("ZK_KRB5_PRINCIPAL")), e.getMessage());
+    }
+
     /**
      * {@code zk-harness proxy} before a server: {@link #connect} goes through it by the
      * certificate's host name (TLS runs end to end through the proxy), {@link #send} a command.

@@ -95,6 +95,8 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
                 saslPassword = password,
                 saslService = (sasl as? Sasl.Gssapi)?.service,
                 saslHost = (sasl as? Sasl.Gssapi)?.host,
+                saslPrincipal = (sasl as? Sasl.Gssapi)?.principal,
+                saslKeytab = (sasl as? Sasl.Gssapi)?.keytab?.toString(),
                 aclPolicy = options.acl?.name,
                 aclEntries = options.acl?.nativeEntries(),
             )

@@ -27,8 +27,17 @@ sealed class Sasl {
         override fun toString() = "Sasl.DigestMd5($username, <password>)"
     }
 
-    /** Kerberos: the ticket cache (`KRB5CCNAME`) or a client keytab (`KRB5_CLIENT_KTNAME`). */
-    data class Gssapi(val service: String = "zookeeper", val host: String? = null) : Sasl()
+    /**
+     * Kerberos: by default the ticket cache (`KRB5CCNAME`) or a client keytab (`KRB5_CLIENT_KTNAME`);
+     * [principal] (`name@REALM`) and [keytab] give this client an identity of its own, as a JAAS
+     * `Client` section does. [service] and [host] name the server principal.
+     */
+    data class Gssapi(
+        val service: String = "zookeeper",
+        val host: String? = null,
+        val principal: String? = null,
+        val keytab: java.nio.file.Path? = null,
+    ) : Sasl()
 }
 
 /** One ACL entry: `Acl("rwcda", "sasl", "alice")`; perms as letters, "all" or bits (1 to 31). */

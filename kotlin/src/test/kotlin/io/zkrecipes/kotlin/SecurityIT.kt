@@ -92,6 +92,23 @@ class SecurityIT {
         }
     }
 
+    @Test
+    fun twoClientsOfOneProcessAreTwoKerberosPrincipals(): Unit = runBlocking {
+        val own = Sasl.Gssapi(
+            principal = env("ZK_KRB5_SECOND_PRINCIPAL"),
+            keytab = java.nio.file.Path.of(env("ZK_KRB5_SECOND_KEYTAB")),
+        )
+        Client.connect(env("ZK_KRB5_CONNECT"), options(sasl = own)).use { reporter ->
+            Client.connect(env("ZK_KRB5_CONNECT"), options(sasl = Sasl.Gssapi())).use { client ->
+                assertEquals(listOf("sasl:reporter"), reporter.authenticatedAs)
+                assertEquals(listOf("sasl:client"), client.authenticatedAs)
+            }
+        }
+        assertThrows<ZkException.AuthFailed> {
+            runBlocking { Client.connect(env("ZK_KRB5_CONNECT"), options(sasl = own.copy(principal = env("ZK_KRB5_PRINCIPAL")))) }
+        }
+    }
+
     /**
      * `zk-harness proxy` before a server: [connect] goes through it by the certificate's host
      * name (TLS runs end to end through the proxy); [send] gives it a command.
