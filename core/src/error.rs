@@ -96,6 +96,15 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A failure to open a new session that will not pass by itself: the credentials or the TLS
+    /// setup, not an outage.
+    pub(crate) fn is_refusal(&self) -> bool {
+        matches!(
+            self.code,
+            ErrorCode::AuthFailed | ErrorCode::InvalidArgument | ErrorCode::TlsRefused
+        )
+    }
+
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Error {
             code,

@@ -19,7 +19,6 @@ mod event;
 #[doc(hidden)]
 pub mod ffi;
 mod group;
-mod gssapi;
 mod handoff;
 pub mod inspect;
 mod latch;

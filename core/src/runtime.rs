@@ -17,6 +17,8 @@ use std::sync::Mutex;
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
+use crate::error::{Error, ErrorCode, Result};
+
 static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
 /// The process `RUNTIME` belongs to.
 static OWNER: AtomicU32 = AtomicU32::new(0);
@@ -58,11 +60,21 @@ fn current(pid: u32) -> Option<&'static Runtime> {
     unsafe { RUNTIME.load(Ordering::Acquire).as_ref() }
 }
 
-/// `Some(parent pid)` in a process forked after zkrecipes started in its
-/// parent: no ZooKeeper session can work here.
-pub(crate) fn forked_after_start() -> Option<u32> {
+/// `CLOSED` in a process forked after zkrecipes started in its parent: no
+/// ZooKeeper session can work here.
+pub(crate) fn refuse_if_forked() -> Result<()> {
     let first = FIRST.load(Ordering::Acquire);
-    (first != 0 && first != std::process::id()).then_some(first)
+    if first == 0 || first == std::process::id() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::Closed,
+        format!(
+            "zkrecipes was started in process {first} before it forked this one, and its \
+             threads do not survive a fork: fork before the first Client, or start children \
+             fresh (Python multiprocessing's \"spawn\" or \"forkserver\" method)"
+        ),
+    ))
 }
 
 /// Where the core spawns its background work (sessions, watchers, holders'

@@ -17,8 +17,9 @@ use crate::error::{Error, Result};
 use crate::runtime;
 use crate::security::TlsSetup;
 use options::validate_options;
-use session::{forked, host_name, open_session, supervise, whoami};
+use session::{host_name, open_session, supervise, whoami};
 
+mod create_path;
 mod options;
 mod recipes;
 mod session;
@@ -94,9 +95,7 @@ impl Client {
     /// `connect_timeout`, `AUTH_FAILED` when the server refuses the credentials.
     pub async fn connect(connect_string: &str, options: ClientOptions) -> Result<Client> {
         validate_options(connect_string, &options)?;
-        if let Some(parent) = runtime::forked_after_start() {
-            return Err(forked(parent));
-        }
+        runtime::refuse_if_forked()?;
         let tls = options.tls.as_ref().map(TlsSetup::new).transpose()?;
         let tls_options = tls.as_ref().map(|tls| tls.options.clone());
         let session =

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::session::forked;
+use super::create_path::create_path;
 use super::{chroot_len, Client, ConnectionState, Settling};
 use crate::backoff::Backoff;
 use crate::error::{Error, ErrorCode, Result};
@@ -121,9 +121,7 @@ impl Client {
     }
 
     pub(crate) fn zk(&self) -> Result<zk::Client> {
-        if let Some(parent) = runtime::forked_after_start() {
-            return Err(forked(parent));
-        }
+        runtime::refuse_if_forked()?;
         self.inner
             .session
             .read()
@@ -311,7 +309,10 @@ impl Client {
             if ready(now, self)? {
                 return Ok(());
             }
-            let refusal = refusals.borrow_and_update().clone().filter(is_refusal);
+            let refusal = refusals
+                .borrow_and_update()
+                .clone()
+                .filter(Error::is_refusal);
             if let Some(refused) = refusal.filter(|_| unless_refused) {
                 // Only a refusal: an outage (CONNECTION_LOSS) passes by itself.
                 return Err(Error::new(
@@ -328,15 +329,6 @@ impl Client {
             }
         }
     }
-}
-
-/// A failure to open a new session that will not pass by itself: the credentials or the TLS
-/// setup, not an outage.
-pub(super) fn is_refusal(err: &Error) -> bool {
-    matches!(
-        err.code(),
-        ErrorCode::AuthFailed | ErrorCode::InvalidArgument | ErrorCode::TlsRefused
-    )
 }
 
 /// Deletes `path`, retrying across connection losses until the server
@@ -364,48 +356,10 @@ pub(crate) async fn delete_confirmed(client: &Client, path: &str) -> Result<()> 
     }
 }
 
-/// Creates `path` with `options` and its missing ancestors open to everybody:
-/// an ancestor is shared by other applications, which must still be able to
-/// create their own directories under it. The leaf is tried first: a new
-/// lock name under an existing parent costs one request, not one per level.
-pub(super) async fn create_path(
-    zk: &zk::Client,
-    path: &str,
-    options: zk::CreateOptions<'_>,
-) -> std::result::Result<(), zk::Error> {
-    let open = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-    // Ancestors that turn out to be missing, deepest last.
-    let mut missing: Vec<&str> = Vec::new();
-    let mut at = path;
-    loop {
-        let options = if at == path { &options } else { &open };
-        match zk.create(at, &[], options).await {
-            Ok(_) | Err(zk::Error::NodeExists) => break,
-            Err(zk::Error::NoNode) => match at.rfind('/') {
-                Some(parent) if parent > 0 => {
-                    missing.push(at);
-                    at = &at[..parent];
-                }
-                _ => return Err(zk::Error::NoNode),
-            },
-            Err(err) => return Err(err),
-        }
-    }
-    while let Some(at) = missing.pop() {
-        let options = if at == path { &options } else { &open };
-        match zk.create(at, &[], options).await {
-            Ok(_) | Err(zk::Error::NodeExists) => {}
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(())
-}
-
 pub(crate) fn expired() -> Error {
     Error::new(ErrorCode::SessionExpired, "the ZooKeeper session expired")
 }
 
-/// Bounds `future` by `deadline` (`None` = unbounded) with a `TIMEOUT` error.
 /// Lets a watch that is no longer needed fire on its own, in the background. Dropped unfired, it
 /// would cost a request: zookeeper-client 0.11 sends `removeWatches` when the last watcher of a
 /// path goes (one request per waiter under contention, issue 32); it fires with the next change
@@ -416,6 +370,7 @@ pub(crate) fn let_watch_fire(watch: zk::OneshotWatcher) {
     });
 }
 
+/// Bounds `future` by `deadline` (`None` = unbounded) with a `TIMEOUT` error.
 pub(crate) async fn with_deadline<T>(
     deadline: Option<Instant>,
     future: impl Future<Output = T>,

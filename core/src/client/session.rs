@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use zookeeper_client as zk;
 
-use super::recipes::create_path;
+use super::create_path::create_path;
 use super::{ClientOptions, ConnectionState, Inner};
 use crate::backoff::Backoff;
 use crate::connect_diagnosis;
@@ -39,7 +39,7 @@ pub(super) async fn open_session(
         let mut gssapi = None;
         if let Some(sasl) = &options.sasl {
             connector = connector.with_sasl(match sasl {
-                Sasl::Gssapi { .. } => gssapi.insert(crate::gssapi::options(sasl)?).clone().into(),
+                Sasl::Gssapi { .. } => gssapi.insert(sasl.kerberos()?).clone().into(),
                 Sasl::DigestMd5 { .. } => sasl.options()?,
             });
         }
@@ -52,7 +52,7 @@ pub(super) async fn open_session(
             // One server the KDC knows is enough: the session may go to any of them.
             let mut refusal = None;
             for server in &servers {
-                match crate::gssapi::check_service(
+                match crate::security::check_service(
                     gssapi,
                     service,
                     host.as_deref().unwrap_or(&server.host),
@@ -242,7 +242,7 @@ pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatche
             Err(err) => {
                 // A refusal (credentials, a certificate) will not pass by itself:
                 // said loudly, and kept for `session_error`.
-                if super::recipes::is_refusal(&err) {
+                if err.is_refusal() {
                     tracing::error!("the server refuses a new ZooKeeper session: {err}")
                 } else {
                     tracing::warn!("cannot open a new ZooKeeper session yet: {err}")
@@ -288,17 +288,6 @@ pub(super) fn chroot_len(session: &zk::Client) -> usize {
         "/" => 0,
         root => root.len(),
     }
-}
-
-pub(super) fn forked(parent: u32) -> Error {
-    Error::new(
-        ErrorCode::Closed,
-        format!(
-            "zkrecipes was started in process {parent} before it forked this one, and its \
-             threads do not survive a fork: fork before the first Client, or start children \
-             fresh (Python multiprocessing's \"spawn\" or \"forkserver\" method)"
-        ),
-    )
 }
 
 pub(super) fn host_name() -> String {

@@ -1,10 +1,10 @@
-//! A lock as the bindings drive it (implemented in `lock/write_lock/owned.rs`).
+//! A lock as the bindings drive it: the calls of `lock/write_lock/owned.rs`.
 
 use std::future::Future;
 
 use crate::error::Result;
 use crate::handoff::Handoff;
-use crate::lock::write_lock::Owner;
+use crate::lock::write_lock::{Lock, Owner};
 use crate::wait::Wait;
 
 /// The lock calls of a binding, whose callers name an owner (a thread, an asyncio task) and
@@ -32,4 +32,30 @@ pub trait OwnedLock {
     /// For a hold carried to its caller across threads: released unless the `Handoff` is
     /// marked delivered.
     fn handoff_acquired(&self, owner: Owner) -> Handoff;
+}
+
+impl OwnedLock for Lock {
+    fn lock_as(
+        &self,
+        owner: Owner,
+        wait: Wait,
+    ) -> impl Future<Output = Result<Option<i64>>> + Send + '_ {
+        Lock::lock_as(self, owner, wait)
+    }
+
+    fn unlock_as(&self, owner: Owner) -> impl Future<Output = Result<()>> + Send + 'static {
+        Lock::unlock_as(self, owner)
+    }
+
+    fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        Lock::unlock_one(self)
+    }
+
+    fn abandon_acquired(&self, owner: Owner) {
+        Lock::abandon_acquired(self, owner)
+    }
+
+    fn handoff_acquired(&self, owner: Owner) -> Handoff {
+        Lock::handoff_acquired(self, owner)
+    }
 }

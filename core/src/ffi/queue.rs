@@ -4,7 +4,7 @@ use std::future::Future;
 
 use crate::error::Result;
 use crate::handoff::Handoff;
-use crate::queue::Item;
+use crate::queue::{empty, DistributedQueue, Item};
 use crate::wait::Wait;
 
 /// Takes whose item travels to its caller in a `Handoff`: the item goes back unless it is
@@ -33,4 +33,33 @@ pub trait HandedQueue {
         max: i64,
         wait: Wait,
     ) -> impl Future<Output = Result<(Vec<Item>, Option<Handoff>)>> + Send + '_;
+}
+
+/// `ffi::HandedQueue`: the claimed item travels to the binding's caller in a `Handoff`, which
+/// holds `close` back from the claim on, with no gap.
+impl HandedQueue for DistributedQueue {
+    async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
+        Ok(self.poll_owed(None).await?.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn remove_handed(&self) -> Result<(Item, Handoff)> {
+        let owed = self
+            .poll_owed(None)
+            .await?
+            .ok_or_else(|| self.about(empty()))?;
+        Ok(owed.hand_off(self))
+    }
+
+    async fn take_handed(&self, wait: Wait) -> Result<Option<(Item, Handoff)>> {
+        let owed = self.take_until(wait.deadline()).await?;
+        Ok(owed.map(|owed| owed.hand_off(self)))
+    }
+
+    async fn poll_many_handed(&self, max: i64) -> Result<(Vec<Item>, Option<Handoff>)> {
+        self.poll_batch_handed(max).await
+    }
+
+    async fn take_many_handed(&self, max: i64, wait: Wait) -> Result<(Vec<Item>, Option<Handoff>)> {
+        self.take_batch_handed(max, wait).await
+    }
 }

@@ -9,7 +9,6 @@ use tokio::sync::watch;
 use super::{LatchCore, LatchEvent};
 use crate::backoff::Backoff;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ffi::OwnedLock;
 use crate::lock::write_lock::LockEvent;
 
 /// How a leadership ended.

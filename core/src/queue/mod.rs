@@ -43,6 +43,10 @@
 
 mod batch;
 mod cache;
+mod claim;
+mod give_back;
+mod owed;
+mod rounds;
 mod stripes;
 
 use std::collections::VecDeque;
@@ -62,6 +66,10 @@ use crate::wait::Wait;
 use crate::{path, runtime};
 use cache::Cache;
 use stripes::Peers;
+
+use claim::Unclaimed;
+pub(crate) use owed::Owed;
+use rounds::Rounds;
 
 pub use batch::MAX_BATCH;
 
@@ -229,7 +237,7 @@ impl DistributedQueue {
     /// `deadline`: a poll of a take that has one starts no new claim after it
     /// (a claim under way runs to its end). Without, it goes on until it
     /// claims an item or finds the queue empty.
-    async fn poll_owed(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+    pub(crate) async fn poll_owed(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let scoped = self.poll_owed_unscoped(deadline).await;
         scoped.map_err(|err| self.about(err))
     }
@@ -361,7 +369,7 @@ impl DistributedQueue {
         Ok(owed.map(Owed::deliver))
     }
 
-    async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+    pub(crate) async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let scoped = self.take_until_unscoped(deadline).await;
         scoped.map_err(|err| self.about(err))
     }
@@ -487,7 +495,7 @@ impl DistributedQueue {
     }
 
     /// The error with the queue's path (and chroot) in its message.
-    fn about(&self, err: Error) -> Error {
+    pub(crate) fn about(&self, err: Error) -> Error {
         self.inner.client.about(err, "queue", &self.inner.dir)
     }
 }
@@ -555,345 +563,6 @@ impl Inner {
             })
             .await
     }
-
-    /// Takes `name` (whose data the caller holds) and, in the same round trip,
-    /// reads the data of `next` and (if `list_peers`) lists the claim markers.
-    /// Not claimed if another consumer got it first.
-    ///
-    /// The delete is one transaction with the creation of an ephemeral claim
-    /// marker (and the removal of our previous one): after a connection loss the
-    /// marker tells whether *our* delete happened, so an item is neither lost nor
-    /// delivered twice. Still one write and one round trip per item.
-    async fn claim(
-        &self,
-        name: &str,
-        next: Option<String>,
-        mut previous: Option<String>,
-        list_peers: bool,
-    ) -> Result<Claim> {
-        let path = format!("{}/{}", self.dir, name);
-        let next_path = next.as_ref().map(|n| format!("{}/{}", self.dir, n));
-        let ephemeral = zk::CreateMode::Ephemeral.with_acls(self.client.acls());
-        loop {
-            let zk = self.client.zk()?;
-            let session = zk.session_id().0;
-            let marker = format!(
-                "{}/claim-{:x}-{}-{}",
-                self.bookkeeping, session as u64, self.consumer, name
-            );
-            let mut transaction = zk.new_multi_writer();
-            transaction.add_delete(&path, None)?;
-            transaction.add_create(&marker, &[], &ephemeral)?;
-            if let Some(previous) = previous.as_deref() {
-                transaction.add_delete(previous, None)?;
-            }
-            let committed = transaction.commit();
-            // Sent after the claim, so answered after it: the listing shows
-            // our new marker and every claim committed before ours.
-            let reads = self.read_after_claim(&zk, next_path.as_deref(), list_peers)?;
-            let (committed, (next_data, markers)) = tokio::join!(committed, reads);
-            drop(zk);
-            let prefetched = next.clone().zip(next_data);
-            match committed {
-                Ok(_) => {
-                    return Ok(Claim {
-                        claimed: true,
-                        marker: Some(marker),
-                        prefetched,
-                        markers,
-                    })
-                }
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 0,
-                    source: zk::Error::NoNode,
-                }) => {
-                    return Ok(Claim {
-                        claimed: false,
-                        marker: previous,
-                        prefetched,
-                        markers,
-                    })
-                }
-                // No bookkeeping directory yet (or removed while empty).
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 1,
-                    source: zk::Error::NoNode,
-                }) => {
-                    self.client
-                        .ensure_container(&self.bookkeeping, None)
-                        .await?
-                }
-                // Our previous marker is gone (a new session): claim without it.
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 2,
-                    source: zk::Error::NoNode,
-                }) => previous = None,
-                Err(zk::MultiWriteError::RequestFailed { source })
-                    if Error::from(source.clone()).is_connection_loss() =>
-                {
-                    if self.claim_applied(session, &marker).await? {
-                        return Ok(Claim {
-                            claimed: true,
-                            marker: Some(marker),
-                            prefetched: None,
-                            markers: None,
-                        });
-                    }
-                    // Not applied: the item is still there, or somebody else took it.
-                }
-                Err(err) => return Err(zk::Error::from(err).into()),
-            }
-        }
-    }
-
-    /// The reads sent with a claim, as one request: the data of the item
-    /// `next` (if still there) and the claim markers (if `list_markers`).
-    fn read_after_claim<'z>(
-        &self,
-        zk: &'z zk::Client,
-        next: Option<&str>,
-        list_markers: bool,
-    ) -> Result<std::pin::Pin<Box<dyn Future<Output = ReadAfterClaim> + Send + 'z>>> {
-        // Alone, the read of the next item's data is a plain `getData`, as
-        // before the split: `multiRead` needs ZooKeeper 3.6 or later.
-        if !list_markers {
-            let read = next.map(|next| zk.get_data(next));
-            return Ok(Box::pin(async move {
-                let data = match read {
-                    Some(read) => read.await.ok().map(|(data, _)| data),
-                    None => None,
-                };
-                (data, None)
-            }));
-        }
-        let mut reads = zk.new_multi_reader();
-        if let Some(next) = next {
-            reads.add_get_data(next)?;
-        }
-        reads.add_get_children(&self.bookkeeping)?;
-        let sent = reads.commit();
-        Ok(Box::pin(async move {
-            let (mut data, mut markers) = (None, None);
-            for result in sent.await.into_iter().flatten() {
-                match result {
-                    zk::MultiReadResult::Data { data: read, .. } => data = Some(read),
-                    zk::MultiReadResult::Children { children } => markers = Some(children),
-                    // Gone (the next item), or not made yet (the markers'
-                    // directory): nothing learned.
-                    _ => {}
-                }
-            }
-            (data, markers)
-        }))
-    }
-
-    /// After a claim transaction's reply was lost: whether the server applied it (its new claim
-    /// marker exists), asked once `session` is usable again.
-    async fn claim_applied(&self, session: i64, marker: &str) -> Result<bool> {
-        self.client.await_usable(session, None).await?;
-        let ours = self
-            .client
-            .retrying(None, |zk| async move { zk.check_stat(marker).await })
-            .await?;
-        Ok(ours.is_some())
-    }
-
-    /// Re-creates a claimed item under its own name and drops our claim
-    /// marker, in one transaction with a receipt of its own: after a lost
-    /// reply the receipt tells whether the item went back, so a retry never
-    /// re-creates an item that went back and was consumed meanwhile (a
-    /// duplicate delivery, found by the torture suite). The receipt is
-    /// persistent because the answer must outlive a session that expires in
-    /// that very moment (an item lost, found by the torture suite); it is
-    /// deleted once read, and a receipt left by a process killed in between is
-    /// swept by any consumer after `RECEIPT_TTL`.
-    async fn give_back(&self, item: &Item, mut marker: Option<String>) -> Result<()> {
-        let _settling = self.client.settling();
-        let path = format!("{}/{}", self.dir, item.name);
-        let written = std::time::SystemTime::now();
-        let receipt = format!(
-            "{}/{RECEIPT_PREFIX}{}-{}-{}",
-            self.bookkeeping,
-            unix_millis(written),
-            self.consumer,
-            uuid::Uuid::new_v4().simple()
-        );
-        let persistent = zk::CreateMode::Persistent.with_acls(self.client.acls());
-        let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
-        loop {
-            let zk = match self.client.zk() {
-                Ok(zk) => zk,
-                Err(err) => return Err(not_back(item, err)),
-            };
-            let mut transaction = zk.new_multi_writer();
-            transaction.add_create(&path, &item.data, &persistent)?;
-            transaction.add_create(&receipt, &[], &persistent)?;
-            if let Some(marker) = marker.as_deref() {
-                transaction.add_delete(marker, None)?;
-            }
-            let committed = transaction.commit().await;
-            drop(zk);
-            match committed {
-                Ok(_) => break,
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 0,
-                    source: zk::Error::NodeExists,
-                }) => return Ok(()),
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 1,
-                    source: zk::Error::NoNode,
-                }) => {
-                    if let Err(err) = self.client.ensure_container(&self.bookkeeping, None).await {
-                        return Err(not_back(item, err));
-                    }
-                }
-                // The marker went with an expired session: give back without it.
-                Err(zk::MultiWriteError::OperationFailed {
-                    index: 2,
-                    source: zk::Error::NoNode,
-                }) => marker = None,
-                Err(zk::MultiWriteError::RequestFailed { source })
-                    if matches!(
-                        Error::from(source.clone()).code(),
-                        ErrorCode::ConnectionLoss | ErrorCode::SessionExpired
-                    ) =>
-                {
-                    let r = receipt.as_str();
-                    let applied = self
-                        .client
-                        .retrying_any_session(|zk| async move { zk.check_stat(r).await })
-                        .await
-                        .map_err(|err| not_back(item, err))?
-                        .is_some();
-                    if applied {
-                        break;
-                    }
-                    if written.elapsed().unwrap_or_default() > RECEIPT_TTL / 2 {
-                        // Another consumer may have swept our receipt: unknown.
-                        return Err(not_back(
-                            item,
-                            Error::new(ErrorCode::ConnectionLoss, "cut off too long"),
-                        ));
-                    }
-                    backoff.sleep().await;
-                }
-                Err(err) => return Err(zk::Error::from(err).into()),
-            }
-        }
-        // Back in our cache too, at its place, before our next claim (it is
-        // in the queue from here on): otherwise we would find it only once the
-        // cache is used up (a given-back item overtaken by 722 of 800, with
-        // one consumer, found by an adversarial review).
-        self.to_put_back
-            .lock()
-            .expect("not poisoned")
-            .push(item.name.clone());
-        let r = receipt.as_str();
-        self.client
-            .retrying_any_session(|zk| async move {
-                match zk.delete(r, None).await {
-                    Err(zk::Error::NoNode) => Ok(()),
-                    other => other,
-                }
-            })
-            .await?;
-        self.sweep_receipts().await;
-        Ok(())
-    }
-
-    /// Deletes receipts that outlived `RECEIPT_TTL`: their give-back was
-    /// settled long ago, and the process that wrote them is gone. Run after
-    /// every give-back (the only writer of receipts), in the background.
-    async fn sweep_receipts(&self) {
-        let Ok(zk) = self.client.zk() else { return };
-        let Ok(children) = zk.list_children(&self.bookkeeping).await else {
-            return;
-        };
-        drop(zk);
-        let now = unix_millis(std::time::SystemTime::now());
-        let stale: Vec<String> = children
-            .iter()
-            .filter(|child| {
-                receipt_written(child)
-                    .is_some_and(|at| now.saturating_sub(at) > RECEIPT_TTL.as_millis() as u64)
-            })
-            .map(|child| format!("{}/{}", self.bookkeeping, child))
-            .collect();
-        if stale.is_empty() {
-            return;
-        }
-        let client = self.client.clone();
-        runtime::handle().spawn(async move {
-            for path in stale {
-                if let Ok(zk) = client.zk() {
-                    let _ = zk.delete(&path, None).await;
-                }
-            }
-        });
-    }
-}
-
-/// Names taken out of the cache to be claimed: if the poll ends before their
-/// claim is sent (its caller gone, a failed read), they go back into the
-/// cache before the next claim. Otherwise they were found only once the cache
-/// was used up: the first item of a queue, its take interrupted in a read,
-/// was delivered after all 499 others (found by an adversarial review).
-struct Unclaimed<'a> {
-    to_put_back: &'a std::sync::Mutex<Vec<String>>,
-    names: Vec<String>,
-}
-
-impl<'a> Unclaimed<'a> {
-    fn new(inner: &'a Inner, names: Vec<String>) -> Unclaimed<'a> {
-        Unclaimed {
-            to_put_back: &inner.to_put_back,
-            names,
-        }
-    }
-
-    /// Claimed, or found gone: no longer ours to put back. Until then (a read or a claim
-    /// that failed, a caller that gave up), the names go back into the cache.
-    fn settled(mut self) {
-        self.names.clear();
-    }
-}
-
-impl Drop for Unclaimed<'_> {
-    fn drop(&mut self) {
-        if !self.names.is_empty() {
-            let mut to_put_back = self.to_put_back.lock().expect("not poisoned");
-            to_put_back.append(&mut self.names);
-        }
-    }
-}
-
-/// The rounds of one poll (a read and a claim each): more after the deadline
-/// of a take that has one only up to `MIN_ROUNDS`, enough to list afresh
-/// after a stale listing (see `Cache::read`) and claim twice from it, so that
-/// a take with no time to wait (a try) still finds an item that is there.
-/// Under a drain by other consumers a round can find its item gone many
-/// times over; a take given 100 ms ran for 3.7 s so (found by an adversarial
-/// review).
-pub(super) struct Rounds {
-    deadline: Option<Instant>,
-    started: usize,
-}
-
-const MIN_ROUNDS: usize = cache::MISSES_BEFORE_LISTING + 2;
-
-impl Rounds {
-    pub(super) fn new(deadline: Option<Instant>) -> Rounds {
-        Rounds {
-            deadline,
-            started: 0,
-        }
-    }
-
-    /// Whether to start another round.
-    pub(super) fn another(&mut self) -> bool {
-        self.started += 1;
-        self.started <= MIN_ROUNDS || self.deadline.is_none_or(|d| d > Instant::now())
-    }
 }
 
 /// `<dir>.zkrecipes`: `path::validate` keeps that name from every recipe.
@@ -915,104 +584,11 @@ impl Drop for Inner {
     }
 }
 
-fn not_back(item: &Item, err: Error) -> Error {
-    Error::new(
-        err.code(),
-        format!("item {} may not have gone back: {err}", item.name),
-    )
-}
-
-fn unix_millis(at: std::time::SystemTime) -> u64 {
-    at.duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis() as u64
-}
-
-/// When a receipt `back-<unix ms>-<consumer>-<uuid>` was written.
-fn receipt_written(name: &str) -> Option<u64> {
-    name.strip_prefix(RECEIPT_PREFIX)?
-        .split('-')
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// A claimed item on its way to the caller; if it is dropped before
-/// `deliver` (the caller's future was dropped), the item goes back.
-struct Owed {
-    inner: Arc<Inner>,
-    item: Option<Item>,
-    marker: Option<String>,
-    /// Taken when the claim was sent; `close` waits for it.
-    settling: Option<Settling>,
-}
-
-impl Owed {
-    fn deliver(mut self) -> Item {
-        self.item.take().expect("an owed item is delivered once")
-    }
-
-    /// The item, and the guard that takes over giving it back (and the hold
-    /// on `close`, with no moment without one).
-    fn hand_off(mut self, queue: &DistributedQueue) -> (Item, Handoff) {
-        let item = self.item.take().expect("an owed item is handed off once");
-        let (queue, owed) = (queue.clone(), item.clone());
-        let settling = self.settling.take().expect("an owed item holds close back");
-        let handoff = Handoff::new(settling, move || queue.abandon_taken(owed));
-        (item, handoff)
-    }
-}
-
-impl Drop for Owed {
-    fn drop(&mut self) {
-        if let Some(item) = self.item.take() {
-            let inner = self.inner.clone();
-            let marker = self.marker.take();
-            let settling = self.settling.take();
-            runtime::handle().spawn(async move {
-                let _settling = settling;
-                if let Err(err) = inner.give_back(&item, marker).await {
-                    tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
-                }
-            });
-        }
-    }
-}
-
 fn item_sequence(name: &str) -> Option<i64> {
     let (prefix, sequence) = split_sequence(name)?;
     (prefix == ITEM_PREFIX).then_some(sequence)
 }
 
-fn empty() -> Error {
+pub(crate) fn empty() -> Error {
     Error::new(ErrorCode::NoSuchElement, "empty")
-}
-
-/// `ffi::HandedQueue`: the claimed item travels to the binding's caller in a `Handoff`, which
-/// holds `close` back from the claim on, with no gap.
-impl crate::ffi::HandedQueue for DistributedQueue {
-    async fn poll_handed(&self) -> Result<Option<(Item, Handoff)>> {
-        Ok(self.poll_owed(None).await?.map(|owed| owed.hand_off(self)))
-    }
-
-    async fn remove_handed(&self) -> Result<(Item, Handoff)> {
-        let owed = self
-            .poll_owed(None)
-            .await?
-            .ok_or_else(|| self.about(empty()))?;
-        Ok(owed.hand_off(self))
-    }
-
-    async fn take_handed(&self, wait: Wait) -> Result<Option<(Item, Handoff)>> {
-        let owed = self.take_until(wait.deadline()).await?;
-        Ok(owed.map(|owed| owed.hand_off(self)))
-    }
-
-    async fn poll_many_handed(&self, max: i64) -> Result<(Vec<Item>, Option<Handoff>)> {
-        self.poll_batch_handed(max).await
-    }
-
-    async fn take_many_handed(&self, max: i64, wait: Wait) -> Result<(Vec<Item>, Option<Handoff>)> {
-        self.take_batch_handed(max, wait).await
-    }
 }

@@ -2,7 +2,6 @@
 
 use super::{Lock, Owner};
 use crate::error::Result;
-use crate::ffi::OwnedLock;
 use crate::runtime;
 
 /// A held lock. `release()` returns once the node is gone; dropping the guard

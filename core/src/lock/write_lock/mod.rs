@@ -46,7 +46,6 @@ mod owner;
 mod release;
 mod waiting;
 
-use crate::ffi::OwnedLock;
 pub use event::LockEvent;
 pub use guard::LockGuard;
 use holds::{not_owner, Reentry};

@@ -1,20 +1,20 @@
-//! The bindings' side of a lock (`ffi::OwnedLock`): their callers name an owner (a thread, an
-//! asyncio task) and get a fencing token where Rust gets a guard.
+//! A lock driven by owners (a thread, an asyncio task, a guard, a latch) that get a fencing token
+//! where Rust's API gives a guard: what the guards and the latch use, and what `ffi::OwnedLock`
+//! offers the bindings.
 
 use std::future::Future;
 
 use super::{not_owner, Lock, Owner};
 use crate::error::Result;
-use crate::ffi::OwnedLock;
 use crate::handoff::Handoff;
 use crate::runtime;
 use crate::wait::Wait;
 
-impl OwnedLock for Lock {
+impl Lock {
     /// Acquires for `owner`; returns the fencing token, `None` if not obtained
     /// (never `TIMEOUT`). The form the bindings use (they release with
     /// `unlock_as`). Dropping the future withdraws the attempt's node.
-    async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
+    pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
         let locked = self.lock_as_unscoped(owner, wait).await;
         locked.map_err(|err| self.core.about(err))
     }
@@ -25,7 +25,10 @@ impl OwnedLock for Lock {
     ///
     /// The release starts when this is called, not when the future is first
     /// polled, and runs to its end even if the future is dropped.
-    fn unlock_as(&self, owner: Owner) -> impl Future<Output = Result<()>> + Send + 'static {
+    pub(crate) fn unlock_as(
+        &self,
+        owner: Owner,
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
         self.core.unlock_as(owner)
     }
 
@@ -34,7 +37,7 @@ impl OwnedLock for Lock {
     /// such reader is alike. A scope's holds (`Owner::scope`) are its own to release: a plain
     /// release beside a scope ended the scope's older read hold and left its own node for good
     /// (found by an adversarial review).
-    fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+    pub(crate) fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let owner = self.core.visible(|holds| {
             holds
                 .into_iter()
@@ -65,7 +68,7 @@ impl OwnedLock for Lock {
     /// The hold is gone from this object's answers before this returns (the
     /// caller never sees a hold it gave up); the node's delete goes on in the
     /// background.
-    fn abandon_acquired(&self, owner: Owner) {
+    pub(crate) fn abandon_acquired(&self, owner: Owner) {
         let release = self.unlock_as(owner);
         let dir = self.dir().to_string();
         runtime::handle().spawn(async move {
@@ -77,7 +80,7 @@ impl OwnedLock for Lock {
 
     /// For a binding that carries an acquired hold to its caller across
     /// threads: the hold is released unless the `Handoff` is marked delivered.
-    fn handoff_acquired(&self, owner: Owner) -> Handoff {
+    pub(crate) fn handoff_acquired(&self, owner: Owner) -> Handoff {
         let lock = self.clone();
         Handoff::new(self.core.client.settling(), move || {
             lock.abandon_acquired(owner)

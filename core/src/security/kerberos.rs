@@ -7,8 +7,9 @@
 
 use zookeeper_client as zk;
 
+use std::path::Path;
+
 use crate::error::{Error, ErrorCode, Result};
-use crate::security::Sasl;
 
 /// Whether the MIT Kerberos library opens, or why not (naming it). Our builds open it at run
 /// time (`tools/gssapi-runtime`, by this name or `ZKRECIPES_GSSAPI_LIBRARY`, which a test points
@@ -27,32 +28,29 @@ fn kerberos_library() -> std::result::Result<(), String> {
     }
 }
 
-/// The fork's GSSAPI options for `sasl`, once the library and the credentials were found.
-pub(crate) fn options(sasl: &Sasl) -> Result<zk::GssapiSaslOptions> {
-    let Sasl::Gssapi {
-        service,
-        host,
-        principal,
-        keytab,
-    } = sasl
-    else {
-        unreachable!("GSSAPI options of {}", sasl.describe());
-    };
+/// The fork's GSSAPI options for a `Sasl::Gssapi`'s fields, once the library and the
+/// credentials were found.
+pub(super) fn options(
+    service: &str,
+    host: Option<&str>,
+    principal: Option<&str>,
+    keytab: Option<&Path>,
+) -> Result<zk::GssapiSaslOptions> {
     kerberos_library().map_err(|why| {
         Error::new(
             ErrorCode::AuthFailed,
             format!("SASL GSSAPI needs the MIT Kerberos library: {why}"),
         )
     })?;
-    let mut options = zk::SaslOptions::gssapi().with_username(service.clone());
+    let mut options = zk::SaslOptions::gssapi().with_username(service.to_string());
     if let Some(host) = host {
-        options = options.with_hostname(host.clone());
+        options = options.with_hostname(host.to_string());
     }
     if let Some(principal) = principal {
-        options = options.with_principal(principal.clone());
+        options = options.with_principal(principal.to_string());
     }
     if let Some(keytab) = keytab {
-        options = options.with_keytab(keytab.clone());
+        options = options.with_keytab(keytab.to_path_buf());
     }
     if let Err(err) = options.check_credentials() {
         let (whose, what_to_do) = match (principal, keytab) {
@@ -63,13 +61,13 @@ pub(crate) fn options(sasl: &Sasl) -> Result<zk::GssapiSaslOptions> {
                     .to_string(),
             ),
             (Some(principal), None) => (
-                principal.clone(),
+                principal.to_string(),
                 format!("run kinit {principal}, or give its keytab"),
             ),
             (principal, Some(keytab)) => (
                 format!(
                     "{} from the keytab {}",
-                    principal.as_deref().unwrap_or("its first principal"),
+                    principal.unwrap_or("its first principal"),
                     keytab.display()
                 ),
                 format!(
