@@ -782,25 +782,16 @@ class DoubleBarrier {
 }
 
 // The numbers a counter's node holds: a Java int (a shared count's, as a number) or long (an
-// atomic long's, as a bigint; a safe integer number is taken too). Only the type and the width
-// are checked here, as a typed array's would be (RangeError).
+// atomic long's, as a bigint; a safe integer number is taken too). Only the type is checked
+// here; the core decides the width (INVALID_ARGUMENT, as in every language).
 function int32 (name, value) {
   if (!Number.isInteger(value)) throw new TypeError(`${name} must be an integer number, got ${describe(value)}`)
-  if (value < -0x80000000 || value > 0x7fffffff) {
-    throw new RangeError(`${name} must be a 32-bit integer (-2147483648 to 2147483647), got ${value}`)
-  }
   return value
 }
-
-const LONG_MIN = -(2n ** 63n)
-const LONG_MAX = 2n ** 63n - 1n
 
 function int64 (name, value) {
   if (typeof value === 'number' && Number.isSafeInteger(value)) value = BigInt(value)
   if (typeof value !== 'bigint') throw new TypeError(`${name} must be a bigint or a safe integer number, got ${describe(value)}`)
-  if (value < LONG_MIN || value > LONG_MAX) {
-    throw new RangeError(`${name} must be a 64-bit integer (${LONG_MIN}n to ${LONG_MAX}n), got ${value}n`)
-  }
   return value
 }
 
@@ -891,9 +882,9 @@ class SharedCount extends EventEmitter {
     if (expected === null || typeof expected !== 'object') {
       throw new TypeError('expected must be { value, version } as versioned() returns it')
     }
-    const e = { value: int32('expected.value', expected.value), version: int32('expected.version', expected.version) }
+    const [ev, ever] = [int32('expected.value', expected.value), int32('expected.version', expected.version)]
     const v = int32('value', value)
-    return call(() => this._native.trySet(e, v))
+    return call(() => this._native.trySet(ev, ever, v))
   }
 
   /** Adds `delta` (wrapping as Java's int) with versioned writes until one applies: `{ value, version }` written. */
@@ -1019,7 +1010,6 @@ class TreeCache extends Cache {
     let depth
     if (maxDepth !== undefined && maxDepth !== null) {
       if (!Number.isInteger(maxDepth)) throw new TypeError(`maxDepth must be an integer number, got ${describe(maxDepth)}`)
-      if (maxDepth < 0 || maxDepth > 0xffffffff) throw new RangeError(`maxDepth must be 0 to 4294967295 (or undefined: all), got ${maxDepth}`)
       depth = maxDepth
     }
     super(now(() => native.NativeCache.tree(handle, path, depth)))
@@ -1039,7 +1029,7 @@ class PersistentNode {
     requireString('path', path)
     const { data, mode = 'ephemeral' } = optionsOf(options, '{ data, mode }')
     const bytes = dataOf('data', data)
-    const modeName = requireString('mode', mode).toUpperCase()
+    const modeName = requireString('mode', mode)
     this._native = now(() => new native.NativePersistentNode(handle, path, modeName, bytes))
   }
 

@@ -29,7 +29,6 @@ mod queue;
 pub mod runtime;
 mod sasl_probe;
 mod security;
-mod security_settings;
 mod semaphore;
 mod wait;
 mod work_queue;

@@ -149,6 +149,62 @@ async fn two_clients_of_one_process_log_in_as_two_principals_from_their_keytabs(
     }
 }
 
+/// What a C string cannot hold, and a keytab that is no regular file, are refused at once:
+/// a NUL cut `client\0evil@REALM` short to `client`, and a pipe without a writer held
+/// `connect` for good (found by an adversarial review).
+#[tokio::test(flavor = "multi_thread")]
+async fn names_with_a_nul_and_keytabs_that_are_no_file_are_invalid_at_once() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    let fifo = realm.kdc.dir.join("fifo.keytab");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let keytab = realm.kdc.second_keytab();
+    for (sasl, named) in [
+        (
+            Sasl::gssapi()
+                .principal("client\0evil@ZKRECIPES.TEST")
+                .keytab(&keytab),
+            "principal",
+        ),
+        (Sasl::gssapi().service("zoo\0keeper"), "service"),
+        (Sasl::gssapi().host("local\0host"), "host"),
+        (Sasl::gssapi().keytab(&fifo), "not a regular file"),
+        (Sasl::gssapi().keytab(&realm.kdc.dir), "not a regular file"),
+        (
+            Sasl::gssapi().principal(&"x".repeat(5000)),
+            "more than 1024",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let err = Client::connect(
+            &realm.server.connect(),
+            ClientOptions {
+                sasl: Some(sasl),
+                ..options()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        assert!(err.message().contains(named), "{named}: {err}");
+        assert!(err.message().len() < 600, "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{err}");
+    }
+    // `FILE:` before the path, as Kerberos spells a keytab, is the same file.
+    let client = Client::connect(
+        &realm.server.connect(),
+        ClientOptions {
+            sasl: Some(Sasl::gssapi().keytab(format!("FILE:{}", keytab.display()))),
+            ..options()
+        },
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    assert_eq!(client.authenticated_as(), vec!["sasl:reporter".to_string()]);
+    client.close().await;
+}
+
 /// A principal its keytab does not hold, or a principal with no tickets: `AUTH_FAILED` at
 /// once, naming the principal and the keytab.
 #[tokio::test(flavor = "multi_thread")]

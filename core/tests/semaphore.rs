@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use common::*;
 use zk_harness::FaultProxy;
+use zkrecipes::ffi::OwnedSemaphore;
 use zkrecipes::{ErrorCode, LockEvent, Semaphore, Wait};
 
 const LONG: Wait = Wait::For(Duration::from_secs(20));

@@ -35,14 +35,11 @@ def _client(client: Any) -> _native.NativeClient:
     return native
 
 
-def _int(name: str, value: Any, bits: int) -> int:
-    """A Java ``int`` (32 bits) or ``long`` (64), the numbers a counter's node holds: checked
-    here only as the native conversion would (``OverflowError``), with the argument's name."""
+def _int(name: str, value: Any) -> int:
+    """A number a counter's node holds (a Java ``int`` or ``long``): only the type is checked
+    here; the core decides the width and names the argument (``InvalidArgumentError``)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    if not low <= value <= high:
-        raise OverflowError(f"{name} must be a {bits}-bit int ({low} to {high}), got {value}")
     return value
 
 

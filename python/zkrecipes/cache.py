@@ -265,12 +265,10 @@ def _path(path: Any) -> str:
 
 
 def _depth(max_depth: Any) -> Optional[int]:
-    """A depth as the native module takes it (an unsigned 32-bit int); only the type and the
-    width are checked here, as the native conversion would."""
+    """A depth as the native module takes it: only the type is checked here; the core decides
+    the range (``InvalidArgumentError``)."""
     if max_depth is None:
         return None
     if isinstance(max_depth, bool) or not isinstance(max_depth, int):
         raise TypeError(f"max_depth must be an int or None, got {type(max_depth).__name__}")
-    if not 0 <= max_depth <= 2**32 - 1:
-        raise OverflowError(f"max_depth must be 0 to {2**32 - 1} (or None: all), got {max_depth}")
     return max_depth

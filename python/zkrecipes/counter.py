@@ -82,27 +82,27 @@ class DistributedAtomicLong:
 
     def add(self, delta: int) -> Updated:
         """Adds ``delta`` (a 64-bit int, ``OverflowError`` otherwise) atomically."""
-        return Updated(*self._native.add(_int("delta", delta, 64)))
+        return Updated(*self._native.add(_int("delta", delta)))
 
     async def add_async(self, delta: int) -> Updated:
         """``add`` without blocking the event loop."""
-        return Updated(*await self._native.add_async(_int("delta", delta, 64)))
+        return Updated(*await self._native.add_async(_int("delta", delta)))
 
     def compare_and_set(self, expected: int, new: int) -> bool:
         """Writes ``new`` if the value is ``expected`` now; ``False`` (nothing written) otherwise."""
-        return self._native.compare_and_set(_int("expected", expected, 64), _int("new", new, 64))
+        return self._native.compare_and_set(_int("expected", expected), _int("new", new))
 
     async def compare_and_set_async(self, expected: int, new: int) -> bool:
         """``compare_and_set`` without blocking the event loop."""
-        return await self._native.compare_and_set_async(_int("expected", expected, 64), _int("new", new, 64))
+        return await self._native.compare_and_set_async(_int("expected", expected), _int("new", new))
 
     def force_set(self, value: int) -> None:
         """Writes ``value`` whatever the value was (Curator's ``forceSet``)."""
-        self._native.force_set(_int("value", value, 64))
+        self._native.force_set(_int("value", value))
 
     async def force_set_async(self, value: int) -> None:
         """``force_set`` without blocking the event loop."""
-        await self._native.force_set_async(_int("value", value, 64))
+        await self._native.force_set_async(_int("value", value))
 
     def __repr__(self) -> str:
         return f"<DistributedAtomicLong {self.path}>"
@@ -131,7 +131,7 @@ class SharedCount:
     def __init__(self, client: Client, path: str, seed: int = 0) -> None:
         """The count at ``path``, ``seed`` (a 32-bit int) when the node is created or empty; not
         started yet."""
-        self._native = _native.NativeSharedCount(_client(client), path, _int("seed", seed, 32))
+        self._native = _native.NativeSharedCount(_client(client), path, _int("seed", seed))
         self._listeners_made = threading.Lock()
         self._listeners: Optional[Listeners[VersionedCount]] = None
 
@@ -179,29 +179,29 @@ class SharedCount:
 
     def set(self, value: int) -> None:
         """Writes ``value`` (a 32-bit int, ``OverflowError`` otherwise) whatever the count is."""
-        self._native.set(_int("value", value, 32))
+        self._native.set(_int("value", value))
 
     async def set_async(self, value: int) -> None:
         """``set`` without blocking the event loop."""
-        await self._native.set_async(_int("value", value, 32))
+        await self._native.set_async(_int("value", value))
 
     def try_set(self, expected: VersionedCount, value: int) -> bool:
         """Writes ``value`` only if the node is still at ``expected``'s version (from
         ``versioned()``); ``False`` otherwise, ``count`` then holding the newer value."""
-        return self._native.try_set(_expected(expected), _int("value", value, 32))
+        return self._native.try_set(_expected(expected), _int("value", value))
 
     async def try_set_async(self, expected: VersionedCount, value: int) -> bool:
         """``try_set`` without blocking the event loop."""
-        return await self._native.try_set_async(_expected(expected), _int("value", value, 32))
+        return await self._native.try_set_async(_expected(expected), _int("value", value))
 
     def add(self, delta: int) -> VersionedCount:
         """Adds ``delta`` (wrapping as Java's ``int``) with versioned writes repeated until one
         applies: N adds from any clients end exact. The value written and its version."""
-        return VersionedCount(*self._native.add(_int("delta", delta, 32)))
+        return VersionedCount(*self._native.add(_int("delta", delta)))
 
     async def add_async(self, delta: int) -> VersionedCount:
         """``add`` without blocking the event loop."""
-        return VersionedCount(*await self._native.add_async(_int("delta", delta, 32)))
+        return VersionedCount(*await self._native.add_async(_int("delta", delta)))
 
     def add_listener(self, fn: Callable[[VersionedCount], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         """``fn(versioned_count)`` for every value the count takes from now on, in order: writes
@@ -256,4 +256,4 @@ def _expected(expected: Any) -> Tuple[int, int]:
     """``(value, version)`` of a ``VersionedCount``, as the native module takes it."""
     if not isinstance(expected, VersionedCount):
         raise TypeError(f"expected must be a VersionedCount (from versioned()), got {type(expected).__name__}")
-    return (_int("expected.value", expected.value, 32), _int("expected.version", expected.version, 32))
+    return (_int("expected.value", expected.value), _int("expected.version", expected.version))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Dict, List, NamedTuple, Optional, Sequence, Union
 
+from . import _native
+
 #: A path (``str`` or ``os.PathLike``) or the PEM itself (``bytes``).
 PemSource = Union[str, "os.PathLike[str]", bytes]
 
@@ -19,7 +21,7 @@ def _pem(value: Optional[PemSource], name: str) -> Union[str, bytes, None]:
         return value
     if isinstance(value, bytearray):
         return bytes(value)
-    if isinstance(value, str) and ("\n" in value or "BEGIN " in value.upper() or len(value) > 4096):
+    if isinstance(value, str) and _native._pem_is_text(value):
         return value.encode()  # PEM text (or a damaged piece of it): never a path, never printed
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)

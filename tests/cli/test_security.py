@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import time
 import uuid
@@ -154,6 +156,33 @@ def test_kerberos_as_a_principal_of_its_own_from_its_keytab(tmp_path):
     digest_with_keytab = run("--connect", TLS, *tls(), "--sasl", "digest", *second, "status", "/cli-security",
                              env={"ZKRECIPES_AUTH": "alice:alice-secret"})
     assert digest_with_keytab.returncode == USAGE and "GSSAPI's" in digest_with_keytab.stderr.decode(), digest_with_keytab
+
+
+def test_kerberos_options_without_the_mechanism_are_refused():
+    # They ran without any credentials (open ACLs, no warning) before (an adversarial review).
+    second = ["--sasl-principal", os.environ["ZK_KRB5_SECOND_PRINCIPAL"], "--sasl-keytab", os.environ["ZK_KRB5_SECOND_KEYTAB"]]
+    done = run("--connect", KRB5, *second, "status", "/cli-security")
+    assert done.returncode == USAGE, done
+    assert "--sasl gssapi" in done.stderr.decode(), done.stderr
+
+
+def test_a_kdc_that_never_answers_is_bounded_by_the_connect_timeout(tmp_path):
+    # A KDC that takes the connection and says nothing: Kerberos alone waited 25 s for it.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    conf = tmp_path / "krb5.conf"
+    conf.write_text(re.sub(r"kdc = 127\.0\.0\.1:\d+", f"kdc = 127.0.0.1:{silent.getsockname()[1]}", open(os.environ["ZK_KRB5_CONFIG"]).read()))
+    krb5 = {"KRB5_CONFIG": str(conf), "KRB5CCNAME": f"FILE:{tmp_path / 'none'}"}
+    second = ["--sasl-principal", os.environ["ZK_KRB5_SECOND_PRINCIPAL"], "--sasl-keytab", os.environ["ZK_KRB5_SECOND_KEYTAB"]]
+    started = time.monotonic()
+    try:
+        done = run("--connect", KRB5, "--sasl", "gssapi", *second, "--connect-timeout", "3s", "status", "/cli-security", env=krb5)
+    finally:
+        silent.close()
+    assert done.returncode == UNAVAILABLE, done
+    assert "KDC" in done.stderr.decode(), done.stderr
+    assert time.monotonic() - started < 15, "the connect timeout (3 s) bounds the Kerberos exchange"
 
 
 def test_without_the_kerberos_library_gssapi_names_it():

@@ -52,14 +52,15 @@ pub fn packed_event(event: &CacheEvent) -> Vec<u8> {
 }
 
 export! {
-    /// `scope`: 0 the node, 1 its children, 2 its subtree `max_depth` deep (below 0: all of it).
-    fn Java_io_zkrecipes_Native_cacheNew<'l>(env; client: i64, path: JString<'l>, scope: i32, max_depth: i32) -> i64 {
+    /// `scope`: 0 the node, 1 its children, 2 its subtree, `max_depth` deep if `limited`
+    /// (checked by the core), else all of it.
+    fn Java_io_zkrecipes_Native_cacheNew<'l>(env; client: i64, path: JString<'l>, scope: i32, limited: bool, max_depth: i32) -> i64 {
         let path = string(env, &path)?;
         let scope = match scope {
             0 => CacheScope::Node,
             1 => CacheScope::Children,
             _ => CacheScope::Tree {
-                max_depth: u32::try_from(max_depth).ok(),
+                max_depth: zkrecipes::ffi::max_depth("maxDepth", limited.then_some(max_depth.into()))?,
             },
         };
         Ok(into_handle(Cache::new(unsafe { borrow::<Client>(client) }?, &path, scope)?))

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use jni::objects::{JByteArray, JObject, JString};
-use zkrecipes::{Client, GroupMember, NodeMode, PersistentNode};
+use zkrecipes::{Client, GroupMember, PersistentNode};
 
 use crate::callbacks::{self, Value};
 use crate::client::string;
@@ -24,17 +24,11 @@ fn packed_members(members: BTreeMap<String, Vec<u8>>) -> Vec<u8> {
 }
 
 export! {
-    /// `mode`: `io.zkrecipes.NodeMode`'s ordinal (ephemeral, ephemeral sequential, persistent,
-    /// persistent sequential).
-    fn Java_io_zkrecipes_Native_persistentNodeNew<'l>(env; client: i64, path: JString<'l>, mode: i32, data: JByteArray<'l>) -> i64 {
+    /// `mode`: `io.zkrecipes.NodeMode`'s name (ZooKeeper's `CreateMode` names).
+    fn Java_io_zkrecipes_Native_persistentNodeNew<'l>(env; client: i64, path: JString<'l>, mode: JString<'l>, data: JByteArray<'l>) -> i64 {
         let path = string(env, &path)?;
         let data = env.convert_byte_array(&data)?;
-        let mode = match mode {
-            0 => NodeMode::Ephemeral,
-            1 => NodeMode::EphemeralSequential,
-            2 => NodeMode::Persistent,
-            _ => NodeMode::PersistentSequential,
-        };
+        let mode = zkrecipes::ffi::node_mode(&string(env, &mode)?)?;
         let client = unsafe { borrow::<Client>(client) }?;
         Ok(into_handle(PersistentNode::new(client, &path, mode, data)?))
     }

@@ -6,7 +6,7 @@
 //! after their caller gave up.
 
 use jni::objects::{JObject, JString};
-use zkrecipes::ffi::{lease_count, LeaseSlot};
+use zkrecipes::ffi::{lease_count, LeaseSlot, OwnedSemaphore};
 use zkrecipes::{Client, Lease, Semaphore};
 
 use crate::callbacks::Value;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
-use zkrecipes::{Cache, CacheEvent, CachedNode, Error, ErrorCode, NodeStat};
+use zkrecipes::{Cache, CacheEvent, CachedNode, NodeStat};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -127,19 +127,10 @@ impl NativeCache {
         NativeCache::of(client, Cache::children(&client.inner, &path))
     }
 
-    /// `max_depth` `None`: all of the subtree; below 0: `INVALID_ARGUMENT`.
+    /// `max_depth` `None`: all of the subtree; checked by the core.
     #[uniffi::constructor]
     pub fn tree(client: &NativeClient, path: String, max_depth: Option<i64>) -> Result<Arc<Self>> {
-        let max_depth = max_depth
-            .map(|depth| {
-                u32::try_from(depth).map_err(|_| {
-                    Error::new(
-                        ErrorCode::InvalidArgument,
-                        format!("max_depth is at least 0, got {depth}"),
-                    )
-                })
-            })
-            .transpose()?;
+        let max_depth = zkrecipes::ffi::max_depth("maxDepth", max_depth.map(i128::from))?;
         NativeCache::of(client, Cache::tree(&client.inner, &path, max_depth))
     }
 

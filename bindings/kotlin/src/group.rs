@@ -2,32 +2,13 @@
 
 use std::sync::Arc;
 
-use zkrecipes::{GroupMember, NodeMode, PersistentNode};
+use zkrecipes::{GroupMember, PersistentNode};
 
 use crate::cache::NativeCacheEvents;
 use crate::client::NativeClient;
 use crate::errors::Result;
 use crate::tasks::run;
 use zkrecipes::ffi::begun;
-
-#[derive(uniffi::Enum)]
-pub enum NativeNodeMode {
-    Ephemeral,
-    EphemeralSequential,
-    Persistent,
-    PersistentSequential,
-}
-
-impl From<NativeNodeMode> for NodeMode {
-    fn from(mode: NativeNodeMode) -> Self {
-        match mode {
-            NativeNodeMode::Ephemeral => NodeMode::Ephemeral,
-            NativeNodeMode::EphemeralSequential => NodeMode::EphemeralSequential,
-            NativeNodeMode::Persistent => NodeMode::Persistent,
-            NativeNodeMode::PersistentSequential => NodeMode::PersistentSequential,
-        }
-    }
-}
 
 #[derive(uniffi::Object)]
 pub struct NativePersistentNode {
@@ -40,11 +21,12 @@ impl NativePersistentNode {
     pub fn new(
         client: &NativeClient,
         path: String,
-        mode: NativeNodeMode,
+        mode: String,
         data: Vec<u8>,
     ) -> Result<Arc<Self>> {
+        let mode = zkrecipes::ffi::node_mode(&mode)?;
         Ok(Arc::new(NativePersistentNode {
-            node: PersistentNode::new(&client.inner, &path, mode.into(), data)?,
+            node: PersistentNode::new(&client.inner, &path, mode, data)?,
         }))
     }
 

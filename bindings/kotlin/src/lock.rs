@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use zkrecipes::ffi::GuardSlot;
+use zkrecipes::ffi::{GuardSlot, OwnedLock};
 use zkrecipes::{Lock, Owner, ReadWriteLock, WriteLock};
 
 use crate::client::NativeClient;

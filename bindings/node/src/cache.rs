@@ -101,14 +101,17 @@ impl NativeCache {
         made(env, Cache::children(&client.inner, &path))
     }
 
-    /// `maxDepth` as `index.js` checked it (an unsigned 32-bit integer), or none: all.
+    /// `maxDepth` as the caller gave it (`index.js` checked that it is a whole number), or
+    /// none: all.
     #[napi(factory)]
     pub fn tree(
         env: &Env,
         client: &NativeClient,
         path: String,
-        max_depth: Option<u32>,
+        max_depth: Option<f64>,
     ) -> napi::Result<Self> {
+        let max_depth =
+            zkrecipes::ffi::max_depth("maxDepth", max_depth.map(|d| d as i128)).into_js(env)?;
         made(env, Cache::tree(&client.inner, &path, max_depth))
     }
 

@@ -41,7 +41,7 @@ pub struct AclEntry {
 
 fn pem(value: Option<Either<String, Buffer>>) -> Option<Pem> {
     value.map(|value| match value {
-        Either::A(text_or_path) => Pem::from_text_or_path(&text_or_path),
+        Either::A(text_or_path) => zkrecipes::ffi::pem(&text_or_path),
         Either::B(bytes) => Pem::Bytes(bytes.to_vec()),
     })
 }

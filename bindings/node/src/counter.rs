@@ -7,6 +7,7 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
+use zkrecipes::ffi::{int32, int64};
 use zkrecipes::{DistributedAtomicLong, SharedCount, VersionedCount};
 
 use crate::client::NativeClient;
@@ -46,15 +47,22 @@ type CountArgs = FnArgs<(i32, i32)>;
 
 pub type CountCallback = ThreadsafeFunction<CountArgs, (), CountArgs, Status, false, true>;
 
-/// A `bigint` as the core's `i64` (`index.js` has refused any other already).
-fn long(name: &str, value: BigInt) -> napi::Result<i64> {
-    match value.get_i64() {
-        (value, true) => Ok(value),
-        _ => Err(napi::Error::new(
-            Status::InvalidArg,
-            format!("{name} must be a 64-bit integer"),
-        )),
-    }
+/// A `bigint` as the caller gave it, checked by the core (`int64`): one beyond 128 bits is
+/// refused as the nearest 128-bit number.
+fn long(env: &Env, name: &str, value: BigInt) -> napi::Result<i64> {
+    let (wide, lossless) = value.get_i128();
+    let wide = match (lossless, value.sign_bit) {
+        (true, _) => wide,
+        (false, true) => i128::MIN,
+        (false, false) => i128::MAX,
+    };
+    int64(name, wide).into_js(env)
+}
+
+/// A whole `number` as the caller gave it (`index.js` checked that it is one), checked by the
+/// core (`int32`).
+fn int(env: &Env, name: &str, value: f64) -> napi::Result<i32> {
+    int32(name, value as i128).into_js(env)
 }
 
 #[napi]
@@ -101,7 +109,7 @@ impl NativeAtomicLong {
         env: &'env Env,
         delta: BigInt,
     ) -> napi::Result<PromiseRaw<'env, Update>> {
-        let delta = long("delta", delta)?;
+        let delta = long(env, "delta", delta)?;
         let counter = self.inner.clone();
         promise(env, async move { counter.add(delta).await }, update)
     }
@@ -113,7 +121,10 @@ impl NativeAtomicLong {
         expected: BigInt,
         new_value: BigInt,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let (expected, new) = (long("expected", expected)?, long("newValue", new_value)?);
+        let (expected, new) = (
+            long(env, "expected", expected)?,
+            long(env, "newValue", new_value)?,
+        );
         let counter = self.inner.clone();
         promise(
             env,
@@ -128,7 +139,7 @@ impl NativeAtomicLong {
         env: &'env Env,
         value: BigInt,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        let value = long("value", value)?;
+        let value = long(env, "value", value)?;
         let counter = self.inner.clone();
         promise(env, async move { counter.force_set(value).await }, |()| ())
     }
@@ -142,7 +153,8 @@ pub struct NativeSharedCount {
 #[napi]
 impl NativeSharedCount {
     #[napi(constructor)]
-    pub fn new(env: &Env, client: &NativeClient, path: String, seed: i32) -> napi::Result<Self> {
+    pub fn new(env: &Env, client: &NativeClient, path: String, seed: f64) -> napi::Result<Self> {
+        let seed = int(env, "seed", seed)?;
         Ok(NativeSharedCount {
             inner: SharedCount::new(&client.inner, &path, seed).into_js(env)?,
         })
@@ -188,14 +200,16 @@ impl NativeSharedCount {
     pub fn add<'env>(
         &self,
         env: &'env Env,
-        delta: i32,
+        delta: f64,
     ) -> napi::Result<PromiseRaw<'env, Versioned>> {
+        let delta = int(env, "delta", delta)?;
         let count = self.inner.clone();
         promise(env, async move { count.add(delta).await }, versioned)
     }
 
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn set<'env>(&self, env: &'env Env, value: i32) -> napi::Result<PromiseRaw<'env, ()>> {
+    pub fn set<'env>(&self, env: &'env Env, value: f64) -> napi::Result<PromiseRaw<'env, ()>> {
+        let value = int(env, "value", value)?;
         let count = self.inner.clone();
         promise(env, async move { count.set(value).await }, |()| ())
     }
@@ -205,13 +219,15 @@ impl NativeSharedCount {
     pub fn try_set<'env>(
         &self,
         env: &'env Env,
-        expected: Versioned,
-        value: i32,
+        expected_value: f64,
+        expected_version: f64,
+        value: f64,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
         let expected = VersionedCount {
-            value: expected.value,
-            version: expected.version,
+            value: int(env, "expected.value", expected_value)?,
+            version: int(env, "expected.version", expected_version)?,
         };
+        let value = int(env, "value", value)?;
         let count = self.inner.clone();
         promise(
             env,

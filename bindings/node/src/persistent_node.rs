@@ -5,27 +5,11 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::{NodeMode, PersistentNode};
+use zkrecipes::PersistentNode;
 
 use crate::client::NativeClient;
 use crate::errors::{promise, IntoJs};
 use crate::latch::eager;
-
-/// The mode by its ZooKeeper `CreateMode` name (`index.js` passes it upper-cased).
-fn node_mode(name: &str) -> zkrecipes::Result<NodeMode> {
-    match name {
-        "EPHEMERAL" => Ok(NodeMode::Ephemeral),
-        "EPHEMERAL_SEQUENTIAL" => Ok(NodeMode::EphemeralSequential),
-        "PERSISTENT" => Ok(NodeMode::Persistent),
-        "PERSISTENT_SEQUENTIAL" => Ok(NodeMode::PersistentSequential),
-        other => Err(zkrecipes::Error::new(
-            zkrecipes::ErrorCode::InvalidArgument,
-            format!(
-                "a node mode is ephemeral, ephemeral_sequential, persistent or persistent_sequential, got {other:?}"
-            ),
-        )),
-    }
-}
 
 #[napi]
 pub struct NativePersistentNode {
@@ -42,7 +26,7 @@ impl NativePersistentNode {
         mode: String,
         data: Buffer,
     ) -> napi::Result<Self> {
-        let mode = node_mode(&mode).into_js(env)?;
+        let mode = zkrecipes::ffi::node_mode(&mode).into_js(env)?;
         Ok(NativePersistentNode {
             inner: PersistentNode::new(&client.inner, &path, mode, data.to_vec()).into_js(env)?,
         })

@@ -4,7 +4,7 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use zkrecipes::ffi::{lease_count, LeaseSlot};
+use zkrecipes::ffi::{lease_count, LeaseSlot, OwnedSemaphore};
 use zkrecipes::{Lease, Semaphore};
 
 use crate::client::NativeClient;

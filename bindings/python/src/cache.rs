@@ -87,7 +87,8 @@ impl NativeCache {
 
     #[staticmethod]
     #[pyo3(signature = (client, path, max_depth))]
-    fn tree(client: &NativeClient, path: &str, max_depth: Option<u32>) -> PyResult<NativeCache> {
+    fn tree(client: &NativeClient, path: &str, max_depth: Option<i128>) -> PyResult<NativeCache> {
+        let max_depth = zkrecipes::ffi::max_depth("max_depth", max_depth).into_py_result()?;
         made(Cache::tree(&client.inner, path, max_depth))
     }
 

@@ -8,6 +8,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use zkrecipes::ffi::{int32, int64};
 use zkrecipes::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 
 use crate::blocking::{awaitable, wait};
@@ -26,6 +27,14 @@ fn updated(u: Updated) -> UpdatedRow {
 
 fn count_row(v: VersionedCount) -> CountRow {
     (v.value, v.version)
+}
+
+/// `expected` as `versioned()` gave it, `(value, version)`, each as the caller may have changed it.
+fn expected_count((value, version): (i128, i128)) -> PyResult<VersionedCount> {
+    Ok(VersionedCount {
+        value: int32("expected.value", value).into_py_result()?,
+        version: int32("expected.version", version).into_py_result()?,
+    })
 }
 
 fn count_args(py: Python<'_>, v: VersionedCount) -> PyResult<Py<PyTuple>> {
@@ -90,16 +99,20 @@ impl NativeAtomicLong {
         awaitable(py, decrement(self.inner.clone()))
     }
 
-    fn add(&self, py: Python<'_>, delta: i64) -> PyResult<UpdatedRow> {
+    fn add(&self, py: Python<'_>, delta: i128) -> PyResult<UpdatedRow> {
+        let delta = int64("delta", delta).into_py_result()?;
         let counter = self.inner.clone();
         wait(py, move || add(counter, delta))
     }
 
-    fn add_async<'py>(&self, py: Python<'py>, delta: i64) -> PyResult<Bound<'py, PyAny>> {
+    fn add_async<'py>(&self, py: Python<'py>, delta: i128) -> PyResult<Bound<'py, PyAny>> {
+        let delta = int64("delta", delta).into_py_result()?;
         awaitable(py, add(self.inner.clone(), delta))
     }
 
-    fn compare_and_set(&self, py: Python<'_>, expected: i64, new: i64) -> PyResult<bool> {
+    fn compare_and_set(&self, py: Python<'_>, expected: i128, new: i128) -> PyResult<bool> {
+        let expected = int64("expected", expected).into_py_result()?;
+        let new = int64("new", new).into_py_result()?;
         let counter = self.inner.clone();
         wait(py, move || async move {
             counter.compare_and_set(expected, new).await
@@ -109,9 +122,11 @@ impl NativeAtomicLong {
     fn compare_and_set_async<'py>(
         &self,
         py: Python<'py>,
-        expected: i64,
-        new: i64,
+        expected: i128,
+        new: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let expected = int64("expected", expected).into_py_result()?;
+        let new = int64("new", new).into_py_result()?;
         let counter = self.inner.clone();
         awaitable(
             py,
@@ -119,12 +134,14 @@ impl NativeAtomicLong {
         )
     }
 
-    fn force_set(&self, py: Python<'_>, value: i64) -> PyResult<()> {
+    fn force_set(&self, py: Python<'_>, value: i128) -> PyResult<()> {
+        let value = int64("value", value).into_py_result()?;
         let counter = self.inner.clone();
         wait(py, move || async move { counter.force_set(value).await })
     }
 
-    fn force_set_async<'py>(&self, py: Python<'py>, value: i64) -> PyResult<Bound<'py, PyAny>> {
+    fn force_set_async<'py>(&self, py: Python<'py>, value: i128) -> PyResult<Bound<'py, PyAny>> {
+        let value = int64("value", value).into_py_result()?;
         let counter = self.inner.clone();
         awaitable(py, async move { counter.force_set(value).await })
     }
@@ -150,7 +167,8 @@ async fn try_set(
 #[pymethods]
 impl NativeSharedCount {
     #[new]
-    fn new(client: &NativeClient, path: &str, seed: i32) -> PyResult<NativeSharedCount> {
+    fn new(client: &NativeClient, path: &str, seed: i128) -> PyResult<NativeSharedCount> {
+        let seed = int32("seed", seed).into_py_result()?;
         Ok(NativeSharedCount {
             inner: SharedCount::new(&client.inner, path, seed).into_py_result()?,
         })
@@ -192,32 +210,33 @@ impl NativeSharedCount {
         awaitable(py, async move { count.read().await })
     }
 
-    fn add(&self, py: Python<'_>, delta: i32) -> PyResult<CountRow> {
+    fn add(&self, py: Python<'_>, delta: i128) -> PyResult<CountRow> {
+        let delta = int32("delta", delta).into_py_result()?;
         let count = self.inner.clone();
         wait(py, move || add_count(count, delta))
     }
 
-    fn add_async<'py>(&self, py: Python<'py>, delta: i32) -> PyResult<Bound<'py, PyAny>> {
+    fn add_async<'py>(&self, py: Python<'py>, delta: i128) -> PyResult<Bound<'py, PyAny>> {
+        let delta = int32("delta", delta).into_py_result()?;
         awaitable(py, add_count(self.inner.clone(), delta))
     }
 
-    fn set(&self, py: Python<'_>, value: i32) -> PyResult<()> {
+    fn set(&self, py: Python<'_>, value: i128) -> PyResult<()> {
+        let value = int32("value", value).into_py_result()?;
         let count = self.inner.clone();
         wait(py, move || async move { count.set(value).await })
     }
 
-    fn set_async<'py>(&self, py: Python<'py>, value: i32) -> PyResult<Bound<'py, PyAny>> {
+    fn set_async<'py>(&self, py: Python<'py>, value: i128) -> PyResult<Bound<'py, PyAny>> {
+        let value = int32("value", value).into_py_result()?;
         let count = self.inner.clone();
         awaitable(py, async move { count.set(value).await })
     }
 
     /// `expected` as `versioned()` gave it: `(value, version)`.
-    fn try_set(&self, py: Python<'_>, expected: CountRow, value: i32) -> PyResult<bool> {
-        let (expected_value, version) = expected;
-        let expected = VersionedCount {
-            value: expected_value,
-            version,
-        };
+    fn try_set(&self, py: Python<'_>, expected: (i128, i128), value: i128) -> PyResult<bool> {
+        let value = int32("value", value).into_py_result()?;
+        let expected = expected_count(expected)?;
         let count = self.inner.clone();
         wait(py, move || try_set(count, expected, value))
     }
@@ -225,14 +244,11 @@ impl NativeSharedCount {
     fn try_set_async<'py>(
         &self,
         py: Python<'py>,
-        expected: CountRow,
-        value: i32,
+        expected: (i128, i128),
+        value: i128,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (expected_value, version) = expected;
-        let expected = VersionedCount {
-            value: expected_value,
-            version,
-        };
+        let value = int32("value", value).into_py_result()?;
+        let expected = expected_count(expected)?;
         awaitable(py, try_set(self.inner.clone(), expected, value))
     }
 

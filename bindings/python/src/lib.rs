@@ -56,6 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<undo::Undo>()?;
     m.add_function(wrap_pyfunction!(listener::_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(blocking::_resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(security::_pem_is_text, m)?)?;
     m.add(
         "ERROR_CODES",
         zkrecipes::ErrorCode::ALL

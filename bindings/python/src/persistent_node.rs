@@ -7,25 +7,12 @@
 use std::future::Future;
 
 use pyo3::prelude::*;
-use zkrecipes::{NodeMode, PersistentNode};
+use zkrecipes::PersistentNode;
 
 use crate::blocking::{awaitable, detached, wait};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
-
-/// The mode by the name `zkrecipes.NodeMode` gives it (ZooKeeper's `CreateMode` names).
-fn node_mode(name: &str) -> zkrecipes::Result<NodeMode> {
-    match name {
-        "EPHEMERAL" => Ok(NodeMode::Ephemeral),
-        "EPHEMERAL_SEQUENTIAL" => Ok(NodeMode::EphemeralSequential),
-        "PERSISTENT" => Ok(NodeMode::Persistent),
-        "PERSISTENT_SEQUENTIAL" => Ok(NodeMode::PersistentSequential),
-        other => Err(zkrecipes::Error::new(zkrecipes::ErrorCode::InvalidArgument, format!(
-            "a node mode is EPHEMERAL, EPHEMERAL_SEQUENTIAL, PERSISTENT or PERSISTENT_SEQUENTIAL, got {other:?}"
-        ))),
-    }
-}
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativePersistentNode {
@@ -50,7 +37,7 @@ impl NativePersistentNode {
         mode: &str,
         data: &[u8],
     ) -> PyResult<NativePersistentNode> {
-        let mode = node_mode(mode).into_py_result()?;
+        let mode = zkrecipes::ffi::node_mode(mode).into_py_result()?;
         Ok(NativePersistentNode {
             inner: PersistentNode::new(&client.inner, path, mode, data.to_vec())
                 .into_py_result()?,

@@ -21,6 +21,13 @@ impl From<PemArg> for Pem {
     }
 }
 
+/// Whether a `str` given for a PEM is the text itself (the core's rule): `zkrecipes.Tls` keeps
+/// such a string as bytes, which its `repr` never shows.
+#[pyfunction]
+pub fn _pem_is_text(value: &str) -> bool {
+    zkrecipes::ffi::pem_is_text(value)
+}
+
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 pub struct SecurityArgs {

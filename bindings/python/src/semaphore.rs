@@ -4,7 +4,7 @@
 //! a forgotten object) releases its lease: the core's `Lease` does so when dropped.
 
 use pyo3::prelude::*;
-use zkrecipes::ffi::{lease_count, LeaseSlot};
+use zkrecipes::ffi::{lease_count, LeaseSlot, OwnedSemaphore};
 use zkrecipes::{Semaphore, Wait};
 
 use crate::blocking::{awaitable, wait};

@@ -35,40 +35,18 @@ pub(super) async fn open_session(
         if let Some(auth) = &options.auth {
             connector = connector.with_auth(&auth.scheme, &auth.credentials);
         }
-        // GSSAPI's options are kept to check the service ticket with the same credentials.
-        let mut gssapi = None;
+        // The connect timeout bounds the whole of it, Kerberos's exchange with the KDC too.
+        let deadline = tokio::time::Instant::now() + options.connect_timeout;
+        let secure = tls.is_some();
+        let servers = connect_diagnosis::servers(&connect_string, secure);
         if let Some(sasl) = &options.sasl {
             connector = connector.with_sasl(match sasl {
-                Sasl::Gssapi { .. } => gssapi.insert(sasl.kerberos()?).clone().into(),
+                Sasl::Gssapi { .. } => kerberos_ready(sasl, &servers, deadline).await?.into(),
                 Sasl::DigestMd5 { .. } => sasl.options()?,
             });
         }
-        let secure = tls.is_some();
         if let Some(tls) = tls {
             connector = connector.with_tls(tls);
-        }
-        let servers = connect_diagnosis::servers(&connect_string, secure);
-        if let (Some(Sasl::Gssapi { service, host, .. }), Some(gssapi)) = (&options.sasl, &gssapi) {
-            // One server the KDC knows is enough: the session may go to any of them.
-            let mut refusal = None;
-            for server in &servers {
-                match crate::security::check_service(
-                    gssapi,
-                    service,
-                    host.as_deref().unwrap_or(&server.host),
-                ) {
-                    Ok(()) => {
-                        refusal = None;
-                        break;
-                    }
-                    Err(err) => {
-                        refusal.get_or_insert(err);
-                    }
-                }
-            }
-            if let Some(err) = refusal {
-                return Err(err);
-            }
         }
         let connecting = async {
             let connected = match secure {
@@ -82,7 +60,7 @@ pub(super) async fn open_session(
             tokio::time::sleep(connect_diagnosis::DIAGNOSE_AFTER).await;
             connect_diagnosis::refusal(diagnosed, options.tls.clone(), options.sasl.clone()).await
         };
-        let connected = tokio::time::timeout(options.connect_timeout, async {
+        let connected = tokio::time::timeout_at(deadline, async {
             tokio::pin!(connecting);
             tokio::select! {
                 connected = &mut connecting => connected,
@@ -123,6 +101,48 @@ pub(super) async fn open_session(
     });
     task.await
         .map_err(|err| Error::new(ErrorCode::Internal, format!("connect task failed: {err}")))?
+}
+
+/// GSSAPI's options once this client's credentials and a service ticket for one of `servers`
+/// (the session may go to any of them) were had: a wrong service name, a host the KDC does not
+/// know, a keytab without the principal fail here at once, by name, instead of in the SASL
+/// handshake that the session crate retries until the connect timeout. On a thread of its own
+/// and within `deadline`: Kerberos asks the KDC synchronously, and a KDC that did not answer
+/// held `connect` for 25 s past a connect timeout of 3 s (found by an adversarial review).
+async fn kerberos_ready(
+    sasl: &Sasl,
+    servers: &[connect_diagnosis::Server],
+    deadline: tokio::time::Instant,
+) -> Result<zk::GssapiSaslOptions> {
+    let (sasl, servers) = (sasl.clone(), servers.to_vec());
+    let checked = tokio::task::spawn_blocking(move || {
+        let Sasl::Gssapi { service, host, .. } = &sasl else {
+            unreachable!("a Kerberos check of {}", sasl.describe());
+        };
+        let gssapi = sasl.kerberos()?;
+        let mut refusal = None;
+        for server in &servers {
+            let host = host.as_deref().unwrap_or(&server.host);
+            match crate::security::check_service(&gssapi, service, host) {
+                Ok(()) => return Ok(gssapi),
+                Err(err) => {
+                    refusal.get_or_insert(err);
+                }
+            }
+        }
+        refusal.map_or(Ok(gssapi), Err)
+    });
+    match tokio::time::timeout_at(deadline, checked).await {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(failed)) => Err(Error::new(
+            ErrorCode::Internal,
+            format!("the Kerberos check failed: {failed}"),
+        )),
+        Err(_) => Err(Error::new(
+            ErrorCode::ConnectionLoss,
+            "no answer from Kerberos (the KDC) within the connect timeout",
+        )),
+    }
 }
 
 pub(super) fn connect_error(

@@ -29,6 +29,10 @@ pub trait OwnedLock {
     /// For a caller that gave up after `lock_as` succeeded: the hold is released, never kept.
     fn abandon_acquired(&self, owner: Owner);
 
+    /// Releases every hold of this object, whoever its owner (a binding's `close()`): no
+    /// other thread's hold is stranded on the server.
+    fn release_all(&self) -> impl Future<Output = ()> + Send + '_;
+
     /// For a hold carried to its caller across threads: released unless the `Handoff` is
     /// marked delivered.
     fn handoff_acquired(&self, owner: Owner) -> Handoff;
@@ -53,6 +57,10 @@ impl OwnedLock for Lock {
 
     fn abandon_acquired(&self, owner: Owner) {
         Lock::abandon_acquired(self, owner)
+    }
+
+    fn release_all(&self) -> impl Future<Output = ()> + Send + '_ {
+        Lock::release_all(self)
     }
 
     fn handoff_acquired(&self, owner: Owner) -> Handoff {

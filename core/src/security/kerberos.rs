@@ -77,7 +77,7 @@ pub(super) fn options(
             ),
         };
         return Err(Error::new(
-            ErrorCode::AuthFailed,
+            refusal_code(&err),
             format!("no Kerberos credentials for {whose}: {err}; {what_to_do}"),
         ));
     }
@@ -96,11 +96,20 @@ pub(crate) fn check_service(
 ) -> Result<()> {
     options.check_service(host).map_err(|err| {
         Error::new(
-            ErrorCode::AuthFailed,
+            refusal_code(&err),
             format!(
                 "no Kerberos ticket for the service {service}/{host}: {err} (connect by the host name \
                  in the server's principal, or set the SASL service and host)"
             ),
         )
     })
+}
+
+/// `AUTH_FAILED` for what the credentials or the names decide; `CONNECTION_LOSS` when no KDC
+/// answered, an outage that a retry may get past.
+fn refusal_code(err: &zk::GssapiError) -> ErrorCode {
+    match err.is_kdc_unreachable() {
+        true => ErrorCode::ConnectionLoss,
+        false => ErrorCode::AuthFailed,
+    }
 }

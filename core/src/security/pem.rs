@@ -15,7 +15,7 @@ pub enum Pem {
 impl Pem {
     /// A binding's string: PEM text if it holds a PEM header, else a path
     /// (what Node's `tls.connect` users and `zookeeper.ssl.*` users pass).
-    pub fn from_text_or_path(value: &str) -> Pem {
+    pub(crate) fn from_text_or_path(value: &str) -> Pem {
         if looks_like_pem(value) {
             Pem::Bytes(value.as_bytes().to_vec())
         } else {

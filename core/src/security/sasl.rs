@@ -80,10 +80,14 @@ impl Sasl {
         self
     }
 
-    /// The client keytab to log in from (GSSAPI only).
+    /// The client keytab to log in from (GSSAPI only): a path, `FILE:` before it or not.
     pub fn keytab(mut self, to: impl Into<PathBuf>) -> Sasl {
         if let Sasl::Gssapi { keytab, .. } = &mut self {
-            *keytab = Some(to.into());
+            let path: PathBuf = to.into();
+            *keytab = Some(match path.to_str().and_then(|p| p.strip_prefix("FILE:")) {
+                Some(file) => PathBuf::from(file),
+                None => path,
+            });
         }
         self
     }
@@ -151,6 +155,7 @@ impl Sasl {
                 if username.is_empty() {
                     return Err(Error::invalid_argument("SASL DIGEST-MD5 username is empty"));
                 }
+                check_name("DIGEST-MD5 username", username)?;
                 if std::str::from_utf8(password.expose()).is_err() {
                     return Err(Error::invalid_argument(
                         "SASL DIGEST-MD5 password is not UTF-8",
@@ -164,24 +169,17 @@ impl Sasl {
                 principal,
                 keytab,
             } => {
-                if service.is_empty()
-                    || host.as_deref() == Some("")
-                    || principal.as_deref() == Some("")
-                    || keytab.as_ref().is_some_and(|k| k.as_os_str().is_empty())
-                {
-                    return Err(Error::invalid_argument(
-                        "SASL GSSAPI service, host, principal and keytab must not be empty",
-                    ));
+                check_name("GSSAPI service", service)?;
+                if let Some(host) = host {
+                    check_name("GSSAPI host", host)?;
                 }
-                if let Some(keytab) = keytab {
-                    if let Err(err) = std::fs::File::open(keytab) {
-                        return Err(Error::invalid_argument(format!(
-                            "cannot read the keytab {}: {err}",
-                            keytab.display()
-                        )));
-                    }
+                if let Some(principal) = principal {
+                    check_name("GSSAPI principal", principal)?;
                 }
-                Ok(())
+                match keytab {
+                    Some(keytab) => check_keytab(keytab),
+                    None => Ok(()),
+                }
             }
         }
     }
@@ -230,6 +228,57 @@ impl Sasl {
             Sasl::Gssapi { .. } => "sasl:<Kerberos principal>".to_string(),
         }
     }
+}
+
+/// Longer than any principal, service or host name; a message quoting more would be unreadable.
+const MAX_NAME: usize = 1024;
+
+/// A name the SASL libraries take as a C string: a NUL would cut it short, and the login would
+/// be another identity's (found by an adversarial review: `client\0evil@REALM` logged in as
+/// `client`).
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid_argument(format!("the SASL {what} is empty")));
+    }
+    if name.len() > MAX_NAME {
+        return Err(Error::invalid_argument(format!(
+            "the SASL {what} is {} bytes long, more than {MAX_NAME}",
+            name.len()
+        )));
+    }
+    if name.contains('\0') {
+        return Err(Error::invalid_argument(format!(
+            "the SASL {what} {:?} holds a NUL character",
+            name.replace('\0', "\\0")
+        )));
+    }
+    Ok(())
+}
+
+/// A keytab must be a regular file this process can read. Anything else is refused at once:
+/// opening a pipe without a writer would block the connect for good, and a pipe or a device
+/// cannot be read the twice that Kerberos reads a keytab.
+fn check_keytab(keytab: &std::path::Path) -> Result<()> {
+    let refused = |why: String| {
+        Error::invalid_argument(format!(
+            "cannot read the keytab {}: {why}",
+            keytab.display()
+        ))
+    };
+    if keytab.as_os_str().is_empty() {
+        return Err(Error::invalid_argument("the SASL GSSAPI keytab is empty"));
+    }
+    if keytab.to_str().is_none_or(|k| k.contains('\0')) {
+        return Err(refused(
+            "its path is not UTF-8 or holds a NUL character".to_string(),
+        ));
+    }
+    let metadata = std::fs::metadata(keytab).map_err(|err| refused(err.to_string()))?;
+    if !metadata.is_file() {
+        return Err(refused("not a regular file".to_string()));
+    }
+    std::fs::File::open(keytab).map_err(|err| refused(err.to_string()))?;
+    Ok(())
 }
 
 #[cfg(test)]

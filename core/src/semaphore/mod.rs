@@ -193,7 +193,9 @@ impl Semaphore {
     /// Releases the oldest lease this object holds, whoever took it: `threading.Semaphore`'s
     /// `release()` for bindings whose callers give back a permit, not a lease. `NOT_OWNER`
     /// when it holds none.
-    pub fn release_one(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+    pub(crate) fn release_one(
+        &self,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let oldest = {
             let held = self.core.held.lock().unwrap();
             // Marked here, at the call: two calls at once pick two leases
@@ -216,7 +218,7 @@ impl Semaphore {
     }
 
     /// Releases every lease this object holds (a binding's `close()`).
-    pub async fn release_all(&self) {
+    pub(crate) async fn release_all(&self) {
         let nodes: Vec<String> = {
             let held = self.core.held.lock().unwrap();
             held.iter().map(|h| h.node.clone()).collect()

@@ -56,9 +56,9 @@ pub use crate::client::*;
 #[cfg(feature = "sasl-digest-md5")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-digest-md5"))))]
 pub use crate::sasl::DigestMd5SaslOptions;
-#[cfg(feature = "sasl-gssapi")]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi"))))]
-pub use crate::sasl::GssapiSaslOptions;
 #[cfg(any(feature = "sasl-digest-md5", feature = "sasl-gssapi"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi", feature = "sasl-digest-md5"))))]
 pub use crate::sasl::SaslOptions;
+#[cfg(feature = "sasl-gssapi")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi"))))]
+pub use crate::sasl::{GssapiError, GssapiSaslOptions};

@@ -276,7 +276,7 @@ impl Lock {
 
     /// Releases every hold of this object, whoever its owner (a binding's
     /// `close()`): no other thread's hold is stranded on the server.
-    pub async fn release_all(&self) {
+    pub(crate) async fn release_all(&self) {
         self.core.release_all().await
     }
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
+use zkrecipes::ffi::OwnedSemaphore;
 use zkrecipes::{Lease, LockEvent, Semaphore, Wait};
 
 use super::{breathe, cancel_after, critical_all, pick, timeout, told_of_a_pause};

@@ -117,17 +117,32 @@ impl SaslInitiator for GssapiSaslOptions {
 
 /// A GSS-API failure in the library's own words (`gss_display_status`).
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct GssapiError(String);
+#[error("{message}")]
+pub struct GssapiError {
+    message: String,
+    minor: OM_uint32,
+}
+
+/// MIT Kerberos's `KRB5_KDC_UNREACH`: "Cannot contact any KDC for realm".
+const KDC_UNREACHABLE: OM_uint32 = -1765328228i32 as OM_uint32;
 
 impl GssapiError {
+    fn new(message: String) -> Self {
+        Self { message, minor: 0 }
+    }
+
     fn from_status(call: &str, major: OM_uint32, minor: OM_uint32) -> Self {
         let mut words = describe_status(major, GSS_C_GSS_CODE);
         let mech = describe_status(minor, GSS_C_MECH_CODE);
         if minor != 0 && !mech.is_empty() {
             words = format!("{words}: {mech}");
         }
-        Self(format!("{call}: {words}"))
+        Self { message: format!("{call}: {words}"), minor }
+    }
+
+    /// No KDC of the realm answered: an outage that may pass, not a refusal of the credentials.
+    pub fn is_kdc_unreachable(&self) -> bool {
+        self.minor == KDC_UNREACHABLE
     }
 }
 
@@ -225,8 +240,8 @@ impl Drop for Name {
 }
 
 /// Where `gss_acquire_cred_from` finds a keytab's tickets: a memory cache per principal and
-/// keytab, so that clients of one identity share their tickets and the user's ticket cache is
-/// never written.
+/// keytab (as the file is now: a rotated keytab gets a cache of its own), so that clients of one
+/// identity share their tickets and the user's ticket cache is never written.
 struct CredentialStore {
     keytab: CString,
     cache: CString,
@@ -234,16 +249,18 @@ struct CredentialStore {
 
 impl CredentialStore {
     fn new(keytab: &Path, principal: Option<&str>) -> Result<Self, GssapiError> {
-        let text = keytab.to_str().ok_or_else(|| GssapiError(format!("the keytab path {keytab:?} is not UTF-8")))?;
+        let text =
+            keytab.to_str().ok_or_else(|| GssapiError::new(format!("the keytab path {keytab:?} is not UTF-8")))?;
         // A path with a colon would read as a keytab type ("DIR:…"): the type is always a file.
         let keytab_name = match text.starts_with("FILE:") {
             true => text.to_string(),
             false => format!("FILE:{text}"),
         };
         let mut identity = std::collections::hash_map::DefaultHasher::new();
-        (text, principal).hash(&mut identity);
+        let file = std::fs::metadata(keytab).ok().map(|m| (m.len(), m.modified().ok()));
+        (text, principal, file).hash(&mut identity);
         let cache = format!("MEMORY:zkrecipes-{:016x}", identity.finish());
-        let nul = |_| GssapiError(format!("the keytab path {keytab:?} holds a NUL"));
+        let nul = |_| GssapiError::new(format!("the keytab path {keytab:?} holds a NUL"));
         Ok(Self { keytab: CString::new(keytab_name).map_err(nul)?, cache: CString::new(cache).map_err(nul)? })
     }
 }

@@ -45,33 +45,35 @@ public final class Cache extends NativeObject {
     private final EventSink<CacheListener> events =
         dataEvents("cache", (l, name, nodes) -> l.onEvent(CacheEvent.of(name, nodes)));
 
-    private Cache(Client client, String path, Scope scope, int maxDepth) {
+    /** {@code maxDepth} null: the whole subtree (a tree's; ignored for the others). */
+    private Cache(Client client, String path, Scope scope, Integer maxDepth) {
         super(Objects.requireNonNull(client, "client").withHandle(
-            h -> Native.cacheNew(h, Objects.requireNonNull(path, "path"), scope.ordinal(), maxDepth)), Native::cacheFree);
+            h -> Native.cacheNew(h, Objects.requireNonNull(path, "path"), scope.ordinal(),
+                maxDepth != null, maxDepth == null ? 0 : maxDepth)), Native::cacheFree);
         this.path = path;
         this.scope = scope;
     }
 
     /** A cache of the node at {@code path}. INVALID_PATH at once; nothing is sent before {@link #start()}. */
     public static Cache node(Client client, String path) {
-        return new Cache(client, path, Scope.NODE, 0);
+        return new Cache(client, path, Scope.NODE, null);
     }
 
     /** A cache of the children of {@code path} (with their data). */
     public static Cache children(Client client, String path) {
-        return new Cache(client, path, Scope.CHILDREN, 1);
+        return new Cache(client, path, Scope.CHILDREN, null);
     }
 
     /** A cache of the whole subtree at {@code path}. */
     public static Cache tree(Client client, String path) {
-        return new Cache(client, path, Scope.TREE, -1);
+        return new Cache(client, path, Scope.TREE, null);
     }
 
-    /** A cache of the subtree at {@code path}, {@code maxDepth} levels below it (0: the node only). */
+    /**
+     * A cache of the subtree at {@code path}, {@code maxDepth} levels below it (0: the node only;
+     * below 0: INVALID_ARGUMENT).
+     */
     public static Cache tree(Client client, String path, int maxDepth) {
-        if (maxDepth < 0) {
-            throw new ZkException(ZkException.Code.INVALID_ARGUMENT, "maxDepth is at least 0, got " + maxDepth);
-        }
         return new Cache(client, path, Scope.TREE, maxDepth);
     }
 

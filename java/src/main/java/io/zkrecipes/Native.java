@@ -196,7 +196,7 @@ final class Native {
 
     // scope: 0 node, 1 children, 2 tree maxDepth deep (below 0: all). Nodes travel packed
     // (ChildData.read reads them).
-    static native long cacheNew(long client, String path, int scope, int maxDepth);
+    static native long cacheNew(long client, String path, int scope, boolean limited, int maxDepth);
     static native void cacheFree(long cache);
     static native long cacheStart(long cache, CompletableFuture<Object> f);
     static native void cacheClose(long cache);
@@ -208,7 +208,7 @@ final class Native {
     static native long cacheSubscribe(long cache, Object sink);
 
     /** {@code mode}: {@link NodeMode}'s ordinal. */
-    static native long persistentNodeNew(long client, String path, int mode, byte[] data);
+    static native long persistentNodeNew(long client, String path, String mode, byte[] data);
     static native void persistentNodeFree(long node);
     static native long persistentNodeCall(long node, int op, CompletableFuture<Object> f);
     static native long persistentNodeSetData(long node, byte[] data, CompletableFuture<Object> f);

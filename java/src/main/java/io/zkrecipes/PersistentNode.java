@@ -35,7 +35,7 @@ public final class PersistentNode extends NativeObject {
     public PersistentNode(Client client, String path, NodeMode mode, byte[] data) {
         super(Objects.requireNonNull(client, "client").withHandle(
             h -> Native.persistentNodeNew(h, Objects.requireNonNull(path, "path"),
-                Objects.requireNonNull(mode, "mode").ordinal(), Objects.requireNonNull(data, "data"))),
+                Objects.requireNonNull(mode, "mode").name(), Objects.requireNonNull(data, "data"))),
             Native::persistentNodeFree);
         this.path = path;
         this.mode = mode;

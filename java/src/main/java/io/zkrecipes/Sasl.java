@@ -19,38 +19,47 @@ public final class Sasl {
     private final String username;
     private final char[] password;
     private boolean destroyed;
-    private String service;
-    private String host;
-    private String principal;
-    private String keytab;
+    private final String service;
+    private final String host;
+    private final String principal;
+    private final String keytab;
 
-    private Sasl(String mechanism, String username, char[] password) {
+    private Sasl(String mechanism, String username, char[] password, String service, String host,
+                 String principal, String keytab) {
         this.mechanism = mechanism;
         this.username = username;
         this.password = password;
+        this.service = service;
+        this.host = host;
+        this.principal = principal;
+        this.keytab = keytab;
     }
 
     /** DIGEST-MD5; the password is copied, and the copy is cleared by {@link #destroy()}. */
     public static Sasl digestMd5(String username, char[] password) {
         Objects.requireNonNull(username, "username");
         Objects.requireNonNull(password, "password");
-        return new Sasl("DIGEST-MD5", username, password.clone());
+        return new Sasl("DIGEST-MD5", username, password.clone(), null, null, null, null);
     }
 
     public static Sasl gssapi() {
-        return new Sasl("GSSAPI", null, null);
+        return new Sasl("GSSAPI", null, null, null, null, null, null);
     }
+
+    // Each setting below returns a new Sasl and leaves this one as it is: two clients made from
+    // one base (`base.principal(a)`, `base.principal(b)`) are two principals, not the last one
+    // twice (found by an adversarial review, when they changed the base).
 
     /** The server principal's service (GSSAPI; default {@code zookeeper}). */
     public Sasl service(String service) {
-        this.service = Objects.requireNonNull(service, "service");
-        return this;
+        return new Sasl(mechanism, username, password, Objects.requireNonNull(service, "service"), host,
+            principal, keytab);
     }
 
     /** The server principal's host (GSSAPI; default: the server connected to). */
     public Sasl host(String host) {
-        this.host = Objects.requireNonNull(host, "host");
-        return this;
+        return new Sasl(mechanism, username, password, service, Objects.requireNonNull(host, "host"),
+            principal, keytab);
     }
 
     /**
@@ -58,17 +67,18 @@ public final class Sasl {
      * cache, or from {@link #keytab(Path)}. Two clients of one process can be two principals.
      */
     public Sasl principal(String principal) {
-        this.principal = Objects.requireNonNull(principal, "principal");
-        return this;
+        return new Sasl(mechanism, username, password, service, host,
+            Objects.requireNonNull(principal, "principal"), keytab);
     }
 
     /**
      * The client keytab to log in from (GSSAPI), as the {@link #principal(String)} or the
      * keytab's first one; its tickets are kept in memory, never in the user's ticket cache.
+     * A path of the default file system ({@link Path#toFile()}).
      */
     public Sasl keytab(Path keytab) {
-        this.keytab = Objects.requireNonNull(keytab, "keytab").toString();
-        return this;
+        return new Sasl(mechanism, username, password, service, host, principal,
+            Objects.requireNonNull(keytab, "keytab").toFile().getPath());
     }
 
     /** Clears the password copy; a client connected with it keeps what it needs. */

@@ -191,12 +191,16 @@ class SecurityIT {
 
     @Test
     void twoClientsOfOneProcessAreTwoKerberosPrincipals() {
-        Sasl own = Sasl.gssapi()
+        // Two principals from one base: each setting is a new Sasl (the base was changed in place).
+        Sasl base = Sasl.gssapi();
+        Sasl own = base
                 .principal(env("ZK_KRB5_SECOND_PRINCIPAL"))
                 .keytab(java.nio.file.Path.of(env("ZK_KRB5_SECOND_KEYTAB")));
+        Sasl mine = base.principal(env("ZK_KRB5_PRINCIPAL")).keytab(java.nio.file.Path.of(env("ZK_KRB5_KEYTAB")));
         assertTrue(own.toString().contains("reporter"), own.toString());
+        assertEquals("Sasl.gssapi()", base.toString());
         try (Client reporter = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(own));
-             Client client = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(Sasl.gssapi()))) {
+             Client client = Client.connect(env("ZK_KRB5_CONNECT"), options().sasl(mine))) {
             assertEquals(List.of("sasl:reporter"), reporter.authenticatedAs());
             assertEquals(List.of("sasl:client"), client.authenticatedAs());
         }

@@ -1,6 +1,5 @@
 package io.zkrecipes.kotlin
 
-import io.zkrecipes.kotlin.ffi.NativeNodeMode
 import io.zkrecipes.kotlin.ffi.NativePersistentNode
 
 /** How a [PersistentNode] is created (ZooKeeper's `CreateMode`s it supports). */
@@ -20,7 +19,7 @@ enum class NodeMode { EPHEMERAL, EPHEMERAL_SEQUENTIAL, PERSISTENT, PERSISTENT_SE
  * [ZkException.InvalidPath] (the root too) and oversized [data] at once.
  */
 class PersistentNode(client: Client, path: String, val mode: NodeMode, data: ByteArray) : AutoCloseable {
-    private val native = native { NativePersistentNode(client.native, path, mode.toNative(), data) }
+    private val native = native { NativePersistentNode(client.native, path, mode.name, data) }
 
     val path: String get() = native.path()
 
@@ -48,11 +47,4 @@ class PersistentNode(client: Client, path: String, val mode: NodeMode, data: Byt
     override fun close() = native.closeBlocking()
 
     override fun toString() = "PersistentNode($path, $mode)"
-}
-
-private fun NodeMode.toNative() = when (this) {
-    NodeMode.EPHEMERAL -> NativeNodeMode.EPHEMERAL
-    NodeMode.EPHEMERAL_SEQUENTIAL -> NativeNodeMode.EPHEMERAL_SEQUENTIAL
-    NodeMode.PERSISTENT -> NativeNodeMode.PERSISTENT
-    NodeMode.PERSISTENT_SEQUENTIAL -> NativeNodeMode.PERSISTENT_SEQUENTIAL
 }

@@ -37,7 +37,7 @@ pub struct SecuritySettings {
 impl SecuritySettings {
     /// A binding's string for a PEM: text or path.
     pub fn pem(value: Option<String>) -> Option<Pem> {
-        value.map(|v| Pem::from_text_or_path(&v))
+        value.map(|v| super::pem(&v))
     }
 
     pub fn apply(self, options: &mut ClientOptions) -> Result<()> {
@@ -73,6 +73,18 @@ impl SecuritySettings {
             }
         };
         options.sasl = match self.sasl_mechanism {
+            // Ignored, they would let a caller believe it logged in (the CLI's `--sasl-keytab`
+            // without `--sasl gssapi` ran with no credentials, found by an adversarial review).
+            None if self.sasl_service.is_some()
+                || self.sasl_host.is_some()
+                || self.sasl_principal.is_some()
+                || self.sasl_keytab.is_some() =>
+            {
+                return Err(Error::invalid_argument(
+                    "a SASL service, host, principal or keytab was given without a SASL \
+                     mechanism: give the mechanism GSSAPI (the CLI's --sasl gssapi)",
+                ))
+            }
             None => None,
             Some(mechanism) => Some(Sasl::from_mechanism(
                 &mechanism,
@@ -153,5 +165,15 @@ mod tests {
             SecuritySettings::pem(Some("-----BEGIN CERTIFICATE-----\n".into())),
             Some(Pem::Bytes(_))
         ));
+    }
+
+    #[test]
+    fn kerberos_settings_without_a_mechanism_are_refused() {
+        let settings = SecuritySettings {
+            sasl_keytab: Some("app.keytab".into()),
+            ..Default::default()
+        };
+        let err = settings.apply(&mut ClientOptions::default()).unwrap_err();
+        assert!(err.message().contains("without a SASL mechanism"), "{err}");
     }
 }
