@@ -34,7 +34,10 @@ export declare class NativeBarrier {
 export declare class NativeCache {
   static node(client: NativeClient, path: string): NativeCache
   static children(client: NativeClient, path: string): NativeCache
-  /** `maxDepth` as `index.js` checked it (an unsigned 32-bit integer), or none: all. */
+  /**
+   * `maxDepth` as the caller gave it (`index.js` checked that it is a whole number), or
+   * none: all.
+   */
   static tree(client: NativeClient, path: string, maxDepth?: number | undefined | null): NativeCache
   path(): string
   /** Resolves once the first load is in the copy; takes effect at the call. */
@@ -235,7 +238,7 @@ export declare class NativeSharedCount {
   add(delta: number): Promise<Versioned>
   set(value: number): Promise<void>
   /** false when the node is no longer at `expected`'s version. */
-  trySet(expected: Versioned, value: number): Promise<boolean>
+  trySet(expectedValue: number, expectedVersion: number, value: number): Promise<boolean>
   /** `callback(value, version)` for every value the count takes. */
   subscribe(callback: (value: number, version: number) => void): NativeSubscription
 }
