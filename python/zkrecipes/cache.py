@@ -3,19 +3,15 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, TypeVar
 
 from . import _native
+from ._base import Listened, Started
 from ._args import _client, _timeout
-from ._listeners import Listeners
 from .events import CacheEvent
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
@@ -102,7 +98,7 @@ def node_event(name: str, node: Optional[_NodeRow], old: Optional[_NodeRow]) -> 
 C = TypeVar("C", bound="Cache")
 
 
-class Cache:
+class Cache(Started, Listened[NodeEvent]):
     """A local copy of part of the tree, kept in sync by one watch (a persistent recursive
     watch on ZooKeeper 3.6+, ordinary watches on older servers); ``NodeCache``,
     ``ChildrenCache`` and ``TreeCache`` say which part.
@@ -117,14 +113,20 @@ class Cache:
     copy (a closed cache is empty and cannot start again); or ``with client.tree_cache(path) as
     cache:``. A start interrupted by Ctrl-C or a cancelled await leaves the cache loading
     (``await_initialized`` waits for it); a cache garbage collected stops following.
+
+    Listeners hear every change of the copy from now on, in order: ``CREATED``, ``CHANGED``
+    (with ``old``), ``DELETED``, ``INITIALIZED`` once the first load is in (add the listener
+    before ``start()`` to hear a ``CREATED`` for every node of it), and ``SUSPENDED``, ``LOST``,
+    ``RECONNECTED``. No event is dropped, however slow ``fn`` is.
     """
+
+    _event_of = staticmethod(node_event)
 
     def __init__(self, native: _native.NativeCache) -> None:
         """Made by ``NodeCache``, ``ChildrenCache`` and ``TreeCache`` (or ``client.node_cache``
         and the like), not directly."""
         self._native = native
-        self._listeners_made = threading.Lock()
-        self._listeners: Optional[Listeners[NodeEvent]] = None
+        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -179,48 +181,6 @@ class Cache:
     def __contains__(self, path: object) -> bool:
         """Whether the node at ``path`` is cached."""
         return isinstance(path, str) and self._native.contains(path)
-
-    def add_listener(self, fn: Callable[[NodeEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(event)`` for every change of the copy from now on, in order: ``CREATED``,
-        ``CHANGED`` (with ``old``), ``DELETED``, ``INITIALIZED`` once the first load is in (add
-        the listener before ``start()`` to hear a ``CREATED`` for every node of it), and
-        ``SUSPENDED``, ``LOST``, ``RECONNECTED``. No event is dropped, however slow ``fn`` is.
-
-        Called on the library's listener thread (or ``loop``); ``fn`` may call any method of
-        the library, this cache's included.
-        """
-        with self._listeners_made:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, node_event)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[NodeEvent], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
-
-    def __enter__(self: C) -> C:
-        """Starts the cache; leaving the block closes it."""
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the cache (closing never fails)."""
-        self.close()
-
-    async def __aenter__(self: C) -> C:
-        """Starts the cache without blocking the event loop; leaving the block closes it."""
-        await self.start_async()
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the cache."""
-        self.close()
 
     def __repr__(self) -> str:
         state = f"{len(self)} cached" if self.is_initialized else "not loaded"

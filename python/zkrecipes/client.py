@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, Union
+from typing import List, Optional, Tuple, Type, Union
 
 from . import _native
-from ._listeners import Listeners
+from ._base import Listened
 from .barrier import Barrier, DoubleBarrier
 from .cache import ChildrenCache, NodeCache, TreeCache
 from .counter import DistributedAtomicLong, SharedCount
@@ -21,11 +21,9 @@ from .security import AclPolicy, Sasl, Tls, _settings
 from .semaphore import Semaphore
 from .work_queue import WorkQueue
 
-if TYPE_CHECKING:
-    import asyncio
 
 
-class Client:
+class Client(Listened[ConnectionState]):
     """One ZooKeeper session (renewed by itself after expiry), shared by recipes.
 
     ``Client("zk1:2181,zk2:2181/chroot")`` connects and blocks until connected
@@ -36,7 +34,11 @@ class Client:
     ``tls=Tls(ca=..., cert=..., key=...)`` connects over TLS, ``sasl=Sasl.digest_md5(...)`` or
     ``Sasl.gssapi()`` authenticates, and ``acl`` sets the ACL of every node the recipes create
     (``"open"`` by default without credentials, ``"creator"`` with any).
+
+    Listeners hear every connection state change (``ConnectionState``).
     """
+
+    _event_of = staticmethod(connection_state)
 
     _native: _native.NativeClient
 
@@ -81,7 +83,7 @@ class Client:
 
     def _attach(self, native: _native.NativeClient) -> None:
         self._native = native
-        self._listeners: Listeners[ConnectionState] = Listeners(native.subscribe, connection_state)
+        self._listeners = None
 
     @property
     def state(self) -> ConnectionState:
@@ -118,16 +120,6 @@ class Client:
     def whoami(self) -> List[str]:
         """Asks the server for this session's identities now (after a certificate rotation, say)."""
         return self._native.whoami()
-
-    def add_listener(
-        self, fn: Callable[[ConnectionState], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
-    ) -> None:
-        """``fn(state)`` on every connection state change, on a library thread (or ``loop``)."""
-        self._listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[ConnectionState], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        self._listeners.remove(fn)
 
     def write_lock(self, dir: str) -> WriteLock:
         """A ``WriteLock`` on ``dir`` (Apache's and Curator's lock nodes)."""

@@ -3,19 +3,15 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Tuple
 
 from . import _native
+from ._base import Listened, Started
 from ._args import _client, _int
-from ._listeners import Listeners
 from .errors import ZkError
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
@@ -112,7 +108,7 @@ def _versioned(value: int, version: int) -> VersionedCount:
     return VersionedCount(value, version)
 
 
-class SharedCount:
+class SharedCount(Started, Listened[VersionedCount]):
     """A 32-bit count at ``path`` (Curator's ``SharedCount`` node: 4 bytes, big-endian; kazoo's
     ``Counter(support_curator=True)``), cached here and followed by a watch.
 
@@ -126,14 +122,19 @@ class SharedCount:
     read at and answers ``False`` when another write came first. ``ConnectionLossError`` from
     ``try_set`` or ``add`` means the write's outcome is unknown; an update interrupted by
     Ctrl-C or a cancelled await may have been applied too.
+
+    Listeners hear every value the count takes from now on, in order: writes seen by the watch,
+    this object's own writes, and the first read of ``start()`` if added before it. Values
+    written in quick succession may reach it as only the newest.
     """
+
+    _event_of = staticmethod(_versioned)
 
     def __init__(self, client: Client, path: str, seed: int = 0) -> None:
         """The count at ``path``, ``seed`` (a 32-bit int) when the node is created or empty; not
         started yet."""
         self._native = _native.NativeSharedCount(_client(client), path, _int("seed", seed))
-        self._listeners_made = threading.Lock()
-        self._listeners: Optional[Listeners[VersionedCount]] = None
+        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -202,47 +203,6 @@ class SharedCount:
     async def add_async(self, delta: int) -> VersionedCount:
         """``add`` without blocking the event loop."""
         return VersionedCount(*await self._native.add_async(_int("delta", delta)))
-
-    def add_listener(self, fn: Callable[[VersionedCount], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(versioned_count)`` for every value the count takes from now on, in order: writes
-        seen by the watch, this object's own writes, and the first read of ``start()`` if added
-        before it. Values written in quick succession may reach it as only the newest.
-
-        Called on the library's listener thread (or ``loop``); ``fn`` may call any method of
-        the library, this count's included.
-        """
-        with self._listeners_made:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, _versioned)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[VersionedCount], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
-
-    def __enter__(self) -> SharedCount:
-        """Starts the count; leaving the block closes it."""
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the count (closing never fails)."""
-        self.close()
-
-    async def __aenter__(self) -> SharedCount:
-        """Starts the count without blocking the event loop; leaving the block closes it."""
-        await self.start_async()
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the count."""
-        self.close()
 
     def __repr__(self) -> str:
         try:

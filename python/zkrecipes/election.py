@@ -3,31 +3,33 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Optional, Type
+from typing import TYPE_CHECKING, Optional, Type
 
 from . import _native
+from ._base import Listened
 from ._args import _client, _timeout
-from ._listeners import Listeners
 from .events import ElectionEvent, Event, election_event
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
-class LeaderElectionSupport:
+class LeaderElectionSupport(Listened[Event[ElectionEvent]]):
     """One member of the election under ``root`` (created if missing).
 
     A leader that loses its node or session gets ``FAILED`` and offers itself
     again once the client has a new session, unless stopped.
+
+    Listeners hear each of Apache's 12 election events, in Apache's order.
     """
+
+    _event_of = staticmethod(election_event)
 
     def __init__(self, client: Client, root: str, host_name: Optional[str] = None) -> None:
         """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, native_client.identity() if host_name is None else host_name)
-        self._listeners: Listeners[Event[ElectionEvent]] = Listeners(self._native.subscribe, election_event)
+        self._listeners = None
 
     def start(self) -> None:
         """Offers this member; returns once it knows whether it leads."""
@@ -64,16 +66,6 @@ class LeaderElectionSupport:
     async def await_leadership_async(self, timeout: Optional[float] = None) -> bool:
         """``await_leadership`` without blocking the event loop."""
         return await self._native.await_leadership_async(_timeout(timeout))
-
-    def add_listener(
-        self, fn: Callable[[Event[ElectionEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
-    ) -> None:
-        """``fn(event)`` for each of Apache's 12 election events, in Apache's order."""
-        self._listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[Event[ElectionEvent]], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        self._listeners.remove(fn)
 
     def __enter__(self) -> LeaderElectionSupport:
         """Starts the member; leaving the block stops it."""

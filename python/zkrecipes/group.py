@@ -3,20 +3,16 @@ membership built on it (Curator's ``GroupMember``)."""
 
 from __future__ import annotations
 
-import threading
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Type, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 from . import _native
+from ._base import Listened, Started
 from ._args import _client, _data
-from ._listeners import Listeners
 from .cache import NodeEvent, node_event
 from .errors import ZkError
 from .events import _Named
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 Data = Union[bytes, bytearray, memoryview]
@@ -39,7 +35,7 @@ def _mode(mode: Any) -> str:
     return str(mode).upper()
 
 
-class PersistentNode:
+class PersistentNode(Started):
     """A node at ``path`` that stays (Curator's ``PersistentNode``): created at ``start()`` and
     created again whenever it is deleted or its session expires, until ``close()``.
 
@@ -113,34 +109,12 @@ class PersistentNode:
         """``close`` without blocking the event loop."""
         await self._native.close_async()
 
-    def __enter__(self) -> PersistentNode:
-        """Starts the node; leaving the block closes it."""
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the node."""
-        self.close()
-
-    async def __aenter__(self) -> PersistentNode:
-        """Starts the node without blocking the event loop; leaving the block closes it."""
-        await self.start_async()
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the node without blocking the event loop."""
-        await self.close_async()
-
     def __repr__(self) -> str:
         actual = self.actual_path
         return f"<PersistentNode {self.path} {'not created' if actual is None else actual}>"
 
 
-class GroupMember:
+class GroupMember(Started, Listened[NodeEvent]):
     """Member ``id`` of the group at ``group`` (Curator's ``GroupMember`` layout: an ephemeral
     node ``<group>/<id>`` whose data is the member's payload).
 
@@ -153,15 +127,21 @@ class GroupMember:
     client.group_member(group, id) as member:``. A start interrupted by Ctrl-C or a cancelled
     await leaves. The id is a node name: an empty one, ``.``, ``..`` or one with ``/`` is
     ``InvalidArgumentError``.
+
+    Listeners hear every membership change from now on, in order: ``CREATED`` (a member joined;
+    ``event.node.name`` is its id, ``event.node.data`` its payload), ``CHANGED`` (a new
+    payload), ``DELETED`` (left), ``INITIALIZED`` and the connection events, as a cache's
+    listener. A listener added before ``start()`` hears every member found, this one included.
     """
+
+    _event_of = staticmethod(node_event)
 
     def __init__(self, client: Client, group: str, id: str, payload: Data = b"") -> None:
         """Nothing is sent before ``start()``."""
         if not isinstance(id, str):
             raise TypeError(f"id must be a str, got {type(id).__name__}")
         self._native = _native.NativeGroupMember(_client(client), group, id, _data("payload", payload))
-        self._listeners_made = threading.Lock()
-        self._listeners: Optional[Listeners[NodeEvent]] = None
+        self._listeners = None
 
     @property
     def id(self) -> str:
@@ -213,49 +193,6 @@ class GroupMember:
     async def close_async(self) -> None:
         """``close`` without blocking the event loop."""
         await self._native.close_async()
-
-    def add_listener(self, fn: Callable[[NodeEvent], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(event)`` for every membership change from now on, in order: ``CREATED`` (a
-        member joined; ``event.node.name`` is its id, ``event.node.data`` its payload),
-        ``CHANGED`` (a new payload), ``DELETED`` (left), ``INITIALIZED`` and the connection
-        events, as a cache's listener. A listener added before ``start()`` hears every member
-        found, this one included.
-
-        Called on the library's listener thread (or ``loop``); ``fn`` may call any method of
-        the library, this member's included.
-        """
-        with self._listeners_made:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, node_event)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[NodeEvent], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
-
-    def __enter__(self) -> GroupMember:
-        """Joins; leaving the block leaves."""
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Leaves the group."""
-        self.close()
-
-    async def __aenter__(self) -> GroupMember:
-        """Joins without blocking the event loop; leaving the block leaves."""
-        await self.start_async()
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Leaves the group without blocking the event loop."""
-        await self.close_async()
 
     def __repr__(self) -> str:
         return f"<GroupMember {self.id!r} of {self.group}>"

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Type
+from typing import TYPE_CHECKING, List, Optional
 
 from . import _native
+from ._base import Listened, Started
 from ._args import _client, _timeout
-from ._listeners import Listeners
 from .errors import ZkError
 from .events import Event, LatchEvent, latch_event
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
@@ -32,7 +28,7 @@ class LatchParticipant:
     is_leader: bool
 
 
-class LeaderLatch:
+class LeaderLatch(Started, Listened[Event[LatchEvent]]):
     """One participant of the leader latch at ``path`` (Curator's ``LeaderLatch`` nodes, so
     Curator's participants take part in the same line).
 
@@ -42,7 +38,13 @@ class LeaderLatch:
     resource you protect). A leader is told ``SUSPENDED`` when its connection drops (stop acting
     as the leader until ``RECONNECTED``) and ``NOT_LEADER`` once another may lead; it then lines
     up again by itself. A latch garbage collected unclosed is closed.
+
+    Listeners hear ``IS_LEADER`` (with the fencing token), ``NOT_LEADER`` (with the reason when
+    the leadership was lost, ``None`` when closed), ``SUSPENDED`` and ``RECONNECTED`` (while
+    leading). Add it before ``start()`` to see the first ``IS_LEADER``.
     """
+
+    _event_of = staticmethod(latch_event)
 
     def __init__(self, client: Client, path: str, id: Optional[str] = None) -> None:
         """A participant of the latch at ``path`` (created on first use) named ``id`` (default:
@@ -50,8 +52,7 @@ class LeaderLatch:
         if id is not None and not isinstance(id, str):
             raise TypeError(f"id must be a str or None, got {type(id).__name__}")
         self._native = _native.NativeLeaderLatch(_client(client), path, id)
-        self._listeners_made = threading.Lock()
-        self._listeners: Optional[Listeners[Event[LatchEvent]]] = None
+        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -151,49 +152,6 @@ class LeaderLatch:
     async def participants_async(self) -> List[LatchParticipant]:
         """``participants`` without blocking the event loop."""
         return [LatchParticipant(*row) for row in await self._native.participants_async()]
-
-    def add_listener(
-        self, fn: Callable[[Event[LatchEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None
-    ) -> None:
-        """``fn(event)`` for ``IS_LEADER`` (with the fencing token), ``NOT_LEADER`` (with the
-        reason when the leadership was lost, ``None`` when closed), ``SUSPENDED`` and
-        ``RECONNECTED`` (while leading). Add it before ``start()`` to see the first ``IS_LEADER``.
-
-        Called on the library's listener thread (or ``loop``); ``fn`` may call any method of
-        the library, this latch's ``close()`` included.
-        """
-        with self._listeners_made:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, latch_event)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[Event[LatchEvent]], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
-
-    def __enter__(self) -> LeaderLatch:
-        """Starts the latch; leaving the block closes it."""
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the latch (closing never fails)."""
-        self.close()
-
-    async def __aenter__(self) -> LeaderLatch:
-        """Starts the latch without blocking the event loop; leaving the block closes it."""
-        await self.start_async()
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the latch without blocking the event loop."""
-        await self.close_async()
 
     def __repr__(self) -> str:
         if self.is_closed:

@@ -5,18 +5,16 @@ from __future__ import annotations
 import threading
 import warnings
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Type
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Type
 
 from . import _native
+from ._base import Listened
 from .errors import ZkError
 from ._args import _client, _timeout
-from ._listeners import Listeners
 from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
@@ -39,20 +37,21 @@ def _task_owner() -> int:
     return id(task) if task is not None else threading.get_ident()
 
 
-# Listener registries are made on the first listener: most lock objects never get one, and a
-# lock object per request or per entity must stay small (issue 17).
-_LISTENERS_MADE = threading.Lock()
+class _Lock(Listened[Event[LockEvent]]):
+    """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``.
 
+    Listeners hear ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
+    stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
+    """
 
-class _Lock:
-    """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``."""
+    _event_of = staticmethod(lock_event)
 
-    __slots__ = ("_native", "_listeners", "__weakref__")
+    __slots__ = ("_native", "__weakref__")
 
     def __init__(self, native: _native.NativeLock) -> None:
         """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
         self._native = native
-        self._listeners: Optional[Listeners[Event[LockEvent]]] = None
+        self._listeners = None
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -114,23 +113,6 @@ class _Lock:
     async def participants_async(self) -> List[Participant]:
         """``participants`` without blocking the event loop."""
         return [Participant(*row) for row in await self._native.participants_async()]
-
-    def add_listener(self, fn: Callable[[Event[LockEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(event)`` for ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
-        stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
-
-        Called on the library's listener thread; ``fn`` may call any method of the library.
-        """
-        with _LISTENERS_MADE:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, lock_event)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
 
     def __enter__(self) -> _Lock:
         """``acquire()``; leaving the block releases."""

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from contextvars import ContextVar
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, List, Optional, Tuple, Type
 
 from . import _native
+from ._base import Listened
 from .errors import ZkError
 from ._args import _client, _count, _timeout
-from ._listeners import Listeners
 from .events import Event, LockEvent, lock_event
 from .lock import _release_failed_too
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .client import Client
 
 
@@ -90,20 +87,25 @@ def _release_on_exit(lease: Lease, exc: Optional[BaseException]) -> None:
         _release_failed_too(lease.node_path, exc, err)
 
 
-class Semaphore:
+class Semaphore(Listened[Event[LockEvent]]):
     """At most ``max_leases`` leases held at once among every process on ``path``, Curator's
     ``InterProcessSemaphoreV2`` included.
 
     Like ``threading.Semaphore``: ``acquire()`` then ``release()``, or ``with semaphore:``
     (``async with`` for asyncio). ``acquire`` returns the ``Lease`` itself (true) or ``None``
     (false), so ``if semaphore.acquire(timeout=1):`` reads as it does for threading.
+
+    Listeners hear each lease of this object: ``ACQUIRED`` (with its token), ``RELEASED``,
+    ``SUSPENDED`` (connection dropped: stop using the resource), ``RECONNECTED`` and ``LOST``
+    (with the reason; the lease is no longer held).
     """
+
+    _event_of = staticmethod(lock_event)
 
     def __init__(self, client: Client, path: str, max_leases: int) -> None:
         """A semaphore of ``max_leases`` leases at ``path`` (created on first use)."""
         self._native = _native.NativeSemaphore(_client(client), path, _count("max_leases", max_leases))
-        self._listeners_made = threading.Lock()
-        self._listeners: Optional[Listeners[Event[LockEvent]]] = None
+        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -168,24 +170,6 @@ class Semaphore:
     async def lease_nodes_async(self) -> List[str]:
         """``lease_nodes`` without blocking the event loop."""
         return await self._native.lease_nodes_async()
-
-    def add_listener(self, fn: Callable[[Event[LockEvent]], Any], *, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
-        """``fn(event)`` for each lease of this object: ``ACQUIRED`` (with its token), ``RELEASED``,
-        ``SUSPENDED`` (connection dropped: stop using the resource), ``RECONNECTED`` and
-        ``LOST`` (with the reason; the lease is no longer held).
-
-        Called on the library's listener thread; ``fn`` may call any method of the library.
-        """
-        with self._listeners_made:
-            if self._listeners is None:
-                self._listeners = Listeners(self._native.subscribe, lock_event)
-            listeners = self._listeners
-        listeners.add(fn, loop)
-
-    def remove_listener(self, fn: Callable[[Event[LockEvent]], Any]) -> None:
-        """Stops calling ``fn``; unknown listeners are ignored."""
-        if self._listeners is not None:
-            self._listeners.remove(fn)
 
     def __enter__(self) -> Lease:
         """``acquire()``; leaving the block releases that lease."""
