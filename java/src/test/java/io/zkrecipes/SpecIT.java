@@ -1,0 +1,234 @@
+package io.zkrecipes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * The behaviour specs of tests/spec, run against the JAR: every scenario is a test. The format
+ * and the calls are in tests/spec/README.md; the Python, Node.js and Kotlin runners run the same
+ * files.
+ */
+class SpecIT {
+    static final Path SPECS = Path.of(System.getenv().getOrDefault("ZKRECIPES_SPECS", "../tests/spec"));
+    /** How long an {@code acquire} or {@code await_leadership} waits. */
+    static final long WAIT_SECONDS = 10;
+
+    record Step(int line, List<String> words, String expected) {}
+
+    record Scenario(String file, String name, List<Step> steps) {}
+
+    static List<Scenario> scenarios() throws Exception {
+        List<Scenario> found = new ArrayList<>();
+        try (Stream<Path> files = Files.list(SPECS)) {
+            for (Path spec : files.filter(p -> p.toString().endsWith(".spec")).sorted().toList()) {
+                List<String> lines = Files.readAllLines(spec);
+                for (int at = 0; at < lines.size(); at++) {
+                    String text = lines.get(at).split("#", 2)[0].trim();
+                    if (text.isEmpty()) {
+                        continue;
+                    }
+                    if (text.startsWith("scenario ")) {
+                        String file = spec.getFileName().toString().replace(".spec", "");
+                        found.add(new Scenario(file, text.substring("scenario ".length()), new ArrayList<>()));
+                        continue;
+                    }
+                    String[] parts = text.split("=>", 2);
+                    String expected = parts.length == 2 ? parts[1].trim() : null;
+                    found.get(found.size() - 1).steps()
+                        .add(new Step(at + 1, Arrays.asList(parts[0].trim().split("\\s+")), expected));
+                }
+            }
+        }
+        return found;
+    }
+
+    @TestFactory
+    Stream<DynamicTest> specs() throws Exception {
+        return scenarios().stream().map(s -> DynamicTest.dynamicTest(s.file() + ": " + s.name(), () -> {
+            Runner runner = new Runner("/spec-" + UUID.randomUUID().toString().substring(0, 12));
+            try {
+                for (Step step : s.steps()) {
+                    runner.step(step);
+                }
+            } finally {
+                runner.close();
+            }
+        }));
+    }
+
+    /** ZKRECIPES_SPEC_MUTATE=1: a wrong expectation, to show the runner can fail. */
+    static String mutated(String expected) {
+        return "true".equals(expected) && System.getenv("ZKRECIPES_SPEC_MUTATE") != null ? "false" : expected;
+    }
+
+    static String shown(Object value) {
+        if (value == null) {
+            return "none";
+        }
+        if (value instanceof byte[] bytes) {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
+        if (value instanceof AtomicValue<?> atomic) {
+            return String.valueOf(atomic.postValue());
+        }
+        return String.valueOf(value);
+    }
+
+    static final class Runner {
+        final String root;
+        final Map<String, Client> clients = new HashMap<>();
+        final Map<String, Object> objects = new HashMap<>();
+        final Map<String, Deque<Lease>> leases = new HashMap<>();
+
+        Runner(String root) {
+            this.root = root;
+        }
+
+        String path(String word) {
+            return word.startsWith("=") ? word.substring(1) : root + "/" + word;
+        }
+
+        Object make(Client client, String kind, String at, List<String> args) {
+            return switch (kind) {
+                case "lock" -> new WriteLock(client, at);
+                case "read_lock" -> new ReadWriteLock(client, at).readLock();
+                case "write_lock" -> new ReadWriteLock(client, at).writeLock();
+                case "queue" -> new DistributedQueue(client, at);
+                case "atomic_long" -> new DistributedAtomicLong(client, at);
+                case "shared_count" -> new SharedCount(client, at, Integer.parseInt(args.get(0)));
+                case "semaphore" -> new Semaphore(client, at, Integer.parseInt(args.get(0)));
+                case "latch" -> new LeaderLatch(client, at);
+                default -> throw new IllegalArgumentException("no kind " + kind);
+            };
+        }
+
+        Object call(String name, Object obj, String verb, List<String> args) throws Exception {
+            if (obj instanceof Semaphore semaphore) {
+                Deque<Lease> held = leases.computeIfAbsent(name, n -> new ArrayDeque<>());
+                switch (verb) {
+                    case "try_acquire" -> {
+                        Lease lease = semaphore.tryAcquire();
+                        if (lease != null) {
+                            held.add(lease);
+                        }
+                        return lease != null;
+                    }
+                    case "release" -> {
+                        held.removeFirst().release();
+                        return null;
+                    }
+                    case "held" -> {
+                        return semaphore.getHeld();
+                    }
+                    default -> throw new IllegalArgumentException("no semaphore call " + verb);
+                }
+            }
+            if (obj instanceof ZkLock lock) {
+                return switch (verb) {
+                    case "acquire" -> lock.tryLock(WAIT_SECONDS, TimeUnit.SECONDS);
+                    case "try_acquire" -> lock.tryLock();
+                    case "release" -> {
+                        lock.unlock();
+                        yield null;
+                    }
+                    case "held" -> lock.isHeldByCurrentThread();
+                    default -> throw new IllegalArgumentException("no lock call " + verb);
+                };
+            }
+            if (obj instanceof DistributedQueue queue) {
+                return switch (verb) {
+                    case "offer" -> queue.offer(args.get(0).getBytes(StandardCharsets.UTF_8));
+                    case "poll" -> queue.poll();
+                    case "size" -> queue.size();
+                    default -> throw new IllegalArgumentException("no queue call " + verb);
+                };
+            }
+            if (obj instanceof DistributedAtomicLong counter) {
+                return switch (verb) {
+                    case "get" -> counter.get();
+                    case "increment" -> counter.increment();
+                    case "add" -> counter.add(Long.parseLong(args.get(0)));
+                    case "compare_and_set" -> counter
+                        .compareAndSet(Long.parseLong(args.get(0)), Long.parseLong(args.get(1))).succeeded();
+                    default -> throw new IllegalArgumentException("no atomic_long call " + verb);
+                };
+            }
+            if (obj instanceof SharedCount count) {
+                switch (verb) {
+                    case "start" -> count.start();
+                    case "get" -> {
+                        return count.getCount();
+                    }
+                    case "set" -> count.setCount(Integer.parseInt(args.get(0)));
+                    case "close" -> count.close();
+                    default -> throw new IllegalArgumentException("no shared_count call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof LeaderLatch latch) {
+                switch (verb) {
+                    case "start" -> latch.start();
+                    case "await_leadership" -> {
+                        return latch.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS).isPresent();
+                    }
+                    case "has_leadership" -> {
+                        return latch.hasLeadership();
+                    }
+                    case "close" -> latch.close();
+                    default -> throw new IllegalArgumentException("no latch call " + verb);
+                }
+                return null;
+            }
+            throw new IllegalArgumentException("no object " + name);
+        }
+
+        void step(Step step) throws Exception {
+            List<String> words = step.words();
+            String said = "line " + step.line() + ": " + String.join(" ", words);
+            if (words.get(0).equals("client")) {
+                clients.put(words.get(1), Client.connect(Zk.connect()));
+                return;
+            }
+            String actor = words.get(0);
+            String verb = words.get(1);
+            List<String> args = words.subList(2, words.size());
+            String expected = mutated(step.expected());
+            Object result = null;
+            try {
+                if (clients.containsKey(actor) && verb.equals("close")) {
+                    clients.get(actor).close();
+                } else if (clients.containsKey(actor)) {
+                    objects.put(args.get(0), make(clients.get(actor), verb, path(args.get(1)), args.subList(2, args.size())));
+                } else {
+                    result = call(actor, objects.get(actor), verb, args);
+                }
+            } catch (ZkException e) {
+                assertEquals(expected, "error " + e.getCode().name(), said + " threw " + e.getMessage());
+                return;
+            }
+            if (expected != null) {
+                assertEquals(expected, "ok".equals(expected) ? "ok" : shown(result), said);
+            }
+        }
+
+        void close() {
+            clients.values().forEach(Client::close);
+        }
+    }
+}

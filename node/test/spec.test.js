@@ -1,0 +1,137 @@
+'use strict'
+// The behaviour specs of tests/spec, run against the installed package: every scenario is a
+// test. The format and the calls are in tests/spec/README.md; the Python, Java and Kotlin
+// runners run the same files.
+
+const { test } = require('node:test')
+const assert = require('node:assert')
+const fs = require('node:fs')
+const path = require('node:path')
+const crypto = require('node:crypto')
+const zk = require('zkrecipes')
+
+const SPECS = process.env.ZKRECIPES_SPECS || path.resolve(__dirname, '..', '..', '..', 'tests', 'spec')
+const WAIT_MS = 10000 // how long an `acquire` or `await_leadership` waits
+
+function scenarios () {
+  const found = []
+  for (const file of fs.readdirSync(SPECS).filter((f) => f.endsWith('.spec')).sort()) {
+    fs.readFileSync(path.join(SPECS, file), 'utf8').split('\n').forEach((raw, at) => {
+      const text = raw.split('#')[0].trim()
+      if (!text) return
+      if (text.startsWith('scenario ')) {
+        found.push({ file: file.replace(/\.spec$/, ''), name: text.slice('scenario '.length), steps: [] })
+        return
+      }
+      const [call, expected] = text.split('=>')
+      found[found.length - 1].steps.push({ line: at + 1, words: call.trim().split(/\s+/), expected: expected === undefined ? null : expected.trim() })
+    })
+  }
+  return found
+}
+
+// ZKRECIPES_SPEC_MUTATE=1: a wrong expectation, to show the runner can fail.
+const mutated = (expected) => expected === 'true' && process.env.ZKRECIPES_SPEC_MUTATE ? 'false' : expected
+
+function shown (value) {
+  if (value === null || value === undefined) return 'none'
+  if (typeof value === 'boolean') return String(value)
+  if (Buffer.isBuffer(value)) return value.toString()
+  if (typeof value === 'object' && 'postValue' in value) return String(value.postValue)
+  return String(value)
+}
+
+class Runner {
+  constructor (connect, root) {
+    Object.assign(this, { connect, root, clients: new Map(), objects: new Map(), leases: new Map() })
+  }
+
+  path (word) { return word.startsWith('=') ? word.slice(1) : `${this.root}/${word}` }
+
+  make (client, kind, at, args) {
+    const makers = {
+      lock: () => client.writeLock(at),
+      read_lock: () => client.readWriteLock(at).readLock,
+      write_lock: () => client.readWriteLock(at).writeLock,
+      queue: () => client.queue(at),
+      atomic_long: () => client.atomicLong(at),
+      shared_count: () => client.sharedCount(at, Number(args[0])),
+      semaphore: () => client.semaphore(at, Number(args[0])),
+      latch: () => client.leaderLatch(at)
+    }
+    return makers[kind]()
+  }
+
+  async call (name, obj, verb, args) {
+    if (obj instanceof zk.Semaphore) {
+      const leases = this.leases.get(name) || []
+      this.leases.set(name, leases)
+      if (verb === 'try_acquire') {
+        const lease = await obj.acquire({ timeoutMs: 0 })
+        if (lease !== null) leases.push(lease)
+        return lease !== null
+      }
+      if (verb === 'release') return leases.shift().release()
+      if (verb === 'held') return obj.held
+    }
+    const calls = {
+      acquire: () => obj.acquire({ timeoutMs: WAIT_MS }),
+      try_acquire: () => obj.tryAcquire(),
+      release: () => obj.release(),
+      held: () => obj.isHeld,
+      offer: () => obj.offer(args[0]),
+      poll: () => obj.poll(),
+      size: () => obj.size(),
+      get: () => obj.get(),
+      increment: () => obj.increment(),
+      add: () => obj.add(BigInt(args[0])),
+      compare_and_set: () => obj.compareAndSet(BigInt(args[0]), BigInt(args[1])),
+      set: () => obj.set(Number(args[0])),
+      start: () => obj.start(),
+      close: () => obj.close(),
+      await_leadership: async () => (await obj.awaitLeadership({ timeoutMs: WAIT_MS })) !== null,
+      has_leadership: () => obj.hasLeadership()
+    }
+    return calls[verb]()
+  }
+
+  async step ({ line, words, expected }) {
+    const said = `line ${line}: ${words.join(' ')}`
+    if (words[0] === 'client') {
+      this.clients.set(words[1], await zk.Client.connect(this.connect))
+      return
+    }
+    const [actor, verb, ...args] = words
+    expected = mutated(expected)
+    let result
+    try {
+      if (this.clients.has(actor) && verb === 'close') {
+        result = await this.clients.get(actor).close()
+      } else if (this.clients.has(actor)) {
+        this.objects.set(args[0], this.make(this.clients.get(actor), verb, this.path(args[1]), args.slice(2)))
+      } else {
+        result = await this.call(actor, this.objects.get(actor), verb, args)
+      }
+    } catch (err) {
+      if (!(err instanceof zk.ZkError)) throw err
+      assert.equal(`error ${err.code}`, expected, `${said} threw ${err.message}`)
+      return
+    }
+    if (expected !== null) assert.equal(expected === 'ok' ? 'ok' : shown(result), expected, said)
+  }
+
+  async close () {
+    for (const client of this.clients.values()) await client.close()
+  }
+}
+
+for (const scenario of scenarios()) {
+  test(`${scenario.file}: ${scenario.name}`, async () => {
+    const runner = new Runner(process.env.ZK_CONNECT, `/spec-${crypto.randomBytes(6).toString('hex')}`)
+    try {
+      for (const step of scenario.steps) await runner.step(step)
+    } finally {
+      await runner.close()
+    }
+  })
+}
