@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every code example of README.md, python/README.md and node/README.md against the installed artifacts,
+"""Runs every code example of README.md, docs/*.md, python/README.md and node/README.md against the installed artifacts,
 so that the docs cannot drift from the library; shell blocks run their command lines (see `shell`).
 
 Each example runs as written, with three changes only: the connect string points at the test
@@ -28,7 +28,7 @@ from pathlib import Path
 import kotlin_consumer  # tools/kotlin_consumer.py
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", REPO / "python" / "README.md", REPO / "node" / "README.md"]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "python" / "README.md", REPO / "node" / "README.md"]
 # "zk1:2181,zk2:2181,zk3:2181/myapp" -> "<test server>/myapp"
 HOSTS = re.compile(r"zk1:2181(?:,zk\d:2181)*|127\.0\.0\.1:2181")
 # The Security examples: "zk1:2281" is a TLS port of the harness's server that requires a client
@@ -387,12 +387,16 @@ def main() -> None:
     connect = os.environ["ZK_CONNECT"]
     os.environ["ZK_PASSWORD"] = "alice-secret"  # what the Security examples read their password from
     counts: dict[str, int] = {}
+    # The README's quick start shows the first example of each language's page again: the same
+    # code runs once.
+    seen: set[tuple[str, str]] = set()
     with tempfile.TemporaryDirectory(prefix="zkrecipes-readme-") as tmp_dir:
         tmp = Path(tmp_dir)
         for doc in DOCS:
             for language, line, code in blocks(doc):
-                if language not in ("python", "js", "java", "kotlin", "rust", "sh"):
+                if language not in ("python", "js", "java", "kotlin", "rust", "sh") or (language, code) in seen:
                     continue
+                seen.add((language, code))
                 code = HOSTS.sub(connect, code)
                 code = SECURE_HOSTS.sub(os.environ["ZK_TLS_STRICT_CONNECT"], code)
                 code = KERBEROS_HOSTS.sub(os.environ["ZK_KRB5_CONNECT"], code)

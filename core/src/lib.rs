@@ -1,6 +1,7 @@
-//! zkrecipes: the ZooKeeper coordination recipes — `WriteLock`, `ReadWriteLock`,
-//! `DistributedQueue`, the at-least-once `WorkQueue`, `LeaderElectionSupport` — implemented
-//! once in Rust for Rust, Python, Node.js, Java, Kotlin and the `zkrecipes` command,
+//! zkrecipes: the ZooKeeper coordination recipes — locks and read/write locks, the queue and
+//! the at-least-once work queue, election and the leader latch, the semaphore, barriers, the
+//! counters, the caches, group membership and persistent nodes — implemented once in Rust for
+//! Rust, Python, Node.js, Java, Kotlin and the `zkrecipes` command,
 //! interoperable with Apache ZooKeeper's recipes, Curator and kazoo, and correct where they are
 //! not (orphan nodes, lost wake-ups, silent lock loss), over TLS and SASL.
 //!
