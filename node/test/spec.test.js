@@ -20,14 +20,18 @@ function scenarios () {
       const text = raw.split('#')[0].trim()
       if (!text) return
       if (text.startsWith('scenario ')) {
-        found.push({ file: file.replace(/\.spec$/, ''), name: text.slice('scenario '.length), steps: [] })
+        found.push({ file: file.replace(/\.spec$/, ''), name: text.slice('scenario '.length), steps: [], only: [] })
+        return
+      }
+      if (text.startsWith('only ')) {
+        found[found.length - 1].only.push(...text.split(/\s+/).slice(1))
         return
       }
       const [call, expected] = text.split('=>')
       found[found.length - 1].steps.push({ line: at + 1, words: call.trim().split(/\s+/), expected: expected === undefined ? null : expected.trim() })
     })
   }
-  return found
+  return found.filter((s) => s.only.length === 0 || s.only.includes('node'))
 }
 
 // ZKRECIPES_SPEC_MUTATE=1: a wrong expectation, to show the runner can fail.
@@ -41,9 +45,11 @@ function shown (value) {
   return String(value)
 }
 
+const joined = (ids) => [...ids].sort().join(',')
+
 class Runner {
   constructor (connect, root) {
-    Object.assign(this, { connect, root, clients: new Map(), objects: new Map(), leases: new Map() })
+    Object.assign(this, { connect, root, clients: new Map(), objects: new Map(), kinds: new Map(), kept: new Map() })
   }
 
   path (word) { return word.startsWith('=') ? word.slice(1) : `${this.root}/${word}` }
@@ -57,42 +63,86 @@ class Runner {
       atomic_long: () => client.atomicLong(at),
       shared_count: () => client.sharedCount(at, Number(args[0])),
       semaphore: () => client.semaphore(at, Number(args[0])),
-      latch: () => client.leaderLatch(at)
+      latch: () => client.leaderLatch(at),
+      barrier: () => client.barrier(at),
+      double_barrier: () => client.doubleBarrier(at, Number(args[0])),
+      work_queue: () => client.workQueue(at),
+      election: () => client.leaderElection(at, args[0]),
+      persistent_node: () => client.persistentNode(at, { mode: args[0], data: args[1] }),
+      node_cache: () => client.nodeCache(at),
+      group_member: () => client.groupMember(at, args[0], { payload: args[1] })
     }
     return makers[kind]()
   }
 
-  async call (name, obj, verb, args) {
-    if (obj instanceof zk.Semaphore) {
-      const leases = this.leases.get(name) || []
-      this.leases.set(name, leases)
-      if (verb === 'try_acquire') {
-        const lease = await obj.acquire({ timeoutMs: 0 })
-        if (lease !== null) leases.push(lease)
-        return lease !== null
-      }
-      if (verb === 'release') return leases.shift().release()
-      if (verb === 'held') return obj.held
-    }
-    const calls = {
+  // Leases and jobs a later call releases.
+  keep (name, thing) {
+    if (thing !== null) this.kept.get(name).push(thing)
+    return thing !== null
+  }
+
+  async call (name, verb, args) {
+    const obj = this.objects.get(name)
+    if (!this.kept.has(name)) this.kept.set(name, [])
+    const kept = this.kept.get(name)
+    const lock = {
       acquire: () => obj.acquire({ timeoutMs: WAIT_MS }),
       try_acquire: () => obj.tryAcquire(),
       release: () => obj.release(),
-      held: () => obj.isHeld,
-      offer: () => obj.offer(args[0]),
-      poll: () => obj.poll(),
-      size: () => obj.size(),
-      get: () => obj.get(),
-      increment: () => obj.increment(),
-      add: () => obj.add(BigInt(args[0])),
-      compare_and_set: () => obj.compareAndSet(BigInt(args[0]), BigInt(args[1])),
-      set: () => obj.set(Number(args[0])),
-      start: () => obj.start(),
-      close: () => obj.close(),
-      await_leadership: async () => (await obj.awaitLeadership({ timeoutMs: WAIT_MS })) !== null,
-      has_leadership: () => obj.hasLeadership()
+      held: () => obj.isHeld
     }
-    return calls[verb]()
+    const consumed = async (wait) => {
+      const job = await obj.next({ timeoutMs: wait })
+      return this.keep(name, job) ? job.data : null
+    }
+    const calls = {
+      lock,
+      read_lock: lock,
+      write_lock: lock,
+      queue: { offer: () => obj.offer(args[0]), poll: () => obj.poll(), size: () => obj.size() },
+      atomic_long: {
+        get: () => obj.get(),
+        increment: () => obj.increment(),
+        add: () => obj.add(BigInt(args[0])),
+        compare_and_set: () => obj.compareAndSet(BigInt(args[0]), BigInt(args[1]))
+      },
+      shared_count: { start: () => obj.start(), get: () => obj.get(), set: () => obj.set(Number(args[0])), close: () => obj.close() },
+      semaphore: {
+        try_acquire: async () => this.keep(name, await obj.acquire({ timeoutMs: 0 })),
+        release: () => kept.shift().release(),
+        held: () => obj.held
+      },
+      latch: {
+        start: () => obj.start(),
+        await_leadership: async () => (await obj.awaitLeadership({ timeoutMs: WAIT_MS })) !== null,
+        has_leadership: () => obj.hasLeadership(),
+        close: () => obj.close()
+      },
+      barrier: { set: () => obj.set(), remove: () => obj.remove(), is_set: () => obj.isSet(), wait: () => obj.wait({ timeoutMs: 0 }) },
+      double_barrier: {
+        enter: () => obj.enter({ timeoutMs: WAIT_MS }),
+        try_enter: () => obj.enter({ timeoutMs: 0 }),
+        leave: () => obj.leave({ timeoutMs: WAIT_MS })
+      },
+      work_queue: {
+        offer: () => obj.offer(args[0]),
+        consume: () => consumed(WAIT_MS),
+        try_consume: () => consumed(0),
+        ack: () => kept.shift().ack(),
+        nack: () => kept.shift().nack(),
+        size: () => obj.size()
+      },
+      election: {
+        start: () => obj.start(),
+        await_leadership: () => obj.awaitLeadership({ timeoutMs: WAIT_MS }),
+        is_leader: () => obj.isLeader(),
+        stop: () => obj.stop()
+      },
+      persistent_node: { start: () => obj.start(), close: () => obj.close() },
+      node_cache: { start: () => obj.start(), data: () => obj.node && obj.node.data, close: () => obj.close() },
+      group_member: { start: () => obj.start(), members: () => joined(obj.members().keys()), close: () => obj.close() }
+    }
+    return calls[this.kinds.get(name)][verb]()
   }
 
   async step ({ line, words, expected }) {
@@ -108,9 +158,10 @@ class Runner {
       if (this.clients.has(actor) && verb === 'close') {
         result = await this.clients.get(actor).close()
       } else if (this.clients.has(actor)) {
+        this.kinds.set(args[0], verb)
         this.objects.set(args[0], this.make(this.clients.get(actor), verb, this.path(args[1]), args.slice(2)))
       } else {
-        result = await this.call(actor, this.objects.get(actor), verb, args)
+        result = await this.call(actor, verb, args)
       }
     } catch (err) {
       if (!(err instanceof zk.ZkError)) throw err

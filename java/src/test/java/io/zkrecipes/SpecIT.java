@@ -31,7 +31,7 @@ class SpecIT {
 
     record Step(int line, List<String> words, String expected) {}
 
-    record Scenario(String file, String name, List<Step> steps) {}
+    record Scenario(String file, String name, List<Step> steps, List<String> only) {}
 
     static List<Scenario> scenarios() throws Exception {
         List<Scenario> found = new ArrayList<>();
@@ -45,7 +45,11 @@ class SpecIT {
                     }
                     if (text.startsWith("scenario ")) {
                         String file = spec.getFileName().toString().replace(".spec", "");
-                        found.add(new Scenario(file, text.substring("scenario ".length()), new ArrayList<>()));
+                        found.add(new Scenario(file, text.substring("scenario ".length()), new ArrayList<>(), new ArrayList<>()));
+                        continue;
+                    }
+                    if (text.startsWith("only ")) {
+                        found.get(found.size() - 1).only().addAll(Arrays.asList(text.substring(5).trim().split("\\s+")));
                         continue;
                     }
                     String[] parts = text.split("=>", 2);
@@ -60,7 +64,7 @@ class SpecIT {
 
     @TestFactory
     Stream<DynamicTest> specs() throws Exception {
-        return scenarios().stream().map(s -> DynamicTest.dynamicTest(s.file() + ": " + s.name(), () -> {
+        return scenarios().stream().filter(s -> s.only().isEmpty() || s.only().contains("java")).map(s -> DynamicTest.dynamicTest(s.file() + ": " + s.name(), () -> {
             Runner runner = new Runner("/spec-" + UUID.randomUUID().toString().substring(0, 12));
             try {
                 for (Step step : s.steps()) {
@@ -95,6 +99,7 @@ class SpecIT {
         final Map<String, Client> clients = new HashMap<>();
         final Map<String, Object> objects = new HashMap<>();
         final Map<String, Deque<Lease>> leases = new HashMap<>();
+        final Map<String, Deque<Delivery>> jobs = new HashMap<>();
 
         Runner(String root) {
             this.root = root;
@@ -114,6 +119,14 @@ class SpecIT {
                 case "shared_count" -> new SharedCount(client, at, Integer.parseInt(args.get(0)));
                 case "semaphore" -> new Semaphore(client, at, Integer.parseInt(args.get(0)));
                 case "latch" -> new LeaderLatch(client, at);
+                case "barrier" -> new Barrier(client, at);
+                case "double_barrier" -> new DoubleBarrier(client, at, Integer.parseInt(args.get(0)));
+                case "work_queue" -> new WorkQueue(client, at);
+                case "election" -> new LeaderElectionSupport(client, at, args.get(0));
+                case "persistent_node" -> new PersistentNode(client, at, NodeMode.valueOf(args.get(0).toUpperCase()),
+                    args.get(1).getBytes(StandardCharsets.UTF_8));
+                case "node_cache" -> Cache.node(client, at);
+                case "group_member" -> new GroupMember(client, at, args.get(0), args.get(1).getBytes(StandardCharsets.UTF_8));
                 default -> throw new IllegalArgumentException("no kind " + kind);
             };
         }
@@ -192,6 +205,93 @@ class SpecIT {
                     }
                     case "close" -> latch.close();
                     default -> throw new IllegalArgumentException("no latch call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof Barrier barrier) {
+                switch (verb) {
+                    case "set" -> barrier.setBarrier();
+                    case "remove" -> barrier.removeBarrier();
+                    case "is_set" -> {
+                        return barrier.isSet();
+                    }
+                    case "wait" -> {
+                        return barrier.waitOnBarrier(0, TimeUnit.SECONDS);
+                    }
+                    default -> throw new IllegalArgumentException("no barrier call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof DoubleBarrier barrier) {
+                return switch (verb) {
+                    case "enter" -> barrier.enter(WAIT_SECONDS, TimeUnit.SECONDS);
+                    case "try_enter" -> barrier.enter(0, TimeUnit.SECONDS);
+                    case "leave" -> barrier.leave(WAIT_SECONDS, TimeUnit.SECONDS);
+                    default -> throw new IllegalArgumentException("no double_barrier call " + verb);
+                };
+            }
+            if (obj instanceof WorkQueue queue) {
+                Deque<Delivery> kept = jobs.computeIfAbsent(name, n -> new ArrayDeque<>());
+                switch (verb) {
+                    case "offer" -> queue.offer(args.get(0).getBytes(StandardCharsets.UTF_8));
+                    case "consume", "try_consume" -> {
+                        Delivery job = queue.consume(verb.equals("consume") ? WAIT_SECONDS : 0, TimeUnit.SECONDS);
+                        if (job == null) {
+                            return null;
+                        }
+                        kept.add(job);
+                        return job.getData();
+                    }
+                    case "ack" -> kept.removeFirst().ack();
+                    case "nack" -> kept.removeFirst().nack();
+                    case "size" -> {
+                        return queue.size();
+                    }
+                    default -> throw new IllegalArgumentException("no work_queue call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof LeaderElectionSupport election) {
+                switch (verb) {
+                    case "start" -> election.start();
+                    case "await_leadership" -> {
+                        return election.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS);
+                    }
+                    case "is_leader" -> {
+                        return election.isLeader();
+                    }
+                    case "stop" -> election.stop();
+                    default -> throw new IllegalArgumentException("no election call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof PersistentNode node) {
+                switch (verb) {
+                    case "start" -> node.start();
+                    case "close" -> node.close();
+                    default -> throw new IllegalArgumentException("no persistent_node call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof Cache cache) {
+                switch (verb) {
+                    case "start" -> cache.start();
+                    case "data" -> {
+                        return cache.get(cache.getPath()).map(ChildData::getData).orElse(null);
+                    }
+                    case "close" -> cache.close();
+                    default -> throw new IllegalArgumentException("no node_cache call " + verb);
+                }
+                return null;
+            }
+            if (obj instanceof GroupMember member) {
+                switch (verb) {
+                    case "start" -> member.start();
+                    case "members" -> {
+                        return String.join(",", new java.util.TreeSet<>(member.getCurrentMembers().keySet()));
+                    }
+                    case "close" -> member.close();
+                    default -> throw new IllegalArgumentException("no group_member call " + verb);
                 }
                 return null;
             }

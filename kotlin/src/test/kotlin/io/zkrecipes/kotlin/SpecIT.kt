@@ -9,6 +9,7 @@ import java.nio.file.Path
 import java.util.UUID
 import kotlin.io.path.name
 import kotlin.io.path.readLines
+import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
 
 /**
@@ -19,7 +20,12 @@ import kotlin.time.Duration.Companion.seconds
 class SpecIT {
     data class Step(val line: Int, val words: List<String>, val expected: String?)
 
-    data class Scenario(val file: String, val name: String, val steps: MutableList<Step> = mutableListOf())
+    data class Scenario(
+        val file: String,
+        val name: String,
+        val steps: MutableList<Step> = mutableListOf(),
+        val only: MutableList<String> = mutableListOf(),
+    )
 
     private fun scenarios(): List<Scenario> {
         val found = mutableListOf<Scenario>()
@@ -31,6 +37,7 @@ class SpecIT {
                     text.isEmpty() -> Unit
                     text.startsWith("scenario ") ->
                         found += Scenario(spec.name.removeSuffix(".spec"), text.removePrefix("scenario "))
+                    text.startsWith("only ") -> found.last().only += text.split(Regex("\\s+")).drop(1)
                     else -> {
                         val call = text.substringBefore("=>").trim()
                         val expected = if ("=>" in text) text.substringAfter("=>").trim() else null
@@ -39,7 +46,7 @@ class SpecIT {
                 }
             }
         }
-        return found
+        return found.filter { it.only.isEmpty() || "kotlin" in it.only }
     }
 
     @TestFactory
@@ -61,6 +68,7 @@ class SpecIT {
         val objects = mutableMapOf<String, Any>()
         val lockHolds = mutableMapOf<String, ArrayDeque<LockHold>>()
         val leases = mutableMapOf<String, ArrayDeque<Lease>>()
+        val jobs = mutableMapOf<String, ArrayDeque<Delivery>>()
 
         fun path(word: String) = if (word.startsWith("=")) word.drop(1) else "$root/$word"
 
@@ -73,6 +81,13 @@ class SpecIT {
             "shared_count" -> client.sharedCount(at, args[0].toInt())
             "semaphore" -> client.semaphore(at, args[0].toInt())
             "latch" -> client.leaderLatch(at)
+            "barrier" -> client.barrier(at)
+            "double_barrier" -> client.doubleBarrier(at, args[0].toInt())
+            "work_queue" -> client.workQueue(at)
+            "election" -> client.leaderElection(at, args[0])
+            "persistent_node" -> client.persistentNode(at, NodeMode.valueOf(args[0].uppercase()), args[1].toByteArray())
+            "node_cache" -> client.nodeCache(at)
+            "group_member" -> client.groupMember(at, args[0], args[1].toByteArray())
             else -> error("no kind $kind")
         }
 
@@ -122,6 +137,55 @@ class SpecIT {
                 "has_leadership" -> obj.hasLeadership
                 "close" -> obj.closeAsync()
                 else -> error("no latch call $verb")
+            }
+            is Barrier -> when (verb) {
+                "set" -> obj.set()
+                "remove" -> obj.remove()
+                "is_set" -> obj.isSet()
+                "wait" -> obj.wait(Duration.ZERO)
+                else -> error("no barrier call $verb")
+            }
+            is DoubleBarrier -> when (verb) {
+                "enter" -> obj.enter(WAIT)
+                "try_enter" -> obj.enter(Duration.ZERO)
+                "leave" -> obj.leave(WAIT)
+                else -> error("no double_barrier call $verb")
+            }
+            is WorkQueue -> {
+                val kept = jobs.getOrPut(name) { ArrayDeque() }
+                when (verb) {
+                    "offer" -> obj.offer(args[0].toByteArray())
+                    "consume" -> obj.consume(WAIT)?.also { kept.addLast(it) }?.data
+                    "try_consume" -> obj.consume(Duration.ZERO)?.also { kept.addLast(it) }?.data
+                    "ack" -> kept.removeFirst().ack()
+                    "nack" -> kept.removeFirst().nack()
+                    "size" -> obj.size()
+                    else -> error("no work_queue call $verb")
+                }
+            }
+            is LeaderElectionSupport -> when (verb) {
+                "start" -> obj.start()
+                "await_leadership" -> obj.awaitLeadership(WAIT)
+                "is_leader" -> obj.isLeader
+                "stop" -> obj.stop()
+                else -> error("no election call $verb")
+            }
+            is PersistentNode -> when (verb) {
+                "start" -> obj.start()
+                "close" -> obj.closeAsync()
+                else -> error("no persistent_node call $verb")
+            }
+            is Cache -> when (verb) {
+                "start" -> obj.start()
+                "data" -> obj[obj.path]?.data
+                "close" -> obj.close()
+                else -> error("no node_cache call $verb")
+            }
+            is GroupMember -> when (verb) {
+                "start" -> obj.start()
+                "members" -> obj.members().keys.sorted().joinToString(",")
+                "close" -> obj.closeAsync()
+                else -> error("no group_member call $verb")
             }
             else -> error("no object $name")
         }
