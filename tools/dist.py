@@ -174,8 +174,13 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
     pkg = staging / "zkrecipes"
     pkg.mkdir(parents=True)
     for file in main["files"]:
-        if not file.endswith(".node") and (ROOT / "node" / file).exists():
-            shutil.copy(ROOT / "node" / file, pkg / file)
+        source = ROOT / "node" / file
+        if file.endswith(".node") or not source.exists():
+            continue
+        if source.is_dir():  # lib/: one module per recipe
+            shutil.copytree(source, pkg / file)
+        else:
+            shutil.copy(source, pkg / file)
     shutil.copy(ROOT / "LICENSE", pkg / "LICENSE")
     main["optionalDependencies"] = {f"zkrecipes-{p.node}": ver for p in PLATFORMS}
     main.pop("devDependencies", None)
