@@ -6,9 +6,9 @@ use zkrecipes::ffi::member_count;
 use zkrecipes::{Barrier, Client, DoubleBarrier, Wait};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::tasks;
 
 export! {

@@ -135,7 +135,7 @@ pub fn count(sink: &Global<JObject<'static>>, versioned: zkrecipes::VersionedCou
             jni_sig!("(Ljava/lang/Object;J)V"),
             &[
                 JValue::Object(sink.as_ref()),
-                JValue::Long(crate::counter::packed(versioned)),
+                JValue::Long(crate::packing::packed(versioned)),
             ],
         )?;
         Ok(())
@@ -148,7 +148,7 @@ pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent
     deliver(|env, class| {
         let name: JObject = env.new_string(event.name())?.into();
         let nodes: JObject = env
-            .byte_array_from_slice(&crate::cache::packed_event(&event))?
+            .byte_array_from_slice(&crate::packing::packed_event(&event))?
             .into();
         env.call_static_method(
             class,

@@ -7,24 +7,8 @@ use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::{optional_string, string};
 use crate::tasks;
-
-pub fn optional_string(env: &Env<'_>, value: &JString<'_>) -> Result<Option<String>> {
-    if value.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(value.try_to_string(env)?))
-}
-
-pub fn string(env: &Env<'_>, value: &JString<'_>) -> Result<String> {
-    optional_string(env, value)?.ok_or_else(|| {
-        zkrecipes::Error::new(
-            zkrecipes::ErrorCode::InvalidArgument,
-            "null string argument",
-        )
-        .into()
-    })
-}
 
 export! {
     fn Java_io_zkrecipes_Native_init<'l>(env, class; ) -> () { Ok(callbacks::init(env, &class)?) }

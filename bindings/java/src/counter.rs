@@ -8,15 +8,11 @@ use jni::objects::{JObject, JString};
 use zkrecipes::{Client, DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 
 use crate::callbacks::{self, Value};
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::packing::packed;
+use crate::strings::string;
 use crate::{listener, tasks};
-
-/// The version in the high 32 bits, the value in the low 32 (`SharedCount.unpack` reads it).
-pub fn packed(versioned: VersionedCount) -> i64 {
-    (i64::from(versioned.version) << 32) | i64::from(versioned.value as u32)
-}
 
 fn updated(updated: Updated) -> Value {
     let mut bytes = updated.pre_value.to_be_bytes().to_vec();

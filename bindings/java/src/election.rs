@@ -2,9 +2,9 @@ use jni::objects::{JObject, JString};
 use zkrecipes::{Client, LeaderElectionSupport};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::{listener, tasks};
 
 export! {

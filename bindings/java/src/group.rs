@@ -10,9 +10,9 @@ use jni::objects::{JByteArray, JObject, JString};
 use zkrecipes::{Client, GroupMember, PersistentNode};
 
 use crate::callbacks::{self, Value};
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::{listener, tasks};
 
 fn packed_members(members: BTreeMap<String, Vec<u8>>) -> Vec<u8> {

@@ -8,9 +8,9 @@ use jni::objects::{JObject, JString};
 use zkrecipes::{Client, LatchParticipant, LeaderLatch};
 
 use crate::callbacks::Value;
-use crate::client::{optional_string, string};
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::{optional_string, string};
 use crate::{listener, tasks};
 
 fn packed(participants: Vec<LatchParticipant>) -> Value {

@@ -3,9 +3,9 @@ use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::{listener, tasks};
 
 export! {

@@ -3,9 +3,9 @@ use zkrecipes::ffi::HandedQueue;
 use zkrecipes::{Client, DistributedQueue};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::tasks;
 
 fn item(found: Option<Vec<u8>>) -> Value {

@@ -10,10 +10,10 @@ use zkrecipes::ffi::{lease_count, LeaseSlot, OwnedSemaphore};
 use zkrecipes::{Client, Lease, Semaphore};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::listener;
+use crate::strings::string;
 use crate::tasks;
 
 fn granted(leases: Option<Vec<Lease>>) -> Value {

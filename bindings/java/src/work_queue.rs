@@ -10,9 +10,9 @@ use zkrecipes::ffi::{work_queue_options_java, DeliverySlot};
 use zkrecipes::{Client, Delivery, WorkQueue};
 
 use crate::callbacks::Value;
-use crate::client::string;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
+use crate::strings::string;
 use crate::tasks;
 
 fn delivered(found: Option<Delivery>) -> Value {
