@@ -108,6 +108,7 @@ class Runner {
       },
       shared_count: { start: () => obj.start(), get: () => obj.get(), set: () => obj.set(Number(args[0])), close: () => obj.close() },
       semaphore: {
+        acquire: async () => this.keep(name, await obj.acquire({ timeoutMs: WAIT_MS })),
         try_acquire: async () => this.keep(name, await obj.acquire({ timeoutMs: 0 })),
         release: () => kept.shift().release(),
         held: () => obj.held

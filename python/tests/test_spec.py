@@ -135,6 +135,7 @@ class Runner:
                 "close": lambda: obj.close(),
             },
             "semaphore": {
+                "acquire": lambda: self.keep(name, obj.acquire(timeout=WAIT)),
                 "try_acquire": lambda: self.keep(name, obj.acquire(blocking=False)),
                 "release": lambda: kept.pop(0).release(),
                 "held": lambda: obj.held,

@@ -135,8 +135,9 @@ class SpecIT {
             if (obj instanceof Semaphore semaphore) {
                 Deque<Lease> held = leases.computeIfAbsent(name, n -> new ArrayDeque<>());
                 switch (verb) {
-                    case "try_acquire" -> {
-                        Lease lease = semaphore.tryAcquire();
+                    case "acquire", "try_acquire" -> {
+                        Lease lease = verb.equals("acquire")
+                            ? semaphore.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS) : semaphore.tryAcquire();
                         if (lease != null) {
                             held.add(lease);
                         }

@@ -95,6 +95,7 @@ class SpecIT {
             is Semaphore -> {
                 val held = leases.getOrPut(name) { ArrayDeque() }
                 when (verb) {
+                    "acquire" -> obj.tryAcquire(WAIT)?.also { held.addLast(it) } != null
                     "try_acquire" -> obj.tryAcquire()?.also { held.addLast(it) } != null
                     "release" -> held.removeFirst().release()
                     "held" -> obj.held
