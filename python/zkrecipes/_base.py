@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Type, TypeVar
 
 from ._listeners import Listeners
+from .errors import ZkError
 
 if TYPE_CHECKING:
     import asyncio
@@ -71,6 +72,29 @@ class Started:
     async def close_async(self) -> None:
         """``close`` (which never waits for the server here)."""
         self.close()
+
+    def _start_or_close(self) -> Any:
+        """The native start; one interrupted by Ctrl-C (anything but the library's own error)
+        closes the object, so that no node is left behind by a start nobody waits for."""
+        native: Any = getattr(self, "_native")
+        try:
+            return native.start()
+        except ZkError:
+            raise
+        except BaseException:
+            native.close_soon()
+            raise
+
+    async def _start_async_or_close(self) -> Any:
+        """``_start_or_close`` for asyncio: a cancelled start closes the object."""
+        native: Any = getattr(self, "_native")
+        try:
+            return await native.start_async()
+        except ZkError:
+            raise
+        except BaseException:
+            native.close_soon()
+            raise
 
     def __enter__(self: S) -> S:
         """Starts; leaving the block closes."""

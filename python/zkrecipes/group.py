@@ -9,7 +9,6 @@ from . import _native
 from ._base import Listened, Started
 from ._args import _client, _data
 from .cache import NodeEvent, node_event
-from .errors import ZkError
 from .events import _Named
 
 if TYPE_CHECKING:
@@ -74,23 +73,13 @@ class PersistentNode(Started):
     def start(self) -> str:
         """Starts keeping the node and returns its path once it exists. ``ClosedError`` once
         closed; the server's error (``NoAuthError``) if it cannot be created."""
-        try:
-            return self._native.start()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        path: str = self._start_or_close()
+        return path
 
     async def start_async(self) -> str:
         """``start`` without blocking the event loop; cancelling it closes the node."""
-        try:
-            return await self._native.start_async()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        path: str = await self._start_async_or_close()
+        return path
 
     def set_data(self, data: Data) -> None:
         """Writes ``data`` now (if the node exists) and for every later re-create."""
@@ -155,23 +144,11 @@ class GroupMember(Started, Listened[NodeEvent]):
 
     def start(self) -> None:
         """Joins, and loads the membership; returns once this member is in it."""
-        try:
-            self._native.start()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        self._start_or_close()
 
     async def start_async(self) -> None:
         """``start`` without blocking the event loop; cancelling it leaves."""
-        try:
-            await self._native.start_async()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        await self._start_async_or_close()
 
     def members(self) -> Dict[str, bytes]:
         """Every member's id with its payload, sorted by id (this member included once

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, List, Optional
 from . import _native
 from ._base import Listened, Started
 from ._args import _client, _timeout
-from .errors import ZkError
 from .events import Event, LatchEvent, latch_event
 
 if TYPE_CHECKING:
@@ -91,23 +90,11 @@ class LeaderLatch(Started, Listened[Event[LatchEvent]]):
         that fails (``NoAuthError``) leaves the latch not started, to be started again. A start
         interrupted by Ctrl-C closes the latch, so that no node is left in line.
         """
-        try:
-            self._native.start()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        self._start_or_close()
 
     async def start_async(self) -> None:
         """``start`` without blocking the event loop; cancelling it closes the latch."""
-        try:
-            await self._native.start_async()
-        except ZkError:
-            raise
-        except BaseException:
-            self._native.close_soon()
-            raise
+        await self._start_async_or_close()
 
     def close(self) -> None:
         """Leaves: withdraws the node (a leader hands over, with ``NOT_LEADER``). Idempotent."""
