@@ -15,7 +15,8 @@ use zookeeper_client as zk;
 
 use super::contenders;
 use super::monitor::{set_watch, SetWatch};
-use super::write_lock::{LockCore, Owner};
+use super::owner::Owner;
+use super::write_lock::lock_core::LockCore;
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};

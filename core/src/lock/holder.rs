@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use super::monitor::{Following, Keeper, SetWatch};
-use super::write_lock::{LockCore, Owner};
-use crate::client::{expired, Client};
-use crate::error::{Error, ErrorCode, Result};
+use super::owner::Owner;
+use crate::client::Client;
 
 #[derive(Debug)]
 pub(super) struct Hold {
@@ -26,8 +25,10 @@ pub(super) struct Hold {
 }
 
 impl Hold {
+    /// A hold of `node`, followed for `keeper` (the lock or semaphore that holds it).
     pub(super) fn new(
-        core: &Arc<LockCore>,
+        client: &Client,
+        keeper: Weak<dyn Keeper>,
         owner: Owner,
         node: String,
         fencing_token: i64,
@@ -35,9 +36,7 @@ impl Hold {
         first_watch: Option<SetWatch>,
     ) -> Hold {
         let releasing = Arc::new(AtomicBool::new(false));
-        let weak: Weak<LockCore> = Arc::downgrade(core);
-        let keeper: Weak<dyn Keeper> = weak;
-        let following = super::monitor::Monitor::of(core.client()).follow(
+        let following = super::monitor::Monitor::of(client).follow(
             keeper,
             &node,
             session,
@@ -66,60 +65,4 @@ impl Hold {
     pub(super) fn is_releasing(&self) -> bool {
         self.releasing.load(Ordering::SeqCst)
     }
-}
-
-/// How a release ended on the server.
-pub(crate) enum Released {
-    Deleted,
-    /// The node was already gone (session expired, deleted by somebody else).
-    Lost(Error),
-}
-
-/// Deletes our node `path` of `session`, retrying across connection losses
-/// in that session. A node that is gone before our first delete, or a session
-/// that ended, is a lost lock, not a release.
-/// `noun` names what the node is ("lock", "lease") in the loss's message.
-pub(crate) async fn release_node(
-    client: &Client,
-    noun: &str,
-    path: &str,
-    session: i64,
-) -> Result<Released> {
-    let mut retried = false;
-    loop {
-        let zk = client.zk()?;
-        if zk.session_id().0 != session {
-            return Ok(Released::Lost(expired()));
-        }
-        match zk.delete(path, None).await.map_err(Error::from) {
-            Ok(()) => return Ok(Released::Deleted),
-            // After a lost reply, "no node" is our own earlier delete.
-            Err(err) if err.code() == ErrorCode::NoNode && retried => return Ok(Released::Deleted),
-            Err(err) if err.code() == ErrorCode::NoNode => {
-                return Ok(Released::Lost(deleted(noun, path)))
-            }
-            Err(err) if err.code() == ErrorCode::SessionExpired => {
-                return Ok(Released::Lost(expired()))
-            }
-            Err(err) if err.is_connection_loss() => {
-                drop(zk);
-                retried = true;
-                match client.await_usable(session, None).await {
-                    Ok(()) => {}
-                    Err(err) if err.code() == ErrorCode::SessionExpired => {
-                        return Ok(Released::Lost(expired()))
-                    }
-                    Err(err) => return Err(err),
-                }
-            }
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-pub(crate) fn deleted(noun: &str, path: &str) -> Error {
-    Error::new(
-        ErrorCode::NoNode,
-        format!("{noun} node {path} was deleted by somebody else"),
-    )
 }

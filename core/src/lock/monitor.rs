@@ -32,8 +32,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use zookeeper_client as zk;
 
-use super::holder::{deleted, release_node, Released};
-use super::write_lock::LockEvent;
+use super::event::LockEvent;
+use super::release_node::{deleted, release_node, Released};
 use crate::client::{expired, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::runtime;

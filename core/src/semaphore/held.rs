@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::attempt::Granted;
 use super::{weak_keeper, SemaphoreCore};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::holder::{release_node, Released};
 use crate::lock::monitor::{set_watch, Following, Monitor};
+use crate::lock::release_node::{release_node, Released};
 use crate::lock::write_lock::LockEvent;
 use crate::runtime;
 

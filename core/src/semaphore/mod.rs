@@ -408,7 +408,8 @@ impl Drop for SemaphoreCore {
             let path = format!("{}/{}", self.leases_dir, lease.node);
             let session = lease.session;
             runtime::handle().spawn(async move {
-                let _ = crate::lock::holder::release_node(&client, "lease", &path, session).await;
+                let _ =
+                    crate::lock::release_node::release_node(&client, "lease", &path, session).await;
             });
         }
         crate::memory::object_dropped();

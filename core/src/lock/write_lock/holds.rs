@@ -97,7 +97,15 @@ impl LockCore {
         let (node, fencing_token, session) = self
             .sibling()?
             .hold_of(owner, |h| (h.node.clone(), h.fencing_token, h.session))?;
-        let hold = Hold::new(self, owner, node, fencing_token, session, None);
+        let hold = Hold::new(
+            self.client(),
+            self.keeper(),
+            owner,
+            node,
+            fencing_token,
+            session,
+            None,
+        );
         self.holds.lock().unwrap().push(hold);
         self.emit(LockEvent::Acquired { fencing_token });
         Some(fencing_token)
@@ -115,7 +123,8 @@ impl LockCore {
     pub(in crate::lock) fn take_hold(self: &Arc<Self>, owner: Owner, created: Created) {
         let fencing_token = created.fencing_token;
         let hold = Hold::new(
-            self,
+            self.client(),
+            self.keeper(),
             owner,
             created.node,
             fencing_token,

@@ -27,57 +27,27 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
-use zookeeper_client as zk;
 
 use super::attempt::Attempt;
-use super::contenders::{self, Kind};
-use super::holder::{release_node, Hold};
 use crate::client::{while_usable, Client};
 use crate::emitter::Emitter;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::path;
 use crate::wait::{far_future, Wait};
-use crate::{path, runtime};
 
-mod event;
 mod guard;
 mod holds;
+pub(crate) mod lock_core;
 mod owned;
-mod owner;
 mod release;
 mod waiting;
 
-pub use event::LockEvent;
+pub use super::event::LockEvent;
+pub use super::owner::Owner;
 pub use guard::LockGuard;
 use holds::{not_owner, Reentry};
-pub use owner::Owner;
-
-/// One contender as `participants()` reports it, holder first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Participant {
-    pub node: String,
-    pub identity: String,
-    pub is_reader: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Side {
-    Exclusive,
-    Read,
-    Write,
-    /// A leader latch's contender: exclusive, named as Curator's `LeaderLatch` names it.
-    Latch,
-}
-
-impl Side {
-    pub(super) fn marker(self) -> &'static str {
-        match self {
-            Side::Exclusive => contenders::EXCLUSIVE_MARKER,
-            Side::Read => contenders::READ_MARKER,
-            Side::Write => contenders::WRITE_MARKER,
-            Side::Latch => contenders::LATCH_MARKER,
-        }
-    }
-}
+pub use lock_core::Participant;
+pub(crate) use lock_core::{LockCore, Side};
 
 /// An exclusive lock (`WriteLock::new`) or one side of a `ReadWriteLock`.
 #[derive(Clone)]
@@ -87,24 +57,6 @@ pub struct Lock {
 
 /// The exclusive lock: Apache's WriteLock layout, with fencing tokens.
 pub type WriteLock = Lock;
-
-pub(crate) struct LockCore {
-    client: Client,
-    dir: String,
-    side: Side,
-    /// The other side of a read/write lock, for downgrade and upgrade rules.
-    sibling: Mutex<Weak<LockCore>>,
-    /// What our nodes hold: the client's identity, or a latch's participant id.
-    data: Vec<u8>,
-    /// Current holds, one per owner (several only on the read side).
-    holds: Mutex<Vec<Hold>>,
-    /// Owners whose hold ended without their release (lost, closed): their
-    /// next release answers with that reason instead of `NOT_OWNER`.
-    ended: Mutex<Vec<(Owner, Error)>>,
-    /// Bumped whenever a hold ends, for a release waiting on a lost hold.
-    ended_count: watch::Sender<u64>,
-    events: Emitter<LockEvent>,
-}
 
 impl Lock {
     /// An exclusive, fair lock on the directory `dir` (created on first use).
@@ -377,100 +329,6 @@ impl Lock {
 /// A lock object dropped (or closed by a binding) while held releases what it
 /// holds: a hold nobody can release any more must not block everybody until
 /// the session ends.
-impl Drop for LockCore {
-    fn drop(&mut self) {
-        let holds: Vec<Hold> = self.holds.get_mut().unwrap().drain(..).collect();
-        for hold in holds {
-            if hold.is_releasing() || self.node_shared(&hold.node) {
-                continue;
-            }
-            let client = self.client.clone();
-            let path = format!("{}/{}", self.dir, hold.node);
-            let session = hold.session;
-            runtime::handle()
-                .spawn(async move { release_node(&client, "lock", &path, session).await });
-        }
-        crate::memory::object_dropped();
-    }
-}
-
-impl crate::lock::monitor::Keeper for LockCore {
-    fn client(&self) -> &Client {
-        LockCore::client(self)
-    }
-
-    fn noun(&self) -> &'static str {
-        "lock"
-    }
-
-    fn dir(&self) -> &str {
-        LockCore::dir(self)
-    }
-
-    fn emit(&self, event: LockEvent) {
-        LockCore::emit(self, event)
-    }
-
-    fn end_hold(&self, node: &str, event: LockEvent, remember: Option<Error>) {
-        LockCore::end_hold(self, node, event, remember)
-    }
-}
-
-impl LockCore {
-    /// The error with the lock's directory (and chroot) in its message.
-    fn about(&self, err: Error) -> Error {
-        self.client.about(err, "lock", &self.dir)
-    }
-
-    pub(super) fn client(&self) -> &Client {
-        &self.client
-    }
-
-    pub(super) fn dir(&self) -> &str {
-        &self.dir
-    }
-
-    pub(super) fn side(&self) -> Side {
-        self.side
-    }
-
-    pub(super) fn data(&self) -> &[u8] {
-        &self.data
-    }
-
-    pub(super) fn emit(&self, event: LockEvent) {
-        self.events.emit(event);
-    }
-
-    fn sibling(&self) -> Option<Arc<LockCore>> {
-        self.sibling.lock().unwrap().upgrade()
-    }
-
-    async fn participants(&self) -> Result<Vec<Participant>> {
-        let contenders = self.list().await?;
-        let zk = self.client.zk()?;
-        let paths: Vec<String> = contenders
-            .iter()
-            .map(|c| format!("{}/{}", self.dir, c.name))
-            .collect();
-        // All getData requests are sent before the first reply is awaited.
-        let requests: Vec<_> = paths.iter().map(|p| zk.get_data(p)).collect();
-        let mut participants = Vec::with_capacity(contenders.len());
-        for (contender, request) in contenders.into_iter().zip(requests) {
-            match request.await {
-                Ok((data, _)) => participants.push(Participant {
-                    node: contender.name,
-                    identity: String::from_utf8_lossy(&data).into_owned(),
-                    is_reader: contender.kind == Kind::Read,
-                }),
-                Err(zk::Error::NoNode) => {}
-                Err(err) => return Err(err.into()),
-            }
-        }
-        Ok(participants)
-    }
-}
-
 /// A deadline shorter than a round trip must not answer "no" for a free lock
 /// when a try (timeout 0) would answer "yes" (found by the CLI's adversarial
 /// test: `--timeout 1ms` failed on a free lock half the time). So an attempt

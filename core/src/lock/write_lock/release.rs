@@ -7,7 +7,7 @@ use tokio::task::JoinHandle;
 
 use super::{not_owner, LockCore, LockEvent, Owner};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::holder::{release_node, Released};
+use crate::lock::release_node::{release_node, Released};
 use crate::runtime;
 
 pub(super) enum Started {
