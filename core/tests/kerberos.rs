@@ -176,6 +176,59 @@ async fn two_clients_of_one_process_log_in_as_two_principals_from_their_keytabs(
     }
 }
 
+/// Per-client credentials x reconnect: a keytab client holding a lock reconnects on the tickets
+/// it holds, with the same session and the lock still held, though its keytab is gone meanwhile
+/// (moved, rewritten in place). A cache keyed by the keytab's contents lost those tickets.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keytab_client_reconnects_on_its_tickets_while_its_keytab_is_gone() {
+    let realm = realm();
+    let _one = CREDENTIALS.lock().await;
+    without_default_credentials(realm);
+    let keytab = realm.kdc.dir.join("moving.keytab");
+    std::fs::copy(realm.kdc.second_keytab(), &keytab).unwrap();
+    let proxy = zk_harness::FaultProxy::start(&realm.server.connect());
+    let through = proxy.connect_string().replace("127.0.0.1", "localhost");
+    let client = Client::connect(
+        &through,
+        ClientOptions {
+            sasl: Some(Sasl::gssapi().keytab(&keytab)),
+            ..options()
+        },
+    )
+    .await
+    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    let session = client.session_id().unwrap();
+    let lock = WriteLock::new(&client, "/krb5/keytab-gone").unwrap();
+    let held = lock.acquire().await.unwrap();
+    std::fs::remove_file(&keytab).unwrap();
+    let mut states = client.subscribe();
+    let dropped = proxy.connections();
+    proxy.drop_all();
+    let reconnected = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match states.recv().await.unwrap() {
+                zkrecipes::ConnectionState::Reconnected => return,
+                zkrecipes::ConnectionState::Lost => panic!("LOST: {:?}", client.session_error()),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(reconnected.is_ok(), "no RECONNECTED within 30 s");
+    assert!(
+        proxy.connections() > dropped,
+        "the client never connected again"
+    );
+    assert_eq!(client.session_id().unwrap(), session);
+    assert!(lock.is_held());
+    assert_eq!(
+        client.whoami().await.unwrap(),
+        vec!["sasl:reporter".to_string()]
+    );
+    held.release().await.unwrap();
+    client.close().await;
+}
+
 /// What a C string cannot hold, and a keytab that is no regular file, are refused at once:
 /// a NUL cut `client\0evil@REALM` short to `client`, and a pipe without a writer held
 /// `connect` for good (found by an adversarial review).

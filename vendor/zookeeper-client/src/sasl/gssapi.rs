@@ -240,8 +240,10 @@ impl Drop for Name {
 }
 
 /// Where `gss_acquire_cred_from` finds a keytab's tickets: a memory cache per principal and
-/// keytab (as the file is now: a rotated keytab gets a cache of its own), so that clients of one
-/// identity share their tickets and the user's ticket cache is never written.
+/// keytab path, so that clients of one identity share their tickets and the user's ticket cache is
+/// never written. Not keyed by the file's contents: a keytab missing for a moment at a reconnect
+/// (moved, rewritten in place) would get an empty cache, and the login with the tickets already
+/// held would fail.
 struct CredentialStore {
     keytab: CString,
     cache: CString,
@@ -257,8 +259,7 @@ impl CredentialStore {
             false => format!("FILE:{text}"),
         };
         let mut identity = std::collections::hash_map::DefaultHasher::new();
-        let file = std::fs::metadata(keytab).ok().map(|m| (m.len(), m.modified().ok()));
-        (text, principal, file).hash(&mut identity);
+        (text, principal).hash(&mut identity);
         let cache = format!("MEMORY:zkrecipes-{:016x}", identity.finish());
         let nul = |_| GssapiError::new(format!("the keytab path {keytab:?} holds a NUL"));
         Ok(Self { keytab: CString::new(keytab_name).map_err(nul)?, cache: CString::new(cache).map_err(nul)? })
