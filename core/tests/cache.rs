@@ -531,3 +531,59 @@ async fn a_start_with_its_client_closed_answers_closed() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Closed, "{err}");
 }
+
+/// Nodes deleted and created again at once, many times over: the read of a node can fall
+/// between its delete and its create while the listing of its parent comes after the create
+/// (and re-arms the parent's child watch past it). The copy must end as the server's tree,
+/// and its events must replay to it.
+async fn holds_nodes_created_again_at_once(ordinary: bool) {
+    let zk = raw().await;
+    let root = base(&zk).await;
+    zk.create(&root, b"r", &open()).await.unwrap();
+    let parents: Vec<String> = (0..6).map(|i| format!("{root}/p{i}")).collect();
+    for parent in &parents {
+        zk.create(parent, b"p", &open()).await.unwrap();
+        zk.create(&format!("{parent}/leaf"), b"l", &open())
+            .await
+            .unwrap();
+    }
+    let c = client().await;
+    let cache =
+        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: None }, ordinary).unwrap();
+    cache.start().await.unwrap();
+    let (snapshot, mut events) = cache.snapshot_and_subscribe();
+    let mut copy: BTreeMap<String, CachedNode> =
+        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    // Every parent's leaf at once, so that the reads of one overlap the writes of another.
+    for _ in 0..60 {
+        let rounds = parents.iter().map(|parent| {
+            let zk = zk.clone();
+            let leaf = format!("{parent}/leaf");
+            async move {
+                zk.delete(&leaf, None).await.unwrap();
+                zk.create(&leaf, b"l", &open()).await.unwrap();
+            }
+        });
+        futures_util::future::join_all(rounds).await;
+    }
+    let expected = server_tree(&zk, &root, None).await;
+    until("the cache holds the server's tree", LONG, || {
+        as_map(&cache.snapshot()) == expected
+    })
+    .await;
+    while let Ok(event) = events.try_recv() {
+        replay(&mut copy, &event);
+    }
+    let copy: Vec<CachedNode> = copy.into_values().collect();
+    assert_eq!(as_map(&copy), expected, "the events replay to the copy");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_holds_nodes_deleted_and_created_again_at_once() {
+    holds_nodes_created_again_at_once(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_one_shot_cache_holds_nodes_deleted_and_created_again_at_once() {
+    holds_nodes_created_again_at_once(true).await;
+}

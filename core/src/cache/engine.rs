@@ -440,23 +440,20 @@ impl Engine {
             readings.sort_by_key(|r| (r.path.matches('/').count(), r.path.clone()));
             shared.publish(|tree| {
                 let mut events = Vec::new();
+                let mut listings = Vec::new();
                 for reading in readings {
-                    if let Some(children) = &reading.children {
-                        let listed: HashSet<&str> = children.iter().map(String::as_str).collect();
-                        for child in children {
-                            let path = join(&reading.path, child);
-                            if !tree.contains(&path) {
-                                dirty.insert(path);
-                            }
-                        }
-                        for cached in tree.children_of(&reading.path) {
-                            if !listed.contains(cached.as_str()) {
-                                dirty.insert(join(&reading.path, &cached));
-                            }
-                        }
-                    }
                     let listed = reading.listed_pzxid;
                     events.extend(tree.apply(&reading.path, reading.found, listed, &mut again));
+                    if let Some(children) = reading.children {
+                        listings.push((reading.path, children));
+                    }
+                }
+                // Compared with the copy once the whole batch is in it: a child's own read in
+                // this batch may have found it gone before the listing found it created again
+                // (and re-armed the child watch past that create), so only the copy after both
+                // tells that it must be read again.
+                for (path, children) in listings {
+                    dirty.extend(tree.unlike_listing(&path, &children));
                 }
                 events
             });

@@ -11,11 +11,10 @@
 //! again once the parent's own event came, though they never went away; so the parent is read
 //! again first (`Again`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound;
 
 use super::{CacheEvent, CachedNode, NodeStat};
-#[cfg(test)]
 use crate::path::join;
 
 /// What one read of a node found: `None` if it does not exist.
@@ -87,6 +86,17 @@ impl Tree {
                 (!name.contains('/')).then(|| name.to_string())
             })
             .collect()
+    }
+
+    /// The children of `path` that a listing of it and the copy disagree on: listed and not
+    /// cached, or cached and not listed. Each must be read again.
+    pub(super) fn unlike_listing(&self, path: &str, listed: &[String]) -> Vec<String> {
+        let cached = self.children_of(path);
+        let listed_set: HashSet<&str> = listed.iter().map(String::as_str).collect();
+        let cached_set: HashSet<&str> = cached.iter().map(String::as_str).collect();
+        let new = listed.iter().filter(|c| !cached_set.contains(c.as_str()));
+        let gone = cached.iter().filter(|c| !listed_set.contains(c.as_str()));
+        new.chain(gone).map(|child| join(path, child)).collect()
     }
 
     /// Takes what a read of `path` found (`listed`: the `pzxid` its children were listed at);
@@ -450,6 +460,30 @@ mod tests {
         assert_eq!(
             names(&tree.replace(found, &listed)),
             ["CREATED /r", "CREATED /r/old"]
+        );
+    }
+
+    /// A child read as gone between its delete and its create, in the same batch as a listing
+    /// of its parent made after the create: the copy after the batch disagrees with the listing,
+    /// so the child is read again (before, the listing was compared with the copy before the
+    /// batch, which still held the old child, and the new one was never read).
+    #[test]
+    fn a_child_gone_in_its_read_and_listed_in_its_parents_is_read_again() {
+        let mut tree = Tree::new("/r");
+        tree.take("/r", Some((vec![], stat_at(1, 1, 2))));
+        tree.take("/r/a", Some((vec![], stat_at(2, 2, 2))));
+        let listing = vec!["a".to_string()];
+        let mut again = Again::default();
+        tree.apply("/r", Some((vec![], stat_at(1, 1, 4))), Some(4), &mut again);
+        assert!(tree.unlike_listing("/r", &listing).is_empty());
+        assert_eq!(names(&tree.take("/r/a", None)), ["DELETED /r/a"]);
+        assert_eq!(tree.unlike_listing("/r", &listing), ["/r/a"]);
+        assert_eq!(tree.unlike_listing("/r", &[]), Vec::<String>::new());
+        tree.take("/r/b", Some((vec![], stat_at(3, 3, 3))));
+        assert_eq!(tree.unlike_listing("/r", &listing), ["/r/a", "/r/b"]);
+        assert_eq!(
+            names(&tree.take("/r/a", Some((vec![], stat_at(4, 4, 4))))),
+            ["CREATED /r/a"]
         );
     }
 
