@@ -1,4 +1,4 @@
-//! zkrecipes: the ZooKeeper coordination recipes — locks and read/write locks, the queue and
+//! zkrecipes: the ZooKeeper coordination recipes — locks, multi-locks and read/write locks, the queue and
 //! the at-least-once work queue, election and the leader latch, the semaphore, barriers, the
 //! counters, the caches, group membership and persistent nodes — implemented once in Rust for
 //! Rust, Python, Node.js, Java, Kotlin and the `zkrecipes` command,
@@ -45,6 +45,7 @@ pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use group::{GroupMember, NodeMode, PersistentNode};
 pub use latch::{LatchEvent, LatchParticipant, LeaderLatch};
+pub use lock::multi_lock::{MultiLock, MultiLockGuard};
 pub use lock::read_write_lock::ReadWriteLock;
 pub use lock::write_lock::{Lock, LockEvent, LockGuard, Owner, Participant, WriteLock};
 pub use queue::{DistributedQueue, Item, CLAIM_WINDOW, MAX_BATCH};

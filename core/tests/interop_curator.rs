@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zkrecipes::{DistributedQueue, LockGuard, ReadWriteLock, WriteLock};
+use zkrecipes::{DistributedQueue, LockGuard, MultiLock, ReadWriteLock, WriteLock};
 
 fn curator(args: &[&str]) -> Driver {
     Driver::spawn(
@@ -102,6 +102,54 @@ async fn our_holder_excludes_curator_mutex() {
     );
     let driver = expect(driver, "RELEASED").await;
     driver.finish();
+}
+
+/// Curator's `InterProcessMultiLock` and ours over the same paths exclude each other, in both
+/// directions, and neither leaves a node behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn multi_locks_interoperate_with_curator() {
+    let (a, b) = (unique("curator-multi-a"), unique("curator-multi-b"));
+    let both = format!("{a},{b}");
+    let connect = server().connect_string();
+    let c = client().await;
+    let ours = MultiLock::new(&c, &[&b, &a]).unwrap();
+    let driver = expect(curator(&["multi", connect, &both, "1500"]), "WAITING").await;
+    let driver = expect(driver, "ACQUIRED").await;
+    assert!(
+        ours.try_acquire().await.unwrap().is_none(),
+        "Curator holds both"
+    );
+    assert_eq!(children(connect, &a).await.len(), 1, "our try left nothing");
+    let guard = ours
+        .acquire_timeout(Duration::from_secs(20))
+        .await
+        .unwrap()
+        .expect("after Curator releases");
+    // Curator's nodes go only with its release: ours alone means we waited for it.
+    assert_eq!(children(connect, &a).await.len(), 1);
+    assert_eq!(children(connect, &b).await.len(), 1);
+    let driver = expect(driver, "RELEASED").await;
+    driver.finish();
+    // Ours holds: Curator takes nothing until we release.
+    let driver = expect(curator(&["multi", connect, &both, "10"]), "WAITING").await;
+    let zk = raw().await;
+    // Curator queues on a (the first path it was given) behind our node.
+    loop {
+        let (names, _, watch) = zk.get_and_watch_children(&a).await.unwrap();
+        if names.len() == 2 {
+            break;
+        }
+        tokio::time::timeout(Duration::from_secs(20), watch.changed())
+            .await
+            .expect("Curator queues on a");
+    }
+    assert!(guard.is_held(), "still ours while Curator waits");
+    guard.release().await.unwrap();
+    let driver = expect(driver, "ACQUIRED").await;
+    let driver = expect(driver, "RELEASED").await;
+    driver.finish();
+    assert_eq!(children(connect, &a).await.len(), 0);
+    assert_eq!(children(connect, &b).await.len(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,9 @@
 // Drives Apache Curator 5.9's recipes for the interop tests. Run as a single-file program with
 // the jars of tests/interop/curator-pom.xml on the classpath:
 //   java -cp <curator jars> CuratorDriver.java <command> <connect> <path> [arg]
-//   mutex|write|read <connect> <dir> <holdMs> [children]
-//                                               InterProcessMutex / InterProcessReadWriteLock:
+//   mutex|write|read|multi <connect> <dir> <holdMs> [children]
+//                                               InterProcessMutex / InterProcessReadWriteLock /
+//                                               InterProcessMultiLock (dir: paths joined by commas):
 //                                               WAITING, ACQUIRED, RELEASED; with `children`, ACQUIRED is
 //                                               followed by `CHILDREN <a,b,..>`: dir's children when it got in
 //   offer <connect> <dir> <n>                   SimpleDistributedQueue.offer("curator-<i>"), OFFERED <n>
@@ -56,6 +57,7 @@ import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -72,9 +74,10 @@ public class CuratorDriver {
             curator.start();
             curator.blockUntilConnected();
             switch (command) {
-                case "mutex", "write", "read" -> {
+                case "mutex", "write", "read", "multi" -> {
                     InterProcessLock lock = switch (command) {
                         case "mutex" -> new InterProcessMutex(curator, path);
+                        case "multi" -> new InterProcessMultiLock(curator, java.util.List.of(path.split(",")));
                         case "write" -> new InterProcessReadWriteLock(curator, path).writeLock();
                         default -> new InterProcessReadWriteLock(curator, path).readLock();
                     };

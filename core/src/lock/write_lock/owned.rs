@@ -38,12 +38,7 @@ impl Lock {
     /// release beside a scope ended the scope's older read hold and left its own node for good
     /// (found by an adversarial review).
     pub(crate) fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
-        let owner = self.core.visible(|holds| {
-            holds
-                .into_iter()
-                .find(|h| !h.owner.is_scope())
-                .map(|h| h.owner)
-        });
+        let owner = self.oldest_unscoped_owner();
         let release = owner.map(|owner| self.core.unlock_as(owner));
         let core = self.core.clone();
         async move {
@@ -61,6 +56,20 @@ impl Lock {
                 }
             }
         }
+    }
+
+    /// The owner of the oldest hold taken without a scope, if any.
+    pub(crate) fn oldest_unscoped_owner(&self) -> Option<Owner> {
+        self.core.visible(|holds| {
+            holds
+                .into_iter()
+                .find(|h| !h.owner.is_scope())
+                .map(|h| h.owner)
+        })
+    }
+
+    pub(crate) fn client(&self) -> &crate::client::Client {
+        &self.core.client
     }
 
     /// For a binding whose caller gave up after `lock_as` succeeded (a

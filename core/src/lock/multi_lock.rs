@@ -1,0 +1,320 @@
+//! Curator's `InterProcessMultiLock`: several exclusive locks taken as one, all or none.
+//!
+//! Contract, including failures:
+//! - Each path is an exclusive lock (`Lock`, the layout Curator's `InterProcessMutex` and
+//!   kazoo's `Lock` share), so a multi-lock excludes single locks on any of its paths and the
+//!   multi-locks of Curator over the same paths.
+//! - The locks are taken one after another in the order of their paths, sorted, whatever order
+//!   they were given in: two multi-locks over overlapping paths never wait for each other in a
+//!   circle (Curator takes them in the order given, and two such callers can deadlock).
+//! - All or none: one deadline covers the whole call. When it passes, or a lock fails, or the
+//!   call is cancelled, the locks already taken are released, the last taken first, and the
+//!   waiting node is withdrawn (a timed or failed call answers only once those deletes are
+//!   confirmed; a cancelled one releases in the background).
+//! - Release deletes the nodes in reverse order of taking (sent in that order on the one
+//!   session, so the server applies them in that order) and reports the first failure, a lock
+//!   lost meanwhile included, after every release has been tried.
+//! - Reentrant per owner, as `Lock` is: each path's hold count goes up together.
+//! - A fencing token per path, the czxid of that path's lock node, in the order given.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::write_lock::{Lock, Owner};
+use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::handoff::Handoff;
+use crate::runtime;
+use crate::wait::Wait;
+
+/// Several exclusive locks held together (Curator's `InterProcessMultiLock`).
+#[derive(Clone)]
+pub struct MultiLock {
+    /// In the order the paths were given.
+    locks: Arc<[Lock]>,
+    /// Indexes into `locks`, in the order they are taken: by path.
+    order: Arc<[usize]>,
+}
+
+impl std::fmt::Debug for MultiLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiLock")
+            .field("dirs", &self.dirs())
+            .finish()
+    }
+}
+
+impl MultiLock {
+    /// Exclusive locks on every directory of `dirs`, taken together. `INVALID_ARGUMENT` for no
+    /// directory or one given twice, `INVALID_PATH` for a bad one, before anything is sent.
+    pub fn new<S: AsRef<str>>(client: &Client, dirs: &[S]) -> Result<MultiLock> {
+        if dirs.is_empty() {
+            return Err(Error::invalid_argument(
+                "a multi-lock needs at least one path",
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for dir in dirs {
+            if !seen.insert(dir.as_ref()) {
+                return Err(Error::invalid_argument(format!(
+                    "the path {} is given twice to one multi-lock",
+                    dir.as_ref()
+                )));
+            }
+        }
+        let locks: Vec<Lock> = dirs
+            .iter()
+            .map(|dir| Lock::new(client, dir.as_ref()))
+            .collect::<Result<_>>()?;
+        let mut order: Vec<usize> = (0..locks.len()).collect();
+        order.sort_by(|a, b| locks[*a].dir().cmp(locks[*b].dir()));
+        Ok(MultiLock {
+            locks: locks.into(),
+            order: order.into(),
+        })
+    }
+
+    /// The lock directories, in the order given.
+    pub fn dirs(&self) -> Vec<&str> {
+        self.locks.iter().map(Lock::dir).collect()
+    }
+
+    /// Waits as long as it takes for every lock.
+    pub async fn acquire(&self) -> Result<MultiLockGuard> {
+        let owner = Owner::unique();
+        let tokens = self.lock_as(owner, Wait::Forever).await?;
+        Ok(self.guard(
+            owner,
+            tokens.expect("an unbounded wait ends with the locks"),
+        ))
+    }
+
+    /// `None` unless every lock is free now (nothing is left held or queued then).
+    pub async fn try_acquire(&self) -> Result<Option<MultiLockGuard>> {
+        self.acquire_as(Owner::unique(), Wait::No).await
+    }
+
+    /// `None` when the locks were not all obtained within `timeout` (one deadline for the whole
+    /// call); nothing is left held or queued then.
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<MultiLockGuard>> {
+        self.acquire_as(Owner::unique(), Wait::For(timeout)).await
+    }
+
+    /// Acquires for a caller identity of the user's choice, reentrant for that owner.
+    pub async fn acquire_as(&self, owner: Owner, wait: Wait) -> Result<Option<MultiLockGuard>> {
+        let tokens = self.lock_as(owner, wait).await?;
+        Ok(tokens.map(|tokens| self.guard(owner, tokens)))
+    }
+
+    fn guard(&self, owner: Owner, fencing_tokens: Vec<i64>) -> MultiLockGuard {
+        MultiLockGuard {
+            locks: self.clone(),
+            owner,
+            fencing_tokens,
+            released: false,
+        }
+    }
+
+    /// Whether every lock is held through this object.
+    pub fn is_held(&self) -> bool {
+        self.locks.iter().all(Lock::is_held)
+    }
+
+    /// Whether `owner` holds every lock.
+    pub fn is_held_by(&self, owner: Owner) -> bool {
+        self.locks.iter().all(|lock| lock.is_held_by(owner))
+    }
+
+    /// How many holds `owner` has of the whole (each path counts the same while it is held).
+    pub fn hold_count(&self, owner: Owner) -> u32 {
+        let counts = self.locks.iter().map(|lock| lock.hold_count(owner));
+        counts.min().unwrap_or(0)
+    }
+
+    /// `owner`'s fencing tokens, one per path in the order given, while it holds every lock.
+    pub fn fencing_tokens_of(&self, owner: Owner) -> Option<Vec<i64>> {
+        let tokens = self.locks.iter().map(|lock| lock.fencing_token_of(owner));
+        tokens.collect()
+    }
+
+    /// The fencing tokens of the holds of this object, while it holds every lock.
+    pub fn fencing_tokens(&self) -> Option<Vec<i64>> {
+        let tokens = self.locks.iter().map(Lock::fencing_token);
+        tokens.collect()
+    }
+
+    /// Takes every lock for `owner`, in path order, within one deadline: the fencing tokens in
+    /// the order given, or `None` with nothing left held. Dropping the future releases what it
+    /// had taken.
+    pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<Vec<i64>>> {
+        let deadline = wait.deadline();
+        let mut taken = Taken {
+            locks: self,
+            owner,
+            held: Vec::new(),
+        };
+        let mut tokens = vec![0; self.locks.len()];
+        for &at in self.order.iter() {
+            // What is left of the one deadline: once it has passed, a try of each lock left.
+            let left = match deadline {
+                None => Wait::Forever,
+                Some(deadline) => Wait::For(deadline.saturating_duration_since(Instant::now())),
+            };
+            match self.locks[at].lock_as(owner, left).await {
+                Ok(Some(token)) => {
+                    tokens[at] = token;
+                    taken.held.push(at);
+                }
+                Ok(None) => {
+                    taken.give_back().await;
+                    return Ok(None);
+                }
+                Err(err) => {
+                    taken.give_back().await;
+                    return Err(err);
+                }
+            }
+        }
+        taken.held.clear();
+        Ok(Some(tokens))
+    }
+
+    /// Drops one hold of `owner` on every path, the last taken first; the first failure after
+    /// trying them all. Starts when called and runs to its end even if the future is dropped.
+    pub(crate) fn unlock_as(
+        &self,
+        owner: Owner,
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
+        let releases: Vec<_> = self
+            .taking_order_reversed()
+            .map(|lock| lock.unlock_as(owner))
+            .collect();
+        first_failure(releases)
+    }
+
+    /// Releases one hold of the oldest holder without a scope (Node, whose callers have no
+    /// identity): the holder of the first lock taken decides, so every path drops the same one.
+    pub(crate) fn unlock_one(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let first = &self.locks[self.order[0]];
+        match first.oldest_unscoped_owner() {
+            Some(owner) => futures_util::future::Either::Left(self.unlock_as(owner)),
+            None => futures_util::future::Either::Right(first.unlock_one()),
+        }
+    }
+
+    /// For a caller that gave up after `lock_as` succeeded: every hold is released, never kept.
+    pub(crate) fn abandon_acquired(&self, owner: Owner) {
+        for lock in self.taking_order_reversed() {
+            lock.abandon_acquired(owner);
+        }
+    }
+
+    /// Releases every hold of this object, whoever its owner, the last taken first.
+    pub(crate) async fn release_all(&self) {
+        for lock in self.taking_order_reversed() {
+            lock.release_all().await;
+        }
+    }
+
+    /// For holds carried to their caller across threads: released unless delivered.
+    pub(crate) fn handoff_acquired(&self, owner: Owner) -> Handoff {
+        let locks = self.clone();
+        let client = self.locks[0].client();
+        Handoff::new(client.settling(), move || locks.abandon_acquired(owner))
+    }
+
+    fn taking_order_reversed(&self) -> impl Iterator<Item = &Lock> {
+        self.order.iter().rev().map(|&at| &self.locks[at])
+    }
+}
+
+/// The locks an acquire has taken so far: given back (the last taken first) if it does not
+/// finish, also when its future is dropped.
+struct Taken<'a> {
+    locks: &'a MultiLock,
+    owner: Owner,
+    held: Vec<usize>,
+}
+
+impl Taken<'_> {
+    /// Releases what was taken and waits for the deletes (a failed or timed-out acquire answers
+    /// only with nothing left behind).
+    async fn give_back(&mut self) {
+        let releases: Vec<_> = self
+            .held
+            .drain(..)
+            .rev()
+            .map(|at| self.locks.locks[at].unlock_as(self.owner))
+            .collect();
+        if let Err(err) = first_failure(releases).await {
+            tracing::debug!("giving back a multi-lock's partial hold: {err}");
+        }
+    }
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        for at in self.held.drain(..).rev() {
+            self.locks.locks[at].abandon_acquired(self.owner);
+        }
+    }
+}
+
+/// Awaits every release (all started already) and answers with the first failure.
+async fn first_failure<F>(releases: Vec<F>) -> Result<()>
+where
+    F: Future<Output = Result<()>>,
+{
+    let mut failure = None;
+    for release in releases {
+        if let Err(err) = release.await {
+            failure.get_or_insert(err);
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Every lock of a `MultiLock`, held. `release()` returns once every node is gone; dropping
+/// the guard releases in the background.
+#[must_use = "dropping the guard releases the locks"]
+#[derive(Debug)]
+pub struct MultiLockGuard {
+    locks: MultiLock,
+    owner: Owner,
+    fencing_tokens: Vec<i64>,
+    released: bool,
+}
+
+impl MultiLockGuard {
+    /// One per path, in the order the paths were given.
+    pub fn fencing_tokens(&self) -> &[i64] {
+        &self.fencing_tokens
+    }
+
+    pub fn owner(&self) -> Owner {
+        self.owner
+    }
+
+    /// Whether every hold is still in place (not lost, not released).
+    pub fn is_held(&self) -> bool {
+        self.locks.is_held_by(self.owner)
+    }
+
+    pub async fn release(mut self) -> Result<()> {
+        self.released = true;
+        self.locks.unlock_as(self.owner).await
+    }
+}
+
+impl Drop for MultiLockGuard {
+    fn drop(&mut self) {
+        if !self.released {
+            let release = self.locks.unlock_as(self.owner);
+            runtime::handle().spawn(release);
+        }
+    }
+}

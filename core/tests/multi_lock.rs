@@ -1,0 +1,188 @@
+//! The multi-lock against a real ZooKeeper: all or none, one deadline, nothing left behind on a
+//! timeout, a failure or a cancel, no deadlock whatever order the paths come in, a fencing token
+//! per path.
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use zkrecipes::ffi::OwnedLock;
+use zkrecipes::{ErrorCode, MultiLock, Owner, Wait, WriteLock};
+
+/// How many lock nodes stand under `dir` now.
+async fn nodes(dir: &str) -> usize {
+    children(server().connect_string(), dir).await.len()
+}
+
+/// Waits (on child watches) until `dir` has `n` children.
+async fn until_children(zk: &zookeeper_client::Client, dir: &str, n: usize) {
+    let wait = async {
+        loop {
+            let (names, _, watch) = zk.get_and_watch_children(dir).await.unwrap();
+            if names.len() == n {
+                return;
+            }
+            watch.changed().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), wait)
+        .await
+        .unwrap_or_else(|_| panic!("{dir} never had {n} children"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn all_or_none_and_a_failed_try_leaves_nothing() {
+    let (a, b) = (unique("multi-a"), unique("multi-b"));
+    let c = client().await;
+    let other = client().await;
+    let single_b = WriteLock::new(&other, &b).unwrap();
+    let held_b = single_b.acquire().await.unwrap();
+    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    assert!(multi.try_acquire().await.unwrap().is_none());
+    assert!(multi
+        .acquire_timeout(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_none());
+    // The first path was taken and given back before the answer; the second's attempt is gone.
+    assert_eq!(nodes(&a).await, 0, "the partial hold is given back");
+    assert_eq!(nodes(&b).await, 1, "only the other holder's node");
+    assert!(!multi.is_held());
+    held_b.release().await.unwrap();
+    let guard = multi.try_acquire().await.unwrap().expect("both free now");
+    assert!(guard.is_held() && multi.is_held());
+    // A single lock on either path is excluded while the multi-lock holds.
+    assert!(WriteLock::new(&other, &a)
+        .unwrap()
+        .try_acquire()
+        .await
+        .unwrap()
+        .is_none());
+    assert!(single_b.try_acquire().await.unwrap().is_none());
+    guard.release().await.unwrap();
+    assert_eq!((nodes(&a).await, nodes(&b).await), (0, 0));
+    assert!(single_b.try_acquire().await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fencing_tokens_come_one_per_path_in_the_order_given() {
+    let (a, b, z) = (
+        unique("multi-t-a"),
+        unique("multi-t-b"),
+        unique("multi-t-z"),
+    );
+    let c = client().await;
+    let multi = MultiLock::new(&c, &[&z, &a, &b]).unwrap();
+    assert_eq!(multi.dirs(), [z.as_str(), a.as_str(), b.as_str()]);
+    let guard = multi.acquire().await.unwrap();
+    let zk = raw().await;
+    for (dir, token) in [&z, &a, &b].iter().zip(guard.fencing_tokens()) {
+        let names = zk.list_children(dir).await.unwrap();
+        let (_, stat) = zk.get_data(&format!("{dir}/{}", names[0])).await.unwrap();
+        assert_eq!(stat.czxid, *token, "{dir}'s token is its node's czxid");
+    }
+    // Taken in path order (a, b, z), whatever order given: the czxids say so.
+    let t = guard.fencing_tokens().to_vec();
+    assert!(t[1] < t[2] && t[2] < t[0], "{t:?}");
+    assert_eq!(multi.fencing_tokens(), Some(t.clone()));
+    guard.release().await.unwrap();
+    assert_eq!(multi.fencing_tokens(), None);
+}
+
+/// Two multi-locks over the same paths given in opposite orders, each waiting as long as it
+/// takes: taken in one order, they never wait for each other in a circle.
+#[tokio::test(flavor = "multi_thread")]
+async fn opposite_orders_never_deadlock_and_never_overlap() {
+    let (a, b) = (unique("multi-d-a"), unique("multi-d-b"));
+    let inside = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for forward in [true, false, true, false] {
+        let c = client().await;
+        let dirs = if forward { [&a, &b] } else { [&b, &a] };
+        let multi = MultiLock::new(&c, &dirs).unwrap();
+        let inside = inside.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..8 {
+                let guard = multi.acquire().await.unwrap();
+                assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                tokio::task::yield_now().await;
+                inside.store(false, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            }
+            c.close().await;
+        }));
+    }
+    let all = futures_util::future::try_join_all(tasks);
+    tokio::time::timeout(Duration::from_secs(60), all)
+        .await
+        .expect("no deadlock")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_acquire_gives_back_what_it_took() {
+    let (a, b) = (unique("multi-c-a"), unique("multi-c-b"));
+    let c = client().await;
+    let other = client().await;
+    let held_b = WriteLock::new(&other, &b).unwrap().acquire().await.unwrap();
+    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    let waiting = tokio::spawn({
+        let multi = multi.clone();
+        async move { multi.acquire().await.map(|_| ()) }
+    });
+    // Queued on b (its node beside the holder's) means a is taken.
+    let zk = raw().await;
+    until_children(&zk, &b, 2).await;
+    assert_eq!(nodes(&a).await, 1, "the multi-lock took a before b");
+    waiting.abort();
+    assert!(waiting.await.unwrap_err().is_cancelled());
+    let single_a = WriteLock::new(&other, &a).unwrap();
+    let got = single_a
+        .acquire_timeout(Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert!(got.is_some(), "a is given back after the cancel");
+    held_b.release().await.unwrap();
+    until_children(&zk, &b, 0).await;
+    assert_eq!(nodes(&b).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reentrant_per_owner_and_released_as_often_as_taken() {
+    let (a, b) = (unique("multi-r-a"), unique("multi-r-b"));
+    let c = client().await;
+    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    let owner = Owner::unique();
+    let first = multi.lock_as(owner, Wait::No).await.unwrap().unwrap();
+    let again = multi.lock_as(owner, Wait::No).await.unwrap().unwrap();
+    assert_eq!(first, again, "the same holds, counted twice");
+    assert_eq!(multi.hold_count(owner), 2);
+    multi.unlock_as(owner).await.unwrap();
+    assert!(multi.is_held_by(owner));
+    multi.unlock_as(owner).await.unwrap();
+    assert!(!multi.is_held_by(owner));
+    assert_eq!((nodes(&a).await, nodes(&b).await), (0, 0));
+    let err = multi.unlock_as(owner).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotOwner);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_paths_are_refused_before_anything_is_sent() {
+    let c = client().await;
+    let a = unique("multi-bad");
+    let none: [&str; 0] = [];
+    let cases = [
+        (MultiLock::new(&c, &none), ErrorCode::InvalidArgument),
+        (MultiLock::new(&c, &[&a, &a]), ErrorCode::InvalidArgument),
+        (
+            MultiLock::new(&c, &[a.as_str(), "relative"]),
+            ErrorCode::InvalidPath,
+        ),
+    ];
+    for (made, code) in cases {
+        assert_eq!(made.unwrap_err().code(), code);
+    }
+    assert_eq!(nodes(&a).await, 0);
+}
