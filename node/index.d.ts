@@ -98,6 +98,7 @@ export declare class Client extends EventEmitter {
   unref(): this
   ref(): this
   writeLock(dir: string): WriteLock
+  multiLock(dirs: readonly string[]): MultiLock
   readWriteLock(dir: string): ReadWriteLock
   queue(dir: string): DistributedQueue
   workQueue(path: string, options?: WorkQueueOptions): WorkQueue
@@ -194,6 +195,29 @@ export declare class Lock extends EventEmitter {
 
 export declare class WriteLock extends Lock {
   constructor(client: Client, dir: string)
+}
+
+/**
+ * Exclusive locks on several paths held together, all or none (Curator's InterProcessMultiLock,
+ * interoperable with it). Taken in the order of their paths, sorted, whatever order they were
+ * given in: two multi-locks over the same paths never wait for each other in a circle. On a
+ * timeout, a failure or a cancel the locks already taken are given back before the answer;
+ * release deletes the nodes last-taken first. Holders and scopes as Lock's. No events: the
+ * client's tell a connection's loss.
+ */
+export declare class MultiLock {
+  /** Rejects no path, or a path given twice, with INVALID_ARGUMENT. */
+  constructor(client: Client, dirs: readonly string[])
+  acquire(options?: WaitOptions): Promise<boolean>
+  tryAcquire(): Promise<boolean>
+  release(): Promise<void>
+  withLock<T>(fn: () => T | Promise<T>, options?: WaitOptions): Promise<T>
+  /** One czxid per path, in the order given, while held. */
+  readonly fencingTokens: bigint[] | null
+  readonly isHeld: boolean
+  readonly holdCount: number
+  readonly dirs: string[]
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 export declare class ReadWriteLock {

@@ -5,7 +5,7 @@
 
 const { NAMES, ZkError, ERROR_CODES } = require('./lib/base.js')
 const { Client } = require('./lib/client.js')
-const { Lock, WriteLock, ReadWriteLock } = require('./lib/lock.js')
+const { Lock, MultiLock, WriteLock, ReadWriteLock } = require('./lib/lock.js')
 const { DistributedQueue } = require('./lib/queue.js')
 const { WorkQueue, Job } = require('./lib/work_queue.js')
 const { Semaphore, Lease } = require('./lib/semaphore.js')
@@ -19,6 +19,7 @@ const { PersistentNode, GroupMember } = require('./lib/group.js')
 module.exports = {
   Client,
   Lock,
+  MultiLock,
   WriteLock,
   ReadWriteLock,
   DistributedQueue,

@@ -105,7 +105,9 @@ pub struct Common {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run CMD while holding a lock; CMD gets ZKRECIPES_FENCING_TOKEN.
-    #[command(after_help = "Example: zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh")]
+    #[command(
+        after_help = "Example: zkrecipes lock /locks/backup --timeout 0 -- ./backup.sh\n         zkrecipes lock /locks/db /locks/cache -- ./migrate.sh  (both or none)"
+    )]
     Lock(LockArgs),
     /// Run CMD while holding one of N leases (at most N CMDs at once everywhere).
     #[command(
@@ -167,15 +169,17 @@ pub struct StopArgs {
 
 #[derive(Args, Debug)]
 pub struct LockArgs {
-    /// The lock's directory, e.g. /locks/backup.
-    pub path: String,
+    /// The lock's directory, e.g. /locks/backup. Several: hold them all at once, or none
+    /// (Curator's InterProcessMultiLock).
+    #[arg(required = true, num_args = 1..)]
+    pub paths: Vec<String>,
     /// Give up after this long (0: only if free now); default: wait forever.
     #[arg(long, short = 'w', value_parser = duration)]
     pub timeout: Option<Duration>,
     /// Exit status when --timeout passes (default 75).
     #[arg(long, default_value_t = crate::exit::TIMEOUT as u8)]
     pub timeout_exit_code: u8,
-    /// Take the read side of a read/write lock (shared with other readers).
+    /// Take the read side of a read/write lock (shared with other readers; one path only).
     #[arg(long, conflicts_with = "write")]
     pub read: bool,
     /// Take the write side of a read/write lock.

@@ -106,7 +106,12 @@ async fn run(cli: Cli) -> Outcome {
 /// A bad path is a usage error before any connection is tried.
 fn check_path(command: &Command) -> Result<(), Failure> {
     let path = match command {
-        Command::Lock(a) => &a.path,
+        Command::Lock(a) => {
+            for path in &a.paths {
+                zkrecipes::path::validate(path).map_err(Failure::from)?;
+            }
+            return Ok(());
+        }
         Command::Semaphore(a) => &a.path,
         Command::Elect(a) => &a.path,
         Command::Status(a) => &a.path,

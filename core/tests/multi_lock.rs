@@ -186,3 +186,32 @@ async fn bad_paths_are_refused_before_anything_is_sent() {
     }
     assert_eq!(nodes(&a).await, 0);
 }
+
+/// A holder hears `LOST` when any of its locks is lost (here an operator deletes one node), and
+/// the multi-lock is no longer held; the release then reports the loss.
+#[tokio::test(flavor = "multi_thread")]
+async fn losing_one_lock_is_told_as_lost() {
+    let (a, b) = (unique("multi-l-a"), unique("multi-l-b"));
+    let c = client().await;
+    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    let mut events = multi.subscribe();
+    let guard = multi.acquire().await.unwrap();
+    let zk = raw().await;
+    let node = zk.list_children(&b).await.unwrap().remove(0);
+    zk.delete(&format!("{b}/{node}"), None).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+        .await
+        .expect("an event in time")
+        .unwrap();
+    assert_eq!(event.name(), "LOST");
+    assert!(!multi.is_held() && !guard.is_held());
+    assert!(
+        guard.release().await.is_err(),
+        "the loss is the release's answer"
+    );
+    assert_eq!(
+        nodes(&a).await,
+        0,
+        "the lock still held is released all the same"
+    );
+}

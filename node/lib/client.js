@@ -3,7 +3,7 @@
 
 const { DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireString } = require('./base.js')
 const { security } = require('./security.js')
-const { ReadWriteLock, WriteLock } = require('./lock.js')
+const { MultiLock, ReadWriteLock, WriteLock } = require('./lock.js')
 const { DistributedQueue } = require('./queue.js')
 const { WorkQueue } = require('./work_queue.js')
 const { Semaphore } = require('./semaphore.js')
@@ -73,6 +73,7 @@ class Client extends EventEmitter {
   ref () { if (this._keepAlive) this._keepAlive.ref(); return this }
 
   writeLock (dir) { return new WriteLock(this, dir) }
+  multiLock (dirs) { return new MultiLock(this, dirs) }
   readWriteLock (dir) { return new ReadWriteLock(this, dir) }
   queue (dir) { return new DistributedQueue(this, dir) }
   workQueue (path, options) { return new WorkQueue(this, path, options) }

@@ -1,5 +1,5 @@
 'use strict'
-// Lock, WriteLock and ReadWriteLock, with the async-flow scopes of withLock.
+// Lock, WriteLock, MultiLock and ReadWriteLock, with the async-flow scopes of withLock.
 
 const { AsyncLocalStorage, DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
 
@@ -32,15 +32,9 @@ async function endScope (scope) {
   }
 }
 
-class Lock extends EventEmitter {
-  constructor (handle) {
-    super()
-    this._native = handle
-    nativeEvents(this)
-  }
-
-  [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
-
+// What a lock and a multi-lock share: acquire, release, `withLock` scopes, disposal. Lock
+// takes these methods too (it is an EventEmitter, so it cannot extend this class).
+class Owned {
   /**
    * Resolves true once held, false if timeoutMs passed (nothing left behind). Outside a
    * `withLock` scope every acquire is a holder of its own; inside one, the scope's flow holds.
@@ -91,7 +85,7 @@ class Lock extends EventEmitter {
     const token = await call(() => this._native.lock(true, timeoutMs, scope.owner))
     if (token === null) {
       if (scope !== outer) scope.active = false
-      throw new ZkError('TIMEOUT', `the lock on ${this.dir} did not come within ${timeoutMs} ms`)
+      throw new ZkError('TIMEOUT', `the lock on ${this._what} did not come within ${timeoutMs} ms`)
     }
     let result
     try {
@@ -109,13 +103,6 @@ class Lock extends EventEmitter {
     return result
   }
 
-  /** The czxid of our lock node while held; inside a scope, the scope's hold's if it has one. */
-  get fencingToken () {
-    const owner = scopeOwner()
-    const own = owner === undefined ? null : this._native.fencingTokenOf(owner)
-    return own ?? this._native.fencingToken()
-  }
-
   get isHeld () { return this._native.isHeld() }
   /** Holders through this object; inside a scope, the scope's hold count. */
   get holdCount () {
@@ -123,12 +110,62 @@ class Lock extends EventEmitter {
     return owner === undefined ? this._native.holdCount() : this._native.holdCountOf(owner)
   }
 
-  get dir () { return this._native.dir() }
-
-  async participants () { return call(() => this._native.participants()) }
-
   /** Releases every hold of this object, whoever holds it (scopes' too). */
   async [asyncDispose] () { await call(() => this._native.unlockAll()) }
+}
+
+class Lock extends EventEmitter {
+  constructor (handle) {
+    super()
+    this._native = handle
+    nativeEvents(this)
+  }
+
+  [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
+
+  /** The czxid of our lock node while held; inside a scope, the scope's hold's if it has one. */
+  get fencingToken () {
+    const owner = scopeOwner()
+    const own = owner === undefined ? null : this._native.fencingTokenOf(owner)
+    return own ?? this._native.fencingToken()
+  }
+
+  get dir () { return this._native.dir() }
+  get _what () { return this.dir }
+
+  async participants () { return call(() => this._native.participants()) }
+}
+
+for (const [name, property] of Object.entries(Object.getOwnPropertyDescriptors(Owned.prototype))) {
+  if (name !== 'constructor') Object.defineProperty(Lock.prototype, name, property)
+}
+Object.defineProperty(Lock.prototype, asyncDispose, Object.getOwnPropertyDescriptor(Owned.prototype, asyncDispose))
+
+/**
+ * Exclusive locks on several paths held together, all or none (Curator's InterProcessMultiLock,
+ * interoperable with it). Taken in the order of their paths, sorted, whatever order they were
+ * given in: two multi-locks over the same paths never wait for each other in a circle. On a
+ * timeout, a failure or a cancel the locks already taken are given back before the answer;
+ * release deletes the nodes last-taken first. The client's events tell a connection's loss.
+ */
+class MultiLock extends Owned {
+  constructor (client, dirs) {
+    super()
+    const handle = requireClient(client)
+    if (!Array.isArray(dirs)) throw new TypeError(`dirs must be an array of paths, got ${typeof dirs}`)
+    dirs.forEach((dir, i) => requireString(`dirs[${i}]`, dir))
+    this._native = now(() => new native.NativeMultiLock(handle, dirs))
+  }
+
+  /** One czxid per path, in the order given, while held; inside a scope, the scope's. */
+  get fencingTokens () {
+    const owner = scopeOwner()
+    const own = owner === undefined ? null : this._native.fencingTokensOf(owner)
+    return own ?? this._native.fencingTokens()
+  }
+
+  get dirs () { return this._native.dirs() }
+  get _what () { return this.dirs.join(', ') }
 }
 
 class WriteLock extends Lock {
@@ -156,5 +193,6 @@ class ReadWriteLock {
 }
 
 Lock.prototype[KIND] = 'Lock'
+MultiLock.prototype[KIND] = 'MultiLock'
 
-module.exports = { Lock, ReadWriteLock, WriteLock }
+module.exports = { Lock, MultiLock, ReadWriteLock, WriteLock }

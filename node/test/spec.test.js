@@ -57,6 +57,7 @@ class Runner {
   make (client, kind, at, args) {
     const makers = {
       lock: () => client.writeLock(at),
+      multi_lock: () => client.multiLock([at, ...args.map((word) => this.path(word))]),
       read_lock: () => client.readWriteLock(at).readLock,
       write_lock: () => client.readWriteLock(at).writeLock,
       queue: () => client.queue(at),
@@ -97,6 +98,7 @@ class Runner {
     }
     const calls = {
       lock,
+      multi_lock: lock,
       read_lock: lock,
       write_lock: lock,
       queue: { offer: () => obj.offer(args[0]), poll: () => obj.poll(), size: () => obj.size() },

@@ -560,3 +560,40 @@ def test_a_lock_obtained_as_the_callers_own_task_is_cancelled_is_released(zk_con
             await client.close_async()
 
     asyncio.run(main())
+
+
+def test_a_multi_lock_is_reentrant_per_thread_and_a_cancelled_task_gives_back_what_it_took(make_client, path):
+    a, b = f"{path}/a", f"{path}/b"
+    client, other = make_client(), make_client()
+    locks = client.multi_lock([b, a])
+    assert locks.dirs == [b, a] and locks.fencing_tokens is None
+    with locks:
+        with locks:
+            assert locks.hold_count == 2
+            tokens = locks.fencing_tokens
+            assert len(tokens) == 2 and tokens[1] < tokens[0], "taken in path order: a, then b"
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(locks.acquire(blocking=False)))
+        t.start()
+        t.join()
+        assert seen == [False], "another thread is another owner"
+    assert not locks.is_held
+    with pytest.raises(TypeError):
+        client.multi_lock(a)
+    with pytest.raises(zkrecipes.InvalidArgumentError):
+        client.multi_lock([])
+
+    single_b = other.write_lock(b)
+    assert single_b.acquire()
+
+    async def main() -> None:
+        task = asyncio.ensure_future(locks.acquire_async())
+        # Queued on b means a is taken.
+        while len(single_b.participants()) < 2:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert other.write_lock(a).acquire(timeout=20), "a was given back after the cancel"

@@ -86,6 +86,7 @@ class Runner:
     def make(self, client: zkrecipes.Client, kind: str, path: str, args: List[str]) -> Any:
         makers: Dict[str, Callable[[], Any]] = {
             "lock": lambda: client.write_lock(path),
+            "multi_lock": lambda: client.multi_lock([path] + [self.path(word) for word in args]),
             "read_lock": lambda: client.read_write_lock(path).read_lock(),
             "write_lock": lambda: client.read_write_lock(path).write_lock(),
             "queue": lambda: client.queue(path),
@@ -119,6 +120,7 @@ class Runner:
         }
         calls: Dict[str, Dict[str, Callable[[], Any]]] = {
             "lock": lock,
+            "multi_lock": lock,
             "read_lock": lock,
             "write_lock": lock,
             "queue": {"offer": lambda: obj.offer(args[0].encode()), "poll": lambda: obj.poll(), "size": lambda: obj.size()},

@@ -34,7 +34,7 @@ from .errors import (
 from .events import CacheEvent, ConnectionState, ElectionEvent, Event, LatchEvent, LockEvent
 from .group import GroupMember, NodeMode, PersistentNode
 from .latch import LatchParticipant, LeaderLatch
-from .lock import Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
+from .lock import MultiLock, Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
 from .queue import DistributedQueue
 from .security import Acl, Sasl, Tls
 from .semaphore import Lease, Semaphore
@@ -75,6 +75,7 @@ __all__ = [
     "LeaderLatch",
     "Lease",
     "LockEvent",
+    "MultiLock",
     "NoAuthError",
     "NoNodeError",
     "NoSuchElementError",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import List, Optional, Tuple, Type, Union
+from typing import List, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
 from ._base import Listened
@@ -15,7 +15,7 @@ from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
 from .group import Data, GroupMember, NodeMode, PersistentNode
 from .latch import LeaderLatch
-from .lock import ReadWriteLock, WriteLock
+from .lock import MultiLock, ReadWriteLock, WriteLock
 from .queue import DistributedQueue
 from .security import AclPolicy, Sasl, Tls, _settings
 from .semaphore import Semaphore
@@ -124,6 +124,10 @@ class Client(Listened[ConnectionState]):
     def write_lock(self, dir: str) -> WriteLock:
         """A ``WriteLock`` on ``dir`` (Apache's and Curator's lock nodes)."""
         return WriteLock(self, dir)
+
+    def multi_lock(self, dirs: Sequence[str]) -> MultiLock:
+        """A ``MultiLock`` over ``dirs``: every lock or none (Curator's ``InterProcessMultiLock``)."""
+        return MultiLock(self, dirs)
 
     def read_write_lock(self, dir: str) -> ReadWriteLock:
         """A ``ReadWriteLock`` on ``dir`` (Curator's read/write lock nodes)."""

@@ -1,11 +1,12 @@
-"""Exclusive and read/write locks: fair, reentrant per thread (or asyncio task), fenced."""
+"""Exclusive locks, multi-locks and read/write locks: fair, reentrant per thread (or asyncio
+task), fenced."""
 
 from __future__ import annotations
 
 import threading
 import warnings
 from types import TracebackType
-from typing import TYPE_CHECKING, List, NamedTuple, Optional, Type
+from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Sequence, Tuple, Type, TypeVar, Protocol, Awaitable, Generic
 
 from . import _native
 from ._base import Listened
@@ -15,6 +16,9 @@ from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from ._native import NativeLock, NativeMultiLock, Undo
     from .client import Client
 
 
@@ -37,21 +41,30 @@ def _task_owner() -> int:
     return id(task) if task is not None else threading.get_ident()
 
 
-class _Lock(Listened[Event[LockEvent]]):
-    """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``.
+O = TypeVar("O", bound="_Owned[Any]")
 
-    Listeners hear ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
-    stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
-    """
 
-    _event_of = staticmethod(lock_event)
+K = TypeVar("K")
 
-    __slots__ = ("_native", "__weakref__")
 
-    def __init__(self, native: _native.NativeLock) -> None:
-        """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
-        self._native = native
-        self._listeners = None
+class _NativeOwned(Protocol[K]):
+    """The native calls a lock and a multi-lock share; ``K`` is what a hold is fenced with."""
+
+    def lock(self, owner: int, blocking: bool, timeout: Optional[float]) -> Optional[K]: ...
+    def lock_async(self, owner: int, blocking: bool, timeout: Optional[float]) -> asyncio.Future[Tuple[Optional[K], Optional[Undo]]]: ...
+    def unlock(self, owner: int) -> None: ...
+    def unlock_async(self, owner: int) -> Awaitable[None]: ...
+    def is_held(self) -> bool: ...
+    def is_held_by(self, owner: int) -> bool: ...
+    def hold_count(self, owner: int) -> int: ...
+
+
+class _Owned(Generic[K]):
+    """What every lock-like object shares: acquire and release per thread (per asyncio task for
+    the ``_async`` forms), reentrancy, and ``with``/``async with``."""
+
+    __slots__ = ()
+    _native: _NativeOwned[K]
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -79,15 +92,6 @@ class _Lock(Listened[Event[LockEvent]]):
         await self._native.unlock_async(_task_owner())
 
     @property
-    def fencing_token(self) -> Optional[int]:
-        """The czxid of the lock node while held: pass it to the resource you protect.
-
-        The calling thread's hold if it has one, else any hold of this object.
-        """
-        token = self._native.fencing_token_of(_thread_owner())
-        return token if token is not None else self._native.fencing_token()
-
-    @property
     def is_held(self) -> bool:
         """Held by anybody in this process through this object."""
         return self._native.is_held()
@@ -102,19 +106,10 @@ class _Lock(Listened[Event[LockEvent]]):
         return self._native.hold_count(_thread_owner())
 
     @property
-    def dir(self) -> str:
-        """The lock directory."""
-        return self._native.dir()
+    def _what(self) -> str:
+        raise NotImplementedError
 
-    def participants(self) -> List[Participant]:
-        """Contenders in lock order (the holder first) with their identities."""
-        return [Participant(*row) for row in self._native.participants()]
-
-    async def participants_async(self) -> List[Participant]:
-        """``participants`` without blocking the event loop."""
-        return [Participant(*row) for row in await self._native.participants_async()]
-
-    def __enter__(self) -> _Lock:
+    def __enter__(self: O) -> O:
         """``acquire()``; leaving the block releases."""
         self.acquire()
         return self
@@ -129,9 +124,9 @@ class _Lock(Listened[Event[LockEvent]]):
         try:
             self.release()
         except ZkError as err:
-            _release_failed_too(self.dir, exc, err)
+            _release_failed_too(self._what, exc, err)
 
-    async def __aenter__(self) -> _Lock:
+    async def __aenter__(self: O) -> O:
         """``acquire_async()``; leaving the block releases."""
         await self.acquire_async()
         return self
@@ -146,7 +141,51 @@ class _Lock(Listened[Event[LockEvent]]):
         try:
             await self.release_async()
         except ZkError as err:
-            _release_failed_too(self.dir, exc, err)
+            _release_failed_too(self._what, exc, err)
+
+
+class _Lock(_Owned[int], Listened[Event[LockEvent]]):
+    """The surface shared by ``WriteLock`` and both sides of ``ReadWriteLock``.
+
+    Listeners hear ``ACQUIRED``, ``RELEASED``, ``SUSPENDED`` (connection dropped while held:
+    stop using the resource), ``RECONNECTED`` and ``LOST`` (no longer held).
+    """
+
+    _event_of = staticmethod(lock_event)
+
+    __slots__ = ("_native", "__weakref__")
+    _native: NativeLock
+
+    def __init__(self, native: NativeLock) -> None:
+        """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
+        self._native = native
+        self._listeners = None
+
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """The czxid of the lock node while held: pass it to the resource you protect.
+
+        The calling thread's hold if it has one, else any hold of this object.
+        """
+        token = self._native.fencing_token_of(_thread_owner())
+        return token if token is not None else self._native.fencing_token()
+
+    @property
+    def dir(self) -> str:
+        """The lock directory."""
+        return self._native.dir()
+
+    def participants(self) -> List[Participant]:
+        """Contenders in lock order (the holder first) with their identities."""
+        return [Participant(*row) for row in self._native.participants()]
+
+    async def participants_async(self) -> List[Participant]:
+        """``participants`` without blocking the event loop."""
+        return [Participant(*row) for row in await self._native.participants_async()]
+
+    @property
+    def _what(self) -> str:
+        return self.dir
 
     def __repr__(self) -> str:
         state = f"held, token {self.fencing_token}" if self.is_held else "not held"
@@ -207,3 +246,44 @@ class ReadWriteLock:
     def write_lock(self) -> WriteSide:
         """The exclusive side."""
         return self._write
+
+
+class MultiLock(_Owned[List[int]]):
+    """Exclusive locks on several paths held together, all or none (Curator's
+    ``InterProcessMultiLock``, interoperable with it).
+
+    The locks are taken in the order of their paths, sorted, whatever order they were given
+    in, so two multi-locks over the same paths never wait for each other in a circle. On a
+    timeout, a failure or a cancel, the locks already taken are given back before the answer.
+    Release deletes the nodes last-taken first. Reentrant per thread, as ``WriteLock`` is. The
+    client's listeners hear a connection's loss.
+    """
+
+    __slots__ = ("_native", "__weakref__")
+    _native: NativeMultiLock
+
+    def __init__(self, client: Client, dirs: Sequence[str]) -> None:
+        """Exclusive locks on every directory of ``dirs`` (at least one, none twice)."""
+        if isinstance(dirs, str):
+            raise TypeError("dirs is a sequence of paths, not one path")
+        self._native = _native.NativeMultiLock(_client(client), list(dirs))
+
+    @property
+    def fencing_tokens(self) -> Optional[List[int]]:
+        """One token per path, in the order given, while held: the calling thread's holds if it
+        has them, else any hold of this object."""
+        tokens = self._native.fencing_tokens_of(_thread_owner())
+        return tokens if tokens is not None else self._native.fencing_tokens()
+
+    @property
+    def dirs(self) -> List[str]:
+        """The lock directories, in the order given."""
+        return self._native.dirs()
+
+    @property
+    def _what(self) -> str:
+        return ", ".join(self.dirs)
+
+    def __repr__(self) -> str:
+        state = f"held, tokens {self.fencing_tokens}" if self.is_held else "not held"
+        return f"<MultiLock {self._what} {state}>"

@@ -396,6 +396,44 @@ def test_timeout_exits_with_its_own_status_and_leaves_nothing(tmp_path: Path):
         holder.wait(10)
 
 
+def test_a_lock_over_several_paths_holds_them_all_or_runs_nothing(tmp_path: Path):
+    a, b = unique("multi-a"), unique("multi-b")
+    holder = start("lock", b, "--", "sh", "-c", "echo held; sleep 30")
+    try:
+        assert readline(holder) == b"held\n"
+        marker = tmp_path / "ran"
+        done = run("lock", a, b, "--timeout", "300ms", "--", "touch", str(marker))
+        assert done.returncode == TIMEOUT and not marker.exists(), done.stderr
+        assert status(a)["nodes"] == [], "the lock on a was given back"
+        assert len(status(b)["nodes"]) == 1, "the attempt on b was withdrawn"
+    finally:
+        holder.terminate()
+        holder.wait(10)
+    done = run("lock", b, a, "--", "sh", "-c", 'echo "$ZKRECIPES_FENCING_TOKENS|$ZKRECIPES_LOCK_PATHS"; exit 4')
+    assert done.returncode == 4, done.stderr
+    tokens, paths = done.stdout.decode().strip().split("|")
+    assert paths == f"{b} {a}" and [int(t) > 0 for t in tokens.split()] == [True, True]
+    assert status(a)["nodes"] == [] and status(b)["nodes"] == []
+    # A read/write lock's side is one path: refused before anything is sent.
+    done = run("lock", a, b, "--read", "--", "true")
+    assert done.returncode == USAGE and "one path" in one_line_error(done)
+    done = run("lock", a, a, "--", "true")
+    assert done.returncode == USAGE and "twice" in one_line_error(done)
+
+
+def test_losing_one_of_several_locks_stops_the_command():
+    a, b = unique("multi-lost-a"), unique("multi-lost-b")
+    cmd = start("lock", a, b, "--kill-after", "1s", "--", "sh", "-c", "echo running; while :; do sleep 0.1; done")
+    try:
+        assert readline(cmd) == b"running\n"
+        harness_rm(f"{b}/{status(b)['holders'][0]}")
+        assert cmd.wait(30) == LOST
+    finally:
+        cmd.kill()
+    assert "lost" in stderr_of(cmd)
+    assert status(a)["nodes"] == [], "the lock still held was released"
+
+
 def test_deleting_the_holders_node_stops_the_command_within_the_grace():
     path = unique("lost")
     # The command ignores SIGTERM: only SIGKILL after --kill-after stops it.

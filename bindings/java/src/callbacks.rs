@@ -36,6 +36,8 @@ pub enum Value {
     Item(String, Vec<u8>),
     /// A batch of queue items, in queue order, packed as `Item`s are (name, then payload).
     Items(Vec<zkrecipes::Item>),
+    /// Longs, as `Native.longs` reads them back (`packing::packed_longs`).
+    Longs(Vec<i64>),
     /// Thrown in Java as `ZkException(code, message)`.
     Error(zkrecipes::Error),
 }
@@ -70,6 +72,7 @@ pub fn complete(future: &Global<JObject<'static>>, value: Value) {
                 )),
                 None,
             ),
+            Value::Longs(longs) => (7, 0, Some(crate::packing::packed_longs(&longs)), None),
             Value::Error(e) => (-1, code_index(&e), None, Some(e.message().to_string())),
         };
         let bytes: JObject = match bytes {

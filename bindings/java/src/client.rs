@@ -1,5 +1,5 @@
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
-use jni::{Env, EnvUnowned};
+use jni::EnvUnowned;
 use zkrecipes::ffi::{timeout_setting, SecuritySettings};
 use zkrecipes::{Auth, Client, ClientOptions};
 
@@ -7,7 +7,7 @@ use crate::callbacks::{self, Value};
 use crate::errors::{Result, ThrowZkException};
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
-use crate::strings::{optional_string, string};
+use crate::strings::{optional_string, string, strings};
 use crate::tasks;
 
 export! {
@@ -105,22 +105,6 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
         ))
     })
     .resolve::<ThrowZkException>()
-}
-
-/// A Java `String[]` (null: empty), null elements kept as `None`.
-fn strings(
-    env: &mut Env<'_>,
-    array: &JObjectArray<'_, JString<'_>>,
-) -> Result<Vec<Option<String>>> {
-    if array.is_null() {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    for i in 0..array.len(env)? {
-        let element = array.get_element(env, i)?;
-        out.push(optional_string(env, &element)?);
-    }
-    Ok(out)
 }
 
 export! {

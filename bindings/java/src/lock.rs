@@ -1,11 +1,12 @@
-use jni::objects::{JObject, JString};
+use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use zkrecipes::ffi::OwnedLock;
-use zkrecipes::{Client, Lock, Owner, ReadWriteLock, Wait};
+use zkrecipes::{Client, Error, ErrorCode, Lock, MultiLock, Owner, ReadWriteLock, Wait};
 
 use crate::callbacks::Value;
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
-use crate::strings::string;
+use crate::packing::packed_longs;
+use crate::strings::{string, strings};
 use crate::{listener, tasks};
 
 export! {
@@ -159,5 +160,90 @@ export! {
         let events = unsafe { borrow::<Lock>(handle) }?.subscribe();
         let sink = env.new_global_ref(&sink)?;
         Ok(listener::forward(events, sink))
+    }
+}
+
+export! {
+    /// A multi-lock over `dirs` (a null path is `INVALID_ARGUMENT`).
+    fn Java_io_zkrecipes_Native_multiLockNew<'l>(env; client: i64, dirs: JObjectArray<'l, JString<'l>>) -> i64 {
+        let dirs: Option<Vec<String>> = strings(env, &dirs)?.into_iter().collect();
+        let dirs = dirs.ok_or_else(|| Error::new(ErrorCode::InvalidArgument, "a null path"))?;
+        Ok(into_handle(MultiLock::new(
+            unsafe { borrow::<Client>(client) }?,
+            &dirs,
+        )?))
+    }
+}
+
+export_free!(Java_io_zkrecipes_Native_multiLockFree, MultiLock);
+
+export! {
+    /// Completes `future` with the fencing tokens (`long[]`, in the order given) or `null`.
+    fn Java_io_zkrecipes_Native_multiLockAcquire<'l>(env; handle: i64, owner: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
+        let future = env.new_global_ref(&future)?;
+        let how = Wait::java(forever, timeout_nanos);
+        Ok(tasks::spawn(
+            future,
+            move || async move { locks.lock_as(Owner(owner as u64), how).await },
+            |tokens| tokens.map_or(Value::Null, Value::Longs),
+        ))
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_multiLockRelease<'l>(env; handle: i64, owner: i64, future: JObject<'l>) -> i64 {
+        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            // Started here, at the call: a cancelled future cannot stop it.
+            tasks::started(locks.unlock_as(Owner(owner as u64))),
+            |()| Value::Null,
+        ))
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_multiLockAbandon<'l>(_env; handle: i64, owner: i64) -> () {
+        unsafe { borrow::<MultiLock>(handle) }?.abandon_acquired(Owner(owner as u64));
+        Ok(())
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_multiLockHoldCount<'l>(_env; handle: i64, owner: i64) -> i32 {
+        Ok(unsafe { borrow::<MultiLock>(handle) }?.hold_count(Owner(owner as u64)) as i32)
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_multiLockIsHeld<'l>(_env; handle: i64) -> bool {
+        Ok(unsafe { borrow::<MultiLock>(handle) }?.is_held())
+    }
+}
+
+export! {
+    fn Java_io_zkrecipes_Native_multiLockReleaseAll<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
+        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
+        let future = env.new_global_ref(&future)?;
+        Ok(tasks::spawn(
+            future,
+            move || async move {
+                locks.release_all().await;
+                Ok(())
+            },
+            |()| Value::Null,
+        ))
+    }
+}
+
+export! {
+    /// `owner`'s fencing tokens packed as longs (`Native.longs`), `null` if it holds none.
+    fn Java_io_zkrecipes_Native_multiLockFencingTokens<'l>(env; handle: i64, owner: i64) -> JByteArray<'l> {
+        match unsafe { borrow::<MultiLock>(handle) }?.fencing_tokens_of(Owner(owner as u64)) {
+            Some(tokens) => Ok(env.byte_array_from_slice(&packed_longs(&tokens))?),
+            None => Ok(JByteArray::null()),
+        }
     }
 }

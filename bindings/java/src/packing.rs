@@ -44,6 +44,11 @@ pub fn packed_event(event: &CacheEvent) -> Vec<u8> {
     }
 }
 
+/// Longs big-endian, one after the other (`Native.longs` reads them).
+pub fn packed_longs(longs: &[i64]) -> Vec<u8> {
+    longs.iter().flat_map(|long| long.to_be_bytes()).collect()
+}
+
 /// The version in the high 32 bits, the value in the low 32 (`SharedCount.unpack` reads it).
 pub fn packed(versioned: VersionedCount) -> i64 {
     (i64::from(versioned.version) << 32) | i64::from(versioned.value as u32)

@@ -1,7 +1,7 @@
-//! Java strings as the core takes them: a null one is `INVALID_ARGUMENT` where a string is
-//! required.
+//! Java strings and string arrays as the core takes them: a null one is `INVALID_ARGUMENT`
+//! where a string is required.
 
-use jni::objects::JString;
+use jni::objects::{JObjectArray, JString};
 use jni::Env;
 
 use crate::errors::Result;
@@ -21,4 +21,20 @@ pub fn string(env: &Env<'_>, value: &JString<'_>) -> Result<String> {
         )
         .into()
     })
+}
+
+/// A Java `String[]` (null: empty), null elements kept as `None`.
+pub fn strings(
+    env: &mut Env<'_>,
+    array: &JObjectArray<'_, JString<'_>>,
+) -> Result<Vec<Option<String>>> {
+    if array.is_null() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for i in 0..array.len(env)? {
+        let element = array.get_element(env, i)?;
+        out.push(optional_string(env, &element)?);
+    }
+    Ok(out)
 }

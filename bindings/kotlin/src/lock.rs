@@ -1,11 +1,11 @@
-//! Exclusive locks and read/write locks. Each acquire is an owner of its
+//! Exclusive locks, multi-locks and read/write locks. Each acquire is an owner of its
 //! own: coroutines exclude each other like processes do, and a hold is an
 //! object that releases once.
 
 use std::sync::Arc;
 
 use zkrecipes::ffi::{GuardSlot, OwnedLock};
-use zkrecipes::{Lock, Owner, ReadWriteLock, WriteLock};
+use zkrecipes::{Lock, MultiLock, Owner, ReadWriteLock, WriteLock};
 
 use crate::client::NativeClient;
 use crate::errors::Result;
@@ -182,5 +182,61 @@ impl NativeHold {
     pub async fn release(&self) -> Result<()> {
         let guard = self.slot.take()?;
         run(async move { guard.release().await }).await
+    }
+}
+
+/// Exclusive locks on several paths, taken together (all or none) in path order; each acquire
+/// is an owner of its own, as `NativeLock`'s.
+#[derive(uniffi::Object)]
+pub struct NativeMultiLock {
+    locks: MultiLock,
+}
+
+#[uniffi::export]
+impl NativeMultiLock {
+    #[uniffi::constructor]
+    pub fn new(client: &NativeClient, dirs: Vec<String>) -> Result<Arc<Self>> {
+        let locks = MultiLock::new(&client.inner, &dirs)?;
+        Ok(Arc::new(NativeMultiLock { locks }))
+    }
+
+    /// Acquires into `hold` as `NativeLock::acquire` does; the fencing tokens (one per path, in
+    /// the order given), none when `timeout_ms` passed first.
+    pub async fn acquire(&self, timeout_ms: f64, hold: Arc<NativeHold>) -> Result<Vec<i64>> {
+        let wait = wait(timeout_ms)?;
+        let locks = self.locks.clone();
+        let acquiring = async move { locks.acquire_as(Owner::unique(), wait).await };
+        Ok(match run(acquiring).await? {
+            Some(guard) => {
+                let tokens = guard.fencing_tokens().to_vec();
+                hold.slot.put(guard);
+                tokens
+            }
+            None => Vec::new(),
+        })
+    }
+
+    pub fn is_held(&self) -> bool {
+        self.locks.is_held()
+    }
+
+    pub fn dirs(&self) -> Vec<String> {
+        self.locks.dirs().into_iter().map(str::to_string).collect()
+    }
+
+    /// `release_all()` for a thread that may block.
+    pub fn release_all_blocking(&self) {
+        let locks = self.locks.clone();
+        crate::tasks::block(async move { locks.release_all().await });
+    }
+
+    /// Releases every hold of this object.
+    pub async fn release_all(&self) -> Result<()> {
+        let locks = self.locks.clone();
+        run(async move {
+            locks.release_all().await;
+            Ok(())
+        })
+        .await
     }
 }

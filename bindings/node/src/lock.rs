@@ -1,7 +1,7 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use zkrecipes::ffi::OwnedLock;
-use zkrecipes::{Lock, Owner, Wait};
+use zkrecipes::{Lock, MultiLock, Owner, Wait};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
@@ -152,4 +152,106 @@ impl NativeLock {
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
         forward(self.inner.subscribe(), callback)
     }
+}
+
+/// Exclusive locks on several paths, taken together (all or none) in path order; owners as
+/// `NativeLock`'s.
+#[napi]
+pub struct NativeMultiLock {
+    inner: MultiLock,
+}
+
+#[napi]
+impl NativeMultiLock {
+    #[napi(constructor)]
+    pub fn new(env: &Env, client: &NativeClient, dirs: Vec<String>) -> napi::Result<Self> {
+        Ok(NativeMultiLock {
+            inner: MultiLock::new(&client.inner, &dirs).into_js(env)?,
+        })
+    }
+
+    /// The fencing tokens (one per path, in the order given), or `null` if not obtained.
+    #[napi(ts_return_type = "Promise<Array<bigint> | null>")]
+    pub fn lock<'env>(
+        &self,
+        env: &'env Env,
+        blocking: bool,
+        timeout_ms: Option<f64>,
+        owner: Option<BigInt>,
+    ) -> napi::Result<PromiseRaw<'env, Option<Vec<BigInt>>>> {
+        let how = if blocking {
+            wait_ms(env, timeout_ms)?
+        } else {
+            Wait::No
+        };
+        let locks = self.inner.clone();
+        let owner = owner_of(owner);
+        let locking = async move { locks.lock_as(owner, how).await };
+        promise(env, locking, |tokens| tokens.map(big_ints))
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        promise(env, self.inner.unlock_one(), |()| ())
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock_as<'env>(
+        &self,
+        env: &'env Env,
+        owner: BigInt,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        promise(env, self.inner.unlock_as(owner_of(Some(owner))), |()| ())
+    }
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unlock_all<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let locks = self.inner.clone();
+        let releasing = async move {
+            locks.release_all().await;
+            Ok(())
+        };
+        promise(env, releasing, |()| ())
+    }
+
+    #[napi]
+    pub fn is_held(&self) -> bool {
+        self.inner.is_held()
+    }
+
+    #[napi]
+    pub fn hold_count(&self) -> u32 {
+        self.inner.holders() as u32
+    }
+
+    #[napi]
+    pub fn hold_count_of(&self, owner: BigInt) -> u32 {
+        self.inner.hold_count(owner_of(Some(owner)))
+    }
+
+    #[napi]
+    pub fn releases_owed(&self, owner: BigInt) -> u32 {
+        self.inner.releases_owed(owner_of(Some(owner)))
+    }
+
+    #[napi]
+    pub fn fencing_tokens(&self) -> Option<Vec<BigInt>> {
+        self.inner.fencing_tokens().map(big_ints)
+    }
+
+    #[napi]
+    pub fn fencing_tokens_of(&self, owner: BigInt) -> Option<Vec<BigInt>> {
+        self.inner
+            .fencing_tokens_of(owner_of(Some(owner)))
+            .map(big_ints)
+    }
+
+    #[napi]
+    pub fn dirs(&self) -> Vec<String> {
+        self.inner.dirs().into_iter().map(str::to_string).collect()
+    }
+}
+
+fn big_ints(tokens: Vec<i64>) -> Vec<BigInt> {
+    tokens.into_iter().map(BigInt::from).collect()
 }

@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<lock::NativeLock>()?;
+    m.add_class::<lock::NativeMultiLock>()?;
     m.add_class::<rwlock::NativeReadWriteLock>()?;
     m.add_class::<queue::NativeQueue>()?;
     m.add_class::<work_queue::NativeWorkQueue>()?;

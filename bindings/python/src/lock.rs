@@ -1,6 +1,6 @@
 use pyo3::prelude::*;
 use zkrecipes::ffi::OwnedLock;
-use zkrecipes::{Lock, Owner, Wait};
+use zkrecipes::{Lock, MultiLock, Owner, Wait};
 
 use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
 use crate::client::NativeClient;
@@ -16,7 +16,7 @@ pub struct NativeLock {
 }
 
 /// An acquire whose hold is released if its caller is gone when it succeeds.
-async fn acquire(lock: Lock, owner: Owner, how: Wait) -> zkrecipes::Result<Acquired> {
+async fn acquire<L: OwnedLock>(lock: L, owner: Owner, how: Wait) -> zkrecipes::Result<Acquired<L>> {
     let token = lock.lock_as(owner, how).await?;
     Ok(Acquired { lock, owner, token })
 }
@@ -116,5 +116,82 @@ impl NativeLock {
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
         forward(self.inner.subscribe(), callback)
+    }
+}
+
+/// Exclusive locks on several paths, taken together (all or none) in path order. `owner` is
+/// the Python thread or asyncio task that reentrancy is counted for.
+#[pyclass(module = "zkrecipes._native", frozen)]
+pub struct NativeMultiLock {
+    pub inner: MultiLock,
+}
+
+#[pymethods]
+impl NativeMultiLock {
+    #[new]
+    fn new(client: &NativeClient, dirs: Vec<String>) -> PyResult<NativeMultiLock> {
+        Ok(NativeMultiLock {
+            inner: MultiLock::new(&client.inner, &dirs).into_py_result()?,
+        })
+    }
+
+    /// The fencing tokens, one per path in the order given, or `None` if not obtained.
+    #[pyo3(signature = (owner, blocking, timeout))]
+    fn lock(
+        &self,
+        py: Python<'_>,
+        owner: u64,
+        blocking: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Option<Vec<i64>>> {
+        let how = Wait::python(timeout, blocking).into_py_result()?;
+        let locks = self.inner.clone();
+        wait_undoable(py, move || acquire(locks, Owner(owner), how))
+    }
+
+    #[pyo3(signature = (owner, blocking, timeout))]
+    fn lock_async<'py>(
+        &self,
+        py: Python<'py>,
+        owner: u64,
+        blocking: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let how = Wait::python(timeout, blocking).into_py_result()?;
+        awaitable_undoable(py, acquire(self.inner.clone(), Owner(owner), how))
+    }
+
+    fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
+        // Started here, at the call: a Ctrl-C cannot stop it.
+        let unlocking = self.inner.unlock_as(Owner(owner));
+        wait(py, move || unlocking)
+    }
+
+    fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
+        awaitable(py, self.inner.unlock_as(Owner(owner)))
+    }
+
+    fn is_held(&self) -> bool {
+        self.inner.is_held()
+    }
+
+    fn is_held_by(&self, owner: u64) -> bool {
+        self.inner.is_held_by(Owner(owner))
+    }
+
+    fn hold_count(&self, owner: u64) -> u32 {
+        self.inner.hold_count(Owner(owner))
+    }
+
+    fn fencing_tokens(&self) -> Option<Vec<i64>> {
+        self.inner.fencing_tokens()
+    }
+
+    fn fencing_tokens_of(&self, owner: u64) -> Option<Vec<i64>> {
+        self.inner.fencing_tokens_of(Owner(owner))
+    }
+
+    fn dirs(&self) -> Vec<String> {
+        self.inner.dirs().into_iter().map(str::to_string).collect()
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use zkrecipes::ffi::{Handoff, OwnedLock};
-use zkrecipes::{Item, Lock, Owner};
+use zkrecipes::{Item, Owner};
 
 use crate::payload::Payload;
 
@@ -18,18 +18,25 @@ pub trait Undoable: Send + 'static {
     fn split(self) -> (Self::Out, Option<Handoff>);
 }
 
-/// The outcome of an acquire: the fencing token, or `None` if not obtained.
-pub struct Acquired {
-    pub lock: Lock,
+/// The outcome of an acquire of a lock or a multi-lock: its fencing token (one per path for a
+/// multi-lock), or `None` if not obtained.
+pub struct Acquired<L: OwnedLock> {
+    pub lock: L,
     pub owner: Owner,
-    pub token: Option<i64>,
+    pub token: Option<L::Token>,
 }
 
-impl Undoable for Acquired {
-    type Out = Option<i64>;
+impl<L: OwnedLock + Send + 'static> Undoable for Acquired<L>
+where
+    L::Token: for<'a> IntoPyObject<'a>,
+{
+    type Out = Option<L::Token>;
 
-    fn split(self) -> (Option<i64>, Option<Handoff>) {
-        let handoff = self.token.map(|_| self.lock.handoff_acquired(self.owner));
+    fn split(self) -> (Option<L::Token>, Option<Handoff>) {
+        let handoff = self
+            .token
+            .as_ref()
+            .map(|_| self.lock.handoff_acquired(self.owner));
         (self.token, handoff)
     }
 }

@@ -28,7 +28,7 @@ pub use cache::max_depth;
 pub use client::{pem, pem_is_text, timeout_setting};
 pub use counter::{int32, int64};
 pub use group::node_mode;
-pub use guard_slot::GuardSlot;
+pub use guard_slot::{GuardSlot, HeldGuard};
 pub use latch::latch_id;
 pub use lock::OwnedLock;
 pub use queue::HandedQueue;

@@ -16,15 +16,18 @@
 //!   lost meanwhile included, after every release has been tried.
 //! - Reentrant per owner, as `Lock` is: each path's hold count goes up together.
 //! - A fencing token per path, the czxid of that path's lock node, in the order given.
+//! - Its holder hears `SUSPENDED`, `RECONNECTED` and `LOST` (`subscribe`).
 
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::stream::{self, StreamExt};
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::time::Instant;
 
-use super::write_lock::{Lock, Owner};
+use super::write_lock::{Lock, LockEvent, Owner};
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::handoff::Handoff;
@@ -119,6 +122,41 @@ impl MultiLock {
         }
     }
 
+    /// What a holder of this object must hear: `SUSPENDED` and `RECONNECTED` once (as the first
+    /// lock taken hears them: the locks share one session), and `LOST` for every lock whose
+    /// hold is lost. `ACQUIRED` and `RELEASED` are the calls' own answers, not told here.
+    pub fn subscribe(&self) -> broadcast::Receiver<LockEvent> {
+        let (sender, receiver) = broadcast::channel(64);
+        let sources = self.order.iter().enumerate().map(|(taken, &at)| {
+            let events = self.locks[at].subscribe();
+            stream::unfold(events, move |mut events| async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) => return Some(((taken, event), events)),
+                        Err(RecvError::Lagged(_)) => continue,
+                        Err(RecvError::Closed) => return None,
+                    }
+                }
+            })
+            .boxed()
+        });
+        let mut merged = stream::select_all(sources);
+        // Ends once nobody listens any more, or the locks are gone.
+        runtime::handle().spawn(async move {
+            while let Some((taken, event)) = merged.next().await {
+                let told = match event {
+                    LockEvent::Lost { .. } => true,
+                    LockEvent::Suspended | LockEvent::Reconnected => taken == 0,
+                    LockEvent::Acquired { .. } | LockEvent::Released => false,
+                };
+                if told && sender.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+        receiver
+    }
+
     /// Whether every lock is held through this object.
     pub fn is_held(&self) -> bool {
         self.locks.iter().all(Lock::is_held)
@@ -132,6 +170,18 @@ impl MultiLock {
     /// How many holds `owner` has of the whole (each path counts the same while it is held).
     pub fn hold_count(&self, owner: Owner) -> u32 {
         let counts = self.locks.iter().map(|lock| lock.hold_count(owner));
+        counts.min().unwrap_or(0)
+    }
+
+    /// How many owners hold every lock through this object.
+    pub fn holders(&self) -> usize {
+        let counts = self.locks.iter().map(Lock::holders);
+        counts.min().unwrap_or(0)
+    }
+
+    /// How many releases `owner` owes (as `Lock::releases_owed`, whatever the server's silence).
+    pub fn releases_owed(&self, owner: Owner) -> u32 {
+        let counts = self.locks.iter().map(|lock| lock.releases_owed(owner));
         counts.min().unwrap_or(0)
     }
 

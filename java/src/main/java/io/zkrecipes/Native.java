@@ -116,6 +116,15 @@ final class Native {
     static native long lockReleaseAll(long lock, CompletableFuture<Object> f);
     static native void lockAbandon(long lock, long owner);
     static native long lockParticipants(long lock, CompletableFuture<Object> f);
+    static native long multiLockNew(long client, String[] dirs);
+    static native void multiLockFree(long lock);
+    static native long multiLockAcquire(long lock, long owner, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native long multiLockRelease(long lock, long owner, CompletableFuture<Object> f);
+    static native void multiLockAbandon(long lock, long owner);
+    static native int multiLockHoldCount(long lock, long owner);
+    static native boolean multiLockIsHeld(long lock);
+    static native long multiLockReleaseAll(long lock, CompletableFuture<Object> f);
+    static native byte[] multiLockFencingTokens(long lock, long owner);
     static native long lockSubscribe(long lock, Object sink);
 
     static native long queueNew(long client, String dir);
@@ -234,8 +243,16 @@ final class Native {
             case 4 -> f.complete(text);
             case 5 -> f.complete(new Item(text, bytes));
             case 6 -> f.complete(Items.unpacked(bytes));
+            case 7 -> f.complete(longs(bytes));
             default -> f.completeExceptionally(error(number, text));
         }
+    }
+
+    /** Longs packed big-endian, one after the other. */
+    static long[] longs(byte[] bytes) {
+        long[] longs = new long[bytes.length / Long.BYTES];
+        java.nio.ByteBuffer.wrap(bytes).asLongBuffer().get(longs);
+        return longs;
     }
 
     /**

@@ -4,9 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.Lock;
 
 /**
  * A fair ZooKeeper lock, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}:
@@ -17,101 +14,52 @@ import java.util.concurrent.locks.Lock;
  * expired, deleted by an operator) is told through {@link LockListener#lockLost}; one whose
  * connection drops is told {@link LockListener#lockSuspended} at once. Listeners run on the
  * lock's own listener thread and may call any method of the library, this lock's included.
- * Cancelling a {@link #lockAsync()} future (or letting {@code orTimeout} fire) withdraws the
- * attempt; a lock obtained after that is released, never kept.
- * {@link #close()} releases every thread's holds and frees the native lock.
+ * Acquire, release, cancellation and {@link #close()} are {@link HeldLock}'s.
  */
-public class ZkLock extends NativeObject implements Lock {
-    private final Client client;
+public class ZkLock extends HeldLock<Long> {
+    private static final Calls CALLS = new Calls() {
+        public long acquire(long h, long owner, boolean forever, long nanos, CompletableFuture<Object> f) {
+            return Native.lockAcquire(h, owner, forever, nanos, f);
+        }
+
+        public long release(long h, long owner, CompletableFuture<Object> f) {
+            return Native.lockRelease(h, owner, f);
+        }
+
+        public void abandon(long h, long owner) {
+            Native.lockAbandon(h, owner);
+        }
+
+        public int holdCount(long h, long owner) {
+            return Native.lockHoldCount(h, owner);
+        }
+
+        public boolean isHeld(long h) {
+            return Native.lockIsHeld(h);
+        }
+
+        public long releaseAll(long h, CompletableFuture<Object> f) {
+            return Native.lockReleaseAll(h, f);
+        }
+    };
+
     private final String dir;
     private final EventSink<LockListener> events =
         events("lock", (l, name, token, reason) -> l.onEvent(LockEvent.of(name, token, reason)));
 
     ZkLock(Client client, long handle, String dir) {
-        super(handle, Native::lockFree);
-        this.client = client;
+        super(client, handle, Native::lockFree, CALLS);
         this.dir = dir;
     }
 
-    static long owner() {
-        return Thread.currentThread().getId();
-    }
-
-    private static final boolean FOREVER = true, TIMED = false;
-
-    private Native.Op<Long> acquire(boolean forever, long timeoutNanos) {
-        long owner = owner();
-        // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
-        return with(h -> Native.start(f -> Native.lockAcquire(h, owner, forever, timeoutNanos, f),
-            token -> with(g -> {
-                Native.lockAbandon(g, owner);
-                return null;
-            })));
-    }
-
-    /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */
     @Override
-    public void lock() {
-        Native.join(acquire(FOREVER, 0));
+    String what() {
+        return dir;
     }
 
     @Override
-    public void lockInterruptibly() throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        Native.joinInterruptibly(acquire(FOREVER, 0));
-    }
-
-    /** Without waiting; one request when somebody visibly holds the lock. */
-    @Override
-    public boolean tryLock() {
-        return Native.join(acquire(TIMED, 0)) != null;
-    }
-
-    /** One deadline for the whole call; nothing is left on the server when it passes. */
-    @Override
-    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        Objects.requireNonNull(unit, "unit");
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        return Native.joinInterruptibly(acquire(TIMED, unit.toNanos(time))) != null;
-    }
-
-    /**
-     * Drops one hold; the last one returns once the server confirmed the delete.
-     *
-     * @throws IllegalMonitorStateException if the current thread does not hold this lock
-     */
-    @Override
-    public void unlock() {
-        long owner = owner();
-        try {
-            Native.join(with(h -> Native.<Void>start(f -> Native.lockRelease(h, owner, f))));
-        } catch (ZkException e) {
-            if (e.getCode() == ZkException.Code.NOT_OWNER) {
-                throw new IllegalMonitorStateException("the current thread does not hold the lock on " + dir);
-            }
-            throw e;
-        }
-    }
-
-    /** ZooKeeper locks have no conditions. */
-    @Override
-    public Condition newCondition() {
-        throw new UnsupportedOperationException("zkrecipes locks do not support conditions");
-    }
-
-    /** Acquires for the calling thread; completes with the fencing token. */
-    public CompletableFuture<Long> lockAsync() {
-        return acquire(FOREVER, 0).future();
-    }
-
-    /** Releases a hold of the calling thread. */
-    public CompletableFuture<Void> unlockAsync() {
-        long owner = owner();
-        return with(h -> Native.<Void>start(f -> Native.lockRelease(h, owner, f))).future();
+    void beforeFree() {
+        events.cancel(true);
     }
 
     /** The fencing token of the current thread's hold, or -1 if this thread does not hold the lock. */
@@ -120,26 +68,8 @@ public class ZkLock extends NativeObject implements Lock {
         return with(h -> Native.lockFencingToken(h, owner));
     }
 
-    public boolean isHeldByCurrentThread() {
-        return getHoldCount() > 0;
-    }
-
-    public int getHoldCount() {
-        long owner = owner();
-        return with(h -> Native.lockHoldCount(h, owner));
-    }
-
-    /** Held by some thread through this object. */
-    public boolean isLocked() {
-        return with(Native::lockIsHeld);
-    }
-
     public String getDir() {
         return dir;
-    }
-
-    public Client getClient() {
-        return client;
     }
 
     /** Every contender in lock order, the holder first. */
@@ -163,26 +93,5 @@ public class ZkLock extends NativeObject implements Lock {
 
     public void removeListener(LockListener listener) {
         events.remove(listener);
-    }
-
-    /** Releases every thread's holds (none is left stranded on the server) and frees the native lock. */
-    @Override
-    public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            if (!client.isClosed()) {
-                Native.join(with(h -> Native.<Void>start(f -> Native.lockReleaseAll(h, f))));
-            }
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
-    }
-
-    @Override
-    public String toString() {
-        return getClass().getSimpleName() + "[" + dir + (isClosed() ? ", closed]" : isLocked() ? ", locked]" : "]");
     }
 }

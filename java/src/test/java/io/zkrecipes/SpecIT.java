@@ -112,6 +112,8 @@ class SpecIT {
         Object make(Client client, String kind, String at, List<String> args) {
             return switch (kind) {
                 case "lock" -> new WriteLock(client, at);
+                case "multi_lock" -> new MultiLock(client,
+                    java.util.stream.Stream.concat(java.util.stream.Stream.of(at), args.stream().map(this::path)).toList());
                 case "read_lock" -> new ReadWriteLock(client, at).readLock();
                 case "write_lock" -> new ReadWriteLock(client, at).writeLock();
                 case "queue" -> new DistributedQueue(client, at);
@@ -153,7 +155,7 @@ class SpecIT {
                     default -> throw new IllegalArgumentException("no semaphore call " + verb);
                 }
             }
-            if (obj instanceof ZkLock lock) {
+            if (obj instanceof HeldLock<?> lock) {
                 return switch (verb) {
                     case "acquire" -> lock.tryLock(WAIT_SECONDS, TimeUnit.SECONDS);
                     case "try_acquire" -> lock.tryLock();

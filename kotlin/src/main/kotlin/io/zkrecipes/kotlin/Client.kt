@@ -135,6 +135,9 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun writeLock(path: String): WriteLock = WriteLock(this, path)
 
+    /** A [MultiLock] over [paths]: every lock or none (Curator's `InterProcessMultiLock`). */
+    fun multiLock(paths: List<String>): MultiLock = MultiLock(this, paths)
+
     fun readWriteLock(path: String): ReadWriteLock = ReadWriteLock(this, path)
 
     fun queue(path: String): DistributedQueue = DistributedQueue(this, path)

@@ -66,14 +66,7 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      */
     suspend fun <T> withLock(timeout: Duration = Duration.INFINITE, block: suspend (LockHold) -> T): T {
         val hold = acquire(timeout) ?: throw ZkException.Timeout("lock $path not acquired within $timeout")
-        val result = try {
-            block(hold)
-        } catch (e: Throwable) {
-            withContext(NonCancellable) { runCatching { hold.release() } }
-            throw e
-        }
-        withContext(NonCancellable) { hold.release() }
-        return result
+        return holding(hold, { it.release() }, block)
     }
 
     /** Holder first; each contender's node, identity and side. */
@@ -91,6 +84,21 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
 
     /** [releaseAll], blocking the thread. */
     override fun close() = native.releaseAllBlocking()
+}
+
+/**
+ * Runs [block] with [hold] and releases it afterwards, also when [block] throws or the coroutine
+ * is cancelled: a release that fails after [block] threw never hides [block]'s exception.
+ */
+internal suspend fun <H, T> holding(hold: H, release: suspend (H) -> Unit, block: suspend (H) -> T): T {
+    val result = try {
+        block(hold)
+    } catch (e: Throwable) {
+        withContext(NonCancellable) { runCatching { release(hold) } }
+        throw e
+    }
+    withContext(NonCancellable) { release(hold) }
+    return result
 }
 
 /** An exclusive lock, interoperable with Apache's `WriteLock`, Curator and kazoo. */

@@ -67,6 +67,7 @@ class SpecIT {
         val clients = mutableMapOf<String, Client>()
         val objects = mutableMapOf<String, Any>()
         val lockHolds = mutableMapOf<String, ArrayDeque<LockHold>>()
+        val multiHolds = mutableMapOf<String, ArrayDeque<MultiLockHold>>()
         val leases = mutableMapOf<String, ArrayDeque<Lease>>()
         val jobs = mutableMapOf<String, ArrayDeque<Delivery>>()
 
@@ -74,6 +75,7 @@ class SpecIT {
 
         fun make(client: Client, kind: String, at: String, args: List<String>): Any = when (kind) {
             "lock" -> client.writeLock(at)
+            "multi_lock" -> client.multiLock(listOf(at) + args.map(::path))
             "read_lock" -> client.readWriteLock(at).readLock
             "write_lock" -> client.readWriteLock(at).writeLock
             "queue" -> client.queue(at)
@@ -110,6 +112,16 @@ class SpecIT {
                     "release" -> holds.removeLast().release()
                     "held" -> obj.isHeld
                     else -> error("no lock call $verb")
+                }
+            }
+            is MultiLock -> {
+                val holds = multiHolds.getOrPut(name) { ArrayDeque() }
+                when (verb) {
+                    "acquire" -> obj.acquire(WAIT)?.also { holds.addLast(it) } != null
+                    "try_acquire" -> obj.tryAcquire()?.also { holds.addLast(it) } != null
+                    "release" -> holds.removeLast().release()
+                    "held" -> obj.isHeld
+                    else -> error("no multi-lock call $verb")
                 }
             }
             is DistributedQueue -> when (verb) {

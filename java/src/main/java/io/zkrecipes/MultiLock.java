@@ -1,0 +1,75 @@
+package io.zkrecipes;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Exclusive locks on several paths held together, all or none: Curator's
+ * {@code InterProcessMultiLock}, interoperable with it and with single locks on the same paths.
+ *
+ * <p>The locks are taken in the order of their paths, sorted, whatever order they were given in,
+ * so two multi-locks over the same paths never wait for each other in a circle. On a timeout, a
+ * failure or an interrupt the locks already taken are given back before the call returns.
+ * {@link #unlock()} deletes the nodes last-taken first. Reentrant per thread, fenced by one token
+ * per path. The client's listeners tell a connection's loss.
+ */
+public class MultiLock extends HeldLock<long[]> {
+    private static final Calls CALLS = new Calls() {
+        public long acquire(long h, long owner, boolean forever, long nanos, CompletableFuture<Object> f) {
+            return Native.multiLockAcquire(h, owner, forever, nanos, f);
+        }
+
+        public long release(long h, long owner, CompletableFuture<Object> f) {
+            return Native.multiLockRelease(h, owner, f);
+        }
+
+        public void abandon(long h, long owner) {
+            Native.multiLockAbandon(h, owner);
+        }
+
+        public int holdCount(long h, long owner) {
+            return Native.multiLockHoldCount(h, owner);
+        }
+
+        public boolean isHeld(long h) {
+            return Native.multiLockIsHeld(h);
+        }
+
+        public long releaseAll(long h, CompletableFuture<Object> f) {
+            return Native.multiLockReleaseAll(h, f);
+        }
+    };
+
+    private final List<String> dirs;
+
+    /**
+     * Exclusive locks on every directory of {@code dirs}.
+     *
+     * @throws ZkException {@code INVALID_ARGUMENT} for no path or a path given twice,
+     *     {@code INVALID_PATH} for a bad one
+     */
+    public MultiLock(Client client, List<String> dirs) {
+        super(Objects.requireNonNull(client, "client"),
+            client.withHandle(h -> Native.multiLockNew(h, Objects.requireNonNull(dirs, "dirs").toArray(new String[0]))),
+            Native::multiLockFree, CALLS);
+        this.dirs = List.copyOf(dirs);
+    }
+
+    @Override
+    String what() {
+        return String.join(", ", dirs);
+    }
+
+    /** The current thread's fencing tokens, one per path in the order given; {@code null} if it holds none. */
+    public long[] getFencingTokens() {
+        long owner = owner();
+        byte[] packed = with(h -> Native.multiLockFencingTokens(h, owner));
+        return packed == null ? null : Native.longs(packed);
+    }
+
+    /** The lock directories, in the order given. */
+    public List<String> getDirs() {
+        return dirs;
+    }
+}
