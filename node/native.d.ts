@@ -173,6 +173,26 @@ export declare class NativeLock {
   subscribe(callback: EventCallback): NativeSubscription
 }
 
+/**
+ * Exclusive locks on several paths, taken together (all or none) in path order; owners as
+ * `NativeLock`'s.
+ */
+export declare class NativeMultiLock {
+  constructor(client: NativeClient, dirs: Array<string>)
+  /** The fencing tokens (one per path, in the order given), or `null` if not obtained. */
+  lock(blocking: boolean, timeoutMs?: number | undefined | null, owner?: bigint | undefined | null): Promise<Array<bigint> | null>
+  unlock(): Promise<void>
+  unlockAs(owner: bigint): Promise<void>
+  unlockAll(): Promise<void>
+  isHeld(): boolean
+  holdCount(): number
+  holdCountOf(owner: bigint): number
+  releasesOwed(owner: bigint): number
+  fencingTokens(): Array<bigint> | null
+  fencingTokensOf(owner: bigint): Array<bigint> | null
+  dirs(): Array<string>
+}
+
 export declare class NativePersistentNode {
   constructor(client: NativeClient, path: string, mode: string, data: Buffer)
   path(): string

@@ -846,6 +846,7 @@ module.exports.NativeGroupMember = nativeBinding.NativeGroupMember
 module.exports.NativeLeaderLatch = nativeBinding.NativeLeaderLatch
 module.exports.NativeLease = nativeBinding.NativeLease
 module.exports.NativeLock = nativeBinding.NativeLock
+module.exports.NativeMultiLock = nativeBinding.NativeMultiLock
 module.exports.NativePersistentNode = nativeBinding.NativePersistentNode
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeReadWriteLock = nativeBinding.NativeReadWriteLock

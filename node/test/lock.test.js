@@ -412,3 +412,27 @@ test('ReadWriteLock and DistributedQueue dispose: holds released, claim marker d
   assert.equal(ephemerals(), '', 'the claim marker is gone after dispose')
   assert.equal(await queue.poll(), null, 'the queue stays usable')
 }))
+
+test('a multi-lock: a withLock scope is one holder, tokens per path, disposal releases, bad paths are errors', () => withClients(2, async (a, b) => {
+  const [x, y] = [unique('multi-x'), unique('multi-y')]
+  const locks = a.multiLock([y, x])
+  assert.deepEqual(locks.dirs, [y, x])
+  assert.throws(() => a.multiLock(x), TypeError)
+  assert.throws(() => a.multiLock([x, x]), (err) => err.code === 'INVALID_ARGUMENT')
+  assert.throws(() => a.multiLock([]), (err) => err.code === 'INVALID_ARGUMENT')
+  const single = b.writeLock(x)
+  const tokens = await locks.withLock(async () => {
+    assert.equal(await locks.acquire(), true, 'reentrant inside the scope')
+    assert.equal(locks.holdCount, 2)
+    assert.equal(await single.tryAcquire(), false)
+    return locks.fencingTokens
+  })
+  assert.equal(tokens.length, 2)
+  assert.ok(tokens[1] < tokens[0], 'taken in path order: x, then y')
+  assert.equal(locks.isHeld, false, 'the scope released what it still held')
+  assert.equal(await locks.acquire(), true)
+  await locks[Symbol.asyncDispose]()
+  assert.equal(locks.isHeld, false)
+  assert.equal(await single.tryAcquire(), true)
+  await single.release()
+}))
