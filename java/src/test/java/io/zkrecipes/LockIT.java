@@ -314,4 +314,46 @@ class LockIT {
             lock.close();
         }
     }
+
+    /** A multi-lock interrupted while it waits for its second path gives back its first. */
+    @Test
+    void multiLockTokensPerPathAndAnInterruptGivesBackWhatItTook() throws Exception {
+        try (Client a = Zk.client(); Client b = Zk.client()) {
+            String x = Zk.path("multi-x"), y = Zk.path("multi-y");
+            MultiLock locks = new MultiLock(a, List.of(y, x));
+            assertEquals(List.of(y, x), locks.getDirs());
+            assertNull(locks.getFencingTokens());
+            long[] tokens = locks.lockAsync().get(20, TimeUnit.SECONDS);
+            assertArrayEquals(tokens, locks.getFencingTokens());
+            assertTrue(tokens[1] < tokens[0], "taken in path order: x, then y");
+            assertTrue(locks.tryLock(), "reentrant per thread");
+            assertEquals(2, locks.getHoldCount());
+            locks.unlock();
+            locks.unlock();
+            assertThrows(IllegalMonitorStateException.class, locks::unlock);
+            ZkException twice = assertThrows(ZkException.class, () -> new MultiLock(a, List.of(x, x)));
+            assertEquals(ZkException.Code.INVALID_ARGUMENT, twice.getCode());
+
+            WriteLock holderOfY = new WriteLock(b, y);
+            holderOfY.lock();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            Thread t = new Thread(() -> {
+                try {
+                    locks.lockInterruptibly();
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            Zk.eventually("queued on y, so x is taken", () -> holderOfY.getParticipants().size() == 2);
+            t.interrupt();
+            t.join(5000);
+            assertInstanceOf(InterruptedException.class, thrown.get());
+            WriteLock x2 = new WriteLock(b, x);
+            assertTrue(x2.tryLock(20, TimeUnit.SECONDS), "x was given back");
+            x2.unlock();
+            holderOfY.unlock();
+            locks.close();
+        }
+    }
 }
