@@ -102,4 +102,29 @@ class CancellationIT {
             assertTrue(q.size() == 0)
         }
     }
+
+    /** A multi-lock cancelled while it waits for its second path gives back its first. */
+    @Test
+    fun aCancelledMultiLockGivesBackWhatItTook(): Unit = runBlocking(Dispatchers.Default) {
+        Zk.client().use { a ->
+            Zk.client().use { b ->
+                val (x, y) = Zk.path("multi-x") to Zk.path("multi-y")
+                val locks = a.multiLock(listOf(y, x))
+                locks.withLock { hold ->
+                    assertEquals(2, hold.fencingTokens.size)
+                    assertTrue(hold.fencingTokens[1] < hold.fencingTokens[0], "taken in path order: x, then y")
+                }
+                val holderOfY = b.writeLock(y).acquire()!!
+                val waiting = launch { locks.acquire() }
+                val yLock = b.writeLock(y)
+                while (yLock.participants().size < 2) delay(10) // queued on y: x is taken
+                waiting.cancelAndJoin()
+                val x2 = b.writeLock(x).acquire(20.seconds)
+                assertTrue(x2 != null, "x was given back")
+                x2!!.release()
+                holderOfY.release()
+                assertTrue(!locks.isHeld)
+            }
+        }
+    }
 }
