@@ -1,7 +1,7 @@
 import zkrecipes from './index.js'
 
 export const {
-  Client, Lock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
+  Client, Lock, MultiLock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
   LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, Cache, NodeCache, ChildrenCache, TreeCache,
   PersistentNode, GroupMember, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CACHE_EVENTS,
   CONNECTION_STATES,
