@@ -230,6 +230,7 @@ STUBS = {
     "scheduler": "#!/bin/sh\necho ran >> scheduler.ran\n",
     "stage-2": "#!/bin/sh\necho ran >> stage-2.ran\n",
     "serve": "#!/bin/sh\necho ran >> serve.ran\n",
+    "migrate.sh": "#!/bin/sh\necho ran >> migrate.ran\n",
 }
 # A line meant for N hosts at once (`double-barrier … --members N`): run N copies together.
 TOGETHER = re.compile(r"^zkrecipes double-barrier\s.*--members\s+(\d+)\b")
@@ -238,7 +239,7 @@ TOGETHER = re.compile(r"^zkrecipes double-barrier\s.*--members\s+(\d+)\b")
 def shell(code: str, where: str, cli: Path, npm_tarballs: list[Path], tmp: Path) -> None:
     """Each command line as a shell runs it (a `double-barrier --members N` line as N hosts
     at once): `zkrecipes` is the built CLI against $ZK_CONNECT,
-    `./backup.sh`, `./scheduler`, `./stage-2` and `./serve` are stubs that leave a mark, `npm install zkrecipes` installs
+    `./backup.sh`, `./scheduler`, `./stage-2`, `./serve` and `./migrate.sh` are stubs that leave a mark, `npm install zkrecipes` installs
     the packed tarballs into a fresh project (the registry does not have them)."""
     work = tmp / "shell"
     work.mkdir(exist_ok=True)
