@@ -173,7 +173,7 @@ export declare class Lock extends EventEmitter {
    * passed first, with fn's error if fn threw, with the release's error if the lock was lost
    * while fn ran.
    */
-  withLock<T>(fn: () => T | Promise<T>, options?: WaitOptions): Promise<T>
+  withLock<T>(fn: (fencingToken: bigint) => T | Promise<T>, options?: WaitOptions): Promise<T>
   /** The czxid of our lock node while held: pass it to the protected resource. */
   readonly fencingToken: bigint | null
   readonly isHeld: boolean
@@ -211,7 +211,8 @@ export declare class MultiLock {
   acquire(options?: WaitOptions): Promise<boolean>
   tryAcquire(): Promise<boolean>
   release(): Promise<void>
-  withLock<T>(fn: () => T | Promise<T>, options?: WaitOptions): Promise<T>
+  /** Runs fn with the fencing tokens (one per path, in the order given), as Lock.withLock. */
+  withLock<T>(fn: (fencingTokens: bigint[]) => T | Promise<T>, options?: WaitOptions): Promise<T>
   /** One czxid per path, in the order given, while held. */
   readonly fencingTokens: bigint[] | null
   readonly isHeld: boolean

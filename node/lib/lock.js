@@ -69,7 +69,8 @@ class Owned {
   }
 
   /**
-   * Runs `fn` holding the lock and releases it after, also when `fn` throws. `fn` and the async
+   * Runs `fn(fencingToken)` holding the lock (a multi-lock: `fn(fencingTokens)`) and releases it
+   * after, also when `fn` throws. `fn` and the async
    * work it starts are one holder while it runs (a scope, like a thread in Java): a nested
    * `withLock` or `acquire` of it is reentrant, the write holder's read request is a downgrade,
    * and the read holder's write request rejects with WOULD_DEADLOCK instead of waiting for
@@ -89,7 +90,7 @@ class Owned {
     }
     let result
     try {
-      result = await flowScope.run(scope, fn)
+      result = await flowScope.run(scope, fn, token)
     } catch (err) {
       await call(() => this._native.unlockAs(scope.owner)).catch(() => {})
       if (scope !== outer) await endScope(scope)

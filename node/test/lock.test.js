@@ -421,7 +421,8 @@ test('a multi-lock: a withLock scope is one holder, tokens per path, disposal re
   assert.throws(() => a.multiLock([x, x]), (err) => err.code === 'INVALID_ARGUMENT')
   assert.throws(() => a.multiLock([]), (err) => err.code === 'INVALID_ARGUMENT')
   const single = b.writeLock(x)
-  const tokens = await locks.withLock(async () => {
+  const tokens = await locks.withLock(async (given) => {
+    assert.deepEqual(given, locks.fencingTokens, 'fn gets the tokens')
     assert.equal(await locks.acquire(), true, 'reentrant inside the scope')
     assert.equal(locks.holdCount, 2)
     assert.equal(await single.tryAcquire(), false)
