@@ -154,8 +154,14 @@ export declare class NativeLease {
 
 export declare class NativeLock {
   constructor(client: NativeClient, dir: string)
-  /** The fencing token, or `null` if not obtained. */
+  fencingToken(): bigint | null
+  fencingTokenOf(owner: bigint): bigint | null
+  dir(): string
+  participants(): Promise<Array<Participant>>
+  subscribe(callback: EventCallback): NativeSubscription
+  /** The fencing, or `null` if not obtained. */
   lock(blocking: boolean, timeoutMs?: number | undefined | null, owner?: bigint | undefined | null): Promise<bigint | null>
+  /** Releases the oldest hold taken outside any scope. */
   unlock(): Promise<void>
   /** Releases every hold of this object, scopes' included (`Symbol.asyncDispose`). */
   unlockAll(): Promise<void>
@@ -166,11 +172,6 @@ export declare class NativeLock {
   releasesOwed(owner: bigint): number
   isHeld(): boolean
   holdCount(): number
-  fencingToken(): bigint | null
-  fencingTokenOf(owner: bigint): bigint | null
-  dir(): string
-  participants(): Promise<Array<Participant>>
-  subscribe(callback: EventCallback): NativeSubscription
 }
 
 /**
@@ -178,16 +179,20 @@ export declare class NativeLock {
  * `NativeLock`'s.
  */
 export declare class NativeMultiLock {
-  constructor(client: NativeClient, dirs: Array<string>)
-  /** The fencing tokens (one per path, in the order given), or `null` if not obtained. */
+  /** The fencing, or `null` if not obtained. */
   lock(blocking: boolean, timeoutMs?: number | undefined | null, owner?: bigint | undefined | null): Promise<Array<bigint> | null>
+  /** Releases the oldest hold taken outside any scope. */
   unlock(): Promise<void>
-  unlockAs(owner: bigint): Promise<void>
+  /** Releases every hold of this object, scopes' included (`Symbol.asyncDispose`). */
   unlockAll(): Promise<void>
+  /** Releases one hold of a scope's owner. */
+  unlockAs(owner: bigint): Promise<void>
+  holdCountOf(owner: bigint): number
+  /** The scope's holds as the recipe keeps them, for routing its releases. */
+  releasesOwed(owner: bigint): number
   isHeld(): boolean
   holdCount(): number
-  holdCountOf(owner: bigint): number
-  releasesOwed(owner: bigint): number
+  constructor(client: NativeClient, dirs: Array<string>)
   fencingTokens(): Array<bigint> | null
   fencingTokensOf(owner: bigint): Array<bigint> | null
   dirs(): Array<string>

@@ -80,6 +80,27 @@ fn as_map(nodes: &[CachedNode]) -> BTreeMap<String, (Vec<u8>, i64, i64)> {
         .collect()
 }
 
+fn by_path(nodes: Vec<CachedNode>) -> BTreeMap<String, CachedNode> {
+    nodes.into_iter().map(|n| (n.path.clone(), n)).collect()
+}
+
+/// A started whole-tree cache of `root`, its first copy by path, and its events from then on.
+async fn started_tree(
+    c: &Client,
+    root: &str,
+    ordinary: bool,
+) -> (
+    Cache,
+    BTreeMap<String, CachedNode>,
+    UnboundedReceiver<CacheEvent>,
+) {
+    let cache =
+        Cache::with_watches(c, root, CacheScope::Tree { max_depth: None }, ordinary).unwrap();
+    cache.start().await.unwrap();
+    let (snapshot, events) = cache.snapshot_and_subscribe();
+    (cache, by_path(snapshot), events)
+}
+
 /// Replays `event` over a copy, failing on an event that does not fit it (a repeat, a change
 /// of a node not there, a delete of a node not there).
 fn replay(copy: &mut BTreeMap<String, CachedNode>, event: &CacheEvent) {
@@ -311,12 +332,7 @@ async fn catches_up_after_a_disconnect(ordinary: bool) {
     }
     let proxy = FaultProxy::start(server().connect_string());
     let c = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
-    let cache =
-        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: None }, ordinary).unwrap();
-    cache.start().await.unwrap();
-    let (snapshot, mut events) = cache.snapshot_and_subscribe();
-    let mut copy: BTreeMap<String, CachedNode> =
-        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    let (cache, mut copy, mut events) = started_tree(&c, &root, ordinary).await;
     let mut states = c.subscribe();
     proxy.set_blackhole(true);
     proxy.drop_all();
@@ -399,8 +415,7 @@ async fn after_a_new_session_a_cache_reports_the_difference_and_its_events_repla
     let cache = Cache::tree(&c, &root, None).unwrap();
     cache.start().await.unwrap();
     let (snapshot, mut events) = cache.snapshot_and_subscribe();
-    let mut copy: BTreeMap<String, CachedNode> =
-        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    let mut copy = by_path(snapshot);
     // Writes while it follows, then a cut long enough to expire the session, more writes.
     for i in 0..20 {
         zk.create(&format!("{root}/n{i}"), format!("{i}").as_bytes(), &open())
@@ -548,12 +563,7 @@ async fn holds_nodes_created_again_at_once(ordinary: bool) {
             .unwrap();
     }
     let c = client().await;
-    let cache =
-        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: None }, ordinary).unwrap();
-    cache.start().await.unwrap();
-    let (snapshot, mut events) = cache.snapshot_and_subscribe();
-    let mut copy: BTreeMap<String, CachedNode> =
-        snapshot.into_iter().map(|n| (n.path.clone(), n)).collect();
+    let (cache, mut copy, mut events) = started_tree(&c, &root, ordinary).await;
     // Every parent's leaf at once, so that the reads of one overlap the writes of another.
     for _ in 0..60 {
         let rounds = parents.iter().map(|parent| {

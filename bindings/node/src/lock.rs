@@ -46,73 +46,6 @@ impl NativeLock {
         })
     }
 
-    /// The fencing token, or `null` if not obtained.
-    #[napi(ts_return_type = "Promise<bigint | null>")]
-    pub fn lock<'env>(
-        &self,
-        env: &'env Env,
-        blocking: bool,
-        timeout_ms: Option<f64>,
-        owner: Option<BigInt>,
-    ) -> napi::Result<PromiseRaw<'env, Option<BigInt>>> {
-        let how = if blocking {
-            wait_ms(env, timeout_ms)?
-        } else {
-            Wait::No
-        };
-        let lock = self.inner.clone();
-        let owner = owner_of(owner);
-        let locking = async move { lock.lock_as(owner, how).await };
-        promise(env, locking, |token| token.map(BigInt::from))
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        promise(env, self.inner.unlock_one(), |()| ())
-    }
-
-    /// Releases every hold of this object, scopes' included (`Symbol.asyncDispose`).
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock_all<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let lock = self.inner.clone();
-        let releasing = async move {
-            lock.release_all().await;
-            Ok(())
-        };
-        promise(env, releasing, |()| ())
-    }
-
-    /// Releases one hold of a scope's owner.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock_as<'env>(
-        &self,
-        env: &'env Env,
-        owner: BigInt,
-    ) -> napi::Result<PromiseRaw<'env, ()>> {
-        promise(env, self.inner.unlock_as(owner_of(Some(owner))), |()| ())
-    }
-
-    #[napi]
-    pub fn hold_count_of(&self, owner: BigInt) -> u32 {
-        self.inner.hold_count(owner_of(Some(owner)))
-    }
-
-    /// The scope's holds as the recipe keeps them, for routing its releases.
-    #[napi]
-    pub fn releases_owed(&self, owner: BigInt) -> u32 {
-        self.inner.releases_owed(owner_of(Some(owner)))
-    }
-
-    #[napi]
-    pub fn is_held(&self) -> bool {
-        self.inner.is_held()
-    }
-
-    #[napi]
-    pub fn hold_count(&self) -> u32 {
-        self.inner.holders() as u32
-    }
-
     #[napi]
     pub fn fencing_token(&self) -> Option<BigInt> {
         self.inner.fencing_token().map(BigInt::from)
@@ -154,6 +87,91 @@ impl NativeLock {
     }
 }
 
+/// The calls a lock and a multi-lock share: `#[napi]` methods of `$native`, whose acquire
+/// answers `$token` (`$ts` in TypeScript), made by `$to_js` from the core's fencing.
+macro_rules! owned_lock_methods {
+    ($native:ident, $token:ty, $ts:literal, $to_js:expr) => {
+        #[napi]
+        impl $native {
+            /// The fencing, or `null` if not obtained.
+            #[napi(ts_return_type = $ts)]
+            pub fn lock<'env>(
+                &self,
+                env: &'env Env,
+                blocking: bool,
+                timeout_ms: Option<f64>,
+                owner: Option<BigInt>,
+            ) -> napi::Result<PromiseRaw<'env, Option<$token>>> {
+                let how = if blocking {
+                    wait_ms(env, timeout_ms)?
+                } else {
+                    Wait::No
+                };
+                let lock = self.inner.clone();
+                let owner = owner_of(owner);
+                let locking = async move { lock.lock_as(owner, how).await };
+                promise(env, locking, |token| token.map($to_js))
+            }
+
+            /// Releases the oldest hold taken outside any scope.
+            #[napi(ts_return_type = "Promise<void>")]
+            pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+                promise(env, self.inner.unlock_one(), |()| ())
+            }
+
+            /// Releases every hold of this object, scopes' included (`Symbol.asyncDispose`).
+            #[napi(ts_return_type = "Promise<void>")]
+            pub fn unlock_all<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+                let lock = self.inner.clone();
+                let releasing = async move {
+                    lock.release_all().await;
+                    Ok(())
+                };
+                promise(env, releasing, |()| ())
+            }
+
+            /// Releases one hold of a scope's owner.
+            #[napi(ts_return_type = "Promise<void>")]
+            pub fn unlock_as<'env>(
+                &self,
+                env: &'env Env,
+                owner: BigInt,
+            ) -> napi::Result<PromiseRaw<'env, ()>> {
+                promise(env, self.inner.unlock_as(owner_of(Some(owner))), |()| ())
+            }
+
+            #[napi]
+            pub fn hold_count_of(&self, owner: BigInt) -> u32 {
+                self.inner.hold_count(owner_of(Some(owner)))
+            }
+
+            /// The scope's holds as the recipe keeps them, for routing its releases.
+            #[napi]
+            pub fn releases_owed(&self, owner: BigInt) -> u32 {
+                self.inner.releases_owed(owner_of(Some(owner)))
+            }
+
+            #[napi]
+            pub fn is_held(&self) -> bool {
+                self.inner.is_held()
+            }
+
+            #[napi]
+            pub fn hold_count(&self) -> u32 {
+                self.inner.holders() as u32
+            }
+        }
+    };
+}
+
+owned_lock_methods!(NativeLock, BigInt, "Promise<bigint | null>", BigInt::from);
+owned_lock_methods!(
+    NativeMultiLock,
+    Vec<BigInt>,
+    "Promise<Array<bigint> | null>",
+    big_ints
+);
+
 /// Exclusive locks on several paths, taken together (all or none) in path order; owners as
 /// `NativeLock`'s.
 #[napi]
@@ -168,70 +186,6 @@ impl NativeMultiLock {
         Ok(NativeMultiLock {
             inner: MultiLock::new(&client.inner, &dirs).into_js(env)?,
         })
-    }
-
-    /// The fencing tokens (one per path, in the order given), or `null` if not obtained.
-    #[napi(ts_return_type = "Promise<Array<bigint> | null>")]
-    pub fn lock<'env>(
-        &self,
-        env: &'env Env,
-        blocking: bool,
-        timeout_ms: Option<f64>,
-        owner: Option<BigInt>,
-    ) -> napi::Result<PromiseRaw<'env, Option<Vec<BigInt>>>> {
-        let how = if blocking {
-            wait_ms(env, timeout_ms)?
-        } else {
-            Wait::No
-        };
-        let locks = self.inner.clone();
-        let owner = owner_of(owner);
-        let locking = async move { locks.lock_as(owner, how).await };
-        promise(env, locking, |tokens| tokens.map(big_ints))
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        promise(env, self.inner.unlock_one(), |()| ())
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock_as<'env>(
-        &self,
-        env: &'env Env,
-        owner: BigInt,
-    ) -> napi::Result<PromiseRaw<'env, ()>> {
-        promise(env, self.inner.unlock_as(owner_of(Some(owner))), |()| ())
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn unlock_all<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let locks = self.inner.clone();
-        let releasing = async move {
-            locks.release_all().await;
-            Ok(())
-        };
-        promise(env, releasing, |()| ())
-    }
-
-    #[napi]
-    pub fn is_held(&self) -> bool {
-        self.inner.is_held()
-    }
-
-    #[napi]
-    pub fn hold_count(&self) -> u32 {
-        self.inner.holders() as u32
-    }
-
-    #[napi]
-    pub fn hold_count_of(&self, owner: BigInt) -> u32 {
-        self.inner.hold_count(owner_of(Some(owner)))
-    }
-
-    #[napi]
-    pub fn releases_owed(&self, owner: BigInt) -> u32 {
-        self.inner.releases_owed(owner_of(Some(owner)))
     }
 
     #[napi]

@@ -30,63 +30,71 @@ fn rows(participants: Vec<zkrecipes::Participant>) -> Vec<ParticipantRow> {
         .collect()
 }
 
-#[pymethods]
-impl NativeLock {
+/// The calls a lock and a multi-lock share, with `$token` their fencing: the `#[pymethods]` of
+/// `$native`, with its own methods after them. `owner` is the Python thread or asyncio task
+/// that reentrancy is counted for.
+macro_rules! owned_lock_methods {
+    ($native:ident, $token:ty, { $($own:tt)* }) => {
+        #[pymethods]
+        impl $native {
+            #[pyo3(signature = (owner, blocking, timeout))]
+            fn lock(
+                &self,
+                py: Python<'_>,
+                owner: u64,
+                blocking: bool,
+                timeout: Option<f64>,
+            ) -> PyResult<Option<$token>> {
+                let how = Wait::python(timeout, blocking).into_py_result()?;
+                let lock = self.inner.clone();
+                wait_undoable(py, move || acquire(lock, Owner(owner), how))
+            }
+
+            #[pyo3(signature = (owner, blocking, timeout))]
+            fn lock_async<'py>(
+                &self,
+                py: Python<'py>,
+                owner: u64,
+                blocking: bool,
+                timeout: Option<f64>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                let how = Wait::python(timeout, blocking).into_py_result()?;
+                awaitable_undoable(py, acquire(self.inner.clone(), Owner(owner), how))
+            }
+
+            fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
+                // Started here, at the call: a Ctrl-C or a cancel cannot stop it.
+                let unlocking = self.inner.unlock_as(Owner(owner));
+                wait(py, move || unlocking)
+            }
+
+            fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
+                awaitable(py, self.inner.unlock_as(Owner(owner)))
+            }
+
+            fn is_held(&self) -> bool {
+                self.inner.is_held()
+            }
+
+            fn is_held_by(&self, owner: u64) -> bool {
+                self.inner.is_held_by(Owner(owner))
+            }
+
+            fn hold_count(&self, owner: u64) -> u32 {
+                self.inner.hold_count(Owner(owner))
+            }
+
+            $($own)*
+        }
+    };
+}
+
+owned_lock_methods!(NativeLock, i64, {
     #[new]
     fn new(client: &NativeClient, dir: &str) -> PyResult<NativeLock> {
         Ok(NativeLock {
             inner: Lock::new(&client.inner, dir).into_py_result()?,
         })
-    }
-
-    #[pyo3(signature = (owner, blocking, timeout))]
-    fn lock(
-        &self,
-        py: Python<'_>,
-        owner: u64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Option<i64>> {
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        let lock = self.inner.clone();
-        wait_undoable(py, move || acquire(lock, Owner(owner), how))
-    }
-
-    #[pyo3(signature = (owner, blocking, timeout))]
-    fn lock_async<'py>(
-        &self,
-        py: Python<'py>,
-        owner: u64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        let lock = self.inner.clone();
-        awaitable_undoable(py, acquire(lock, Owner(owner), how))
-    }
-
-    fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
-        // Started here, at the call: a Ctrl-C or a cancel cannot stop it.
-        let lock = self.inner.clone();
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let unlocking = lock.unlock_as(Owner(owner));
-        wait(py, move || unlocking)
-    }
-
-    fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.inner.unlock_as(Owner(owner)))
-    }
-
-    fn is_held(&self) -> bool {
-        self.inner.is_held()
-    }
-
-    fn is_held_by(&self, owner: u64) -> bool {
-        self.inner.is_held_by(Owner(owner))
-    }
-
-    fn hold_count(&self, owner: u64) -> u32 {
-        self.inner.hold_count(Owner(owner))
     }
 
     fn fencing_token(&self) -> Option<i64> {
@@ -117,70 +125,20 @@ impl NativeLock {
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
         forward(self.inner.subscribe(), callback)
     }
-}
+});
 
-/// Exclusive locks on several paths, taken together (all or none) in path order. `owner` is
-/// the Python thread or asyncio task that reentrancy is counted for.
+/// Exclusive locks on several paths, taken together (all or none) in path order.
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeMultiLock {
     pub inner: MultiLock,
 }
 
-#[pymethods]
-impl NativeMultiLock {
+owned_lock_methods!(NativeMultiLock, Vec<i64>, {
     #[new]
     fn new(client: &NativeClient, dirs: Vec<String>) -> PyResult<NativeMultiLock> {
         Ok(NativeMultiLock {
             inner: MultiLock::new(&client.inner, &dirs).into_py_result()?,
         })
-    }
-
-    /// The fencing tokens, one per path in the order given, or `None` if not obtained.
-    #[pyo3(signature = (owner, blocking, timeout))]
-    fn lock(
-        &self,
-        py: Python<'_>,
-        owner: u64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Option<Vec<i64>>> {
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        let locks = self.inner.clone();
-        wait_undoable(py, move || acquire(locks, Owner(owner), how))
-    }
-
-    #[pyo3(signature = (owner, blocking, timeout))]
-    fn lock_async<'py>(
-        &self,
-        py: Python<'py>,
-        owner: u64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        awaitable_undoable(py, acquire(self.inner.clone(), Owner(owner), how))
-    }
-
-    fn unlock(&self, py: Python<'_>, owner: u64) -> PyResult<()> {
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let unlocking = self.inner.unlock_as(Owner(owner));
-        wait(py, move || unlocking)
-    }
-
-    fn unlock_async<'py>(&self, py: Python<'py>, owner: u64) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.inner.unlock_as(Owner(owner)))
-    }
-
-    fn is_held(&self) -> bool {
-        self.inner.is_held()
-    }
-
-    fn is_held_by(&self, owner: u64) -> bool {
-        self.inner.is_held_by(Owner(owner))
-    }
-
-    fn hold_count(&self, owner: u64) -> u32 {
-        self.inner.hold_count(Owner(owner))
     }
 
     fn fencing_tokens(&self) -> Option<Vec<i64>> {
@@ -194,4 +152,4 @@ impl NativeMultiLock {
     fn dirs(&self) -> Vec<String> {
         self.inner.dirs().into_iter().map(str::to_string).collect()
     }
-}
+});

@@ -17,18 +17,28 @@ import java.util.function.LongConsumer;
  */
 public abstract class HeldLock<T> extends NativeObject implements Lock {
     /** The native calls of one kind of lock, on its handle. */
-    interface Calls {
-        long acquire(long handle, long owner, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    record Calls(Acquire acquire, OwnerTask release, OwnerCall abandon, HoldCount holdCount,
+                 java.util.function.LongPredicate isHeld, Task releaseAll) {
+    }
 
-        long release(long handle, long owner, CompletableFuture<Object> f);
+    interface Acquire {
+        long start(long handle, long owner, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    }
 
-        void abandon(long handle, long owner);
+    interface OwnerTask {
+        long start(long handle, long owner, CompletableFuture<Object> f);
+    }
 
-        int holdCount(long handle, long owner);
+    interface OwnerCall {
+        void call(long handle, long owner);
+    }
 
-        boolean isHeld(long handle);
+    interface HoldCount {
+        int of(long handle, long owner);
+    }
 
-        long releaseAll(long handle, CompletableFuture<Object> f);
+    interface Task {
+        long start(long handle, CompletableFuture<Object> f);
     }
 
     private static final boolean FOREVER = true, TIMED = false;
@@ -56,9 +66,9 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     private Native.Op<Object> acquire(boolean forever, long timeoutNanos) {
         long owner = owner();
         // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
-        return with(h -> Native.start(f -> calls.acquire(h, owner, forever, timeoutNanos, f),
+        return with(h -> Native.start(f -> calls.acquire().start(h, owner, forever, timeoutNanos, f),
             token -> with(g -> {
-                calls.abandon(g, owner);
+                calls.abandon().call(g, owner);
                 return null;
             })));
     }
@@ -112,7 +122,7 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
 
     private Native.Op<Void> unlockAsyncOp() {
         long owner = owner();
-        return with(h -> Native.<Void>start(f -> calls.release(h, owner, f)));
+        return with(h -> Native.<Void>start(f -> calls.release().start(h, owner, f)));
     }
 
     /** ZooKeeper locks have no conditions. */
@@ -141,12 +151,12 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
 
     public int getHoldCount() {
         long owner = owner();
-        return with(h -> calls.holdCount(h, owner));
+        return with(h -> calls.holdCount().of(h, owner));
     }
 
     /** Held by some thread through this object. */
     public boolean isLocked() {
-        return with(calls::isHeld);
+        return with(h -> calls.isHeld().test(h));
     }
 
     public Client getClient() {
@@ -161,7 +171,7 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
         }
         try {
             if (!client.isClosed()) {
-                Native.join(with(h -> Native.<Void>start(f -> calls.releaseAll(h, f))));
+                Native.join(with(h -> Native.<Void>start(f -> calls.releaseAll().start(h, f))));
             }
         } finally {
             beforeFree();

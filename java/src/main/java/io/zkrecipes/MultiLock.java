@@ -2,7 +2,6 @@ package io.zkrecipes;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Exclusive locks on several paths held together, all or none: Curator's
@@ -15,31 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * per path. The client's listeners tell a connection's loss.
  */
 public class MultiLock extends HeldLock<long[]> {
-    private static final Calls CALLS = new Calls() {
-        public long acquire(long h, long owner, boolean forever, long nanos, CompletableFuture<Object> f) {
-            return Native.multiLockAcquire(h, owner, forever, nanos, f);
-        }
-
-        public long release(long h, long owner, CompletableFuture<Object> f) {
-            return Native.multiLockRelease(h, owner, f);
-        }
-
-        public void abandon(long h, long owner) {
-            Native.multiLockAbandon(h, owner);
-        }
-
-        public int holdCount(long h, long owner) {
-            return Native.multiLockHoldCount(h, owner);
-        }
-
-        public boolean isHeld(long h) {
-            return Native.multiLockIsHeld(h);
-        }
-
-        public long releaseAll(long h, CompletableFuture<Object> f) {
-            return Native.multiLockReleaseAll(h, f);
-        }
-    };
+    private static final Calls CALLS = new Calls(Native::multiLockAcquire, Native::multiLockRelease, Native::multiLockAbandon,
+        Native::multiLockHoldCount, Native::multiLockIsHeld, Native::multiLockReleaseAll);
 
     private final List<String> dirs;
 

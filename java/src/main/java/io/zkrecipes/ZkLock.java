@@ -3,7 +3,6 @@ package io.zkrecipes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * A fair ZooKeeper lock, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}:
@@ -17,31 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * Acquire, release, cancellation and {@link #close()} are {@link HeldLock}'s.
  */
 public class ZkLock extends HeldLock<Long> {
-    private static final Calls CALLS = new Calls() {
-        public long acquire(long h, long owner, boolean forever, long nanos, CompletableFuture<Object> f) {
-            return Native.lockAcquire(h, owner, forever, nanos, f);
-        }
-
-        public long release(long h, long owner, CompletableFuture<Object> f) {
-            return Native.lockRelease(h, owner, f);
-        }
-
-        public void abandon(long h, long owner) {
-            Native.lockAbandon(h, owner);
-        }
-
-        public int holdCount(long h, long owner) {
-            return Native.lockHoldCount(h, owner);
-        }
-
-        public boolean isHeld(long h) {
-            return Native.lockIsHeld(h);
-        }
-
-        public long releaseAll(long h, CompletableFuture<Object> f) {
-            return Native.lockReleaseAll(h, f);
-        }
-    };
+    private static final Calls CALLS = new Calls(Native::lockAcquire, Native::lockRelease, Native::lockAbandon,
+        Native::lockHoldCount, Native::lockIsHeld, Native::lockReleaseAll);
 
     private final String dir;
     private final EventSink<LockListener> events =

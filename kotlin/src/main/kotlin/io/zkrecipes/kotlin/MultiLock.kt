@@ -2,7 +2,6 @@ package io.zkrecipes.kotlin
 
 import io.zkrecipes.kotlin.ffi.NativeHold
 import io.zkrecipes.kotlin.ffi.NativeMultiLock
-import kotlinx.coroutines.CancellationException
 import kotlin.time.Duration
 
 /**
@@ -44,13 +43,7 @@ class MultiLock(client: Client, dirs: List<String>) : AutoCloseable {
      * zero: a try). Cancelling the coroutine gives back what was taken.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): MultiLockHold? {
-        val hold = NativeHold()
-        val tokens = try {
-            native { native.acquire(timeout.toNativeMillis(), hold) }
-        } catch (e: CancellationException) {
-            hold.abandon()
-            throw e
-        }
+        val (hold, tokens) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
         return if (tokens.isNotEmpty()) MultiLockHold(hold, tokens) else null
     }
 

@@ -47,13 +47,7 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
         // The native hold is made first and filled inside the call, which returns a plain number
         // (see `NativeLock.acquire`): a cancellation at any point loses nothing. An acquire still
         // running is dropped, its node withdrawn; a hold that came anyway is given up at once.
-        val hold = NativeHold()
-        val token = try {
-            native { native.acquire(timeout.toNativeMillis(), hold) }
-        } catch (e: CancellationException) {
-            hold.abandon()
-            throw e
-        }
+        val (hold, token) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
         return if (token >= 0) LockHold(hold, token) else null
     }
 
@@ -84,6 +78,21 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
 
     /** [releaseAll], blocking the thread. */
     override fun close() = native.releaseAllBlocking()
+}
+
+/**
+ * Runs a native acquire that fills a new [NativeHold] and answers a plain value (see
+ * `NativeLock.acquire`): a cancellation at any point gives up whatever came, so nothing is lost.
+ */
+internal suspend inline fun <R> intoHold(acquire: (NativeHold) -> R): Pair<NativeHold, R> {
+    val hold = NativeHold()
+    val got = try {
+        native { acquire(hold) }
+    } catch (e: CancellationException) {
+        hold.abandon()
+        throw e
+    }
+    return hold to got
 }
 
 /**
