@@ -5,6 +5,7 @@ its listeners get) and inherits the rest."""
 from __future__ import annotations
 
 import threading
+import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Type, TypeVar
 
@@ -117,3 +118,13 @@ class Started:
     ) -> None:
         """Closes without blocking the event loop."""
         await self.close_async()
+
+
+def _release_failed_too(what: str, body: BaseException, err: ZkError) -> None:
+    """The block raised and the release failed too (the lock was lost meanwhile, the client
+    closed): the block's own exception goes on, never replaced; the release's failure is
+    told beside it (a note on the exception and a RuntimeWarning)."""
+    message = f"zkrecipes: releasing {what} on the way out failed too: {err!r}"
+    if hasattr(body, "add_note"):
+        body.add_note(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, List, Optional, Type
 
 from . import _native
 from ._args import _client, _count, _timeout
+from ._base import _release_failed_too
 from .errors import ZkError, ZkTimeoutError
-from .lock import _release_failed_too
 
 if TYPE_CHECKING:
     from .client import Client

@@ -4,12 +4,11 @@ task), fenced."""
 from __future__ import annotations
 
 import threading
-import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Sequence, Tuple, Type, TypeVar, Protocol, Awaitable, Generic
 
 from . import _native
-from ._base import Listened
+from ._base import Listened, _release_failed_too
 from .errors import ZkError
 from ._args import _client, _timeout
 from ._undoable import undoable
@@ -190,16 +189,6 @@ class _Lock(_Owned[int], Listened[Event[LockEvent]]):
     def __repr__(self) -> str:
         state = f"held, token {self.fencing_token}" if self.is_held else "not held"
         return f"<{type(self).__name__} {self.dir} {state}>"
-
-
-def _release_failed_too(what: str, body: BaseException, err: ZkError) -> None:
-    """The block raised and the release failed too (the lock was lost meanwhile, the client
-    closed): the block's own exception goes on, never replaced; the release's failure is
-    told beside it (a note on the exception and a RuntimeWarning)."""
-    message = f"zkrecipes: releasing {what} on the way out failed too: {err!r}"
-    if hasattr(body, "add_note"):
-        body.add_note(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 class WriteLock(_Lock):

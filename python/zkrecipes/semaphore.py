@@ -11,7 +11,7 @@ from ._base import Listened
 from .errors import ZkError
 from ._args import _client, _count, _timeout
 from .events import Event, LockEvent, lock_event
-from .lock import _release_failed_too
+from ._base import _release_failed_too
 
 if TYPE_CHECKING:
     from .client import Client
