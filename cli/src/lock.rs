@@ -23,17 +23,18 @@ pub async fn run(client: &Client, args: LockArgs) -> Outcome {
         guard = locks.acquire_as(Owner::unique(), Wait::at_most(args.timeout)) => guard?,
         signal = signals.recv() => return Ok(128 + signal),
     };
-    let what = args.paths.join(" ");
+    let what = args.paths.join(", ");
     let Some(guard) = guard else {
-        return Ok(not_obtained(&what, &args));
+        return Ok(not_obtained(&format!("one of {what}"), &args));
     };
     let tokens: Vec<String> = guard.fencing_tokens().iter().map(i64::to_string).collect();
     let env = [
         ("ZKRECIPES_FENCING_TOKENS", tokens.join(" ")),
-        ("ZKRECIPES_LOCK_PATHS", what.clone()),
+        // One per line: a path may hold spaces, never a line break.
+        ("ZKRECIPES_LOCK_PATHS", args.paths.join("\n")),
     ];
     let held = Held {
-        what: format!("locks {what}"),
+        what: format!("one of the locks {what}"),
         path: what,
         events,
         is_held: Box::new({

@@ -48,9 +48,12 @@ pub fn validate(path: &str) -> Result<()> {
         return fail("must not end with '/'");
     }
     if path.chars().any(|c| {
+        // ZooKeeper refuses these UTF-16 units, surrogates included: so every character beyond
+        // U+FFFF (an emoji), which Java stores as a surrogate pair, is refused by the server.
         c.is_control()
             || ('\u{e000}'..='\u{f8ff}').contains(&c)
             || ('\u{fff0}'..='\u{ffff}').contains(&c)
+            || c > '\u{ffff}'
     }) {
         return fail("contains a control or reserved character");
     }
@@ -113,6 +116,7 @@ mod tests {
             "/a/..",
             "/a\u{0}b",
             "/a\nb",
+            "/x\u{1f600}",
             "/zookeeper",
             "/zookeeper/x",
             "/x/col.zkrecipes",

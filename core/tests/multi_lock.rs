@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use zk_harness::FaultProxy;
 use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{ErrorCode, MultiLock, Owner, Wait, WriteLock};
 
@@ -89,6 +90,15 @@ async fn fencing_tokens_come_one_per_path_in_the_order_given() {
     assert_eq!(multi.fencing_tokens(), Some(t.clone()));
     guard.release().await.unwrap();
     assert_eq!(multi.fencing_tokens(), None);
+    // Released last taken first: each directory's pzxid is the zxid of its node's delete.
+    let mut deleted = Vec::new();
+    for dir in [&a, &b, &z] {
+        deleted.push(zk.get_data(dir).await.unwrap().1.pzxid);
+    }
+    assert!(
+        deleted[0] > deleted[1] && deleted[1] > deleted[2],
+        "{deleted:?}"
+    );
 }
 
 /// Two multi-locks over the same paths given in opposite orders, each waiting as long as it
@@ -214,4 +224,87 @@ async fn losing_one_lock_is_told_as_lost() {
         0,
         "the lock still held is released all the same"
     );
+}
+
+/// A session that expires while the multi-lock waits for a later path takes the earlier holds
+/// with it: the acquire must not answer with a lock another client holds now. It takes every
+/// lock again on the new session, or none (found by a review: it answered true beside another
+/// client's hold of the first path).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_lost_while_waiting_takes_every_lock_again_on_the_next() {
+    let (a, b) = (unique("multi-s-a"), unique("multi-s-b"));
+    let proxy = FaultProxy::start(server().connect_string());
+    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (other, third) = (client().await, client().await);
+    let held_b = WriteLock::new(&other, &b).unwrap().acquire().await.unwrap();
+    let multi = MultiLock::new(&cut, &[&b, &a]).unwrap();
+    let waiting = tokio::spawn({
+        let multi = multi.clone();
+        async move { multi.acquire_timeout(Duration::from_secs(60)).await }
+    });
+    let zk = raw().await;
+    until_children(&zk, &b, 2).await;
+    let first_session = cut.session_id().unwrap();
+    proxy.set_blackhole(true);
+    until_expired(server().port(), first_session).await;
+    // Another client takes the first path the expiry freed, and the second is let go.
+    let held_a = WriteLock::new(&third, &a).unwrap().acquire().await.unwrap();
+    held_b.release().await.unwrap();
+    proxy.set_blackhole(false);
+    // Back on a new session, it lines up on the first path again behind the other holder.
+    until_children(&zk, &a, 2).await;
+    assert!(
+        !waiting.is_finished(),
+        "answered while another client holds {a}"
+    );
+    held_a.release().await.unwrap();
+    let guard = waiting
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("every lock, on the new session");
+    let session = cut.session_id().unwrap();
+    assert_ne!(session, first_session);
+    for dir in [&a, &b] {
+        let names = zk.list_children(dir).await.unwrap();
+        assert_eq!(names.len(), 1, "{dir}: {names:?}");
+        let (_, stat) = zk.get_data(&format!("{dir}/{}", names[0])).await.unwrap();
+        assert_eq!(
+            stat.ephemeral_owner, session,
+            "{dir} held on the new session"
+        );
+    }
+    guard.release().await.unwrap();
+}
+
+/// A try, or a deadline that passed on the first path, looks at the others together: a late
+/// answer costs one more look, not one per path.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_the_deadline_the_other_paths_are_looked_at_together() {
+    let dirs: Vec<String> = (0..12)
+        .map(|i| unique(&format!("multi-many-{i:02}")))
+        .collect();
+    let c = client().await;
+    let other = client().await;
+    let last = dirs.iter().max().unwrap().clone();
+    let held = WriteLock::new(&other, &last)
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let multi = MultiLock::new(&c, &dirs).unwrap();
+    assert!(multi.try_acquire().await.unwrap().is_none());
+    assert!(multi
+        .acquire_timeout(Duration::from_millis(1))
+        .await
+        .unwrap()
+        .is_none());
+    for dir in &dirs {
+        let expected = usize::from(*dir == last);
+        assert_eq!(nodes(dir).await, expected, "{dir}");
+    }
+    held.release().await.unwrap();
+    let guard = multi.try_acquire().await.unwrap().expect("every path free");
+    assert_eq!(guard.fencing_tokens().len(), 12);
+    guard.release().await.unwrap();
 }

@@ -154,7 +154,8 @@ class MultiLock extends Owned {
     super()
     const handle = requireClient(client)
     if (!Array.isArray(dirs)) throw new TypeError(`dirs must be an array of paths, got ${typeof dirs}`)
-    dirs.forEach((dir, i) => requireString(`dirs[${i}]`, dir))
+    // By index: forEach skips the holes of a sparse array, which the addon then refused obscurely.
+    for (let i = 0; i < dirs.length; i++) requireString(`dirs[${i}]`, dirs[i])
     this._native = now(() => new native.NativeMultiLock(handle, dirs))
   }
 

@@ -418,6 +418,7 @@ test('a multi-lock: a withLock scope is one holder, tokens per path, disposal re
   const locks = a.multiLock([y, x])
   assert.deepEqual(locks.dirs, [y, x])
   assert.throws(() => a.multiLock(x), TypeError)
+  assert.throws(() => a.multiLock([, x]), TypeError) // eslint-disable-line no-sparse-arrays
   assert.throws(() => a.multiLock([x, x]), (err) => err.code === 'INVALID_ARGUMENT')
   assert.throws(() => a.multiLock([]), (err) => err.code === 'INVALID_ARGUMENT')
   const single = b.writeLock(x)

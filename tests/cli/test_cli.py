@@ -412,7 +412,7 @@ def test_a_lock_over_several_paths_holds_them_all_or_runs_nothing(tmp_path: Path
     done = run("lock", b, a, "--", "sh", "-c", 'echo "$ZKRECIPES_FENCING_TOKENS|$ZKRECIPES_LOCK_PATHS"; exit 4')
     assert done.returncode == 4, done.stderr
     tokens, paths = done.stdout.decode().strip().split("|")
-    assert paths == f"{b} {a}" and [int(t) > 0 for t in tokens.split()] == [True, True]
+    assert paths == f"{b}\n{a}" and [int(t) > 0 for t in tokens.split()] == [True, True]
     assert status(a)["nodes"] == [] and status(b)["nodes"] == []
     # A read/write lock's side is one path: refused before anything is sent.
     done = run("lock", a, b, "--read", "--", "true")

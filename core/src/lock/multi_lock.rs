@@ -20,7 +20,7 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
@@ -29,7 +29,7 @@ use tokio::time::Instant;
 
 use super::write_lock::{Lock, LockEvent, Owner};
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
 use crate::runtime;
 use crate::wait::Wait;
@@ -202,23 +202,14 @@ impl MultiLock {
     /// had taken.
     pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<Vec<i64>>> {
         let deadline = wait.deadline();
-        let mut taken = Taken {
-            locks: self,
-            owner,
-            held: Vec::new(),
-        };
-        let mut tokens = vec![0; self.locks.len()];
-        for &at in self.order.iter() {
-            // What is left of the one deadline: once it has passed, a try of each lock left.
-            let left = match deadline {
-                None => Wait::Forever,
-                Some(deadline) => Wait::For(deadline.saturating_duration_since(Instant::now())),
+        loop {
+            let mut taken = Taken {
+                locks: self,
+                owner,
+                held: Mutex::new(Vec::new()),
             };
-            match self.locks[at].lock_as(owner, left).await {
-                Ok(Some(token)) => {
-                    tokens[at] = token;
-                    taken.held.push(at);
-                }
+            let tokens = match self.take_all(&taken, deadline).await {
+                Ok(Some(tokens)) => tokens,
                 Ok(None) => {
                     taken.give_back().await;
                     return Ok(None);
@@ -227,23 +218,106 @@ impl MultiLock {
                     taken.give_back().await;
                     return Err(err);
                 }
+            };
+            // All or none means all at once: the holds taken before a session expired went with
+            // it, while a later lock was waited for on the next session (found by a review: the
+            // acquire answered true beside another client's hold of the first path).
+            if self.one_session(owner) {
+                taken.held.get_mut().unwrap().clear();
+                return Ok(Some(tokens));
+            }
+            taken.give_back().await;
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Ok(None);
             }
         }
-        taken.held.clear();
-        Ok(Some(tokens))
     }
 
-    /// Drops one hold of `owner` on every path, the last taken first; the first failure after
-    /// trying them all. Starts when called and runs to its end even if the future is dropped.
+    /// Takes the locks in path order while the deadline allows waiting; once it has passed (at
+    /// once for a try), tries every lock still to take together: each is one look, so a late
+    /// answer costs a round trip or two, not one per path.
+    async fn take_all(
+        &self,
+        taken: &Taken<'_>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<i64>>> {
+        let owner = taken.owner;
+        let mut tokens = vec![0; self.locks.len()];
+        let mut next = 0;
+        while next < self.order.len() {
+            let left = match deadline {
+                None => Wait::Forever,
+                Some(deadline) => Wait::For(deadline.saturating_duration_since(Instant::now())),
+            };
+            // The first lock always gets its look (a timeout below a round trip takes a free
+            // lock); later ones are waited for only within the deadline.
+            if next > 0 && left == Wait::For(Duration::ZERO) {
+                break;
+            }
+            let at = self.order[next];
+            match self.locks[at].lock_as(owner, left).await? {
+                Some(token) => {
+                    tokens[at] = token;
+                    taken.note(at);
+                }
+                None => return Ok(None),
+            }
+            next += 1;
+        }
+        let tries = self.order[next..].iter().map(|&at| async move {
+            let tried = self.locks[at].lock_as(owner, Wait::No).await;
+            if let Ok(Some(_)) = tried {
+                taken.note(at);
+            }
+            (at, tried)
+        });
+        let mut all = true;
+        for (at, tried) in futures_util::future::join_all(tries).await {
+            match tried? {
+                Some(token) => tokens[at] = token,
+                None => all = false,
+            }
+        }
+        Ok(all.then_some(tokens))
+    }
+
+    /// Whether `owner`'s holds of every lock are of one session (none lost).
+    fn one_session(&self, owner: Owner) -> bool {
+        let sessions: Option<BTreeSet<i64>> = self
+            .locks
+            .iter()
+            .map(|lock| lock.session_of(owner))
+            .collect();
+        sessions.is_some_and(|sessions| sessions.len() == 1)
+    }
+
+    /// Drops one hold of `owner` on every path, the last taken first, each delete confirmed
+    /// before the next is sent; the first failure after trying them all. Starts when called
+    /// (the first release at once: the multi-lock is no longer held when this returns) and runs
+    /// to its end even if the future is dropped.
     pub(crate) fn unlock_as(
         &self,
         owner: Owner,
     ) -> impl Future<Output = Result<()>> + Send + 'static {
-        let releases: Vec<_> = self
-            .taking_order_reversed()
-            .map(|lock| lock.unlock_as(owner))
-            .collect();
-        first_failure(releases)
+        let first = self.locks[*self.order.last().unwrap()].unlock_as(owner);
+        let rest: Vec<Lock> = self.taking_order_reversed().skip(1).cloned().collect();
+        let releasing = runtime::handle().spawn(async move {
+            let mut failure = first.await.err();
+            for lock in rest {
+                if let Err(err) = lock.unlock_as(owner).await {
+                    failure.get_or_insert(err);
+                }
+            }
+            failure.map_or(Ok(()), Err)
+        });
+        async move {
+            releasing.await.unwrap_or_else(|err| {
+                Err(Error::new(
+                    ErrorCode::Internal,
+                    format!("a multi-lock release failed: {err}"),
+                ))
+            })
+        }
     }
 
     /// Releases one hold of the oldest holder without a scope (Node, whose callers have no
@@ -258,9 +332,12 @@ impl MultiLock {
 
     /// For a caller that gave up after `lock_as` succeeded: every hold is released, never kept.
     pub(crate) fn abandon_acquired(&self, owner: Owner) {
-        for lock in self.taking_order_reversed() {
-            lock.abandon_acquired(owner);
-        }
+        let release = self.unlock_as(owner);
+        runtime::handle().spawn(async move {
+            if let Err(err) = release.await {
+                tracing::debug!("undoing an abandoned multi-lock acquire: {err}");
+            }
+        });
     }
 
     /// Releases every hold of this object, whoever its owner, the last taken first.
@@ -283,49 +360,53 @@ impl MultiLock {
 }
 
 /// The locks an acquire has taken so far: given back (the last taken first) if it does not
-/// finish, also when its future is dropped.
+/// finish, also when its future is dropped. Noted the moment each is taken, so that a cancel
+/// between two awaits never strands one.
 struct Taken<'a> {
     locks: &'a MultiLock,
     owner: Owner,
-    held: Vec<usize>,
+    held: Mutex<Vec<usize>>,
 }
 
 impl Taken<'_> {
-    /// Releases what was taken and waits for the deletes (a failed or timed-out acquire answers
-    /// only with nothing left behind).
-    async fn give_back(&mut self) {
-        let releases: Vec<_> = self
-            .held
-            .drain(..)
+    fn note(&self, at: usize) {
+        self.held.lock().unwrap().push(at);
+    }
+
+    fn drain(&mut self) -> Vec<Lock> {
+        let held = std::mem::take(self.held.get_mut().unwrap());
+        held.into_iter()
             .rev()
-            .map(|at| self.locks.locks[at].unlock_as(self.owner))
-            .collect();
-        if let Err(err) = first_failure(releases).await {
-            tracing::debug!("giving back a multi-lock's partial hold: {err}");
+            .map(|at| self.locks.locks[at].clone())
+            .collect()
+    }
+
+    /// Releases what was taken, one after another, and waits for the deletes (a failed or
+    /// timed-out acquire answers only with nothing left behind).
+    async fn give_back(&mut self) {
+        for lock in self.drain() {
+            if let Err(err) = lock.unlock_as(self.owner).await {
+                tracing::debug!("giving back a multi-lock's partial hold: {err}");
+            }
         }
     }
 }
 
 impl Drop for Taken<'_> {
     fn drop(&mut self) {
-        for at in self.held.drain(..).rev() {
-            self.locks.locks[at].abandon_acquired(self.owner);
+        let (locks, owner) = (self.drain(), self.owner);
+        if let Some((first, rest)) = locks.split_first() {
+            // The first release starts now, the others follow it in order.
+            let first = first.unlock_as(owner);
+            let rest = rest.to_vec();
+            runtime::handle().spawn(async move {
+                let _ = first.await;
+                for lock in rest {
+                    let _ = lock.unlock_as(owner).await;
+                }
+            });
         }
     }
-}
-
-/// Awaits every release (all started already) and answers with the first failure.
-async fn first_failure<F>(releases: Vec<F>) -> Result<()>
-where
-    F: Future<Output = Result<()>>,
-{
-    let mut failure = None;
-    for release in releases {
-        if let Err(err) = release.await {
-            failure.get_or_insert(err);
-        }
-    }
-    failure.map_or(Ok(()), Err)
 }
 
 /// Every lock of a `MultiLock`, held. `release()` returns once every node is gone; dropping
