@@ -249,9 +249,9 @@ impl MultiLock {
                 None => Wait::Forever,
                 Some(deadline) => Wait::For(deadline.saturating_duration_since(Instant::now())),
             };
-            // The first lock always gets its look (a timeout below a round trip takes a free
-            // lock); later ones are waited for only within the deadline.
-            if next > 0 && left == Wait::For(Duration::ZERO) {
+            // Once the deadline has passed (at once for a try), every lock left gets one look,
+            // all together; a timeout below a round trip still takes free locks.
+            if left == Wait::For(Duration::ZERO) {
                 break;
             }
             let at = self.order[next];
@@ -381,11 +381,14 @@ impl Taken<'_> {
             .collect()
     }
 
-    /// Releases what was taken, one after another, and waits for the deletes (a failed or
-    /// timed-out acquire answers only with nothing left behind).
+    /// Releases what was taken, all at once (the set was never held whole, so no order is
+    /// owed), and waits for the deletes: a failed or timed-out acquire answers only with
+    /// nothing left behind, a round trip after giving up rather than one per path.
     async fn give_back(&mut self) {
-        for lock in self.drain() {
-            if let Err(err) = lock.unlock_as(self.owner).await {
+        let owner = self.owner;
+        let releases = self.drain().into_iter().map(|lock| lock.unlock_as(owner));
+        for released in futures_util::future::join_all(releases).await {
+            if let Err(err) = released {
                 tracing::debug!("giving back a multi-lock's partial hold: {err}");
             }
         }
