@@ -150,22 +150,10 @@ public final class Cache extends NativeObject {
      */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            with(h -> {
-                Native.cacheClose(h);
-                return null;
-            });
-        } catch (ZkException e) {
-            if (e.getCode() != ZkException.Code.CLOSED) {
-                throw e; // not expected: the core's close does not fail
-            }
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
+        closeAfter(() -> with(h -> {
+            Native.cacheClose(h);
+            return null;
+        }), events);
     }
 
     @Override

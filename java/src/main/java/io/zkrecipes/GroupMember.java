@@ -111,19 +111,7 @@ public final class GroupMember extends NativeObject {
      */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            Native.join(call(1));
-        } catch (ZkException e) {
-            if (e.getCode() != ZkException.Code.CLOSED) {
-                throw e;
-            }
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
+        closeAfter(() -> Native.join(call(1)), events);
     }
 
     @Override

@@ -206,19 +206,7 @@ public final class LeaderLatch extends NativeObject {
      */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            Native.join(call(1));
-        } catch (ZkException e) {
-            if (e.getCode() != ZkException.Code.CLOSED) {
-                throw e; // not expected: the core's close does not fail
-            }
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
+        closeAfter(() -> Native.join(call(1)), events);
     }
 
     @Override

@@ -81,9 +81,36 @@ abstract class NativeObject implements AutoCloseable {
         return handle.raw == 0;
     }
 
+    /**
+     * Ends the recipe with {@code ending}, then stops {@code events} (if any) once what they saw
+     * is delivered, then frees the handle. A CLOSED answer (the client was closed first) is no
+     * failure; the core's own close does not fail otherwise. Closing twice is harmless.
+     */
+    final void closeAfter(Runnable ending, EventSink<?> events) {
+        if (isClosed()) {
+            return;
+        }
+        try {
+            ending.run();
+        } catch (ZkException e) {
+            if (e.getCode() != ZkException.Code.CLOSED) {
+                throw e;
+            }
+        } finally {
+            if (events != null) {
+                events.cancel(true);
+            }
+            free();
+        }
+    }
+
     /** Frees the native handle. Closing twice is harmless. */
     @Override
     public void close() {
+        free();
+    }
+
+    private void free() {
         guard.writeLock().lock();
         try {
             cleanable.clean();

@@ -97,18 +97,7 @@ public final class PersistentNode extends NativeObject {
      */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            Native.join(this.<Void>call(1));
-        } catch (ZkException e) {
-            if (e.getCode() != ZkException.Code.CLOSED) {
-                throw e;
-            }
-        } finally {
-            super.close();
-        }
+        closeAfter(() -> Native.join(this.<Void>call(1)), null);
     }
 
     @Override
