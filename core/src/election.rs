@@ -280,19 +280,7 @@ impl LeaderElectionSupport {
                 return Ok(None);
             };
             let path = format!("{}/{}", self.inner.root, first);
-            let p = path.as_str();
-            let data = self
-                .inner
-                .client
-                .retrying(None, |zk| async move {
-                    match zk.get_data(p).await {
-                        Ok((data, _)) => Ok(Some(data)),
-                        Err(zk::Error::NoNode) => Ok(None),
-                        Err(err) => Err(err),
-                    }
-                })
-                .await?;
-            if let Some(data) = data {
+            if let Some((data, _)) = self.inner.client.read_if_present(&path).await? {
                 return Ok(Some(String::from_utf8_lossy(&data).into_owned()));
             }
         }
@@ -442,18 +430,7 @@ impl Inner {
             if live_offers().lock().unwrap().contains(&path) {
                 continue;
             }
-            let p = path.as_str();
-            let found = self
-                .client
-                .retrying(None, |zk| async move {
-                    match zk.get_data(p).await {
-                        Ok(found) => Ok(Some(found)),
-                        Err(zk::Error::NoNode) => Ok(None),
-                        Err(err) => Err(err),
-                    }
-                })
-                .await?;
-            if let Some((data, stat)) = found {
+            if let Some((data, stat)) = self.client.read_if_present(&path).await? {
                 if stat.ephemeral_owner == session && data == self.host_name.as_bytes() {
                     delete_confirmed(&self.client, &path).await?;
                 }

@@ -2,82 +2,53 @@
 
 use std::fmt;
 
-/// The codes every binding exposes (the README's error table). Bindings map these, never the
-/// underlying ZooKeeper errors, so a Python and a Java caller see the same code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    InvalidPath,
-    InvalidArgument,
-    ConnectionLoss,
+/// The enum, its names and its list, from one table: a code cannot be added to one and not the
+/// others.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $code:ident => $name:literal,)*) => {
+        /// The codes every binding exposes (the README's error table). Bindings map these, never
+        /// the underlying ZooKeeper errors, so a Python and a Java caller see the same code.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $code,)*
+        }
+
+        impl ErrorCode {
+            /// The code string every language shows (`"CONNECTION_LOSS"`, ...).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$code => $name,)*
+                }
+            }
+
+            /// Every code, in the table's order (the bindings' code lists are this one).
+            pub const ALL: [ErrorCode; [$($name),*].len()] = [$(ErrorCode::$code,)*];
+        }
+    };
+}
+
+error_codes! {
+    InvalidPath => "INVALID_PATH",
+    InvalidArgument => "INVALID_ARGUMENT",
+    ConnectionLoss => "CONNECTION_LOSS",
     /// The TLS connection failed for its configuration, not for an outage: an unknown CA, a
     /// hostname mismatch, an expired or refused certificate, TLS against a plain port or the
     /// other way round. It stays so until the configuration changes.
-    TlsRefused,
-    SessionExpired,
-    Timeout,
-    NoNode,
-    NodeExists,
-    NotEmpty,
-    BadVersion,
-    NoAuth,
-    AuthFailed,
-    NoSuchElement,
-    NotOwner,
-    WouldDeadlock,
-    Closed,
-    Interrupted,
-    Internal,
-}
-
-impl ErrorCode {
-    /// The code string every language shows (`"CONNECTION_LOSS"`, ...).
-    pub fn as_str(self) -> &'static str {
-        use ErrorCode::*;
-        match self {
-            InvalidPath => "INVALID_PATH",
-            InvalidArgument => "INVALID_ARGUMENT",
-            ConnectionLoss => "CONNECTION_LOSS",
-            TlsRefused => "TLS_REFUSED",
-            SessionExpired => "SESSION_EXPIRED",
-            Timeout => "TIMEOUT",
-            NoNode => "NO_NODE",
-            NodeExists => "NODE_EXISTS",
-            NotEmpty => "NOT_EMPTY",
-            BadVersion => "BAD_VERSION",
-            NoAuth => "NO_AUTH",
-            AuthFailed => "AUTH_FAILED",
-            NoSuchElement => "NO_SUCH_ELEMENT",
-            NotOwner => "NOT_OWNER",
-            WouldDeadlock => "WOULD_DEADLOCK",
-            Closed => "CLOSED",
-            Interrupted => "INTERRUPTED",
-            Internal => "INTERNAL",
-        }
-    }
-
-    pub const ALL: [ErrorCode; 18] = {
-        use ErrorCode::*;
-        [
-            InvalidPath,
-            InvalidArgument,
-            ConnectionLoss,
-            TlsRefused,
-            SessionExpired,
-            Timeout,
-            NoNode,
-            NodeExists,
-            NotEmpty,
-            BadVersion,
-            NoAuth,
-            AuthFailed,
-            NoSuchElement,
-            NotOwner,
-            WouldDeadlock,
-            Closed,
-            Interrupted,
-            Internal,
-        ]
-    };
+    TlsRefused => "TLS_REFUSED",
+    SessionExpired => "SESSION_EXPIRED",
+    Timeout => "TIMEOUT",
+    NoNode => "NO_NODE",
+    NodeExists => "NODE_EXISTS",
+    NotEmpty => "NOT_EMPTY",
+    BadVersion => "BAD_VERSION",
+    NoAuth => "NO_AUTH",
+    AuthFailed => "AUTH_FAILED",
+    NoSuchElement => "NO_SUCH_ELEMENT",
+    NotOwner => "NOT_OWNER",
+    WouldDeadlock => "WOULD_DEADLOCK",
+    Closed => "CLOSED",
+    Interrupted => "INTERRUPTED",
+    Internal => "INTERNAL",
 }
 
 impl fmt::Display for ErrorCode {

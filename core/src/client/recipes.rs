@@ -221,6 +221,19 @@ impl Client {
         }
     }
 
+    /// The node's data and stat, `None` if it does not exist; read again after a connection
+    /// loss, as `retrying` does.
+    pub(crate) async fn read_if_present(&self, path: &str) -> Result<Option<(Vec<u8>, zk::Stat)>> {
+        self.retrying(None, |zk| async move {
+            match zk.get_data(path).await {
+                Ok(found) => Ok(Some(found)),
+                Err(zk::Error::NoNode) => Ok(None),
+                Err(err) => Err(err),
+            }
+        })
+        .await
+    }
+
     /// Creates the recipe directory `path` with this client's ACL, and its
     /// missing ancestors open to everybody: an ancestor is shared by other
     /// applications, which must still be able to create their own directories.

@@ -203,20 +203,8 @@ impl DistributedQueue {
                 return Ok(None);
             };
             let path = format!("{}/{}", self.inner.dir, head);
-            let p = path.as_str();
-            let data = self
-                .inner
-                .client
-                .retrying(None, |zk| async move {
-                    match zk.get_data(p).await {
-                        Ok((data, _)) => Ok(Some(data)),
-                        Err(zk::Error::NoNode) => Ok(None),
-                        Err(err) => Err(err),
-                    }
-                })
-                .await?;
-            match data {
-                Some(data) => return Ok(Some(data)),
+            match self.inner.client.read_if_present(&path).await? {
+                Some((data, _)) => return Ok(Some(data)),
                 None => {
                     cache.names.pop_front();
                 }
@@ -552,16 +540,8 @@ impl Inner {
 
     async fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
         let path = format!("{}/{}", self.dir, name);
-        let p = path.as_str();
-        self.client
-            .retrying(None, |zk| async move {
-                match zk.get_data(p).await {
-                    Ok((data, _)) => Ok(Some(data)),
-                    Err(zk::Error::NoNode) => Ok(None),
-                    Err(err) => Err(err),
-                }
-            })
-            .await
+        let found = self.client.read_if_present(&path).await?;
+        Ok(found.map(|(data, _)| data))
     }
 }
 
