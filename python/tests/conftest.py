@@ -12,13 +12,19 @@ import sys
 import threading
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
 import zkrecipes
 
 REPO = Path(__file__).resolve().parents[2]
+
+# `--import-mode=importlib` leaves sys.path alone, so without this the test modules could not
+# import the helpers that stand beside them (_helpers.py).
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -158,6 +164,30 @@ def make_client(zk_connect: str) -> Iterator[object]:
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture
+def make_kz(zk_connect: str) -> Iterator[Callable[..., object]]:
+    """kazoo clients (another library on the same server), started; stopped and closed after the test."""
+    # Imported, not skipped when missing: the suite installs kazoo, and a skip would hide its absence.
+    import kazoo.client as kazoo_client
+    made = []
+
+    def make(**kwargs: object) -> object:
+        kz = kazoo_client.KazooClient(hosts=zk_connect, **kwargs)
+        kz.start(20)
+        made.append(kz)
+        return kz
+
+    yield make
+    for kz in made:
+        kz.stop()
+        kz.close()
+
+
+@pytest.fixture
+def kz(make_kz: Callable[..., object]) -> object:
+    return make_kz()
 
 
 PYTHON = sys.executable

@@ -4,7 +4,6 @@ member, the `entered()` block, and bad input."""
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import threading
 import time
@@ -12,6 +11,8 @@ import time
 import pytest
 
 import zkrecipes
+
+from _helpers import assert_ctrl_c_interrupts, assert_release_frees_a_waiter
 
 
 def test_barrier_releases_its_waiters(make_client, path):
@@ -22,12 +23,7 @@ def test_barrier_releases_its_waiters(make_client, path):
     barrier.set()  # up stays up
     assert barrier.is_set() and theirs.is_set()
     assert theirs.wait(0) is False and theirs.wait(0.2) is False
-    released: list = []
-    waiter = threading.Thread(target=lambda: released.append(theirs.wait(20)))
-    waiter.start()
-    barrier.remove()
-    waiter.join(30)
-    assert released == [True]
+    assert_release_frees_a_waiter(theirs.wait, barrier.remove)
     barrier.remove()  # down stays down
     assert not barrier.is_set()
 
@@ -58,12 +54,7 @@ def test_barrier_async_and_bad_input(client, path):
 def test_ctrl_c_interrupts_a_barrier_wait(client, path):
     barrier = client.barrier(path)
     barrier.set()
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        barrier.wait()
-    assert time.monotonic() - started < 5
+    assert_ctrl_c_interrupts(barrier.wait)
     barrier.remove()
 
 
@@ -161,12 +152,7 @@ def test_a_cancelled_enter_withdraws_the_member(client, path):
 def test_ctrl_c_interrupts_an_enter_and_withdraws_the_member(client, path):
     barrier = client.double_barrier(path, 2)
     looker = client.double_barrier(path, 2)
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        barrier.enter()
-    assert time.monotonic() - started < 5
+    assert_ctrl_c_interrupts(barrier.enter, after=0.5)
     deadline = time.monotonic() + 10
     while looker.members():
         assert time.monotonic() < deadline, "the interrupted member's node is still there"

@@ -3,24 +3,13 @@ contract, so each library's removal releases the other's waiters."""
 
 from __future__ import annotations
 
-import threading
-from typing import Iterator
-
 import pytest
 
 import zkrecipes
 
-kazoo_client = pytest.importorskip("kazoo.client")
+from _helpers import assert_release_frees_a_waiter
+
 kazoo_barrier = pytest.importorskip("kazoo.recipe.barrier")
-
-
-@pytest.fixture
-def kz(zk_connect: str) -> Iterator[object]:
-    kz = kazoo_client.KazooClient(hosts=zk_connect)
-    kz.start(20)
-    yield kz
-    kz.stop()
-    kz.close()
 
 
 def test_a_kazoo_barrier_holds_and_releases_our_waiter(client: zkrecipes.Client, kz, path: str):
@@ -28,12 +17,7 @@ def test_a_kazoo_barrier_holds_and_releases_our_waiter(client: zkrecipes.Client,
     theirs.create()
     ours = client.barrier(path)
     assert ours.is_set() and ours.wait(0.1) is False
-    released: list = []
-    waiter = threading.Thread(target=lambda: released.append(ours.wait(20)))
-    waiter.start()
-    theirs.remove()
-    waiter.join(30)
-    assert released == [True]
+    assert_release_frees_a_waiter(ours.wait, theirs.remove)
 
 
 def test_our_barrier_holds_and_releases_a_kazoo_waiter(client: zkrecipes.Client, kz, path: str):
@@ -41,9 +25,4 @@ def test_our_barrier_holds_and_releases_a_kazoo_waiter(client: zkrecipes.Client,
     ours.set()
     theirs = kazoo_barrier.Barrier(kz, path)
     assert theirs.wait(0.1) is False, "kazoo sees our barrier up"
-    released: list = []
-    waiter = threading.Thread(target=lambda: released.append(theirs.wait(20)))
-    waiter.start()
-    ours.remove()
-    waiter.join(30)
-    assert released == [True]
+    assert_release_frees_a_waiter(theirs.wait, ours.remove)

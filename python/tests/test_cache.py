@@ -9,50 +9,14 @@ import asyncio
 import gc
 import threading
 import weakref
-from typing import Callable, Iterator, List
+from typing import List
 
 import pytest
 
 import zkrecipes
 from zkrecipes import CacheEvent, CachedNode, NodeEvent
 
-kazoo_client = pytest.importorskip("kazoo.client")
-
-DEADLINE = 20.0
-
-
-@pytest.fixture
-def kz(zk_connect: str) -> Iterator[object]:
-    kz = kazoo_client.KazooClient(hosts=zk_connect)
-    kz.start(20)
-    yield kz
-    kz.stop()
-    kz.close()
-
-
-class Heard:
-    """A listener that keeps the events it hears and wakes whoever waits for one."""
-
-    def __init__(self) -> None:
-        self.events: List[NodeEvent] = []
-        self.cond = threading.Condition()
-
-    def __call__(self, event: NodeEvent) -> None:
-        with self.cond:
-            self.events.append(event)
-            self.cond.notify_all()
-
-    def until(self, what: str, ready: Callable[[List[NodeEvent]], bool]) -> List[NodeEvent]:
-        with self.cond:
-            assert self.cond.wait_for(lambda: ready(self.events), DEADLINE), f"{what}: {self.events}"
-            return list(self.events)
-
-    def count(self, n: int) -> List[NodeEvent]:
-        return self.until(f"{n} events", lambda events: len(events) >= n)
-
-    def names(self) -> List[str]:
-        with self.cond:
-            return [f"{e.name} {e.node.path if e.node else ''}".strip() for e in self.events]
+from _helpers import DEADLINE, HeardEvents, assert_a_start_after_the_client_closed_is_closed
 
 
 def test_enum_lists_exactly_the_core_names():
@@ -63,21 +27,21 @@ def test_enum_lists_exactly_the_core_names():
 
 def test_a_tree_cache_tells_every_change_in_order(client, kz, path):
     kz.create(path + "/a", b"1", makepath=True)
-    heard = Heard()
+    heard = HeardEvents()
     cache = client.tree_cache(path)
     cache.add_listener(heard)
     cache.add_listener(heard)  # once only
     with cache:
         # The first load: a CREATED for every node, parents first, then INITIALIZED.
         heard.count(3)
-        assert heard.names() == [f"CREATED {path}", f"CREATED {path}/a", "INITIALIZED"]
+        assert heard.names_with_paths() == [f"CREATED {path}", f"CREATED {path}/a", "INITIALIZED"]
         assert len(cache) == 2 and path + "/a" in cache and path + "/b" not in cache and 7 not in cache
         kz.create(path + "/a/b", b"2")
         kz.set(path + "/a", b"3")
         events = heard.until("the change", lambda events: len(events) >= 5)
         # A parent whose child came is no CHANGED (its data and mzxid are the same). Events of
         # different paths may come in either order; one path's come in zxid order.
-        assert sorted(heard.names()[3:]) == [f"CHANGED {path}/a", f"CREATED {path}/a/b"]
+        assert sorted(heard.names_with_paths()[3:]) == [f"CHANGED {path}/a", f"CREATED {path}/a/b"]
         changed = next(e for e in events[3:] if e == "CHANGED")
         assert changed.old is not None and changed.old.data == b"1" and changed.old.stat.version == 0
         assert changed.node.data == b"3" and changed.node.stat.version == 1
@@ -85,7 +49,7 @@ def test_a_tree_cache_tells_every_change_in_order(client, kz, path):
         assert changed.node == cache.get(path + "/a") and cache.children(path + "/a") == ["b"]
         kz.delete(path + "/a", recursive=True)
         heard.until("the delete", lambda events: len(events) >= 7)
-        assert heard.names()[5:] == [f"DELETED {path}/a/b", f"DELETED {path}/a"], "deepest first"
+        assert heard.names_with_paths()[5:] == [f"DELETED {path}/a/b", f"DELETED {path}/a"], "deepest first"
         assert heard.events[-1].node.data == b"3", "a deleted node as it was"
         assert cache.snapshot() == [cache.get(path)] and cache.children() == []
     assert len(cache) == 0 and cache.get(path) is None, "a closed cache is empty"
@@ -101,7 +65,7 @@ def test_a_children_cache_of_many_nodes(client, kz, path):
     for i in range(n):
         tx.create(f"{path}/c{i:03}", str(i).encode())
     assert all(r == f"{path}/c{i:03}" for i, r in enumerate(tx.commit()))
-    heard = Heard()
+    heard = HeardEvents()
     cache = client.children_cache(path)
     cache.add_listener(heard)
     assert "not loaded" in repr(cache)
@@ -122,7 +86,7 @@ def test_a_children_cache_of_many_nodes(client, kz, path):
 
 
 def test_a_node_cache_creates_nothing_and_sees_its_node_come_and_go(client, kz, path):
-    heard = Heard()
+    heard = HeardEvents()
     with client.node_cache(path) as cache:
         cache.add_listener(heard)
         assert cache.node is None and len(cache) == 0 and kz.exists(path) is None, "nothing created"
@@ -176,7 +140,7 @@ def test_a_listener_may_call_back_into_the_cache_and_close_it(client, kz, path):
 
 def test_close_while_events_flow_and_during_a_start(client, kz, path):
     kz.create(path + "/n", b"0", makepath=True)
-    heard = Heard()
+    heard = HeardEvents()
     cache = client.tree_cache(path)
     cache.add_listener(heard)
     cache.start()
@@ -246,7 +210,7 @@ def test_async_with_a_loop_listener_and_a_cancelled_start(client, kz, path):
 
 
 def test_an_unreferenced_cache_with_a_listener_is_collected(client, kz, path):
-    heard = Heard()
+    heard = HeardEvents()
     cache = client.tree_cache(path)
     cache.add_listener(heard)
     cache.start()
@@ -258,7 +222,7 @@ def test_an_unreferenced_cache_with_a_listener_is_collected(client, kz, path):
     kz.create(path, b"after", makepath=True)  # nothing to tell it, and nothing breaks
     with client.tree_cache(path) as again:
         assert again.get(path).data == b"after"
-    assert heard.names() == ["INITIALIZED"]
+    assert heard.names_with_paths() == ["INITIALIZED"]
 
 
 def test_bad_input_is_typed(client, path):
@@ -287,14 +251,5 @@ def test_a_closed_client_refuses_new_caches(zk_connect, path):
         c.tree_cache(path)
 
 
-
 def test_a_start_after_the_client_closed_is_closed(zk_connect, path):
-    c = zkrecipes.Client(zk_connect)
-    cache = c.tree_cache(path)
-    c.close()
-
-    async def main() -> None:
-        with pytest.raises(zkrecipes.ClosedError):
-            await asyncio.wait_for(cache.start_async(), 15.0)
-
-    asyncio.run(main())
+    assert_a_start_after_the_client_closed_is_closed(zk_connect, lambda client: client.tree_cache(path))

@@ -17,34 +17,13 @@ import pytest
 import zkrecipes
 from zkrecipes import Updated, VersionedCount
 
-DEADLINE = 20.0
+from _helpers import DEADLINE, HeardCounts
 
 
 def wait_for(what: str, ready: Callable[[], bool], cond: threading.Condition) -> None:
     """Until ``ready()``, woken by ``cond``; fails after DEADLINE seconds."""
     with cond:
         assert cond.wait_for(ready, DEADLINE), f"{what}: not within {DEADLINE} s"
-
-
-class Heard:
-    """A listener that keeps the values it hears and wakes whoever waits for one."""
-
-    def __init__(self) -> None:
-        self.values: List[VersionedCount] = []
-        self.cond = threading.Condition()
-
-    def __call__(self, seen: VersionedCount) -> None:
-        with self.cond:
-            self.values.append(seen)
-            self.cond.notify_all()
-
-    def until(self, value: int) -> VersionedCount:
-        wait_for(f"the value {value} heard", lambda: any(v.value == value for v in self.values), self.cond)
-        return next(v for v in self.values if v.value == value)
-
-    def heard_within(self, value: int, seconds: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: any(v.value == value for v in self.values), seconds)
 
 
 def test_increments_from_threads_of_two_clients_end_exact(make_client, path):
@@ -136,7 +115,7 @@ def test_a_count_is_seeded_once_and_try_set_races_answer_false(make_client, path
     with ours, zkrecipes.SharedCount(make_client(), path, 100) as theirs:
         assert ours.count == 7 and theirs.get() == 7, "the second seed never overwrites"
         assert ours.versioned() == VersionedCount(7, 0)
-        heard = Heard()
+        heard = HeardCounts()
         ours.add_listener(heard)
         # Both read the same version; the first write over it wins, the other is told.
         mine, yours = ours.versioned(), theirs.versioned()
@@ -144,11 +123,11 @@ def test_a_count_is_seeded_once_and_try_set_races_answer_false(make_client, path
         assert ours.try_set(mine, 9) is False
         assert ours.count == 8, "a lost try_set refreshes the count"
         assert ours.try_set(ours.versioned(), 9) is True and ours.count == 9
-        assert heard.until(9).version == 2
+        assert heard.until_value(9).version == 2
         assert ours.add(-4) == VersionedCount(5, 3)
         theirs.set(-(2**31))
         assert theirs.add(-1).value == 2**31 - 1, "wraps as Java's int"
-        assert heard.until(2**31 - 1) == VersionedCount(2**31 - 1, 5)
+        assert heard.until_value(2**31 - 1) == VersionedCount(2**31 - 1, 5)
         assert f"{2**31 - 1} (version 5)" in repr(ours)
         values = [v.value for v in heard.values]
         assert values == sorted(set(values), key=values.index), "in order, each once"
@@ -272,11 +251,11 @@ def test_async_forms_and_cancelled_updates(client, path):
 # A deleted node is watched for its creation (an exists watch), so the count follows it again.
 def test_a_deleted_and_recreated_node_is_followed_again(make_client, zk_connect, path):
     count = make_client().shared_count(path, seed=1)
-    heard = Heard()
+    heard = HeardCounts()
     count.add_listener(heard)
     count.start()
     harness = os.environ.get("ZK_HARNESS", str(Path(__file__).resolve().parents[2] / "target" / "debug" / "zk-harness"))
     subprocess.run([harness, "rm", zk_connect, path], check=True, timeout=30)
     make_client().shared_count(path).set(5)  # creates the node again
-    assert heard.heard_within(5, 15.0), f"the recreated node's value: {heard.values}"
+    assert heard.value_within(5, 15.0), f"the recreated node's value: {heard.values}"
 

@@ -4,63 +4,34 @@ Curator's 4 bytes big-endian is the whole contract, and kazoo's empty node reads
 from __future__ import annotations
 
 import threading
-from typing import Iterator, List
+from typing import List
 
 import pytest
 
 import zkrecipes
-from zkrecipes import VersionedCount
 
-kazoo_client = pytest.importorskip("kazoo.client")
+from _helpers import DEADLINE, HeardCounts
+
 kazoo_counter = pytest.importorskip("kazoo.recipe.counter")
-
-DEADLINE = 20.0
 
 
 @pytest.fixture
-def kz(zk_connect: str) -> Iterator[object]:
+def kz(make_kz):
     # Retried at once on a version conflict: kazoo's default backoff would make the race slow.
-    kz = kazoo_client.KazooClient(
-        hosts=zk_connect, command_retry={"max_tries": -1, "delay": 0.001, "backoff": 1, "max_jitter": 0.001}
-    )
-    kz.start(20)
-    yield kz
-    kz.stop()
-    kz.close()
-
-
-class Heard:
-    def __init__(self) -> None:
-        self.values: List[VersionedCount] = []
-        self.cond = threading.Condition()
-
-    def __call__(self, seen: VersionedCount) -> None:
-        with self.cond:
-            self.values.append(seen)
-            self.cond.notify_all()
-
-    def heard_within(self, value: int, seconds: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: any(v.value == value for v in self.values), seconds)
-
-    def until(self, value: int) -> None:
-        with self.cond:
-            assert self.cond.wait_for(lambda: any(v.value == value for v in self.values), DEADLINE), (
-                f"{value} not heard within {DEADLINE} s: {self.values}"
-            )
+    return make_kz(command_retry={"max_tries": -1, "delay": 0.001, "backoff": 1, "max_jitter": 0.001})
 
 
 def test_kazoo_increments_reach_our_listener(client: zkrecipes.Client, kz, path: str):
     ours = client.shared_count(path, seed=0)
-    heard = Heard()
+    heard = HeardCounts()
     ours.add_listener(heard)
     with ours:
         theirs = kazoo_counter.Counter(kz, path, support_curator=True)
         theirs += 5
-        heard.until(5)
+        heard.until_value(5)
         assert ours.count == 5
         theirs -= 2
-        heard.until(3)
+        heard.until_value(3)
         assert ours.get() == 3 and ours.read() == 3
 
 
@@ -82,14 +53,14 @@ def test_a_node_kazoo_created_empty_reads_as_our_seed(client: zkrecipes.Client, 
     assert kz.get(path)[0] == b""
     ours = client.shared_count(path, seed=7)
     assert ours.read() == 7
-    heard = Heard()
+    heard = HeardCounts()
     ours.add_listener(heard)
     with ours:
         assert ours.count == 7, "empty is the seed, not overwritten by start()"
         assert kz.get(path)[0] == b""
         # kazoo counts from its own default: 0 + 1, which we then follow.
         theirs += 1
-        heard.until(1)
+        heard.until_value(1)
         ours.add(1)
         assert theirs.value == 2
 
@@ -122,9 +93,9 @@ def test_kazoo_and_our_adds_race_to_an_exact_total(make_client, kz, path: str):
 # A bad value keeps the watch it was read with: the next good value is followed.
 def test_a_count_goes_on_following_after_a_bad_value(client: zkrecipes.Client, kz, path: str):
     count = client.shared_count(path, seed=1)
-    heard = Heard()
+    heard = HeardCounts()
     count.add_listener(heard)
     with count:
         kz.set(path, b"\x01\x02")
         kz.set(path, (9).to_bytes(4, "big"))
-        assert heard.heard_within(9, 15.0), f"the good value after the bad one: {heard.values}"
+        assert heard.value_within(9, 15.0), f"the good value after the bad one: {heard.values}"

@@ -6,12 +6,10 @@ input as typed errors."""
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import re
 import threading
-import time
-from typing import Callable, Iterator, List
+from typing import List
 
 import pytest
 from kazoo.exceptions import NoNodeError
@@ -19,60 +17,23 @@ from kazoo.exceptions import NoNodeError
 import zkrecipes
 from zkrecipes import CacheEvent, NodeEvent, NodeMode
 
-kazoo_client = pytest.importorskip("kazoo.client")
-
-DEADLINE = 20.0
-
-
-@pytest.fixture
-def kz(zk_connect: str) -> Iterator[object]:
-    kz = kazoo_client.KazooClient(hosts=zk_connect)
-    kz.start(20)
-    yield kz
-    kz.stop()
-    kz.close()
-
-
-class Heard:
-    """A listener that keeps the events it hears and wakes whoever waits for one."""
-
-    def __init__(self) -> None:
-        self.events: List[NodeEvent] = []
-        self.cond = threading.Condition()
-
-    def __call__(self, event: NodeEvent) -> None:
-        with self.cond:
-            self.events.append(event)
-            self.cond.notify_all()
-
-    def until(self, what: str, ready: Callable[[List[NodeEvent]], bool]) -> List[NodeEvent]:
-        with self.cond:
-            assert self.cond.wait_for(lambda: ready(self.events), DEADLINE), f"{what}: {self.events}"
-            return list(self.events)
-
-    def names(self) -> List[str]:
-        with self.cond:
-            return [f"{e.name} {e.node.name if e.node else ''}".strip() for e in self.events]
-
-
-def until(what: Callable[[], bool]) -> bool:
-    """Polls a state (not an event) up to the deadline."""
-    deadline = time.monotonic() + DEADLINE
-    while not what():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+from _helpers import (
+    DEADLINE,
+    HeardEvents,
+    assert_a_start_after_the_client_closed_is_closed,
+    assert_ctrl_c_interrupts,
+    until,
+)
 
 
 def test_two_members_see_each_other_join_change_and_leave(make_client, path):
     a = make_client().group_member(path, "a", b"pa")
-    heard = Heard()
+    heard = HeardEvents()
     a.add_listener(heard)
     with a:
         assert a.members() == {"a": b"pa"} and a.id == "a" and a.group == path
         heard.until("our own join", lambda events: len(events) >= 2)
-        assert heard.names() == ["INITIALIZED", "CREATED a"], "a listener before start hears its own join"
+        assert heard.names_with_node_names() == ["INITIALIZED", "CREATED a"], "a listener before start hears its own join"
         with make_client().group_member(path, "b", b"pb") as b:
             assert b.members() == {"a": b"pa", "b": b"pb"}
             # Three events: "CREATED a" is a CREATED too (waiting for the last to be one let this
@@ -89,7 +50,7 @@ def test_two_members_see_each_other_join_change_and_leave(make_client, path):
         assert a.members()["a"] in (b"pa", b"new")
         heard.until("our own payload", lambda events: events[-1] == "CHANGED")
         assert a.members() == {"a": b"new"}
-    assert heard.names() == ["INITIALIZED", "CREATED a", "CREATED b", "CHANGED b", "DELETED b", "CHANGED a"]
+    assert heard.names_with_node_names() == ["INITIALIZED", "CREATED a", "CREATED b", "CHANGED b", "DELETED b", "CHANGED a"]
     assert a.members() == {}, "closed: out of the group, and no view of it"
     a.close()  # idempotent
 
@@ -138,7 +99,7 @@ def test_a_bad_member_is_a_typed_error(client, path):
 
 def test_a_persistent_node_is_created_again_after_another_client_deletes_it(client, kz, path):
     watcher = client.node_cache(path + "/node")
-    heard = Heard()
+    heard = HeardEvents()
     watcher.add_listener(heard)
     watcher.start()
     with client.persistent_node(path + "/node", b"mine") as node:
@@ -192,10 +153,7 @@ def test_another_sessions_ephemeral_node_is_waited_for_never_taken_over(client, 
 def test_ctrl_c_interrupts_a_waiting_start_and_closes_the_node(client, kz, path):
     kz.create(path, b"theirs", ephemeral=True, makepath=True)
     node = client.persistent_node(path, b"ours")
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        node.start()
+    assert_ctrl_c_interrupts(node.start)
     assert until(lambda: _closed(node)), "interrupted: closed, so never made later"
     kz.delete(path)
 
@@ -267,17 +225,8 @@ def test_bad_persistent_nodes_are_typed(client, path):
     assert str(NodeMode.PERSISTENT) == "PERSISTENT" and "not created" in repr(node)
 
 
-
 def test_a_start_after_the_client_closed_is_closed(zk_connect, path):
-    c = zkrecipes.Client(zk_connect)
-    node = c.persistent_node(path)
-    c.close()
-
-    async def main() -> None:
-        with pytest.raises(zkrecipes.ClosedError):
-            await asyncio.wait_for(node.start_async(), 15.0)
-
-    asyncio.run(main())
+    assert_a_start_after_the_client_closed_is_closed(zk_connect, lambda client: client.persistent_node(path))
 
 
 def children_or_none(kz, path: str):

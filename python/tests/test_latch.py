@@ -4,7 +4,6 @@ cancellation and Ctrl-C, and bad input."""
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import threading
 import time
@@ -14,15 +13,7 @@ import pytest
 import zkrecipes
 from zkrecipes import LatchEvent, LatchParticipant
 
-
-def until(what, seconds: float = 10.0) -> bool:
-    """Polls `what` (a state on the server or of an object, not an event) up to a deadline."""
-    deadline = time.monotonic() + seconds
-    while not what():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+from _helpers import assert_ctrl_c_interrupts, until
 
 
 def test_enum_lists_exactly_the_core_names():
@@ -103,7 +94,7 @@ def test_bad_input_is_typed(client, path):
     latch.close()
 
 
-def test_a_deleted_leader_node_is_not_leader_then_leads_again(client, zk_connect, path):
+def test_a_deleted_leader_node_is_not_leader_then_leads_again(client, kz, path):
     latch = client.leader_latch(path, "only")
     seen: list = []
     called_back: list = []
@@ -120,13 +111,7 @@ def test_a_deleted_leader_node_is_not_leader_then_leads_again(client, zk_connect
     latch.start()
     first = latch.await_leadership(5)
     assert first is not None and latch.node_path is not None
-    kz = pytest.importorskip("kazoo.client").KazooClient(hosts=zk_connect)
-    kz.start(20)
-    try:
-        kz.delete(latch.node_path)  # an operator deletes the leader's node
-    finally:
-        kz.stop()
-        kz.close()
+    kz.delete(latch.node_path)  # an operator deletes the leader's node
     assert again.wait(20)
     assert [e.kind for e in seen] == [LatchEvent.IS_LEADER, LatchEvent.NOT_LEADER, LatchEvent.IS_LEADER]
     assert isinstance(seen[1].reason, zkrecipes.ZkError)
@@ -192,12 +177,7 @@ def test_ctrl_c_interrupts_await_leadership(make_client, path):
     waiter = make_client().leader_latch(path, "waiter")
     leader.start()
     waiter.start()
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        waiter.await_leadership()
-    assert time.monotonic() - started < 5
+    assert_ctrl_c_interrupts(waiter.await_leadership)
     assert waiter.is_started and not waiter.has_leadership()
     leader.close()
     assert waiter.await_leadership(10) is not None

@@ -8,11 +8,14 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any, Awaitable, Callable, List, Optional
 
 import pytest
 
 import zkrecipes
 from zkrecipes import ConnectionState, ElectionEvent, LockEvent
+
+from _helpers import cancelled_by_timeouts, needs_asyncio_timeout
 
 
 def test_queue_every_method_fifo(client, path):
@@ -399,6 +402,49 @@ def test_interpreter_exit_right_after_awaits_never_crashes(zk_connect, path):
     assert codes == [0] * len(procs), codes
 
 
+def taken_while_cancelling(
+    zk_connect: str,
+    path: str,
+    items: List[bytes],
+    rounds: int,
+    take: Callable[[zkrecipes.DistributedQueue, int], Awaitable[Any]],
+    items_of: Callable[[Any], List[bytes]],
+) -> List[bytes]:
+    """Offers ``items``, then for up to ``rounds`` rounds starts ``take(queue, round)`` and cancels it
+    at a point that varies. Returns the items (``items_of`` a result) of the takes that completed,
+    once ``close`` has waited for every item a cancelled take had claimed to be back in the queue."""
+    client = zkrecipes.Client(zk_connect)
+    queue = client.queue(path)
+
+    async def cancelled_takes() -> List[bytes]:
+        for item in items:
+            await queue.offer_async(item)
+        got: List[bytes] = []
+        for n in range(rounds):
+            task = asyncio.ensure_future(take(queue, n))
+            await asyncio.sleep((n % 10) / 4000)  # varies where the cancel lands; no synchronisation
+            task.cancel()
+            try:
+                got.extend(items_of(await task))
+            except asyncio.CancelledError:
+                pass
+            if len(got) == len(items):
+                break
+        return got
+
+    got = asyncio.run(cancelled_takes())
+    client.close()  # waits for every item a cancelled take had claimed to be back
+    return got
+
+
+def take_one(queue: zkrecipes.DistributedQueue, n: int) -> Awaitable[Optional[bytes]]:
+    return queue.take_async(timeout=5)
+
+
+def the_item_if_any(item: Optional[bytes]) -> List[bytes]:
+    return [] if item is None else [item]
+
+
 def test_cancelled_takes_lose_no_item(zk_connect, path):
     """Adversarial review: take_async cancelled as its item arrived lost the item.
 
@@ -406,29 +452,7 @@ def test_cancelled_takes_lose_no_item(zk_connect, path):
     load), every item ends up exactly once either with a take that completed or
     still in the queue once ``close`` has waited for the items on their way back."""
     expected = sorted(f"item-{i}".encode() for i in range(40))
-    client = zkrecipes.Client(zk_connect)
-    queue = client.queue(path)
-
-    async def cancelled_takes() -> list:
-        for item in expected:
-            await queue.offer_async(item)
-        got: list = []
-        for n in range(400):
-            task = asyncio.ensure_future(queue.take_async(timeout=5))
-            await asyncio.sleep((n % 10) / 4000)  # varies where the cancel lands; no synchronisation
-            task.cancel()
-            try:
-                item = await task
-                if item is not None:
-                    got.append(item)
-            except asyncio.CancelledError:
-                pass
-            if len(got) == len(expected):
-                break
-        return got
-
-    got = asyncio.run(cancelled_takes())
-    client.close()  # waits for every item a cancelled take had claimed to be back
+    got = taken_while_cancelling(zk_connect, path, expected, 400, take=take_one, items_of=the_item_if_any)
     with zkrecipes.Client(zk_connect) as other:
         rest = []
         while (item := other.queue(path).poll()) is not None:
@@ -561,11 +585,10 @@ def test_a_cancelled_stop_still_withdraws_the_offer(zk_connect, path):
     asyncio.run(main())
 
 
+@needs_asyncio_timeout
 def test_items_taken_as_the_callers_own_task_is_cancelled_are_put_back(zk_connect, path):
     """Adversarial review: ``asyncio.timeout`` cancels the caller's own task; an item taken just
     before that was never seen by the caller and was lost (73 of 195 cancelled takes)."""
-    if not hasattr(asyncio, "timeout"):
-        pytest.skip("asyncio.timeout is Python 3.11+")
 
     async def main() -> None:
         client = await zkrecipes.Client.connect_async(zk_connect)
@@ -573,20 +596,19 @@ def test_items_taken_as_the_callers_own_task_is_cancelled_are_put_back(zk_connec
         rng = random.Random(6)
         offered = [b"%d" % n for n in range(200)]
         received: list[bytes] = []
-        cancelled = 0
+
+        def take_or_poll() -> Awaitable[Optional[bytes]]:
+            # Takes that wait and polls that do not, in a random mix.
+            return queue.take_async() if rng.random() < 0.5 else queue.poll_async()
+
+        async def keep(got: Optional[bytes]) -> None:
+            if got is not None:
+                received.append(got)
+
         try:
             for item in offered:
                 await queue.offer_async(item)
-            for _ in range(400):
-                take = queue.take_async() if rng.random() < 0.5 else queue.poll_async()
-                try:
-                    async with asyncio.timeout(rng.uniform(0, 0.003)):
-                        got = await take
-                except TimeoutError:
-                    cancelled += 1
-                    continue
-                if got is not None:
-                    received.append(got)
+            cancelled = await cancelled_by_timeouts(400, rng, take_or_poll, keep)
             assert cancelled > 30, cancelled
             while (got := await queue.take_async(timeout=2.0)) is not None:
                 received.append(got)
@@ -718,32 +740,16 @@ def test_take_many_waits_for_an_offer_from_another_client(make_client, path):
     assert got == [b"wake"]
 
 
+def take_or_poll_a_batch(queue: zkrecipes.DistributedQueue, n: int) -> Awaitable[List[bytes]]:
+    """Takes (which wait) in odd rounds, polls (which do not) in even ones, of varying sizes."""
+    return queue.take_many_async(1 + n % 7, timeout=5) if n % 2 else queue.poll_many_async(1 + n % 5)
+
+
 def test_cancelled_batched_takes_lose_no_item(zk_connect, path):
     """As test_cancelled_takes_lose_no_item, with batches: a batch claimed for a cancelled
     task goes back whole."""
     expected = sorted(f"item-{i:02}".encode() for i in range(60))
-    client = zkrecipes.Client(zk_connect)
-    queue = client.queue(path)
-
-    async def cancelled_takes() -> list:
-        for item in expected:
-            await queue.offer_async(item)
-        got: list = []
-        for n in range(300):
-            call = queue.take_many_async(1 + n % 7, timeout=5) if n % 2 else queue.poll_many_async(1 + n % 5)
-            task = asyncio.ensure_future(call)
-            await asyncio.sleep((n % 10) / 4000)  # varies where the cancel lands; no synchronisation
-            task.cancel()
-            try:
-                got.extend(await task)
-            except asyncio.CancelledError:
-                pass
-            if len(got) == len(expected):
-                break
-        return got
-
-    got = asyncio.run(cancelled_takes())
-    client.close()  # waits for every batch a cancelled take had claimed to be back
+    got = taken_while_cancelling(zk_connect, path, expected, 300, take=take_or_poll_a_batch, items_of=list)
     with zkrecipes.Client(zk_connect) as other:
         rest = []
         while batch := other.queue(path).poll_many(50):

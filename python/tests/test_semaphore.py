@@ -115,7 +115,7 @@ def test_async_with_cancel_and_timeout_leave_nothing(client, path):
     assert sem.held == 0
 
 
-def test_listener_sees_a_deleted_lease_lost_and_may_call_back(client, zk_connect, path):
+def test_listener_sees_a_deleted_lease_lost_and_may_call_back(client, kz, path):
     sem = client.semaphore(path, 2)
     events: list = []
     lost = threading.Event()
@@ -130,13 +130,7 @@ def test_listener_sees_a_deleted_lease_lost_and_may_call_back(client, zk_connect
     sem.add_listener(listener)
     lease = sem.acquire()
     # An operator deletes the lease node.
-    kz = pytest.importorskip("kazoo.client").KazooClient(hosts=zk_connect)
-    kz.start(20)
-    try:
-        kz.delete(lease.node_path)
-    finally:
-        kz.stop()
-        kz.close()
+    kz.delete(lease.node_path)
     assert lost.wait(20)
     assert events[:1] == ["ACQUIRED"] and events[-2:] == ["LOST", 0]
     assert not lease.is_held

@@ -16,17 +16,7 @@ import pytest
 
 import zkrecipes
 
-
-def line_of(child: "subprocess.Popen[str]", seconds: float = 30.0) -> str:
-    """The child's next line; a child that says nothing fails the test instead of hanging it."""
-    line: list = []
-    reader = threading.Thread(target=lambda: line.append(child.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    reader.join(seconds)
-    if not line:
-        child.kill()
-        pytest.fail(f"the child printed no line within {seconds} s")
-    return line[0].strip()
+from _helpers import line_of
 
 
 def blocked_in(thread: threading.Thread, function: str, seconds: float = 10.0) -> None:
@@ -178,7 +168,7 @@ def test_a_sigkilled_worker_gives_every_held_job_back(zk_connect, path, client):
         """
     )
     proc = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True)
-    held = line_of(proc).split(",")
+    held = line_of(proc, 30).split(",")
     assert held == ["0", "1", "2"]
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -205,35 +195,29 @@ def test_a_poison_job_moves_to_the_dead_letters(client, path):
     assert q.dead_letter_path == path + "/dead"
 
 
-def test_kazoo_locking_queue_shares_the_jobs_both_ways(client, zk_connect, path):
-    kazoo_client = pytest.importorskip("kazoo.client").KazooClient(hosts=zk_connect)
-    kazoo_client.start()
-    try:
-        theirs = kazoo_client.LockingQueue(path)
-        ours = client.work_queue(path)
-        theirs.put(b"from-kazoo", priority=50)
-        ours.offer(b"from-us", priority=10)
-        # One order for both: priority first.
-        assert theirs.get(timeout=2) == b"from-us"
-        with ours.consume(2) as job:
-            assert job.data == b"from-kazoo"
-        # kazoo holds "from-us" (its claim node): we do not deliver it.
-        assert ours.consume(0.2) is None
-        assert theirs.release()
-        with ours.consume(2) as job:
-            assert job.data == b"from-us"
-        # What we claim, kazoo does not get.
-        ours.offer(b"claimed")
-        held = ours.consume(2)
-        assert held is not None
-        assert theirs.get(timeout=0.3) is None
-        held.nack()
-        assert theirs.get(timeout=2) == b"claimed"
-        assert theirs.consume()
-        assert len(ours) == 0
-    finally:
-        kazoo_client.stop()
-        kazoo_client.close()
+def test_kazoo_locking_queue_shares_the_jobs_both_ways(client, kz, path):
+    theirs = kz.LockingQueue(path)
+    ours = client.work_queue(path)
+    theirs.put(b"from-kazoo", priority=50)
+    ours.offer(b"from-us", priority=10)
+    # One order for both: priority first.
+    assert theirs.get(timeout=2) == b"from-us"
+    with ours.consume(2) as job:
+        assert job.data == b"from-kazoo"
+    # kazoo holds "from-us" (its claim node): we do not deliver it.
+    assert ours.consume(0.2) is None
+    assert theirs.release()
+    with ours.consume(2) as job:
+        assert job.data == b"from-us"
+    # What we claim, kazoo does not get.
+    ours.offer(b"claimed")
+    held = ours.consume(2)
+    assert held is not None
+    assert theirs.get(timeout=0.3) is None
+    held.nack()
+    assert theirs.get(timeout=2) == b"claimed"
+    assert theirs.consume()
+    assert len(ours) == 0
 
 
 def test_prefetch_and_max_deliveries_out_of_range_are_the_cores_invalid_argument(client, path):

@@ -137,23 +137,37 @@ def one_line_error(done) -> str:
     return err
 
 
-# --- semaphore --------------------------------------------------------------
+# A command that logs its start and its end (with its fencing token and its pid) to $LOG, a
+# while apart: two that ran at once show as interleaved lines.
+LOGGING_COMMAND = ["sh", "-c", 'echo "start $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"; sleep 0.05; '
+                               'echo "end $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"']
 
-def test_a_semaphore_runs_at_most_n_commands_at_once(tmp_path: Path):
-    path, log = unique("semaphore"), tmp_path / "log"
-    script = ('echo "start $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"; sleep 0.05; '
-              'echo "end $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"')
+
+def run_logging_commands_from_four_threads(runs: int, log: Path, *args: str):
+    """`zkrecipes ARGS -- LOGGING_COMMAND` `runs` times in each of four threads at once, each
+    successful, logging to `log`. Every run has run's deadline, so the threads end."""
+    failed: List[bytes] = []
 
     def worker():
-        for _ in range(4):
-            done = run("semaphore", path, "--permits", "2", "--", "sh", "-c", script, env={"LOG": str(log)})
-            assert done.returncode == 0, done.stderr
+        for _ in range(runs):
+            done = run(*args, "--", *LOGGING_COMMAND, env={"LOG": str(log)})
+            if done.returncode != 0:
+                # A thread's own assert would only warn: the test asserts below.
+                failed.append(done.stderr)
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert failed == []
+
+
+# --- semaphore --------------------------------------------------------------
+
+def test_a_semaphore_runs_at_most_n_commands_at_once(tmp_path: Path):
+    path, log = unique("semaphore"), tmp_path / "log"
+    run_logging_commands_from_four_threads(4, log, "semaphore", path, "--permits", "2")
     running, most = 0, 0
     lines = log.read_text().split("\n")
     for line in filter(None, lines):
@@ -341,19 +355,7 @@ def test_group_members_list_each_other_while_their_commands_run(tmp_path: Path):
 
 def test_two_lock_processes_never_run_their_commands_at_once(tmp_path: Path):
     path, log = unique("exclusive"), tmp_path / "log"
-    script = ('echo "start $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"; sleep 0.05; '
-              'echo "end $ZKRECIPES_FENCING_TOKEN $$" >> "$LOG"')
-
-    def worker():
-        for _ in range(6):
-            done = run("lock", path, "--", "sh", "-c", script, env={"LOG": str(log)})
-            assert done.returncode == 0, done.stderr
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_logging_commands_from_four_threads(6, log, "lock", path)
     lines = log.read_text().split()
     events = [lines[i:i + 3] for i in range(0, len(lines), 3)]
     assert len(events) == 2 * 24
