@@ -11,10 +11,10 @@ use pyo3::types::PyTuple;
 use zkrecipes::ffi::{int32, int64};
 use zkrecipes::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
 
-use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay, Subscription};
+use crate::twins::pymethods_with_twins;
 
 /// `(pre_value, post_value)`, as `zkrecipes.Updated` takes them.
 type UpdatedRow = (i64, i64);
@@ -58,92 +58,34 @@ async fn decrement(counter: DistributedAtomicLong) -> zkrecipes::Result<UpdatedR
     counter.decrement().await.map(updated)
 }
 
-#[pymethods]
-impl NativeAtomicLong {
-    #[new]
-    fn new(client: &NativeClient, path: &str) -> PyResult<NativeAtomicLong> {
-        Ok(NativeAtomicLong {
-            inner: DistributedAtomicLong::new(&client.inner, path).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeAtomicLong {
+        twins {
+            fn get | get_async() -> i64 {} |counter| counter.get();
+            fn increment | increment_async() -> UpdatedRow {} |counter| increment(counter);
+            fn decrement | decrement_async() -> UpdatedRow {} |counter| decrement(counter);
+            fn add | add_async(delta: i128) -> UpdatedRow {
+                let delta = int64("delta", delta).into_py_result()?;
+            } |counter| add(counter, delta);
+            fn compare_and_set | compare_and_set_async(expected: i128, new: i128) -> bool {
+                let expected = int64("expected", expected).into_py_result()?;
+                let new = int64("new", new).into_py_result()?;
+            } |counter| counter.compare_and_set(expected, new);
+            fn force_set | force_set_async(value: i128) -> () {
+                let value = int64("value", value).into_py_result()?;
+            } |counter| counter.force_set(value);
+        }
 
-    fn path(&self) -> String {
-        self.inner.path().to_string()
-    }
+        #[new]
+        fn new(client: &NativeClient, path: &str) -> PyResult<NativeAtomicLong> {
+            Ok(NativeAtomicLong {
+                inner: DistributedAtomicLong::new(&client.inner, path).into_py_result()?,
+            })
+        }
 
-    fn get(&self, py: Python<'_>) -> PyResult<i64> {
-        let counter = self.inner.clone();
-        wait(py, move || async move { counter.get().await })
-    }
-
-    fn get_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let counter = self.inner.clone();
-        awaitable(py, async move { counter.get().await })
-    }
-
-    fn increment(&self, py: Python<'_>) -> PyResult<UpdatedRow> {
-        let counter = self.inner.clone();
-        wait(py, move || increment(counter))
-    }
-
-    fn increment_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, increment(self.inner.clone()))
-    }
-
-    fn decrement(&self, py: Python<'_>) -> PyResult<UpdatedRow> {
-        let counter = self.inner.clone();
-        wait(py, move || decrement(counter))
-    }
-
-    fn decrement_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, decrement(self.inner.clone()))
-    }
-
-    fn add(&self, py: Python<'_>, delta: i128) -> PyResult<UpdatedRow> {
-        let delta = int64("delta", delta).into_py_result()?;
-        let counter = self.inner.clone();
-        wait(py, move || add(counter, delta))
-    }
-
-    fn add_async<'py>(&self, py: Python<'py>, delta: i128) -> PyResult<Bound<'py, PyAny>> {
-        let delta = int64("delta", delta).into_py_result()?;
-        awaitable(py, add(self.inner.clone(), delta))
-    }
-
-    fn compare_and_set(&self, py: Python<'_>, expected: i128, new: i128) -> PyResult<bool> {
-        let expected = int64("expected", expected).into_py_result()?;
-        let new = int64("new", new).into_py_result()?;
-        let counter = self.inner.clone();
-        wait(py, move || async move {
-            counter.compare_and_set(expected, new).await
-        })
-    }
-
-    fn compare_and_set_async<'py>(
-        &self,
-        py: Python<'py>,
-        expected: i128,
-        new: i128,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let expected = int64("expected", expected).into_py_result()?;
-        let new = int64("new", new).into_py_result()?;
-        let counter = self.inner.clone();
-        awaitable(
-            py,
-            async move { counter.compare_and_set(expected, new).await },
-        )
-    }
-
-    fn force_set(&self, py: Python<'_>, value: i128) -> PyResult<()> {
-        let value = int64("value", value).into_py_result()?;
-        let counter = self.inner.clone();
-        wait(py, move || async move { counter.force_set(value).await })
-    }
-
-    fn force_set_async<'py>(&self, py: Python<'py>, value: i128) -> PyResult<Bound<'py, PyAny>> {
-        let value = int64("value", value).into_py_result()?;
-        let counter = self.inner.clone();
-        awaitable(py, async move { counter.force_set(value).await })
+        fn path(&self) -> String {
+            self.inner.path().to_string()
+        }
     }
 }
 
@@ -164,96 +106,51 @@ async fn try_set(
     count.try_set(expected, value).await
 }
 
-#[pymethods]
-impl NativeSharedCount {
-    #[new]
-    fn new(client: &NativeClient, path: &str, seed: i128) -> PyResult<NativeSharedCount> {
-        let seed = int32("seed", seed).into_py_result()?;
-        Ok(NativeSharedCount {
-            inner: SharedCount::new(&client.inner, path, seed).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeSharedCount {
+        twins {
+            fn start | start_async() -> () {} |count| count.start();
+            fn read | read_async() -> i32 {} |count| count.read();
+            fn add | add_async(delta: i128) -> CountRow {
+                let delta = int32("delta", delta).into_py_result()?;
+            } |count| add_count(count, delta);
+            fn set | set_async(value: i128) -> () {
+                let value = int32("value", value).into_py_result()?;
+            } |count| count.set(value);
+            /// `expected` as `versioned()` gave it: `(value, version)`.
+            fn try_set | try_set_async(expected: (i128, i128), value: i128) -> bool {
+                let value = int32("value", value).into_py_result()?;
+                let expected = expected_count(expected)?;
+            } |count| try_set(count, expected, value);
+        }
 
-    fn path(&self) -> String {
-        self.inner.path().to_string()
-    }
+        #[new]
+        fn new(client: &NativeClient, path: &str, seed: i128) -> PyResult<NativeSharedCount> {
+            let seed = int32("seed", seed).into_py_result()?;
+            Ok(NativeSharedCount {
+                inner: SharedCount::new(&client.inner, path, seed).into_py_result()?,
+            })
+        }
 
-    fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let count = self.inner.clone();
-        wait(py, move || async move { count.start().await })
-    }
+        fn path(&self) -> String {
+            self.inner.path().to_string()
+        }
 
-    fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let count = self.inner.clone();
-        awaitable(py, async move { count.start().await })
-    }
+        fn close(&self) {
+            self.inner.close();
+        }
 
-    fn close(&self) {
-        self.inner.close();
-    }
+        fn get(&self) -> PyResult<i32> {
+            self.inner.get().into_py_result()
+        }
 
-    fn get(&self) -> PyResult<i32> {
-        self.inner.get().into_py_result()
-    }
+        fn versioned(&self) -> PyResult<CountRow> {
+            self.inner.versioned().map(count_row).into_py_result()
+        }
 
-    fn versioned(&self) -> PyResult<CountRow> {
-        self.inner.versioned().map(count_row).into_py_result()
-    }
-
-    fn read(&self, py: Python<'_>) -> PyResult<i32> {
-        let count = self.inner.clone();
-        wait(py, move || async move { count.read().await })
-    }
-
-    fn read_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let count = self.inner.clone();
-        awaitable(py, async move { count.read().await })
-    }
-
-    fn add(&self, py: Python<'_>, delta: i128) -> PyResult<CountRow> {
-        let delta = int32("delta", delta).into_py_result()?;
-        let count = self.inner.clone();
-        wait(py, move || add_count(count, delta))
-    }
-
-    fn add_async<'py>(&self, py: Python<'py>, delta: i128) -> PyResult<Bound<'py, PyAny>> {
-        let delta = int32("delta", delta).into_py_result()?;
-        awaitable(py, add_count(self.inner.clone(), delta))
-    }
-
-    fn set(&self, py: Python<'_>, value: i128) -> PyResult<()> {
-        let value = int32("value", value).into_py_result()?;
-        let count = self.inner.clone();
-        wait(py, move || async move { count.set(value).await })
-    }
-
-    fn set_async<'py>(&self, py: Python<'py>, value: i128) -> PyResult<Bound<'py, PyAny>> {
-        let value = int32("value", value).into_py_result()?;
-        let count = self.inner.clone();
-        awaitable(py, async move { count.set(value).await })
-    }
-
-    /// `expected` as `versioned()` gave it: `(value, version)`.
-    fn try_set(&self, py: Python<'_>, expected: (i128, i128), value: i128) -> PyResult<bool> {
-        let value = int32("value", value).into_py_result()?;
-        let expected = expected_count(expected)?;
-        let count = self.inner.clone();
-        wait(py, move || try_set(count, expected, value))
-    }
-
-    fn try_set_async<'py>(
-        &self,
-        py: Python<'py>,
-        expected: (i128, i128),
-        value: i128,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let value = int32("value", value).into_py_result()?;
-        let expected = expected_count(expected)?;
-        awaitable(py, try_set(self.inner.clone(), expected, value))
-    }
-
-    /// `callback(value, version)` for every value the count takes.
-    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        relay(self.inner.subscribe(), callback, count_args)
+        /// `callback(value, version)` for every value the count takes.
+        fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+            relay(self.inner.subscribe(), callback, count_args)
+        }
     }
 }

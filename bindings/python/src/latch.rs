@@ -13,6 +13,7 @@ use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
+use crate::twins::pymethods_with_twins;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeLeaderLatch {
@@ -49,112 +50,83 @@ fn closing(latch: LeaderLatch) -> impl Future<Output = zkrecipes::Result<()>> {
     }
 }
 
-#[pymethods]
-impl NativeLeaderLatch {
-    #[new]
-    #[pyo3(signature = (client, path, id))]
-    fn new(client: &NativeClient, path: &str, id: Option<&str>) -> PyResult<NativeLeaderLatch> {
-        let id = latch_id(&client.inner, id);
-        Ok(NativeLeaderLatch {
-            inner: LeaderLatch::new(&client.inner, path, &id).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeLeaderLatch {
+        twins {
+            #[pyo3(signature = (seconds))]
+            fn await_leadership | await_leadership_async(seconds: Option<f64>) -> Option<i64> {
+                let limit = Wait::python(seconds, true).into_py_result()?;
+            } |latch| latch.await_leadership(limit);
+            fn leader | leader_async() -> Option<ParticipantRow> {} |latch| leader(latch);
+            fn participants | participants_async() -> Vec<ParticipantRow> {} |latch| participants(latch);
+        }
 
-    fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let latch = self.inner.clone();
-        wait(py, move || async move { latch.start().await })
-    }
+        #[new]
+        #[pyo3(signature = (client, path, id))]
+        fn new(client: &NativeClient, path: &str, id: Option<&str>) -> PyResult<NativeLeaderLatch> {
+            let id = latch_id(&client.inner, id);
+            Ok(NativeLeaderLatch {
+                inner: LeaderLatch::new(&client.inner, path, &id).into_py_result()?,
+            })
+        }
 
-    fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let latch = self.inner.clone();
-        awaitable(py, async move { latch.start().await })
-    }
+        fn start(&self, py: Python<'_>) -> PyResult<()> {
+            let latch = self.inner.clone();
+            wait(py, move || async move { latch.start().await })
+        }
 
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let latch = self.inner.clone();
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let closed = closing(latch);
-        wait(py, move || closed)
-    }
+        fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            let latch = self.inner.clone();
+            awaitable(py, async move { latch.start().await })
+        }
 
-    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, closing(self.inner.clone()))
-    }
+        fn close(&self, py: Python<'_>) -> PyResult<()> {
+            let latch = self.inner.clone();
+            // Started here, at the call: a Ctrl-C cannot stop it.
+            let closed = closing(latch);
+            wait(py, move || closed)
+        }
 
-    /// Closes without waiting: for a start that was interrupted or cancelled, whose caller
-    /// must not be left with a node in line it never heard of.
-    fn close_soon(&self) {
-        drop(closing(self.inner.clone()));
-    }
+        fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            awaitable(py, closing(self.inner.clone()))
+        }
 
-    fn has_leadership(&self) -> bool {
-        self.inner.has_leadership()
-    }
+        /// Closes without waiting: for a start that was interrupted or cancelled, whose caller
+        /// must not be left with a node in line it never heard of.
+        fn close_soon(&self) {
+            drop(closing(self.inner.clone()));
+        }
 
-    fn fencing_token(&self) -> Option<i64> {
-        self.inner.fencing_token()
-    }
+        fn has_leadership(&self) -> bool {
+            self.inner.has_leadership()
+        }
 
-    fn is_started(&self) -> bool {
-        self.inner.is_started()
-    }
+        fn fencing_token(&self) -> Option<i64> {
+            self.inner.fencing_token()
+        }
 
-    fn is_closed(&self) -> bool {
-        self.inner.is_closed()
-    }
+        fn is_started(&self) -> bool {
+            self.inner.is_started()
+        }
 
-    #[pyo3(signature = (seconds))]
-    fn await_leadership(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<i64>> {
-        let limit = Wait::python(seconds, true).into_py_result()?;
-        let latch = self.inner.clone();
-        wait(
-            py,
-            move || async move { latch.await_leadership(limit).await },
-        )
-    }
+        fn is_closed(&self) -> bool {
+            self.inner.is_closed()
+        }
 
-    #[pyo3(signature = (seconds))]
-    fn await_leadership_async<'py>(
-        &self,
-        py: Python<'py>,
-        seconds: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = Wait::python(seconds, true).into_py_result()?;
-        let latch = self.inner.clone();
-        awaitable(py, async move { latch.await_leadership(limit).await })
-    }
+        fn path(&self) -> String {
+            self.inner.path().to_string()
+        }
 
-    fn leader(&self, py: Python<'_>) -> PyResult<Option<ParticipantRow>> {
-        let latch = self.inner.clone();
-        wait(py, move || leader(latch))
-    }
+        fn id(&self) -> String {
+            self.inner.id().to_string()
+        }
 
-    fn leader_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, leader(self.inner.clone()))
-    }
+        fn node_path(&self) -> Option<String> {
+            self.inner.node_path()
+        }
 
-    fn participants(&self, py: Python<'_>) -> PyResult<Vec<ParticipantRow>> {
-        let latch = self.inner.clone();
-        wait(py, move || participants(latch))
-    }
-
-    fn participants_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, participants(self.inner.clone()))
-    }
-
-    fn path(&self) -> String {
-        self.inner.path().to_string()
-    }
-
-    fn id(&self) -> String {
-        self.inner.id().to_string()
-    }
-
-    fn node_path(&self) -> Option<String> {
-        self.inner.node_path()
-    }
-
-    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(self.inner.subscribe(), callback)
+        fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+            forward(self.inner.subscribe(), callback)
+        }
     }
 }

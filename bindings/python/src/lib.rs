@@ -18,6 +18,7 @@ mod queue;
 mod rwlock;
 mod security;
 mod semaphore;
+mod twins;
 mod undo;
 mod work_queue;
 

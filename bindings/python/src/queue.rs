@@ -2,7 +2,8 @@ use pyo3::prelude::*;
 use zkrecipes::ffi::HandedQueue;
 use zkrecipes::{DistributedQueue, Wait};
 
-use crate::blocking::{awaitable, awaitable_undoable, wait, wait_undoable};
+use crate::blocking::{awaitable, wait};
+use crate::twins::pymethods_with_twins;
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
@@ -36,136 +37,65 @@ async fn remove(queue: DistributedQueue) -> zkrecipes::Result<Taken> {
     Ok(Taken(Some(queue.remove_handed().await?)))
 }
 
-#[pymethods]
-impl NativeQueue {
-    #[new]
-    fn new(client: &NativeClient, dir: &str) -> PyResult<NativeQueue> {
-        Ok(NativeQueue {
-            inner: DistributedQueue::new(&client.inner, dir).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeQueue {
+        twins {
+            fn offer | offer_async(data: &[u8]) -> String {
+                let data = data.to_vec();
+            } |queue| queue.offer(&data);
+            fn size | size_async() -> usize {} |queue| queue.size();
+            fn close | close_async() -> () {} |queue| queue.close();
+        }
 
-    fn max_payload(&self) -> usize {
-        self.inner.max_payload()
-    }
+        undoable {
+            fn poll | poll_async() -> Option<Payload> {} |queue| poll(queue);
+            fn remove | remove_async() -> Option<Payload> {} |queue| remove(queue);
+            #[pyo3(signature = (timeout))]
+            fn take | take_async(timeout: Option<f64>) -> Option<Payload> {
+                let how = Wait::python(timeout, true).into_py_result()?;
+            } |queue| take(queue, how);
+            fn poll_many | poll_many_async(max: i64) -> Vec<Payload> {} |queue| poll_many(queue, max);
+            #[pyo3(signature = (max, timeout))]
+            fn take_many | take_many_async(max: i64, timeout: Option<f64>) -> Vec<Payload> {
+                let how = Wait::python(timeout, true).into_py_result()?;
+            } |queue| take_many(queue, max, how);
+        }
 
-    fn offer(&self, py: Python<'_>, data: &[u8]) -> PyResult<String> {
-        let (queue, data) = (self.inner.clone(), data.to_vec());
-        wait(py, move || async move { queue.offer(&data).await })
-    }
+        #[new]
+        fn new(client: &NativeClient, dir: &str) -> PyResult<NativeQueue> {
+            Ok(NativeQueue {
+                inner: DistributedQueue::new(&client.inner, dir).into_py_result()?,
+            })
+        }
 
-    fn offer_async<'py>(&self, py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-        let (queue, data) = (self.inner.clone(), data.to_vec());
-        awaitable(py, async move { queue.offer(&data).await })
-    }
+        fn max_payload(&self) -> usize {
+            self.inner.max_payload()
+        }
 
-    fn peek(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
-        let queue = self.inner.clone();
-        wait(
-            py,
-            move || async move { Ok(queue.peek().await?.map(Payload)) },
-        )
-    }
+        fn peek(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
+            let queue = self.inner.clone();
+            wait(
+                py,
+                move || async move { Ok(queue.peek().await?.map(Payload)) },
+            )
+        }
 
-    fn peek_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { Ok(queue.peek().await?.map(Payload)) })
-    }
+        fn peek_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            let queue = self.inner.clone();
+            awaitable(py, async move { Ok(queue.peek().await?.map(Payload)) })
+        }
 
-    fn poll(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
-        let queue = self.inner.clone();
-        wait_undoable(py, move || poll(queue))
-    }
+        fn element(&self, py: Python<'_>) -> PyResult<Payload> {
+            let queue = self.inner.clone();
+            wait(
+                py,
+                move || async move { Ok(Payload(queue.element().await?)) },
+            )
+        }
 
-    fn poll_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable_undoable(py, poll(queue))
-    }
-
-    fn element(&self, py: Python<'_>) -> PyResult<Payload> {
-        let queue = self.inner.clone();
-        wait(
-            py,
-            move || async move { Ok(Payload(queue.element().await?)) },
-        )
-    }
-
-    fn element_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { Ok(Payload(queue.element().await?)) })
-    }
-
-    fn remove(&self, py: Python<'_>) -> PyResult<Option<Payload>> {
-        let queue = self.inner.clone();
-        wait_undoable(py, move || remove(queue))
-    }
-
-    fn remove_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable_undoable(py, remove(queue))
-    }
-
-    #[pyo3(signature = (timeout))]
-    fn take(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Payload>> {
-        let how = Wait::python(timeout, true).into_py_result()?;
-        let queue = self.inner.clone();
-        wait_undoable(py, move || take(queue, how))
-    }
-
-    #[pyo3(signature = (timeout))]
-    fn take_async<'py>(
-        &self,
-        py: Python<'py>,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let how = Wait::python(timeout, true).into_py_result()?;
-        awaitable_undoable(py, take(self.inner.clone(), how))
-    }
-
-    fn poll_many(&self, py: Python<'_>, max: i64) -> PyResult<Vec<Payload>> {
-        let queue = self.inner.clone();
-        wait_undoable(py, move || poll_many(queue, max))
-    }
-
-    fn poll_many_async<'py>(&self, py: Python<'py>, max: i64) -> PyResult<Bound<'py, PyAny>> {
-        awaitable_undoable(py, poll_many(self.inner.clone(), max))
-    }
-
-    #[pyo3(signature = (max, timeout))]
-    fn take_many(&self, py: Python<'_>, max: i64, timeout: Option<f64>) -> PyResult<Vec<Payload>> {
-        let how = Wait::python(timeout, true).into_py_result()?;
-        let queue = self.inner.clone();
-        wait_undoable(py, move || take_many(queue, max, how))
-    }
-
-    #[pyo3(signature = (max, timeout))]
-    fn take_many_async<'py>(
-        &self,
-        py: Python<'py>,
-        max: i64,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let how = Wait::python(timeout, true).into_py_result()?;
-        awaitable_undoable(py, take_many(self.inner.clone(), max, how))
-    }
-
-    fn size(&self, py: Python<'_>) -> PyResult<usize> {
-        let queue = self.inner.clone();
-        wait(py, move || async move { queue.size().await })
-    }
-
-    fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { queue.size().await })
-    }
-
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let queue = self.inner.clone();
-        wait(py, move || async move { queue.close().await })
-    }
-
-    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { queue.close().await })
+        fn element_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            let queue = self.inner.clone();
+            awaitable(py, async move { Ok(Payload(queue.element().await?)) })
+        }
     }
 }
