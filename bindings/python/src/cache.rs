@@ -16,6 +16,7 @@ use zkrecipes::{Cache, CacheEvent, CachedNode, NodeStat, Wait};
 
 use crate::blocking::{awaitable, detached, wait};
 use crate::client::NativeClient;
+use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay_all, Subscription};
 use crate::payload::Payload;
@@ -73,92 +74,79 @@ fn made(cache: zkrecipes::Result<Cache>) -> PyResult<NativeCache> {
     })
 }
 
-#[pymethods]
-impl NativeCache {
-    #[staticmethod]
-    fn node(client: &NativeClient, path: &str) -> PyResult<NativeCache> {
-        made(Cache::node(&client.inner, path))
-    }
+pymethods_with_twins! {
+    impl NativeCache {
+        twins {
+            #[pyo3(signature = (seconds))]
+            fn await_initialized | await_initialized_async(seconds: Option<f64>) -> () {
+                let limit = Wait::python(seconds, true).into_py_result()?.timeout();
+            } |cache| cache.await_initialized(limit);
+        }
 
-    #[staticmethod]
-    fn children(client: &NativeClient, path: &str) -> PyResult<NativeCache> {
-        made(Cache::children(&client.inner, path))
-    }
+        #[staticmethod]
+        fn node(client: &NativeClient, path: &str) -> PyResult<NativeCache> {
+            made(Cache::node(&client.inner, path))
+        }
 
-    #[staticmethod]
-    #[pyo3(signature = (client, path, max_depth))]
-    fn tree(client: &NativeClient, path: &str, max_depth: Option<i128>) -> PyResult<NativeCache> {
-        let max_depth = zkrecipes::ffi::max_depth("max_depth", max_depth).into_py_result()?;
-        made(Cache::tree(&client.inner, path, max_depth))
-    }
+        #[staticmethod]
+        fn children(client: &NativeClient, path: &str) -> PyResult<NativeCache> {
+            made(Cache::children(&client.inner, path))
+        }
 
-    fn path(&self) -> String {
-        self.inner.path().to_string()
-    }
+        #[staticmethod]
+        #[pyo3(signature = (client, path, max_depth))]
+        fn tree(client: &NativeClient, path: &str, max_depth: Option<i128>) -> PyResult<NativeCache> {
+            let max_depth = zkrecipes::ffi::max_depth("max_depth", max_depth).into_py_result()?;
+            made(Cache::tree(&client.inner, path, max_depth))
+        }
 
-    fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let cache = self.inner.clone();
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let started = start(cache);
-        wait(py, move || started)
-    }
+        fn path(&self) -> String {
+            self.inner.path().to_string()
+        }
 
-    fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, start(self.inner.clone()))
-    }
+        fn start(&self, py: Python<'_>) -> PyResult<()> {
+            let cache = self.inner.clone();
+            // Started here, at the call: a Ctrl-C cannot stop it.
+            let started = start(cache);
+            wait(py, move || started)
+        }
 
-    #[pyo3(signature = (seconds))]
-    fn await_initialized(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<()> {
-        let limit = Wait::python(seconds, true).into_py_result()?.timeout();
-        let cache = self.inner.clone();
-        wait(
-            py,
-            move || async move { cache.await_initialized(limit).await },
-        )
-    }
+        fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            awaitable(py, start(self.inner.clone()))
+        }
 
-    #[pyo3(signature = (seconds))]
-    fn await_initialized_async<'py>(
-        &self,
-        py: Python<'py>,
-        seconds: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = Wait::python(seconds, true).into_py_result()?.timeout();
-        let cache = self.inner.clone();
-        awaitable(py, async move { cache.await_initialized(limit).await })
-    }
+        fn close(&self) {
+            self.inner.close();
+        }
 
-    fn close(&self) {
-        self.inner.close();
-    }
+        fn is_initialized(&self) -> bool {
+            self.inner.is_initialized()
+        }
 
-    fn is_initialized(&self) -> bool {
-        self.inner.is_initialized()
-    }
+        fn get(&self, path: &str) -> Option<NodeRow> {
+            self.inner.get(path).map(node_row)
+        }
 
-    fn get(&self, path: &str) -> Option<NodeRow> {
-        self.inner.get(path).map(node_row)
-    }
+        fn contains(&self, path: &str) -> bool {
+            self.inner.get(path).is_some()
+        }
 
-    fn contains(&self, path: &str) -> bool {
-        self.inner.get(path).is_some()
-    }
+        fn snapshot(&self) -> Vec<NodeRow> {
+            self.inner.snapshot().into_iter().map(node_row).collect()
+        }
 
-    fn snapshot(&self) -> Vec<NodeRow> {
-        self.inner.snapshot().into_iter().map(node_row).collect()
-    }
+        fn children_of(&self, path: &str) -> Vec<String> {
+            self.inner.children_of(path)
+        }
 
-    fn children_of(&self, path: &str) -> Vec<String> {
-        self.inner.children_of(path)
-    }
+        fn len(&self) -> usize {
+            self.inner.len()
+        }
 
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    /// `callback(name, node, old)` for every event from now on, in order; the deliveries end
-    /// when the cache is closed.
-    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        relay_all(self.inner.subscribe(), callback, event_args)
+        /// `callback(name, node, old)` for every event from now on, in order; the deliveries end
+        /// when the cache is closed.
+        fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+            relay_all(self.inner.subscribe(), callback, event_args)
+        }
     }
 }

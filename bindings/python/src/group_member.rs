@@ -13,6 +13,7 @@ use zkrecipes::GroupMember;
 use crate::blocking::{awaitable, detached, wait};
 use crate::cache::event_args;
 use crate::client::NativeClient;
+use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay_all, Subscription};
 use crate::payload::Payload;
@@ -28,75 +29,59 @@ fn close(member: GroupMember) -> impl Future<Output = zkrecipes::Result<()>> {
     detached("leaving the group", async move { member.close().await })
 }
 
-#[pymethods]
-impl NativeGroupMember {
-    #[new]
-    fn new(
-        client: &NativeClient,
-        group: &str,
-        id: &str,
-        payload: &[u8],
-    ) -> PyResult<NativeGroupMember> {
-        Ok(NativeGroupMember {
-            inner: GroupMember::new(&client.inner, group, id, payload.to_vec()).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeGroupMember {
+        twins {
+            fn start | start_async() -> () {} |member| member.start();
+            fn set_payload | set_payload_async(payload: &[u8]) -> () {
+                let payload = payload.to_vec();
+            } |member| member.set_payload(payload);
+        }
 
-    fn id(&self) -> String {
-        self.inner.id().to_string()
-    }
+        #[new]
+        fn new(
+            client: &NativeClient,
+            group: &str,
+            id: &str,
+            payload: &[u8],
+        ) -> PyResult<NativeGroupMember> {
+            Ok(NativeGroupMember {
+                inner: GroupMember::new(&client.inner, group, id, payload.to_vec()).into_py_result()?,
+            })
+        }
 
-    fn group(&self) -> String {
-        self.inner.group().to_string()
-    }
+        fn id(&self) -> String {
+            self.inner.id().to_string()
+        }
 
-    fn start(&self, py: Python<'_>) -> PyResult<()> {
-        let member = self.inner.clone();
-        wait(py, move || async move { member.start().await })
-    }
+        fn group(&self) -> String {
+            self.inner.group().to_string()
+        }
 
-    fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let member = self.inner.clone();
-        awaitable(py, async move { member.start().await })
-    }
+        fn members(&self) -> BTreeMap<String, Payload> {
+            let members = self.inner.members().into_iter();
+            members.map(|(id, data)| (id, Payload(data))).collect()
+        }
 
-    fn members(&self) -> BTreeMap<String, Payload> {
-        let members = self.inner.members().into_iter();
-        members.map(|(id, data)| (id, Payload(data))).collect()
-    }
+        fn close(&self, py: Python<'_>) -> PyResult<()> {
+            let member = self.inner.clone();
+            // Started here, at the call: a Ctrl-C cannot stop it.
+            let closing = close(member);
+            wait(py, move || closing)
+        }
 
-    fn set_payload(&self, py: Python<'_>, payload: &[u8]) -> PyResult<()> {
-        let (member, payload) = (self.inner.clone(), payload.to_vec());
-        wait(py, move || async move { member.set_payload(payload).await })
-    }
+        fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            awaitable(py, close(self.inner.clone()))
+        }
 
-    fn set_payload_async<'py>(
-        &self,
-        py: Python<'py>,
-        payload: &[u8],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (member, payload) = (self.inner.clone(), payload.to_vec());
-        awaitable(py, async move { member.set_payload(payload).await })
-    }
+        /// Leaves without waiting: for a start that was interrupted or cancelled.
+        fn close_soon(&self) {
+            drop(close(self.inner.clone()));
+        }
 
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let member = self.inner.clone();
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let closing = close(member);
-        wait(py, move || closing)
-    }
-
-    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, close(self.inner.clone()))
-    }
-
-    /// Leaves without waiting: for a start that was interrupted or cancelled.
-    fn close_soon(&self) {
-        drop(close(self.inner.clone()));
-    }
-
-    /// `callback(name, node, old)` for every membership event from now on, as a cache's.
-    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        relay_all(self.inner.subscribe(), callback, event_args)
+        /// `callback(name, node, old)` for every membership event from now on, as a cache's.
+        fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+            relay_all(self.inner.subscribe(), callback, event_args)
+        }
     }
 }

@@ -9,6 +9,7 @@ use zkrecipes::{Semaphore, Wait};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
+use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
 
@@ -38,93 +39,67 @@ async fn acquire(
     }))
 }
 
-#[pymethods]
-impl NativeSemaphore {
-    #[new]
-    fn new(client: &NativeClient, path: &str, max_leases: i64) -> PyResult<NativeSemaphore> {
-        let max = lease_count("max_leases", max_leases).into_py_result()?;
-        Ok(NativeSemaphore {
-            inner: Semaphore::new(&client.inner, path, max).into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeSemaphore {
+        twins {
+            #[pyo3(signature = (count, blocking, timeout))]
+            fn acquire | acquire_async(count: i64, blocking: bool, timeout: Option<f64>)
+                -> Option<Vec<NativeLease>> {
+                let count = lease_count("count", count).into_py_result()?;
+                let how = Wait::python(timeout, blocking).into_py_result()?;
+            } |semaphore| acquire(semaphore, count, how);
+            fn lease_nodes | lease_nodes_async() -> Vec<String> {} |semaphore| semaphore.lease_nodes();
+        }
 
-    #[pyo3(signature = (count, blocking, timeout))]
-    fn acquire(
-        &self,
-        py: Python<'_>,
-        count: i64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Option<Vec<NativeLease>>> {
-        let count = lease_count("count", count).into_py_result()?;
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        let semaphore = self.inner.clone();
-        wait(py, move || acquire(semaphore, count, how))
-    }
+        #[new]
+        fn new(client: &NativeClient, path: &str, max_leases: i64) -> PyResult<NativeSemaphore> {
+            let max = lease_count("max_leases", max_leases).into_py_result()?;
+            Ok(NativeSemaphore {
+                inner: Semaphore::new(&client.inner, path, max).into_py_result()?,
+            })
+        }
 
-    #[pyo3(signature = (count, blocking, timeout))]
-    fn acquire_async<'py>(
-        &self,
-        py: Python<'py>,
-        count: i64,
-        blocking: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let count = lease_count("count", count).into_py_result()?;
-        let how = Wait::python(timeout, blocking).into_py_result()?;
-        awaitable(py, acquire(self.inner.clone(), count, how))
-    }
+        fn path(&self) -> String {
+            self.inner.path().to_string()
+        }
 
-    fn path(&self) -> String {
-        self.inner.path().to_string()
-    }
+        fn max_leases(&self) -> u32 {
+            self.inner.max_leases()
+        }
 
-    fn max_leases(&self) -> u32 {
-        self.inner.max_leases()
-    }
+        fn held(&self) -> usize {
+            self.inner.held()
+        }
 
-    fn held(&self) -> usize {
-        self.inner.held()
-    }
+        fn release_one(&self, py: Python<'_>) -> PyResult<()> {
+            // Started here, at the call: a Ctrl-C cannot stop it.
+            let releasing = self.inner.release_one();
+            wait(py, move || releasing)
+        }
 
-    fn lease_nodes(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let semaphore = self.inner.clone();
-        wait(py, move || async move { semaphore.lease_nodes().await })
-    }
+        fn release_one_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            awaitable(py, self.inner.release_one())
+        }
 
-    fn lease_nodes_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let semaphore = self.inner.clone();
-        awaitable(py, async move { semaphore.lease_nodes().await })
-    }
+        fn release_all(&self, py: Python<'_>) -> PyResult<()> {
+            let semaphore = self.inner.clone();
+            wait(py, move || async move {
+                semaphore.release_all().await;
+                Ok(())
+            })
+        }
 
-    fn release_one(&self, py: Python<'_>) -> PyResult<()> {
-        // Started here, at the call: a Ctrl-C cannot stop it.
-        let releasing = self.inner.release_one();
-        wait(py, move || releasing)
-    }
+        fn release_all_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            let semaphore = self.inner.clone();
+            awaitable(py, async move {
+                semaphore.release_all().await;
+                Ok(())
+            })
+        }
 
-    fn release_one_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        awaitable(py, self.inner.release_one())
-    }
-
-    fn release_all(&self, py: Python<'_>) -> PyResult<()> {
-        let semaphore = self.inner.clone();
-        wait(py, move || async move {
-            semaphore.release_all().await;
-            Ok(())
-        })
-    }
-
-    fn release_all_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let semaphore = self.inner.clone();
-        awaitable(py, async move {
-            semaphore.release_all().await;
-            Ok(())
-        })
-    }
-
-    fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-        forward(self.inner.subscribe(), callback)
+        fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
+            forward(self.inner.subscribe(), callback)
+        }
     }
 }
 

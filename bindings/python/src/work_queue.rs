@@ -10,6 +10,7 @@ use zkrecipes::{Delivery, Wait, WorkQueue};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
+use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
 
@@ -43,118 +44,45 @@ async fn consume(queue: WorkQueue, timeout: Wait) -> zkrecipes::Result<Option<Na
     Ok(queue.consume(timeout).await?.map(NativeDelivery::new))
 }
 
-#[pymethods]
-impl NativeWorkQueue {
-    #[new]
-    #[pyo3(signature = (client, path, prefetch, max_deliveries))]
-    fn new(
-        client: &NativeClient,
-        path: &str,
-        prefetch: i64,
-        max_deliveries: Option<i64>,
-    ) -> PyResult<NativeWorkQueue> {
-        let options = work_queue_options(prefetch, max_deliveries);
-        let queue =
-            options.and_then(|options| WorkQueue::with_options(&client.inner, path, options));
-        Ok(NativeWorkQueue {
-            inner: queue.into_py_result()?,
-        })
-    }
+pymethods_with_twins! {
+    impl NativeWorkQueue {
+        twins {
+            fn offer | offer_async(data: &[u8], priority: i64) -> String {
+                let data = data.to_vec();
+            } |queue| queue.offer_with_priority(&data, zkrecipes::priority(priority)?);
+            fn offer_all | offer_all_async(items: Vec<Vec<u8>>, priority: i64) -> Vec<String> {}
+                |queue| queue.offer_all_with_priority(&items, zkrecipes::priority(priority)?);
+            #[pyo3(signature = (timeout))]
+            fn consume | consume_async(timeout: Option<f64>) -> Option<NativeDelivery> {
+                let timeout = Wait::python(timeout, true).into_py_result()?;
+            } |queue| consume(queue, timeout);
+            fn size | size_async() -> usize {} |queue| queue.size();
+            fn close | close_async() -> () {} |queue| queue.close();
+        }
 
-    fn max_payload(&self) -> usize {
-        self.inner.max_payload()
-    }
+        #[new]
+        #[pyo3(signature = (client, path, prefetch, max_deliveries))]
+        fn new(
+            client: &NativeClient,
+            path: &str,
+            prefetch: i64,
+            max_deliveries: Option<i64>,
+        ) -> PyResult<NativeWorkQueue> {
+            let options = work_queue_options(prefetch, max_deliveries);
+            let queue =
+                options.and_then(|options| WorkQueue::with_options(&client.inner, path, options));
+            Ok(NativeWorkQueue {
+                inner: queue.into_py_result()?,
+            })
+        }
 
-    fn dead_letter_path(&self) -> String {
-        self.inner.dead_letter_path().to_string()
-    }
+        fn max_payload(&self) -> usize {
+            self.inner.max_payload()
+        }
 
-    fn offer(&self, py: Python<'_>, data: &[u8], priority: i64) -> PyResult<String> {
-        let (queue, data) = (self.inner.clone(), data.to_vec());
-        wait(py, move || async move {
-            queue
-                .offer_with_priority(&data, zkrecipes::priority(priority)?)
-                .await
-        })
-    }
-
-    fn offer_async<'py>(
-        &self,
-        py: Python<'py>,
-        data: &[u8],
-        priority: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (queue, data) = (self.inner.clone(), data.to_vec());
-        awaitable(py, async move {
-            queue
-                .offer_with_priority(&data, zkrecipes::priority(priority)?)
-                .await
-        })
-    }
-
-    fn offer_all(
-        &self,
-        py: Python<'_>,
-        items: Vec<Vec<u8>>,
-        priority: i64,
-    ) -> PyResult<Vec<String>> {
-        let queue = self.inner.clone();
-        wait(py, move || async move {
-            queue
-                .offer_all_with_priority(&items, zkrecipes::priority(priority)?)
-                .await
-        })
-    }
-
-    fn offer_all_async<'py>(
-        &self,
-        py: Python<'py>,
-        items: Vec<Vec<u8>>,
-        priority: i64,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move {
-            queue
-                .offer_all_with_priority(&items, zkrecipes::priority(priority)?)
-                .await
-        })
-    }
-
-    #[pyo3(signature = (timeout))]
-    fn consume(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<NativeDelivery>> {
-        let timeout = Wait::python(timeout, true).into_py_result()?;
-        let queue = self.inner.clone();
-        wait(py, move || consume(queue, timeout))
-    }
-
-    #[pyo3(signature = (timeout))]
-    fn consume_async<'py>(
-        &self,
-        py: Python<'py>,
-        timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let timeout = Wait::python(timeout, true).into_py_result()?;
-        awaitable(py, consume(self.inner.clone(), timeout))
-    }
-
-    fn size(&self, py: Python<'_>) -> PyResult<usize> {
-        let queue = self.inner.clone();
-        wait(py, move || async move { queue.size().await })
-    }
-
-    fn size_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { queue.size().await })
-    }
-
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let queue = self.inner.clone();
-        wait(py, move || async move { queue.close().await })
-    }
-
-    fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let queue = self.inner.clone();
-        awaitable(py, async move { queue.close().await })
+        fn dead_letter_path(&self) -> String {
+            self.inner.dead_letter_path().to_string()
+        }
     }
 }
 
