@@ -6,16 +6,15 @@
 //! `off` *before* a stop: a report mutex makes the listener's "on" and the
 //! task's "off then stop" exclusive, so a late "on" cannot follow a stop.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use fastrand::Rng;
-use tokio::sync::broadcast::error::RecvError;
+
 use tokio::sync::Mutex;
 use zkrecipes::{ElectionEvent, LeaderElectionSupport};
 
-use super::breathe;
+use super::{breathe, next_event, CallBack};
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
 
@@ -112,16 +111,8 @@ fn listen(
 ) -> tokio::task::JoinHandle<()> {
     let mut events = member.subscribe();
     tokio::spawn(async move {
-        let busy = Arc::new(AtomicBool::new(false));
-        loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
-                Err(RecvError::Lagged(_)) => {
-                    ctx.stats.bump("listener.lagged");
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            };
+        let calls = CallBack::default();
+        while let Some(event) = next_event(&ctx, &mut events).await {
             ctx.stats.bump(format!("event.election.{}", event.name()));
             match event {
                 ElectionEvent::ElectedComplete | ElectionEvent::Reconnected => {
@@ -141,12 +132,9 @@ fn listen(
                 }
                 _ => {}
             }
-            if busy.swap(true, Ordering::SeqCst) {
-                ctx.stats.bump("listener.callback_skipped");
-                continue;
-            }
-            let (ctx, member, busy) = (ctx.clone(), member.clone(), busy.clone());
-            tokio::spawn(async move {
+            let (ctx2, member) = (ctx.clone(), member.clone());
+            calls.spawn(&ctx, async move {
+                let ctx = ctx2;
                 ctx.stats.bump("listener.leader_host_name");
                 let named = watched(
                     &ctx,
@@ -158,7 +146,6 @@ fn listen(
                 if let Err(err) = named {
                     ctx.error("listener.leader_host_name", &err);
                 }
-                busy.store(false, Ordering::SeqCst);
             });
         }
     })

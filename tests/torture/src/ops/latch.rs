@@ -11,7 +11,6 @@
 //! Each listener has a link of its own: it is aborted when its latch is
 //! replaced, which must not leave an answer unread on a shared link.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use zkrecipes::{LatchEvent, LeaderLatch};
 
-use super::breathe;
+use super::{breathe, CallBack};
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
 
@@ -145,7 +144,7 @@ fn listen(ctx: Arc<Ctx>, latch: LeaderLatch, gate: Arc<Mutex<()>>) -> JoinHandle
     let mut events = latch.subscribe();
     tokio::spawn(async move {
         let mut link = Link::connect(&ctx.resource).await;
-        let busy = Arc::new(AtomicBool::new(false));
+        let calls = CallBack::default();
         loop {
             let event = match events.recv().await {
                 Ok(event) => Some(event),
@@ -182,12 +181,9 @@ fn listen(ctx: Arc<Ctx>, latch: LeaderLatch, gate: Arc<Mutex<()>>) -> JoinHandle
                     }
                 }
             }
-            if busy.swap(true, Ordering::SeqCst) {
-                ctx.stats.bump("listener.callback_skipped");
-                continue;
-            }
-            let (ctx, latch, busy) = (ctx.clone(), latch.clone(), busy.clone());
-            tokio::spawn(async move {
+            let (ctx2, latch) = (ctx.clone(), latch.clone());
+            calls.spawn(&ctx, async move {
+                let ctx = ctx2;
                 ctx.stats.bump("listener.latch_participants");
                 let listed = watched(
                     &ctx,
@@ -200,7 +196,6 @@ fn listen(ctx: Arc<Ctx>, latch: LeaderLatch, gate: Arc<Mutex<()>>) -> JoinHandle
                     ctx.error("listener.latch_participants", &err);
                 }
                 let _ = latch.has_leadership();
-                busy.store(false, Ordering::SeqCst);
             });
         }
     })

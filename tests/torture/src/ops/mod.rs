@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use fastrand::Rng;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::Receiver;
 use tokio::task::JoinHandle;
 use zkrecipes::{Lock, LockEvent, LockGuard, Owner};
 
@@ -271,6 +272,38 @@ async fn sections<H: Holding>(
     }
 }
 
+/// The next event a listener hears: `None` once its object is gone; a lag (the listener fell
+/// behind) is counted and passed over.
+pub async fn next_event<E: Clone>(ctx: &Ctx, events: &mut Receiver<E>) -> Option<E> {
+    loop {
+        match events.recv().await {
+            Ok(event) => return Some(event),
+            Err(RecvError::Lagged(_)) => ctx.stats.bump("listener.lagged"),
+            Err(RecvError::Closed) => return None,
+        }
+    }
+}
+
+/// A listener's calls back into the library: each in a task of its own, so that reporting is
+/// never held up by one, and one at a time: an event that comes while one runs is counted and
+/// makes none.
+#[derive(Clone, Default)]
+pub struct CallBack(Arc<AtomicBool>);
+
+impl CallBack {
+    pub fn spawn(&self, ctx: &Ctx, call: impl std::future::Future<Output = ()> + Send + 'static) {
+        if self.0.swap(true, Ordering::SeqCst) {
+            ctx.stats.bump("listener.callback_skipped");
+            return;
+        }
+        let busy = self.0.clone();
+        tokio::spawn(async move {
+            call.await;
+            busy.store(false, Ordering::SeqCst);
+        });
+    }
+}
+
 /// Follows a lock object's events: reports SUSPENDED / LOST / RECONNECTED at
 /// once, and on every event calls back into the library (in a task of its
 /// own, one at a time, so that reporting is never held up by a call).
@@ -278,16 +311,8 @@ pub fn listen_lock(ctx: Arc<Ctx>, lock: Lock, object: &'static str) -> JoinHandl
     let mut events = lock.subscribe();
     tokio::spawn(async move {
         let mut link = Link::connect(&ctx.resource).await;
-        let busy = Arc::new(AtomicBool::new(false));
-        loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
-                Err(RecvError::Lagged(_)) => {
-                    ctx.stats.bump("listener.lagged");
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            };
+        let calls = CallBack::default();
+        while let Some(event) = next_event(&ctx, &mut events).await {
             ctx.stats.bump(format!("event.{object}.{}", event.name()));
             let connection_event =
                 !matches!(event, LockEvent::Acquired { .. } | LockEvent::Released);
@@ -298,14 +323,9 @@ pub fn listen_lock(ctx: Arc<Ctx>, lock: Lock, object: &'static str) -> JoinHandl
                 link.ask(format!("{} {} {object}", event.name(), ctx.name))
                     .await;
             }
-            if busy.swap(true, Ordering::SeqCst) {
-                ctx.stats.bump("listener.callback_skipped");
-                continue;
-            }
-            let (ctx, lock, busy) = (ctx.clone(), lock.clone(), busy.clone());
-            tokio::spawn(async move {
-                callback(&ctx, &lock, connection_event).await;
-                busy.store(false, Ordering::SeqCst);
+            let (ctx2, lock) = (ctx.clone(), lock.clone());
+            calls.spawn(&ctx, async move {
+                callback(&ctx2, &lock, connection_event).await;
             });
         }
     })

@@ -8,17 +8,18 @@
 //! `release()`, by drop, by a cancelled release, or (private object only:
 //! nobody else's lease is among them) by `release_one()` / `release_all()`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use fastrand::Rng;
-use tokio::sync::broadcast::error::RecvError;
+
 use tokio::task::JoinHandle;
 use zkrecipes::ffi::OwnedSemaphore;
 use zkrecipes::{Lease, LockEvent, Semaphore, Wait};
 
-use super::{breathe, cancel_after, critical_all, pick, timeout, told_of_a_pause};
+use super::{
+    breathe, cancel_after, critical_all, next_event, pick, timeout, told_of_a_pause, CallBack,
+};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
 
@@ -256,16 +257,8 @@ pub fn listen(ctx: Arc<Ctx>, sem: Semaphore, object: &'static str) -> JoinHandle
     let mut events = sem.subscribe();
     tokio::spawn(async move {
         let mut link = Link::connect(&ctx.resource).await;
-        let busy = Arc::new(AtomicBool::new(false));
-        loop {
-            let event = match events.recv().await {
-                Ok(event) => event,
-                Err(RecvError::Lagged(_)) => {
-                    ctx.stats.bump("listener.lagged");
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            };
+        let calls = CallBack::default();
+        while let Some(event) = next_event(&ctx, &mut events).await {
             ctx.stats.bump(format!("event.{object}.{}", event.name()));
             if matches!(event, LockEvent::Suspended | LockEvent::Lost { .. }) {
                 ctx.disturb();
@@ -274,25 +267,20 @@ pub fn listen(ctx: Arc<Ctx>, sem: Semaphore, object: &'static str) -> JoinHandle
                 link.ask(format!("{} {} {object}", event.name(), ctx.name))
                     .await;
             }
-            if busy.swap(true, Ordering::SeqCst) {
-                ctx.stats.bump("listener.callback_skipped");
-                continue;
-            }
-            let (ctx, sem, busy) = (ctx.clone(), sem.clone(), busy.clone());
-            tokio::spawn(async move {
-                ctx.stats.bump("listener.lease_nodes");
+            let (ctx2, sem) = (ctx.clone(), sem.clone());
+            calls.spawn(&ctx, async move {
+                ctx2.stats.bump("listener.lease_nodes");
                 let listed = watched(
-                    &ctx,
+                    &ctx2,
                     "lease_nodes() in a listener",
                     Duration::ZERO,
                     sem.lease_nodes(),
                 )
                 .await;
                 if let Err(err) = listed {
-                    ctx.error("listener.lease_nodes", &err);
+                    ctx2.error("listener.lease_nodes", &err);
                 }
                 let _ = sem.held();
-                busy.store(false, Ordering::SeqCst);
             });
         }
     })
