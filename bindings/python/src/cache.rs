@@ -16,10 +16,10 @@ use zkrecipes::{Cache, CacheEvent, CachedNode, NodeStat, Wait};
 
 use crate::blocking::{awaitable, detached, wait};
 use crate::client::NativeClient;
-use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay_all, Subscription};
 use crate::payload::Payload;
+use crate::twins::pymethods_with_twins;
 
 /// `NodeStat`'s fields in declaration order, as `zkrecipes.NodeStat` takes them.
 pub type StatRow = (i64, i64, i64, i64, i64, i32, i32, i32, i64, i32, i32);

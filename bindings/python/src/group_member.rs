@@ -13,10 +13,10 @@ use zkrecipes::GroupMember;
 use crate::blocking::{awaitable, detached, wait};
 use crate::cache::event_args;
 use crate::client::NativeClient;
-use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay_all, Subscription};
 use crate::payload::Payload;
+use crate::twins::pymethods_with_twins;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeGroupMember {

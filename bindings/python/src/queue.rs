@@ -3,10 +3,10 @@ use zkrecipes::ffi::HandedQueue;
 use zkrecipes::{DistributedQueue, Wait};
 
 use crate::blocking::{awaitable, wait};
-use crate::twins::pymethods_with_twins;
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
+use crate::twins::pymethods_with_twins;
 use crate::undo::{Taken, TakenMany};
 
 #[pyclass(module = "zkrecipes._native", frozen)]

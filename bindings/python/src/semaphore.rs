@@ -9,9 +9,9 @@ use zkrecipes::{Semaphore, Wait};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
-use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
+use crate::twins::pymethods_with_twins;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeSemaphore {

@@ -10,9 +10,9 @@ use zkrecipes::{Delivery, Wait, WorkQueue};
 
 use crate::blocking::{awaitable, wait};
 use crate::client::NativeClient;
-use crate::twins::pymethods_with_twins;
 use crate::errors::IntoPyResult;
 use crate::payload::Payload;
+use crate::twins::pymethods_with_twins;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeWorkQueue {
