@@ -5,15 +5,13 @@
 // collection, and bad input as typed errors. Another client writes with persistent nodes.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { execFileSync } = require('node:child_process')
-const { zk, connectString, unique, withClients, record } = require('./helpers')
+const { zk, connectString, unique, withClients, record, assertEsmExports, harness, collectedAfterDropping } = require('./helpers')
 
 const line = (events) => events.map((e) => e.type + (e.node ? ' ' + e.node.path : ''))
 const persistent = (client, path, data) => client.persistentNode(path, { data, mode: 'persistent' })
 
 test('the ESM entry exports the caches; the event names are the core\'s', async () => {
-  const esm = await import('zkrecipes')
-  for (const name of ['Cache', 'NodeCache', 'ChildrenCache', 'TreeCache', 'CACHE_EVENTS']) assert.equal(esm[name], zk[name])
+  await assertEsmExports(['Cache', 'NodeCache', 'ChildrenCache', 'TreeCache', 'CACHE_EVENTS'])
   assert.deepEqual([...zk.CACHE_EVENTS], ['CREATED', 'CHANGED', 'DELETED', 'INITIALIZED', 'SUSPENDED', 'RECONNECTED', 'LOST'])
 })
 
@@ -105,7 +103,7 @@ test('a node cache creates nothing and sees its node come and go', () => withCli
   await cache.start()
   assert.equal(cache.node, null)
   assert.equal(cache.size, 0)
-  const listed = execFileSync(process.env.ZK_HARNESS, ['children', connectString, parent], { timeout: 30000 }).toString().trim()
+  const listed = harness('children', parent)
   assert.equal(listed, '0', 'nothing created')
   const node = persistent(writer, path, 'v')
   await node.start()
@@ -232,33 +230,13 @@ test('with the client closed, a start rejects with CLOSED and nothing new is mad
   assert.throws(() => c.groupMember(path, 'm'), { code: 'CLOSED' })
 })
 
-test('caches dropped unclosed are collected once their listeners are gone', async () => {
-  const script = `
-    const zk = require('zkrecipes')
-    ;(async () => {
-      const c = await zk.Client.connect(${JSON.stringify(connectString)})
-      let collected = 0
-      const registry = new FinalizationRegistry(() => { collected++ })
-      const f = () => {}
-      await (async () => {
-        for (let i = 0; i < 100; i++) {
-          const cache = c.treeCache('/gc-test/cache-' + i)
-          cache.on('event', f)
-          await cache.start()
-          cache.off('event', f)
-          registry.register(cache, i)
-        }
-      })()
-      const deadline = Date.now() + 60000
-      while (collected < 100 && Date.now() < deadline) {
-        await new Promise((resolve) => setImmediate(resolve))
-        global.gc()
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-      console.log(collected)
-      await c.close()
-    })()
-  `
-  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { cwd: __dirname, timeout: 120000 }).toString().trim()
-  assert.equal(out, '100')
+test('caches dropped unclosed are collected once their listeners are gone', () => {
+  const { collected, rounds } = collectedAfterDropping(100, async (c, i, listener) => {
+    const cache = c.treeCache('/gc-test/cache-' + i)
+    cache.on('event', listener)
+    await cache.start()
+    cache.off('event', listener)
+    return cache
+  })
+  assert.equal(collected, 100, `only ${collected} of 100 dropped caches were collected after ${rounds} full collections`)
 })

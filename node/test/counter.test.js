@@ -5,7 +5,7 @@
 // in flight, use after close, and bad input and bad nodes as typed errors.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { zk, unique, withClients } = require('./helpers')
+const { zk, unique, withClients, assertEsmExports } = require('./helpers')
 
 const DEADLINE_MS = 20000
 
@@ -27,9 +27,7 @@ function changeTo (count, value) {
 }
 
 test('the ESM entry exports the counters', async () => {
-  const esm = await import('zkrecipes')
-  assert.equal(esm.SharedCount, zk.SharedCount)
-  assert.equal(esm.DistributedAtomicLong, zk.DistributedAtomicLong)
+  await assertEsmExports(['SharedCount', 'DistributedAtomicLong'])
 })
 
 test('increments of two clients end exact, each seeing its own value', () => withClients(2, async (a, b) => {

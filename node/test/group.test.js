@@ -5,18 +5,15 @@
 // nodes under Curator's protected name; start/close unawaited; and bad input as typed errors.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { execFileSync } = require('node:child_process')
-const { zk, connectString, unique, withClients, record } = require('./helpers')
+const { zk, unique, withClients, record, assertEsmExports, harness } = require('./helpers')
 
 const line = (events) => events.map((e) => e.type + (e.node ? ' ' + e.node.name : ''))
-const rm = (path) => execFileSync(process.env.ZK_HARNESS, ['rm', connectString, path], { timeout: 30000 })
-const ephemerals = (path) => execFileSync(process.env.ZK_HARNESS, ['ephemerals', connectString, path], { timeout: 30000 }).toString().trim()
+const rm = (path) => harness('rm', path)
+const ephemerals = (path) => harness('ephemerals', path)
 const entries = (map) => [...map].map(([id, payload]) => [id, payload.toString()])
 
 test('the ESM entry exports the group recipes', async () => {
-  const esm = await import('zkrecipes')
-  assert.equal(esm.PersistentNode, zk.PersistentNode)
-  assert.equal(esm.GroupMember, zk.GroupMember)
+  await assertEsmExports(['PersistentNode', 'GroupMember'])
 })
 
 test('two members see each other join, change their payload and leave', () => withClients(2, async (c1, c2) => {

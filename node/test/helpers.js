@@ -1,5 +1,7 @@
 'use strict'
+const assert = require('node:assert/strict')
 const crypto = require('node:crypto')
+const { execFileSync } = require('node:child_process')
 const zk = require('zkrecipes')
 
 const connectString = process.env.ZK_CONNECT
@@ -52,4 +54,52 @@ function record (emitter, name = 'event', timeoutMs = 20000) {
   return events
 }
 
-module.exports = { zk, connectString, unique, withClients, sleep, eventually, record }
+// What the ESM entry exports under `names` is what the CommonJS one does: one module, not two.
+async function assertEsmExports (names) {
+  const esm = await import('zkrecipes')
+  for (const name of names) assert.equal(esm[name], zk[name], `the ESM entry's ${name}`)
+}
+
+// An operator's command against the test server through the harness binary (rm, children,
+// ephemerals): what it printed, trimmed. It fails after 30 s rather than hang the suite.
+function harness (command, ...args) {
+  return execFileSync(process.env.ZK_HARNESS, [command, connectString, ...args], { timeout: 30000 }).toString().trim()
+}
+
+// Runs `make` (a function `(client, i, listener)` that builds one recipe object, adds and removes
+// `listener` and returns the object, or a promise of it; it may use nothing but its arguments,
+// since its source is what runs) `count` times in a child node
+// with --expose-gc, drops every object, and reports `{ collected, rounds }`. What the library
+// promises is that a dropped object CAN be collected, not when a collector gets round to it: the
+// child drives the collector (a full GC, then a turn of the event loop for the finalizers and
+// the wrapper's setImmediate unsubscribe) until every one is collected, for as long as 60 s.
+function collectedAfterDropping (count, make) {
+  const script = `
+    const zk = require('zkrecipes')
+    ;(async () => {
+      const c = await zk.Client.connect(${JSON.stringify(connectString)})
+      let collected = 0
+      const registry = new FinalizationRegistry(() => { collected++ })
+      const make = ${make}
+      const f = () => {}
+      // In a function of its own, so that no variable of this frame keeps an object alive.
+      await (async () => {
+        for (let i = 0; i < ${count}; i++) registry.register(await make(c, i, f), i)
+      })()
+      const deadline = Date.now() + 60000
+      let rounds = 0
+      while (collected < ${count} && Date.now() < deadline) {
+        await new Promise((resolve) => setImmediate(resolve))
+        global.gc()
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        rounds++
+      }
+      console.log(JSON.stringify({ collected, rounds }))
+      await c.close()
+    })()
+  `
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { cwd: __dirname, timeout: 120000 }).toString().trim()
+  return JSON.parse(out)
+}
+
+module.exports = { zk, connectString, unique, withClients, sleep, eventually, record, assertEsmExports, harness, collectedAfterDropping }

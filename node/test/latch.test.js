@@ -4,8 +4,7 @@
 // start/close unawaited, and bad input.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { execFileSync } = require('node:child_process')
-const { zk, connectString, unique, withClients, eventually } = require('./helpers')
+const { zk, unique, withClients, eventually, harness } = require('./helpers')
 
 test('event names are the core\'s; the ESM entry exports what the CommonJS one does', async () => {
   assert.deepEqual([...zk.LATCH_EVENTS], ['IS_LEADER', 'NOT_LEADER', 'SUSPENDED', 'RECONNECTED'])
@@ -62,7 +61,7 @@ test('a deleted leader node is not_leader with the reason, then leads again', ()
   }))
   await latch.start()
   const token = await latch.awaitLeadership({ timeoutMs: 5000 })
-  execFileSync(process.env.ZK_HARNESS, ['rm', connectString, latch.nodePath], { timeout: 30000 })
+  harness('rm', latch.nodePath)
   await three
   assert.deepEqual(seen.map((e) => e.type), ['IS_LEADER', 'NOT_LEADER', 'IS_LEADER'])
   assert.ok(seen[1].reason instanceof zk.ZkError, 'NOT_LEADER carries why')

@@ -1,8 +1,8 @@
 'use strict'
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn, execFileSync } = require('node:child_process')
-const { zk, connectString, unique, withClients, sleep, eventually } = require('./helpers')
+const { spawn } = require('node:child_process')
+const { zk, connectString, unique, withClients, sleep, eventually, harness, collectedAfterDropping } = require('./helpers')
 
 test('acquire, tryAcquire, release, fencing token, participants', () => withClients(2, async (a, b) => {
   const dir = unique('lock')
@@ -147,7 +147,7 @@ test('lost when an operator deletes the lock node', () => withClients(1, async (
   const token = lock.fencingToken
   const [holder] = await lock.participants()
   assert.deepEqual(await acquired, { type: 'ACQUIRED', fencingToken: token }, 'ACQUIRED carries the fencing token')
-  execFileSync(process.env.ZK_HARNESS, ['rm', connectString, `${dir}/${holder.node}`], { timeout: 30000 })
+  harness('rm', `${dir}/${holder.node}`)
   const event = await lost
   assert.equal(event.type, 'LOST')
   assert.ok(event.reason instanceof zk.ZkError)
@@ -355,39 +355,12 @@ test('two Node processes contending: no overlap, tokens strictly increase', asyn
 test('recipe objects that had listeners are collected once dropped', () => {
   // Issue 16: the wrapper's own newListener/removeListener listeners counted as
   // "watched", so an object that ever had a listener stayed subscribed and alive.
-  // What the library promises is that a dropped object CAN be collected, not when a
-  // collector gets round to it: the child drives the collector (a full GC, then a turn
-  // of the event loop for the finalizers and the wrapper's setImmediate unsubscribe)
-  // until every one is collected, for as long as 60 s.
-  const script = `
-    const zk = require('zkrecipes')
-    ;(async () => {
-      const c = await zk.Client.connect(${JSON.stringify(connectString)})
-      let collected = 0
-      const registry = new FinalizationRegistry(() => { collected++ })
-      const f = () => {}
-      ;(() => {
-        for (let i = 0; i < 2000; i++) {
-          const lock = c.writeLock('/gc-test/lock-' + i)
-          lock.on('acquired', f)
-          lock.off('acquired', f)
-          registry.register(lock, i)
-        }
-      })()
-      const deadline = Date.now() + 60000
-      let rounds = 0
-      while (collected < 2000 && Date.now() < deadline) {
-        await new Promise((resolve) => setImmediate(resolve))
-        global.gc()
-        await new Promise((resolve) => setTimeout(resolve, 10))
-        rounds++
-      }
-      console.log(JSON.stringify({ collected, rounds }))
-      await c.close()
-    })()
-  `
-  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { cwd: __dirname, timeout: 120000 }).toString().trim()
-  const { collected, rounds } = JSON.parse(out)
+  const { collected, rounds } = collectedAfterDropping(2000, (c, i, listener) => {
+    const lock = c.writeLock('/gc-test/lock-' + i)
+    lock.on('acquired', listener)
+    lock.off('acquired', listener)
+    return lock
+  })
   assert.equal(collected, 2000, `only ${collected} of 2000 dropped locks were collected after ${rounds} full collections`)
 })
 
@@ -406,7 +379,7 @@ test('ReadWriteLock and DistributedQueue dispose: holds released, claim marker d
   const queue = c.queue(dir)
   await queue.offer('x')
   assert.equal((await queue.poll()).toString(), 'x')
-  const ephemerals = () => execFileSync(process.env.ZK_HARNESS, ['ephemerals', connectString, dir + '.zkrecipes'], { timeout: 30000 }).toString().trim()
+  const ephemerals = () => harness('ephemerals', dir + '.zkrecipes')
   assert.match(ephemerals(), /claim-/, 'a consumer keeps the claim marker of its last take')
   await queue[Symbol.asyncDispose]()
   assert.equal(ephemerals(), '', 'the claim marker is gone after dispose')

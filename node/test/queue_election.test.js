@@ -36,27 +36,33 @@ test('queue: oversized payload is INVALID_ARGUMENT and nothing is sent', () => w
   assert.equal(await q.size(), 0)
 }))
 
-test('queue: concurrent consumers get every item exactly once', () => withClients(4, async (producer, ...consumers) => {
-  const dir = unique('consumers')
+// Three consumers share one queue while a producer offers 150 items, then a 'stop' for each
+// consumer: `consume(queue, which)` takes until it has its own 'stop' and resolves with the
+// numbers it took. Stopping at a 'stop' offered after every item, not after a quiet period, means
+// a slow producer cannot end the test early, and the FIFO order means every item before the last
+// 'stop' was taken. Every item must be taken exactly once, and none left behind.
+function eachItemTakenOnce (name, consume) {
+  return withClients(4, async (producer, ...consumers) => {
+    const dir = unique(name)
+    const done = Promise.all(consumers.map((c, which) => consume(c.queue(dir), which)))
+    const q = producer.queue(dir)
+    for (let i = 0; i < 150; i++) await q.offer(String(i))
+    for (const _ of consumers) await q.offer('stop')
+    const got = (await done).flat()
+    assert.deepEqual(got.sort((a, b) => a - b), [...Array(150).keys()])
+    assert.equal(await q.size(), 0)
+  })
+}
+
+test('queue: concurrent consumers get every item exactly once', () => eachItemTakenOnce('consumers', async (q) => {
   const got = []
-  // Each consumer stops at a 'stop' item, offered after every other one: a slow producer
-  // cannot end the test early (a quiet period did), and the FIFO order means every item
-  // before the last 'stop' was taken. A wait that is not answered within 30 s fails.
-  const done = Promise.all(consumers.map(async (c) => {
-    const q = c.queue(dir)
-    for (;;) {
-      const item = await q.take({ timeoutMs: 30000 })
-      assert.notEqual(item, null, 'no item within 30 s')
-      if (item.toString() === 'stop') return
-      got.push(Number(item.toString()))
-    }
-  }))
-  const q = producer.queue(dir)
-  for (let i = 0; i < 150; i++) await q.offer(String(i))
-  for (const _ of consumers) await q.offer('stop')
-  await done
-  assert.deepEqual([...got].sort((a, b) => a - b), [...Array(150).keys()])
-  assert.equal(await q.size(), 0)
+  for (;;) {
+    // A wait that is not answered within 30 s fails.
+    const item = await q.take({ timeoutMs: 30000 })
+    assert.notEqual(item, null, 'no item within 30 s')
+    if (item.toString() === 'stop') return got
+    got.push(Number(item.toString()))
+  }
 }))
 
 test('queue: batched takes in order; bad sizes refused; takeMany waits for an offer', () => withClients(2, async (c, other) => {
@@ -79,28 +85,18 @@ test('queue: batched takes in order; bad sizes refused; takeMany waits for an of
   assert.deepEqual(text(await waiting), ['wake'])
 }))
 
-test('queue: batch and single consumers share the queue exactly once', () => withClients(4, async (producer, ...consumers) => {
-  const dir = unique('batch-consumers')
+test('queue: batch and single consumers share the queue exactly once', () => eachItemTakenOnce('batch-consumers', async (q, which) => {
   const got = []
-  const done = Promise.all(consumers.map(async (c, which) => {
-    const q = c.queue(dir)
-    for (;;) {
-      const items = which === 0 ? [await q.take({ timeoutMs: 30000 })] : await q.takeMany(4 * which, { timeoutMs: 30000 })
-      assert.ok(items.length > 0 && items[0] !== null, 'no item within 30 s')
-      // A batch may hold several consumers' stops: this one keeps one and offers the others
-      // again, so each consumer gets its own.
-      const stops = items.filter((b) => b.toString() === 'stop').length
-      for (const item of items) if (item.toString() !== 'stop') got.push(Number(item.toString()))
-      for (let i = 1; i < stops; i++) await q.offer('stop')
-      if (stops > 0) return
-    }
-  }))
-  const q = producer.queue(dir)
-  for (let i = 0; i < 150; i++) await q.offer(String(i))
-  for (const _ of consumers) await q.offer('stop')
-  await done
-  assert.deepEqual([...got].sort((a, b) => a - b), [...Array(150).keys()])
-  assert.equal(await q.size(), 0)
+  for (;;) {
+    const items = which === 0 ? [await q.take({ timeoutMs: 30000 })] : await q.takeMany(4 * which, { timeoutMs: 30000 })
+    assert.ok(items.length > 0 && items[0] !== null, 'no item within 30 s')
+    // A batch may hold several consumers' stops: this one keeps one and offers the others
+    // again, so each consumer gets its own.
+    const stops = items.filter((b) => b.toString() === 'stop').length
+    for (const item of items) if (item.toString() !== 'stop') got.push(Number(item.toString()))
+    for (let i = 1; i < stops; i++) await q.offer('stop')
+    if (stops > 0) return got
+  }
 }))
 
 const LEADER = ['START', 'OFFER_START', 'OFFER_COMPLETE', 'DETERMINE_START', 'DETERMINE_COMPLETE', 'ELECTED_START', 'ELECTED_COMPLETE']

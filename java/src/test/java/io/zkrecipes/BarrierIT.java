@@ -1,35 +1,14 @@
 package io.zkrecipes;
 
+import static io.zkrecipes.Zk.code;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Barrier and DoubleBarrier from Java, against a real ZooKeeper. */
 class BarrierIT {
-    private static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
-        return assertThrows(ZkException.class, call).getCode();
-    }
-
-    /** Runs {@code call} on a thread of its own: its outcome (null, or what it threw). */
-    interface Call { void run() throws Exception; }
-
-    private static CompletableFuture<Throwable> background(Call call, Thread[] thread) {
-        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-        thread[0] = new Thread(() -> {
-            try {
-                call.run();
-                outcome.complete(null);
-            } catch (Throwable t) {
-                outcome.complete(t);
-            }
-        });
-        thread[0].start();
-        return outcome;
-    }
-
     @Test
     void aBarrierHoldsWaitersUntilRemoved() throws Exception {
         String path = Zk.path("barrier");
@@ -45,17 +24,16 @@ class BarrierIT {
             assertFalse(theirs.waitOnBarrier(-1, TimeUnit.SECONDS));
             assertFalse(theirs.waitOnBarrier(100, TimeUnit.MILLISECONDS));
             // An interrupted wait throws InterruptedException.
-            Thread[] t = new Thread[1];
-            CompletableFuture<Throwable> interrupted = background(theirs::waitOnBarrier, t);
-            Zk.eventually("the waiter blocked", () -> t[0].getState() == Thread.State.WAITING);
-            t[0].interrupt();
-            assertInstanceOf(InterruptedException.class, interrupted.get(10, TimeUnit.SECONDS));
-            CompletableFuture<Throwable> released = background(theirs::waitOnBarrier, t);
-            Zk.eventually("the waiter blocked", () -> t[0].getState() == Thread.State.WAITING);
+            Zk.Background interrupted = Zk.Background.start(theirs::waitOnBarrier);
+            Zk.eventually("the waiter blocked", interrupted::isWaiting);
+            interrupted.interrupt();
+            assertInstanceOf(InterruptedException.class, interrupted.outcome(10));
+            Zk.Background released = Zk.Background.start(theirs::waitOnBarrier);
+            Zk.eventually("the waiter blocked", released::isWaiting);
             assertFalse(released.isDone());
             ours.removeBarrier();
             ours.removeBarrier(); // down stays down
-            assertNull(released.get(10, TimeUnit.SECONDS));
+            assertNull(released.outcome(10));
             assertFalse(theirs.isSet());
         }
     }
@@ -77,23 +55,22 @@ class BarrierIT {
             assertFalse(a.enter(100, TimeUnit.MILLISECONDS));
             assertEquals(List.of(), b.getMembers());
             // Interrupted: InterruptedException, and the node withdrawn.
-            Thread[] t = new Thread[1];
-            CompletableFuture<Throwable> interrupted = background(a::enter, t);
+            Zk.Background interrupted = Zk.Background.start(a::enter);
             Zk.eventually("a entered", () -> b.getMembers().size() == 1);
-            t[0].interrupt();
-            assertInstanceOf(InterruptedException.class, interrupted.get(10, TimeUnit.SECONDS));
+            interrupted.interrupt();
+            assertInstanceOf(InterruptedException.class, interrupted.outcome(10));
             Zk.eventually("the interrupted member withdrew", () -> b.getMembers().isEmpty());
             // Both in: both pass, ready is up; both leave.
-            CompletableFuture<Throwable> aIn = background(a::enter, t);
+            Zk.Background aIn = Zk.Background.start(a::enter);
             Zk.eventually("a entered", () -> b.getMembers().size() == 1);
             assertTrue(b.enter(10, TimeUnit.SECONDS));
-            assertNull(aIn.get(10, TimeUnit.SECONDS));
+            assertNull(aIn.outcome(10));
             assertTrue(a.isReady());
             assertEquals(List.of(a.getNodePath(), b.getNodePath()).stream().map(p -> p.substring(path.length() + 1)).sorted().toList(),
                 a.getMembers());
-            CompletableFuture<Throwable> aOut = background(a::leave, t);
+            Zk.Background aOut = Zk.Background.start(a::leave);
             assertTrue(b.leave(10, TimeUnit.SECONDS));
-            assertNull(aOut.get(10, TimeUnit.SECONDS));
+            assertNull(aOut.outcome(10));
             assertFalse(a.isReady(), "the last to leave took ready down");
             assertEquals(List.of(), a.getMembers());
         }
@@ -120,21 +97,20 @@ class BarrierIT {
             // Closed while another thread waits in enter(): that thread throws CLOSED, no node is left.
             String two = path + "-two";
             DoubleBarrier waiting = new DoubleBarrier(c, two, 2);
-            Thread[] t = new Thread[1];
-            CompletableFuture<Throwable> entering = background(waiting::enter, t);
+            Zk.Background entering = Zk.Background.start(waiting::enter);
             Zk.eventually("the member entered", () -> !waitingMembers(c, two).isEmpty());
             waiting.close();
-            ZkException e = assertInstanceOf(ZkException.class, entering.get(10, TimeUnit.SECONDS));
+            ZkException e = assertInstanceOf(ZkException.class, entering.outcome(10));
             assertEquals(ZkException.Code.CLOSED, e.getCode());
             Zk.eventually("the closed member withdrew", () -> waitingMembers(c, two).isEmpty());
             // The same for a barrier's waiter.
             Barrier barrier = new Barrier(c, path + "-up");
             barrier.setBarrier();
-            CompletableFuture<Throwable> held = background(barrier::waitOnBarrier, t);
-            Zk.eventually("the waiter blocked", () -> t[0].getState() == Thread.State.WAITING);
+            Zk.Background held = Zk.Background.start(barrier::waitOnBarrier);
+            Zk.eventually("the waiter blocked", held::isWaiting);
             barrier.close();
             assertEquals(ZkException.Code.CLOSED,
-                assertInstanceOf(ZkException.class, held.get(10, TimeUnit.SECONDS)).getCode());
+                assertInstanceOf(ZkException.class, held.outcome(10)).getCode());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.zkrecipes;
 
+import static io.zkrecipes.Zk.code;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.charset.StandardCharsets;
@@ -15,18 +16,14 @@ import org.junit.jupiter.api.Test;
 /** The caches from Java, against a real ZooKeeper; the nodes are written by PersistentNodes of another client. */
 class CacheIT {
     /** Records every event; {@link #next} waits for one with a deadline. */
-    static final class Heard implements CacheListener {
-        final BlockingQueue<CacheEvent> seen = new LinkedBlockingQueue<>();
+    static final class Heard extends Zk.Recorder<CacheEvent> implements CacheListener {
+        Heard() {
+            super("cache event");
+        }
 
         @Override public void event(CacheEvent.Type type, ChildData oldData, ChildData data) {}
         @Override public void onEvent(CacheEvent event) {
-            seen.add(event);
-        }
-
-        CacheEvent next() throws InterruptedException {
-            CacheEvent event = seen.poll(10, TimeUnit.SECONDS);
-            assertNotNull(event, "no cache event within 10 s");
-            return event;
+            record(event);
         }
 
         /** The next event, which must be {@code type} of {@code path}. */
@@ -44,10 +41,6 @@ class CacheIT {
 
     static String text(ChildData node) {
         return new String(node.getData(), StandardCharsets.UTF_8);
-    }
-
-    private static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
-        return assertThrows(ZkException.class, call).getCode();
     }
 
     @Test
@@ -94,7 +87,7 @@ class CacheIT {
             }
             heard.next(CacheEvent.Type.DELETED, root);
             assertEquals(0, cache.size());
-            assertNull(heard.seen.poll(), "nothing told twice");
+            assertNull(heard.poll(), "nothing told twice");
         }
     }
 

@@ -1,5 +1,6 @@
 package io.zkrecipes;
 
+import static io.zkrecipes.Zk.code;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
@@ -40,10 +41,6 @@ class CounterIT {
                 }
             }
         }
-    }
-
-    private static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
-        return assertThrows(ZkException.class, call).getCode();
     }
 
     /** Runs {@code each} on {@code threads} threads at once; fails on the first failure or after 30 s. */

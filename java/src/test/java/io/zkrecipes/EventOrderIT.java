@@ -30,6 +30,7 @@ class EventOrderIT {
      * for its listeners, the listener gives up after 10 s and the test fails.
      */
     private static final class Blocking {
+        final List<String> seen = Collections.synchronizedList(new ArrayList<>());
         final CountDownLatch returned = new CountDownLatch(1);
         final AtomicBoolean gaveUp = new AtomicBoolean();
         final AtomicBoolean onCaller = new AtomicBoolean();
@@ -48,9 +49,24 @@ class EventOrderIT {
             }
         }
 
-        void check() {
+        /** The listener's part: keeps {@code event} once the call returned. */
+        void hear(String event) {
+            waitForTheCall();
+            seen.add(event);
+        }
+
+        /**
+         * The caller's part, once {@code call} returned: no event had reached a listener by then,
+         * and {@code answered} (the state that {@code query} read straight after the call) held
+         * already; then the listeners are let go.
+         */
+        void assertReturnedFirst(String call, boolean answered, String query) {
+            List<String> delivered = List.copyOf(seen);
+            returned.countDown();
             assertFalse(onCaller.get(), "a listener ran on the caller's thread");
             assertFalse(gaveUp.get(), "the call did not return while its listener was running");
+            assertTrue(answered, call + " returns with " + query + " already answered");
+            assertEquals(List.of(), delivered, "events delivered before " + call + " returned");
         }
     }
 
@@ -58,45 +74,29 @@ class EventOrderIT {
     void aCallReturnsBeforeItsOwnEventsReachTheListeners() throws Exception {
         try (Client c = Zk.client(); LeaderElectionSupport member = new LeaderElectionSupport(c, Zk.path("order-return"), "only")) {
             Blocking blocking = new Blocking();
-            List<String> seen = Collections.synchronizedList(new ArrayList<>());
-            member.addListener(type -> {
-                blocking.waitForTheCall();
-                seen.add(type.name());
-            });
+            member.addListener(type -> blocking.hear(type.name()));
             member.start();
             // The listener is held in its first event: none has reached it, yet start() returned
             // and isLeader() already answers.
-            boolean leader = member.isLeader();
-            List<String> delivered = List.copyOf(seen);
-            blocking.returned.countDown();
-            blocking.check();
-            assertTrue(leader, "start() returns with isLeader() already answered");
-            assertEquals(List.of(), delivered, "events delivered before start() returned");
-            Zk.eventually("start events", () -> seen.size() >= LEADER.size());
-            assertEquals(LEADER, seen);
+            blocking.assertReturnedFirst("start()", member.isLeader(), "isLeader()");
+            Zk.eventually("start events", () -> blocking.seen.size() >= LEADER.size());
+            assertEquals(LEADER, blocking.seen);
         }
         try (Client c = Zk.client(); WriteLock lock = new WriteLock(c, Zk.path("order-return-lock"))) {
             Blocking blocking = new Blocking();
-            List<String> seen = Collections.synchronizedList(new ArrayList<>());
             lock.addListener(new LockListener() {
                 @Override public void lockAcquired() {}
                 @Override public void lockReleased() {}
                 @Override public void onEvent(LockEvent event) {
-                    blocking.waitForTheCall();
-                    seen.add(event.type().name());
+                    blocking.hear(event.type().name());
                 }
             });
             lock.lock();
-            boolean held = lock.isLocked();
-            List<String> delivered = List.copyOf(seen);
-            blocking.returned.countDown();
-            blocking.check();
-            assertTrue(held, "lock() returns with isLocked() already answered");
-            assertEquals(List.of(), delivered, "events delivered before lock() returned");
+            blocking.assertReturnedFirst("lock()", lock.isLocked(), "isLocked()");
             lock.unlock();
             assertFalse(lock.isLocked(), "unlock() returns with isLocked() already answered");
-            Zk.eventually("lock events", () -> seen.size() >= 2);
-            assertEquals(List.of("ACQUIRED", "RELEASED"), seen);
+            Zk.eventually("lock events", () -> blocking.seen.size() >= 2);
+            assertEquals(List.of("ACQUIRED", "RELEASED"), blocking.seen);
         }
     }
 

@@ -2,6 +2,7 @@ package io.zkrecipes;
 
 import static io.zkrecipes.CacheIT.bytes;
 import static io.zkrecipes.CacheIT.text;
+import static io.zkrecipes.Zk.code;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.charset.StandardCharsets;
@@ -15,10 +16,6 @@ import org.junit.jupiter.api.Test;
 
 /** PersistentNode and GroupMember from Java, against a real ZooKeeper. */
 class GroupIT {
-    private static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
-        return assertThrows(ZkException.class, call).getCode();
-    }
-
     private static Map<String, String> texts(Map<String, byte[]> members) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         members.forEach((id, payload) -> out.put(id, new String(payload, StandardCharsets.UTF_8)));
@@ -88,18 +85,9 @@ class GroupIT {
             assertThrows(TimeoutException.class, () -> waiting.get(300, TimeUnit.MILLISECONDS),
                 "the node of another live session is never taken over");
             // An interrupted start of the same member: the wait ends, the member goes on waiting.
-            CompletableFuture<Throwable> interrupted = new CompletableFuture<>();
-            Thread starter = new Thread(() -> {
-                try {
-                    second.start();
-                    interrupted.complete(null);
-                } catch (Throwable t) {
-                    interrupted.complete(t);
-                }
-            });
-            starter.start();
+            Zk.Background starter = Zk.Background.start(second::start);
             starter.interrupt();
-            assertInstanceOf(InterruptedException.class, interrupted.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(InterruptedException.class, starter.outcome(10));
             second.close();
             ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(10, TimeUnit.SECONDS));
             assertEquals(ZkException.Code.CLOSED, ((ZkException) e.getCause()).getCode());

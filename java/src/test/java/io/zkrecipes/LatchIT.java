@@ -1,36 +1,27 @@
 package io.zkrecipes;
 
+import static io.zkrecipes.Zk.code;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The leader latch from Java, against a real ZooKeeper. */
 class LatchIT {
     /** Records every event; {@link #next} waits for one with a deadline. */
-    static final class Events implements LeaderLatchListener {
-        final BlockingQueue<LatchEvent> seen = new LinkedBlockingQueue<>();
+    static final class Events extends Zk.Recorder<LatchEvent> implements LeaderLatchListener {
+        Events() {
+            super("latch event");
+        }
 
         @Override public void isLeader() {}
         @Override public void notLeader() {}
         @Override public void onEvent(LatchEvent event) {
-            seen.add(event);
+            record(event);
         }
-
-        LatchEvent next() throws InterruptedException {
-            LatchEvent event = seen.poll(10, TimeUnit.SECONDS);
-            assertNotNull(event, "no latch event within 10 s");
-            return event;
-        }
-    }
-
-    private static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
-        return assertThrows(ZkException.class, call).getCode();
     }
 
     @Test
@@ -71,7 +62,7 @@ class LatchIT {
             CompletableFuture<Long> next = b.awaitLeadershipAsync();
             a.close();
             // close() returns after the leader's listeners heard NOT_LEADER (none: a close, no loss).
-            LatchEvent ended = heard.seen.poll();
+            LatchEvent ended = heard.poll();
             assertNotNull(ended, "NOT_LEADER before close() returned");
             assertEquals(LatchEvent.Type.NOT_LEADER, ended.type());
             assertNull(ended.reason());
@@ -104,34 +95,16 @@ class LatchIT {
             assertTrue(leader.await(10, TimeUnit.SECONDS));
             waiting.start();
             // An interrupted await throws InterruptedException; the participant stays in line.
-            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    waiting.await(Long.MAX_VALUE, TimeUnit.DAYS);
-                    outcome.complete(null);
-                } catch (Throwable t) {
-                    outcome.complete(t);
-                }
-            });
-            waiter.start();
-            Zk.eventually("the waiter blocked", () -> waiter.getState() == Thread.State.WAITING);
+            Zk.Background waiter = Zk.Background.start(() -> waiting.await(Long.MAX_VALUE, TimeUnit.DAYS));
+            Zk.eventually("the waiter blocked", waiter::isWaiting);
             waiter.interrupt();
-            assertInstanceOf(InterruptedException.class, outcome.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(InterruptedException.class, waiter.outcome(10));
             assertEquals(2, waiting.getParticipants().size());
             // A close from another thread ends a waiting await with CLOSED, and withdraws the node.
-            CompletableFuture<Throwable> closed = new CompletableFuture<>();
-            Thread second = new Thread(() -> {
-                try {
-                    waiting.await();
-                    closed.complete(null);
-                } catch (Throwable t) {
-                    closed.complete(t);
-                }
-            });
-            second.start();
-            Zk.eventually("the second waiter blocked", () -> second.getState() == Thread.State.WAITING);
+            Zk.Background second = Zk.Background.start(waiting::await);
+            Zk.eventually("the second waiter blocked", second::isWaiting);
             waiting.close();
-            ZkException e = assertInstanceOf(ZkException.class, closed.get(10, TimeUnit.SECONDS));
+            ZkException e = assertInstanceOf(ZkException.class, second.outcome(10));
             assertEquals(ZkException.Code.CLOSED, e.getCode());
             assertEquals(1, leader.getParticipants().size());
         }

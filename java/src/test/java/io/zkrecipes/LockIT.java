@@ -121,19 +121,10 @@ class LockIT {
             WriteLock holder = new WriteLock(a, dir);
             WriteLock waiter = new WriteLock(b, dir);
             holder.lock();
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread t = new Thread(() -> {
-                try {
-                    waiter.lockInterruptibly();
-                } catch (Throwable e) {
-                    thrown.set(e);
-                }
-            });
-            t.start();
+            Zk.Background waiting = Zk.Background.start(waiter::lockInterruptibly);
             Zk.eventually("waiter queued", () -> holder.getParticipants().size() == 2);
-            t.interrupt();
-            t.join(5000);
-            assertInstanceOf(InterruptedException.class, thrown.get());
+            waiting.interrupt();
+            assertInstanceOf(InterruptedException.class, waiting.outcome(5));
             Zk.eventually("waiter's node withdrawn", () -> holder.getParticipants().size() == 1);
             assertFalse(waiter.isLocked());
             holder.unlock();
@@ -336,19 +327,10 @@ class LockIT {
 
             WriteLock holderOfY = new WriteLock(b, y);
             holderOfY.lock();
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread t = new Thread(() -> {
-                try {
-                    locks.lockInterruptibly();
-                } catch (Throwable e) {
-                    thrown.set(e);
-                }
-            });
-            t.start();
+            Zk.Background waiting = Zk.Background.start(locks::lockInterruptibly);
             Zk.eventually("queued on y, so x is taken", () -> holderOfY.getParticipants().size() == 2);
-            t.interrupt();
-            t.join(5000);
-            assertInstanceOf(InterruptedException.class, thrown.get());
+            waiting.interrupt();
+            assertInstanceOf(InterruptedException.class, waiting.outcome(5));
             WriteLock x2 = new WriteLock(b, x);
             assertTrue(x2.tryLock(20, TimeUnit.SECONDS), "x was given back");
             x2.unlock();

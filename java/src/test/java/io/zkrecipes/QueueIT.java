@@ -8,7 +8,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class QueueIT {
@@ -153,21 +152,11 @@ class QueueIT {
     @Test
     void interruptedTakeThrowsAndLosesNothing() throws Exception {
         try (Client c = Zk.client(); DistributedQueue q = new DistributedQueue(c, Zk.path("take"))) {
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread t = new Thread(() -> {
-                try {
-                    q.take();
-                } catch (Throwable e) {
-                    thrown.set(e);
-                }
-            });
-            t.start();
-            // Not a synchronisation: a chance for the take to be waiting when the interrupt
-            // comes (one that was not yet throws InterruptedException all the same).
-            Thread.sleep(200);
-            t.interrupt();
-            t.join(5000);
-            assertInstanceOf(InterruptedException.class, thrown.get());
+            Zk.Background taker = Zk.Background.start(q::take);
+            // The interrupt comes while the take waits for an item, not before it began.
+            Zk.eventually("the take is waiting", taker::isWaiting);
+            taker.interrupt();
+            assertInstanceOf(InterruptedException.class, taker.outcome(5));
             q.offer(b("after"));
             assertArrayEquals(b("after"), q.poll(), "the cancelled take consumed nothing");
         }

@@ -47,8 +47,7 @@ class RacesIT {
     @Test
     void listenersMayCallTheLibrary() throws Exception {
         try (Client c = Zk.client()) {
-            String dir = Zk.path("reentrant-listener");
-            WriteLock lock = new WriteLock(c, dir);
+            WriteLock lock = new WriteLock(c, Zk.path("reentrant-listener"));
             CountDownLatch done = new CountDownLatch(1);
             AtomicReference<Throwable> failure = new AtomicReference<>();
             AtomicReference<Integer> seen = new AtomicReference<>();
@@ -126,8 +125,7 @@ class RacesIT {
     @Test
     void cancelledTakeAsyncLosesNoItem() throws Exception {
         try (Client c = Zk.client()) {
-            String dir = Zk.path("cancel-take");
-            DistributedQueue queue = new DistributedQueue(c, dir);
+            DistributedQueue queue = new DistributedQueue(c, Zk.path("cancel-take"));
             List<CompletableFuture<byte[]>> abandoned = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 abandoned.add(queue.takeAsync());

@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** The counting semaphore from Java, against a real ZooKeeper. */
@@ -55,22 +53,10 @@ class SemaphoreIT {
                 assertThrows(ZkException.class, () -> sem.tryAcquire(-1, 1, TimeUnit.SECONDS)).getCode());
             Lease held = sem.acquire();
             // A waiter interrupted while waiting withdraws its node.
-            AtomicReference<Throwable> outcome = new AtomicReference<>();
-            CountDownLatch done = new CountDownLatch(1);
-            Thread waiter = new Thread(() -> {
-                try {
-                    sem.acquire();
-                } catch (Throwable t) {
-                    outcome.set(t);
-                } finally {
-                    done.countDown();
-                }
-            });
-            waiter.start();
+            Zk.Background waiter = Zk.Background.start(sem::acquire);
             Zk.eventually("the waiter lined up", () -> sem.getLeaseNodes().size() == 2);
             waiter.interrupt();
-            assertTrue(done.await(20, TimeUnit.SECONDS));
-            assertInstanceOf(InterruptedException.class, outcome.get());
+            assertInstanceOf(InterruptedException.class, waiter.outcome(20));
             Zk.eventually("the interrupted waiter withdrew", () -> sem.getLeaseNodes().size() == 1);
             // A cancelled future withdraws too.
             CompletableFuture<Lease> cancelled = sem.acquireAsync();

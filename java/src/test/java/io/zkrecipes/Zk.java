@@ -1,6 +1,14 @@
 package io.zkrecipes;
 
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** Test helpers: the server from {@code ZK_CONNECT} (tests/with-zk starts one), unique paths. */
 final class Zk {
@@ -79,6 +87,11 @@ final class Zk {
         }
     }
 
+    /** The code of the ZkException that {@code call} throws; the test fails if it throws none. */
+    static ZkException.Code code(org.junit.jupiter.api.function.Executable call) {
+        return assertThrows(ZkException.class, call).getCode();
+    }
+
     static void eventually(String what, java.util.function.BooleanSupplier check) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (System.nanoTime() < deadline) {
@@ -88,5 +101,88 @@ final class Zk {
             Thread.sleep(20);
         }
         throw new AssertionError(what + ": not within 10 s");
+    }
+
+    /**
+     * The events a listener was told, in order, for a listener class to extend: {@link #next}
+     * waits for the next one for 10 s at the most, so that a lost event fails the test instead
+     * of hanging it.
+     */
+    static class Recorder<E> {
+        private final BlockingQueue<E> seen = new LinkedBlockingQueue<>();
+        private final String what;
+
+        /** {@code what} names the events in a failure ("cache event"). */
+        Recorder(String what) {
+            this.what = what;
+        }
+
+        /** For the listener's callback. */
+        final void record(E event) {
+            seen.add(event);
+        }
+
+        final E next() throws InterruptedException {
+            E event = seen.poll(10, TimeUnit.SECONDS);
+            assertNotNull(event, "no " + what + " within 10 s");
+            return event;
+        }
+
+        /** An event already told and not yet taken, or null: for checking that nothing more came. */
+        final E poll() {
+            return seen.poll();
+        }
+    }
+
+    /**
+     * A blocking call run on a thread of its own, so that the test can interrupt it, or end it
+     * from outside (a close, a removed barrier), and then see how it ended.
+     */
+    static final class Background {
+        interface Call {
+            void run() throws Exception;
+        }
+
+        private final Thread thread;
+        private final CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+
+        private Background(Call call) {
+            thread = new Thread(() -> {
+                try {
+                    call.run();
+                    outcome.complete(null);
+                } catch (Throwable t) {
+                    outcome.complete(t);
+                }
+            }, "background-call");
+        }
+
+        static Background start(Call call) {
+            Background background = new Background(call);
+            background.thread.start();
+            return background;
+        }
+
+        /** Parked, waiting for an answer: the call is under way, not still on its way there. */
+        boolean isWaiting() {
+            return thread.getState() == Thread.State.WAITING;
+        }
+
+        void interrupt() {
+            thread.interrupt();
+        }
+
+        boolean isDone() {
+            return outcome.isDone();
+        }
+
+        /** Null if the call returned, what it threw otherwise; fails if it has not ended within {@code seconds}. */
+        Throwable outcome(long seconds) throws Exception {
+            try {
+                return outcome.get(seconds, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("the background call did not end within " + seconds + " s", e);
+            }
+        }
     }
 }

@@ -41,119 +41,106 @@ class CacheIT {
     }
 
     @Test
-    fun aTreeCacheTellsEveryChangeInOrderAndHoldsTheCopy(): Unit = runBlocking(Dispatchers.Default) {
-        Zk.client().use { a ->
-            Zk.client().use { b ->
-                val root = Zk.path("cache-tree")
-                a.treeCache(root).use { cache ->
+    fun aTreeCacheTellsEveryChangeInOrderAndHoldsTheCopy(): Unit = Zk.twoClients("cache-tree", Dispatchers.Default) { a, b, root ->
+        a.treeCache(root).use { cache ->
+            val heard = Heard()
+            val collecting = launch(start = CoroutineStart.UNDISPATCHED) { cache.events.collect { heard.add(it) } }
+            assertFalse(cache.isInitialized)
+            cache.start()
+            cache.start() // again: only waits for the first load
+            assertEquals(CacheEvent.Type.INITIALIZED, heard.next().type, "a missing root is an empty cache")
+            assertEquals(0, cache.size)
+            b.persistentNode(root, NodeMode.PERSISTENT, "top".toByteArray()).use { top ->
+                b.persistentNode("$root/x", NodeMode.PERSISTENT, "1".toByteArray()).use { child ->
+                    top.start()
+                    assertEquals("top", heard.next(CacheEvent.Type.CREATED, root).node!!.data.decodeToString())
+                    child.start()
+                    val first = heard.next(CacheEvent.Type.CREATED, "$root/x").node!!
+                    assertEquals(0, first.stat.version)
+                    child.setData("22".toByteArray())
+                    val changed = heard.next(CacheEvent.Type.CHANGED, "$root/x")
+                    assertEquals(first, changed.old)
+                    assertEquals("22", changed.node!!.data.decodeToString())
+                    assertEquals(first.stat.czxid, changed.node!!.stat.czxid)
+                    assertTrue(changed.node!!.stat.mzxid > first.stat.mzxid)
+                    assertEquals(changed.node, cache["$root/x"])
+                    assertEquals(listOf("x"), cache.childrenOf(root))
+                    assertEquals(listOf(root, "$root/x"), cache.snapshot().map { it.path })
+                    child.closeAsync()
+                    assertEquals("22", heard.next(CacheEvent.Type.DELETED, "$root/x").node!!.data.decodeToString())
+                }
+            }
+            heard.next(CacheEvent.Type.DELETED, root)
+            heard.none()
+            cache.close()
+            withTimeout(10_000) { collecting.join() } // the flow ends with the cache
+            assertEquals(listOf<CachedNode>(), cache.snapshot())
+            assertThrows<ZkException.Closed> { runBlocking { cache.start() } }
+        }
+        assertThrows<ZkException.InvalidPath> { a.childrenCache("no-slash") }
+        assertThrows<ZkException.InvalidArgument> { a.treeCache("/x", -1) }
+    }
+
+    @Test
+    fun aCollectorMayCallBackIntoTheCacheAndCloseIt(): Unit = Zk.twoClients("cache-reentrant", Dispatchers.Default) { a, writer, root ->
+        val cache = a.childrenCache(root)
+        val told = Channel<String>(Channel.UNLIMITED)
+        val collecting = launch(start = CoroutineStart.UNDISPATCHED) {
+            cache.events.collect { e ->
+                val node = e.node ?: return@collect
+                // The cache already holds what it tells.
+                told.send("${e.type} ${node.name} ${cache[node.path]?.data?.decodeToString()} ${cache.size}")
+                if (node.name == "two") cache.close()
+            }
+        }
+        cache.start()
+        writer.persistentNode("$root/one", NodeMode.PERSISTENT, "1".toByteArray()).use { one ->
+            writer.persistentNode("$root/two", NodeMode.PERSISTENT, "2".toByteArray()).use { two ->
+                one.start()
+                assertEquals("CREATED one 1 1", withTimeout(10_000) { told.receive() })
+                two.start()
+                assertEquals("CREATED two 2 2", withTimeout(10_000) { told.receive() })
+                // The collector's close ended its own flow.
+                withTimeout(10_000) { collecting.join() }
+                assertTrue(told.tryReceive().isFailure, "nothing after the close")
+                assertEquals(0, cache.size)
+            }
+        }
+    }
+
+    @Test
+    fun cancelledStartsNeitherCrashNorKeepTheCacheFromClosing(): Unit = Zk.oneClient("cache-cancel", Dispatchers.Default) { client, root ->
+        client.persistentNode(root, NodeMode.PERSISTENT, "x".toByteArray()).use { node ->
+            node.start()
+            repeat(60) { round ->
+                val cache = if (round % 2 == 0) client.nodeCache(root) else client.treeCache(root)
+                if (round % 3 == 0) {
+                    withTimeoutOrNull((round % 4).toLong()) { cache.start() }
+                } else {
+                    val starting = launch { cache.start() }
+                    delay((round % 3).toLong())
+                    starting.cancelAndJoin()
+                }
+                if (round % 5 == 1) {
+                    // A start cancelled right after the call was made: the cache goes on.
+                    val fresh = client.nodeCache(root)
                     val heard = Heard()
-                    val collecting = launch(start = CoroutineStart.UNDISPATCHED) { cache.events.collect { heard.add(it) } }
-                    assertFalse(cache.isInitialized)
+                    val collecting = launch(start = CoroutineStart.UNDISPATCHED) { fresh.events.collect { heard.add(it) } }
+                    launch(start = CoroutineStart.UNDISPATCHED) { fresh.start() }.cancelAndJoin()
+                    assertEquals(CacheEvent.Type.CREATED, heard.next().type)
+                    assertEquals(CacheEvent.Type.INITIALIZED, heard.next().type)
+                    fresh.close()
+                    withTimeout(10_000) { collecting.join() }
+                }
+                if (round % 5 == 0) {
+                    // The cache went on loading: a start now only waits for that load.
                     cache.start()
-                    cache.start() // again: only waits for the first load
-                    assertEquals(CacheEvent.Type.INITIALIZED, heard.next().type, "a missing root is an empty cache")
-                    assertEquals(0, cache.size)
-                    b.persistentNode(root, NodeMode.PERSISTENT, "top".toByteArray()).use { top ->
-                        b.persistentNode("$root/x", NodeMode.PERSISTENT, "1".toByteArray()).use { child ->
-                            top.start()
-                            assertEquals("top", heard.next(CacheEvent.Type.CREATED, root).node!!.data.decodeToString())
-                            child.start()
-                            val first = heard.next(CacheEvent.Type.CREATED, "$root/x").node!!
-                            assertEquals(0, first.stat.version)
-                            child.setData("22".toByteArray())
-                            val changed = heard.next(CacheEvent.Type.CHANGED, "$root/x")
-                            assertEquals(first, changed.old)
-                            assertEquals("22", changed.node!!.data.decodeToString())
-                            assertEquals(first.stat.czxid, changed.node!!.stat.czxid)
-                            assertTrue(changed.node!!.stat.mzxid > first.stat.mzxid)
-                            assertEquals(changed.node, cache["$root/x"])
-                            assertEquals(listOf("x"), cache.childrenOf(root))
-                            assertEquals(listOf(root, "$root/x"), cache.snapshot().map { it.path })
-                            child.closeAsync()
-                            assertEquals("22", heard.next(CacheEvent.Type.DELETED, "$root/x").node!!.data.decodeToString())
-                        }
-                    }
-                    heard.next(CacheEvent.Type.DELETED, root)
-                    heard.none()
-                    cache.close()
-                    withTimeout(10_000) { collecting.join() } // the flow ends with the cache
-                    assertEquals(listOf<CachedNode>(), cache.snapshot())
-                    assertThrows<ZkException.Closed> { runBlocking { cache.start() } }
+                    assertEquals("x", cache[root]?.data?.decodeToString())
                 }
-                assertThrows<ZkException.InvalidPath> { a.childrenCache("no-slash") }
-                assertThrows<ZkException.InvalidArgument> { a.treeCache("/x", -1) }
-            }
-        }
-    }
-
-    @Test
-    fun aCollectorMayCallBackIntoTheCacheAndCloseIt(): Unit = runBlocking(Dispatchers.Default) {
-        Zk.client().use { a ->
-            Zk.client().use { writer ->
-                val root = Zk.path("cache-reentrant")
-                val cache = a.childrenCache(root)
-                val told = Channel<String>(Channel.UNLIMITED)
-                val collecting = launch(start = CoroutineStart.UNDISPATCHED) {
-                    cache.events.collect { e ->
-                        val node = e.node ?: return@collect
-                        // The cache already holds what it tells.
-                        told.send("${e.type} ${node.name} ${cache[node.path]?.data?.decodeToString()} ${cache.size}")
-                        if (node.name == "two") cache.close()
-                    }
-                }
-                cache.start()
-                writer.persistentNode("$root/one", NodeMode.PERSISTENT, "1".toByteArray()).use { one ->
-                    writer.persistentNode("$root/two", NodeMode.PERSISTENT, "2".toByteArray()).use { two ->
-                        one.start()
-                        assertEquals("CREATED one 1 1", withTimeout(10_000) { told.receive() })
-                        two.start()
-                        assertEquals("CREATED two 2 2", withTimeout(10_000) { told.receive() })
-                        // The collector's close ended its own flow.
-                        withTimeout(10_000) { collecting.join() }
-                        assertTrue(told.tryReceive().isFailure, "nothing after the close")
-                        assertEquals(0, cache.size)
-                    }
-                }
-            }
-        }
-    }
-
-    @Test
-    fun cancelledStartsNeitherCrashNorKeepTheCacheFromClosing(): Unit = runBlocking(Dispatchers.Default) {
-        Zk.client().use { client ->
-            val root = Zk.path("cache-cancel")
-            client.persistentNode(root, NodeMode.PERSISTENT, "x".toByteArray()).use { node ->
-                node.start()
-                repeat(60) { round ->
-                    val cache = if (round % 2 == 0) client.nodeCache(root) else client.treeCache(root)
-                    if (round % 3 == 0) {
-                        withTimeoutOrNull((round % 4).toLong()) { cache.start() }
-                    } else {
-                        val starting = launch { cache.start() }
-                        delay((round % 3).toLong())
-                        starting.cancelAndJoin()
-                    }
-                    if (round % 5 == 1) {
-                        // A start cancelled right after the call was made: the cache goes on.
-                        val fresh = client.nodeCache(root)
-                        val heard = Heard()
-                        val collecting = launch(start = CoroutineStart.UNDISPATCHED) { fresh.events.collect { heard.add(it) } }
-                        launch(start = CoroutineStart.UNDISPATCHED) { fresh.start() }.cancelAndJoin()
-                        assertEquals(CacheEvent.Type.CREATED, heard.next().type)
-                        assertEquals(CacheEvent.Type.INITIALIZED, heard.next().type)
-                        fresh.close()
-                        withTimeout(10_000) { collecting.join() }
-                    }
-                    if (round % 5 == 0) {
-                        // The cache went on loading: a start now only waits for that load.
-                        cache.start()
-                        assertEquals("x", cache[root]?.data?.decodeToString())
-                    }
-                    cache.close()
-                    cache.close()
-                    assertEquals(0, cache.size, "a closed cache holds nothing")
-                    assertThrows<ZkException.Closed> { runBlocking { cache.start() } }
-                }
+                cache.close()
+                cache.close()
+                assertEquals(0, cache.size, "a closed cache holds nothing")
+                assertThrows<ZkException.Closed> { runBlocking { cache.start() } }
             }
         }
     }

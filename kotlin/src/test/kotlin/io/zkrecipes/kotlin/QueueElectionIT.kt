@@ -51,25 +51,20 @@ class QueueElectionIT {
     }
 
     @Test
-    fun cancellingAWaitingTakeLeavesTheItemForOthers(): Unit = runBlocking {
-        Zk.client().use { a ->
-            Zk.client().use { b ->
-                val path = Zk.path("take-cancel")
-                val q = a.queue(path)
-                repeat(30) { round ->
-                    val waiting = launch { q.take() }
-                    delay((round % 5).toLong())
-                    b.queue(path).offer("job-$round".toByteArray())
-                    waiting.cancelAndJoin()
-                    if (waiting.isCancelled) {
-                        // Taken too late for the cancelled waiter: it went back; else it is there.
-                        val item = b.queue(path).take(5.seconds)
-                        assertEquals("job-$round", item?.decodeToString(), "round $round")
-                    }
-                }
-                assertEquals(0, b.queue(path).size())
+    fun cancellingAWaitingTakeLeavesTheItemForOthers(): Unit = Zk.twoClients("take-cancel") { a, b, path ->
+        val q = a.queue(path)
+        repeat(30) { round ->
+            val waiting = launch { q.take() }
+            delay((round % 5).toLong())
+            b.queue(path).offer("job-$round".toByteArray())
+            waiting.cancelAndJoin()
+            if (waiting.isCancelled) {
+                // Taken too late for the cancelled waiter: it went back; else it is there.
+                val item = b.queue(path).take(5.seconds)
+                assertEquals("job-$round", item?.decodeToString(), "round $round")
             }
         }
+        assertEquals(0, b.queue(path).size())
     }
 
     @Test
@@ -118,28 +113,23 @@ class QueueElectionIT {
     }
 
     @Test
-    fun electionHandsOverWhenTheLeaderStops(): Unit = runBlocking {
-        Zk.client().use { a ->
-            Zk.client().use { b ->
-                val root = Zk.path("election")
-                val first = a.leaderElection(root, "first")
-                val second = b.leaderElection(root, "second")
-                val elected = async(start = CoroutineStart.UNDISPATCHED) {
-                    second.events.first { it.type == ElectionEvent.Type.ELECTED_COMPLETE }
-                }
-                first.start()
-                assertTrue(first.awaitLeadership(5.seconds))
-                second.start()
-                assertFalse(second.awaitLeadership(100.milliseconds))
-                assertEquals("first", second.leaderHostName())
-                first.stop()
-                assertTrue(second.awaitLeadership(10.seconds))
-                withTimeout(5_000) { elected.await() }
-                assertEquals("second", first.leaderHostName())
-                second.close()
-                assertNull(first.leaderHostName())
-            }
+    fun electionHandsOverWhenTheLeaderStops(): Unit = Zk.twoClients("election") { a, b, root ->
+        val first = a.leaderElection(root, "first")
+        val second = b.leaderElection(root, "second")
+        val elected = async(start = CoroutineStart.UNDISPATCHED) {
+            second.events.first { it.type == ElectionEvent.Type.ELECTED_COMPLETE }
         }
+        first.start()
+        assertTrue(first.awaitLeadership(5.seconds))
+        second.start()
+        assertFalse(second.awaitLeadership(100.milliseconds))
+        assertEquals("first", second.leaderHostName())
+        first.stop()
+        assertTrue(second.awaitLeadership(10.seconds))
+        withTimeout(5_000) { elected.await() }
+        assertEquals("second", first.leaderHostName())
+        second.close()
+        assertNull(first.leaderHostName())
     }
 
     /**
