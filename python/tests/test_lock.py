@@ -572,8 +572,10 @@ def test_a_multi_lock_is_reentrant_per_thread_and_a_cancelled_task_gives_back_wh
 
     async def main() -> None:
         task = asyncio.ensure_future(locks.acquire_async())
-        # Queued on b means a is taken.
-        while len(single_b.participants()) < 2:
+        # Queued on b means a is taken (looked at for at most 20 s).
+        deadline = time.monotonic() + 20
+        while len(await single_b.participants_async()) < 2:
+            assert time.monotonic() < deadline, "the multi-lock never queued on b"
             await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

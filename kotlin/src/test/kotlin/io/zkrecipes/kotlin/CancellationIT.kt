@@ -108,7 +108,7 @@ class CancellationIT {
                 val holderOfY = b.writeLock(y).acquire()!!
                 val waiting = launch { locks.acquire() }
                 val yLock = b.writeLock(y)
-                while (yLock.participants().size < 2) delay(10) // queued on y: x is taken
+                Zk.eventually("queued on y, so x is taken") { yLock.participants().size == 2 }
                 waiting.cancelAndJoin()
                 val x2 = b.writeLock(x).acquire(20.seconds)
                 assertTrue(x2 != null, "x was given back")
