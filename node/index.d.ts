@@ -146,13 +146,26 @@ export type LockEvent =
   | { readonly type: 'RELEASED' | 'SUSPENDED' | 'RECONNECTED' }
   | { readonly type: 'LOST'; readonly reason: ZkError }
 
+/** The typed listeners of a lock or a semaphore (a type only): both tell their holds' events. */
+declare class LockEmitter extends EventEmitter {
+  on(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  on(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  on(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
+  once(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
+  once(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
+}
+
 /**
  * A fair lock, or one side of a ReadWriteLock. JavaScript has no caller identity: outside a
  * `withLock` scope every acquire is its own holder, async functions sharing one object exclude
  * each other (a write waits for the object's read holds), and release() ends the object's oldest
  * hold. Inside a `withLock` scope the scope's async flow is the holder, as a thread is in Java.
  */
-export declare class Lock extends EventEmitter {
+export declare class Lock extends LockEmitter {
   protected constructor(handle: unknown)
   /** true once held; false if timeoutMs passed (nothing is left on the server). */
   acquire(options?: WaitOptions): Promise<boolean>
@@ -182,15 +195,6 @@ export declare class Lock extends EventEmitter {
   participants(): Promise<Participant[]>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
-  on(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
-  on(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
-  on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
-  once(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
-  once(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
-  once(event: 'error', listener: (error: unknown) => void): this
-  off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
 }
 
 export declare class WriteLock extends Lock {
@@ -242,7 +246,7 @@ export declare class Lease {
 }
 
 /** At most `maxLeases` leases at once among every process (Curator's InterProcessSemaphoreV2 nodes). */
-export declare class Semaphore extends EventEmitter {
+export declare class Semaphore extends LockEmitter {
   constructor(client: Client, path: string, maxLeases: number)
   readonly path: string
   readonly maxLeases: number
@@ -258,15 +262,6 @@ export declare class Semaphore extends EventEmitter {
   leaseNodes(): Promise<string[]>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
-  on(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
-  on(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
-  on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'acquired', listener: (event: LockEvent & { type: 'ACQUIRED' }) => void): this
-  once(event: 'lost', listener: (event: LockEvent & { type: 'LOST' }) => void): this
-  once(event: 'released' | 'suspended' | 'reconnected', listener: (event: LockEvent) => void): this
-  once(event: 'error', listener: (error: unknown) => void): this
-  off(event: LockEventName | 'error', listener: (...args: any[]) => void): this
 }
 
 export type Payload = Buffer | Uint8Array | string

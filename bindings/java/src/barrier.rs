@@ -23,8 +23,7 @@ export_free!(Java_io_zkrecipes_Native_barrierFree, Barrier);
 export! {
     /// `op`: 0 set, 1 remove, 2 whether it is set (`Boolean`).
     fn Java_io_zkrecipes_Native_barrierCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let barrier = unsafe { borrow::<Barrier>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (barrier, future) = tasks::target::<Barrier>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, move || async move { barrier.set().await }, |()| Value::Null),
             1 => tasks::spawn(future, move || async move { barrier.remove().await }, |()| Value::Null),
@@ -36,8 +35,7 @@ export! {
 export! {
     /// Completes with `Boolean`: true once the barrier is down, false when the wait ran out.
     fn Java_io_zkrecipes_Native_barrierWait<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let barrier = unsafe { borrow::<Barrier>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (barrier, future) = tasks::target::<Barrier>(env, handle, &future)?;
         let wait = Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(future, move || async move { barrier.wait(wait).await }, Value::Bool))
     }
@@ -57,8 +55,7 @@ export! {
     /// Enters (`leave` false) or leaves; completes with `Boolean` (false: the wait ran out and
     /// our node was withdrawn). Cancelling it withdraws our node too.
     fn Java_io_zkrecipes_Native_doubleBarrierPass<'l>(env; handle: i64, leave: bool, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let barrier = unsafe { borrow::<DoubleBarrier>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (barrier, future) = tasks::target::<DoubleBarrier>(env, handle, &future)?;
         let wait = Wait::java(forever, timeout_nanos);
         Ok(if leave {
             tasks::spawn(future, move || async move { barrier.leave(wait).await }, Value::Bool)
@@ -73,8 +70,7 @@ export! {
     /// `ready` exists (`Boolean`), 2 withdraw this member (an enter given up after it
     /// succeeded, a close: `DoubleBarrier::withdraw`).
     fn Java_io_zkrecipes_Native_doubleBarrierCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let barrier = unsafe { borrow::<DoubleBarrier>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (barrier, future) = tasks::target::<DoubleBarrier>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(
                 future,

@@ -1,7 +1,6 @@
 //! The caches for Java: `Cache` (Curator's `NodeCache`, `PathChildrenCache` and `TreeCache`
 //! as one class with a scope). Nodes travel as bytes (`packing::packed_nodes`).
 
-use jni::jni_str;
 use jni::objects::{JByteArray, JObject, JObjectArray, JString};
 use zkrecipes::{Cache, CacheScope, Client};
 
@@ -9,7 +8,7 @@ use crate::callbacks::{self, Value};
 use crate::export::export;
 use crate::handles::{borrow, export_free, into_handle};
 use crate::packing::packed_nodes;
-use crate::strings::string;
+use crate::strings::{string, string_array};
 use crate::{listener, tasks};
 
 export! {
@@ -35,8 +34,7 @@ export! {
     /// Completes once the first load is in the copy; cancelling it (even at once) leaves the
     /// cache going.
     fn Java_io_zkrecipes_Native_cacheStart<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let cache = unsafe { borrow::<Cache>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (cache, future) = tasks::target::<Cache>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             tasks::started(zkrecipes::ffi::begun(async move { cache.start().await })),
@@ -88,16 +86,7 @@ export! {
     fn Java_io_zkrecipes_Native_cacheChildren<'l>(env; handle: i64, path: JString<'l>) -> JObjectArray<'l> {
         let path = string(env, &path)?;
         let names = unsafe { borrow::<Cache>(handle) }?.children_of(&path);
-        let array = env.new_object_array(
-            names.len() as i32,
-            jni_str!("java/lang/String"),
-            JString::null(),
-        )?;
-        for (i, name) in names.iter().enumerate() {
-            let name = env.new_string(name)?;
-            array.set_element(env, i, &name)?;
-        }
-        Ok(array)
+        string_array(env, &names)
     }
 }
 

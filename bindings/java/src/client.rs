@@ -131,8 +131,7 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_clientWhoami<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let client = unsafe { borrow::<Client>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (client, future) = tasks::target::<Client>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { client.whoami().await },
@@ -160,8 +159,7 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_clientClose<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let client = unsafe { borrow::<Client>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (client, future) = tasks::target::<Client>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move {

@@ -33,8 +33,7 @@ export! {
     /// `op`: 0 start, 1 set `value` (completes with `null`), 2 add `value` (completes with the
     /// `packed` value written, as a `Long`).
     fn Java_io_zkrecipes_Native_sharedCountCall<'l>(env; handle: i64, op: i32, value: i32, future: JObject<'l>) -> i64 {
-        let count = unsafe { borrow::<SharedCount>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (count, future) = tasks::target::<SharedCount>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, move || async move { count.start().await }, |()| Value::Null),
             1 => tasks::spawn(future, move || async move { count.set(value).await }, |()| Value::Null),
@@ -50,12 +49,11 @@ export! {
 export! {
     /// Completes with `Boolean`: false when the count was not at `expected`'s version any more.
     fn Java_io_zkrecipes_Native_sharedCountTrySet<'l>(env; handle: i64, expected: i64, value: i32, future: JObject<'l>) -> i64 {
-        let count = unsafe { borrow::<SharedCount>(handle) }?.clone();
         let expected = VersionedCount {
             value: expected as i32,
             version: (expected >> 32) as i32,
         };
-        let future = env.new_global_ref(&future)?;
+        let (count, future) = tasks::target::<SharedCount>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { count.try_set(expected, value).await },
@@ -102,8 +100,7 @@ export! {
     /// `op`: 0 get (`Long`), 1 increment, 2 decrement, 3 add `a` (each: the update's 16
     /// bytes), 4 compare `a` and set `b` (the swap's 16 bytes: the value seen, and `b` if written), 5 force set `a` (`null`).
     fn Java_io_zkrecipes_Native_atomicLongCall<'l>(env; handle: i64, op: i32, a: i64, b: i64, future: JObject<'l>) -> i64 {
-        let counter = unsafe { borrow::<DistributedAtomicLong>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (counter, future) = tasks::target::<DistributedAtomicLong>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, move || async move { counter.get().await }, Value::Long),
             1 => tasks::spawn(future, move || async move { counter.increment().await }, updated),

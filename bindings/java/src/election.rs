@@ -24,8 +24,7 @@ export_free!(Java_io_zkrecipes_Native_electionFree, LeaderElectionSupport);
 export! {
     /// `op`: 0 start, 1 stop, 2 leader host name.
     fn Java_io_zkrecipes_Native_electionCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let election = unsafe { borrow::<LeaderElectionSupport>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (election, future) = tasks::target::<LeaderElectionSupport>(env, handle, &future)?;
         Ok(match op {
             // Called here, on the caller's thread: a start then a stop take
             // effect in that order.
@@ -49,8 +48,7 @@ export! {
 export! {
     /// Completes with `Boolean`.
     fn Java_io_zkrecipes_Native_electionAwaitLeadership<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let election = unsafe { borrow::<LeaderElectionSupport>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (election, future) = tasks::target::<LeaderElectionSupport>(env, handle, &future)?;
         let limit = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,

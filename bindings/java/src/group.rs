@@ -41,8 +41,7 @@ export_free!(Java_io_zkrecipes_Native_persistentNodeFree, PersistentNode);
 export! {
     /// `op`: 0 start (completes with the actual path), 1 close.
     fn Java_io_zkrecipes_Native_persistentNodeCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let node = unsafe { borrow::<PersistentNode>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (node, future) = tasks::target::<PersistentNode>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(
                 future,
@@ -56,9 +55,8 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_persistentNodeSetData<'l>(env; handle: i64, data: JByteArray<'l>, future: JObject<'l>) -> i64 {
-        let node = unsafe { borrow::<PersistentNode>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
-        let future = env.new_global_ref(&future)?;
+        let (node, future) = tasks::target::<PersistentNode>(env, handle, &future)?;
         Ok(tasks::spawn(future, move || async move { node.set_data(data).await }, |()| Value::Null))
     }
 }
@@ -95,8 +93,7 @@ export_free!(Java_io_zkrecipes_Native_groupMemberFree, GroupMember);
 export! {
     /// `op`: 0 start (joins), 1 close (leaves).
     fn Java_io_zkrecipes_Native_groupMemberCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let member = unsafe { borrow::<GroupMember>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (member, future) = tasks::target::<GroupMember>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(
                 future,
@@ -110,9 +107,8 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_groupMemberSetPayload<'l>(env; handle: i64, payload: JByteArray<'l>, future: JObject<'l>) -> i64 {
-        let member = unsafe { borrow::<GroupMember>(handle) }?.clone();
         let payload = env.convert_byte_array(&payload)?;
-        let future = env.new_global_ref(&future)?;
+        let (member, future) = tasks::target::<GroupMember>(env, handle, &future)?;
         Ok(tasks::spawn(future, move || async move { member.set_payload(payload).await }, |()| Value::Null))
     }
 }

@@ -42,8 +42,7 @@ export_free!(Java_io_zkrecipes_Native_latchFree, LeaderLatch);
 export! {
     /// `op`: 0 start, 1 close, 2 participants, 3 the leader (packed as `packed`).
     fn Java_io_zkrecipes_Native_latchCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let latch = unsafe { borrow::<LeaderLatch>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (latch, future) = tasks::target::<LeaderLatch>(env, handle, &future)?;
         Ok(match op {
             // Called here, on the caller's thread: a start then a close take effect in that
             // order (the core acts when called, not when the task first runs).
@@ -62,8 +61,7 @@ export! {
 export! {
     /// Completes with the fencing token (`Long`), or `null` when the wait ran out.
     fn Java_io_zkrecipes_Native_latchAwait<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let latch = unsafe { borrow::<LeaderLatch>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (latch, future) = tasks::target::<LeaderLatch>(env, handle, &future)?;
         let wait = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(
             future,

@@ -45,45 +45,95 @@ export_free!(Java_io_zkrecipes_Native_rwLockFree, ReadWriteLock);
 
 export_free!(Java_io_zkrecipes_Native_lockFree, Lock);
 
-export! {
-    /// Completes `future` with the fencing token (`Long`) or `null` if not obtained.
-    fn Java_io_zkrecipes_Native_lockAcquire<'l>(env; handle: i64, owner: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        let how = Wait::java(forever, timeout_nanos);
-        Ok(tasks::spawn(
-            future,
-            move || async move { lock.lock_as(Owner(owner as u64), how).await },
-            |token| match token {
-                Some(token) => Value::Long(token),
-                None => Value::Null,
-            },
-        ))
-    }
+/// The calls a lock and a multi-lock share (`ffi::OwnedLock`), exported under each one's
+/// names: only how the fencing token goes to Java differs (a `Long`, or `long[]`).
+macro_rules! owned_lock_exports {
+    ($recipe:ty, token: $token:expr, $acquire:ident, $release:ident, $abandon:ident,
+     $hold_count:ident, $is_held:ident, $release_all:ident) => {
+        export! {
+            /// Completes `future` with the fencing token, or `null` if not obtained.
+            fn $acquire<'l>(env; handle: i64, owner: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
+                let (lock, future) = tasks::target::<$recipe>(env, handle, &future)?;
+                let how = Wait::java(forever, timeout_nanos);
+                Ok(tasks::spawn(
+                    future,
+                    move || async move { lock.lock_as(Owner(owner as u64), how).await },
+                    |token| token.map_or(Value::Null, $token),
+                ))
+            }
+        }
+
+        export! {
+            fn $release<'l>(env; handle: i64, owner: i64, future: JObject<'l>) -> i64 {
+                let (lock, future) = tasks::target::<$recipe>(env, handle, &future)?;
+                Ok(tasks::spawn(
+                    future,
+                    // Started here, at the call: a cancelled future cannot stop it.
+                    tasks::started(lock.unlock_as(Owner(owner as u64))),
+                    |()| Value::Null,
+                ))
+            }
+        }
+
+        export! {
+            /// The caller of an acquire gave up after it succeeded (cancel, timeout,
+            /// interrupt): the core releases the hold, never keeps it.
+            fn $abandon<'l>(_env; handle: i64, owner: i64) -> () {
+                unsafe { borrow::<$recipe>(handle) }?.abandon_acquired(Owner(owner as u64));
+                Ok(())
+            }
+        }
+
+        export! {
+            fn $hold_count<'l>(_env; handle: i64, owner: i64) -> i32 {
+                Ok(unsafe { borrow::<$recipe>(handle) }?.hold_count(Owner(owner as u64)) as i32)
+            }
+        }
+
+        export! {
+            fn $is_held<'l>(_env; handle: i64) -> bool {
+                Ok(unsafe { borrow::<$recipe>(handle) }?.is_held())
+            }
+        }
+
+        export! {
+            /// Releases every thread's holds (closing the lock object).
+            fn $release_all<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
+                let (lock, future) = tasks::target::<$recipe>(env, handle, &future)?;
+                Ok(tasks::spawn(
+                    future,
+                    move || async move {
+                        lock.release_all().await;
+                        Ok(())
+                    },
+                    |()| Value::Null,
+                ))
+            }
+        }
+    };
 }
 
-export! {
-    fn Java_io_zkrecipes_Native_lockRelease<'l>(env; handle: i64, owner: i64, future: JObject<'l>) -> i64 {
-        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(
-            future,
-            // Started here, at the call: a cancelled future cannot stop it.
-            tasks::started(lock.unlock_as(Owner(owner as u64))),
-            |()| Value::Null,
-        ))
-    }
-}
+owned_lock_exports!(
+    Lock,
+    token: Value::Long,
+    Java_io_zkrecipes_Native_lockAcquire,
+    Java_io_zkrecipes_Native_lockRelease,
+    Java_io_zkrecipes_Native_lockAbandon,
+    Java_io_zkrecipes_Native_lockHoldCount,
+    Java_io_zkrecipes_Native_lockIsHeld,
+    Java_io_zkrecipes_Native_lockReleaseAll
+);
 
-export! {
-    fn Java_io_zkrecipes_Native_lockIsHeld<'l>(_env; handle: i64) -> bool { Ok(unsafe { borrow::<Lock>(handle) }?.is_held()) }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_lockHoldCount<'l>(_env; handle: i64, owner: i64) -> i32 {
-        Ok(unsafe { borrow::<Lock>(handle) }?.hold_count(Owner(owner as u64)) as i32)
-    }
-}
+owned_lock_exports!(
+    MultiLock,
+    token: Value::Longs,
+    Java_io_zkrecipes_Native_multiLockAcquire,
+    Java_io_zkrecipes_Native_multiLockRelease,
+    Java_io_zkrecipes_Native_multiLockAbandon,
+    Java_io_zkrecipes_Native_multiLockHoldCount,
+    Java_io_zkrecipes_Native_multiLockIsHeld,
+    Java_io_zkrecipes_Native_multiLockReleaseAll
+);
 
 export! {
     /// The fencing token of `owner`'s hold, -1 if it holds none.
@@ -105,35 +155,9 @@ export! {
 }
 
 export! {
-    /// The caller of an acquire gave up after it succeeded (cancel, timeout,
-    /// interrupt): the core releases the hold, never keeps it.
-    fn Java_io_zkrecipes_Native_lockAbandon<'l>(_env; handle: i64, owner: i64) -> () {
-        unsafe { borrow::<Lock>(handle) }?.abandon_acquired(Owner(owner as u64));
-        Ok(())
-    }
-}
-
-export! {
-    /// Releases every thread's holds (closing the lock object).
-    fn Java_io_zkrecipes_Native_lockReleaseAll<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(
-            future,
-            move || async move {
-                lock.release_all().await;
-                Ok(())
-            },
-            |()| Value::Null,
-        ))
-    }
-}
-
-export! {
     /// Completes `future` with `node \t identity \t R|W` lines, holder first.
     fn Java_io_zkrecipes_Native_lockParticipants<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let lock = unsafe { borrow::<Lock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (lock, future) = tasks::target::<Lock>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { lock.participants().await },
@@ -176,67 +200,6 @@ export! {
 }
 
 export_free!(Java_io_zkrecipes_Native_multiLockFree, MultiLock);
-
-export! {
-    /// Completes `future` with the fencing tokens (`long[]`, in the order given) or `null`.
-    fn Java_io_zkrecipes_Native_multiLockAcquire<'l>(env; handle: i64, owner: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        let how = Wait::java(forever, timeout_nanos);
-        Ok(tasks::spawn(
-            future,
-            move || async move { locks.lock_as(Owner(owner as u64), how).await },
-            |tokens| tokens.map_or(Value::Null, Value::Longs),
-        ))
-    }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_multiLockRelease<'l>(env; handle: i64, owner: i64, future: JObject<'l>) -> i64 {
-        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(
-            future,
-            // Started here, at the call: a cancelled future cannot stop it.
-            tasks::started(locks.unlock_as(Owner(owner as u64))),
-            |()| Value::Null,
-        ))
-    }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_multiLockAbandon<'l>(_env; handle: i64, owner: i64) -> () {
-        unsafe { borrow::<MultiLock>(handle) }?.abandon_acquired(Owner(owner as u64));
-        Ok(())
-    }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_multiLockHoldCount<'l>(_env; handle: i64, owner: i64) -> i32 {
-        Ok(unsafe { borrow::<MultiLock>(handle) }?.hold_count(Owner(owner as u64)) as i32)
-    }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_multiLockIsHeld<'l>(_env; handle: i64) -> bool {
-        Ok(unsafe { borrow::<MultiLock>(handle) }?.is_held())
-    }
-}
-
-export! {
-    fn Java_io_zkrecipes_Native_multiLockReleaseAll<'l>(env; handle: i64, future: JObject<'l>) -> i64 {
-        let locks = unsafe { borrow::<MultiLock>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
-        Ok(tasks::spawn(
-            future,
-            move || async move {
-                locks.release_all().await;
-                Ok(())
-            },
-            |()| Value::Null,
-        ))
-    }
-}
 
 export! {
     /// `owner`'s fencing tokens packed as longs (`Native.longs`), `null` if it holds none.

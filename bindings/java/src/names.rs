@@ -1,12 +1,12 @@
 //! What the library is: its version, and the core's lists of error codes,
 //! event names and states (the JAR's tests check its enums against them).
 
-use jni::jni_str;
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
 use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
 
 use crate::export::export;
+use crate::strings::string_array;
 
 fn list(which: i32) -> Vec<&'static str> {
     match which {
@@ -22,16 +22,7 @@ fn list(which: i32) -> Vec<&'static str> {
 export! {
     fn Java_io_zkrecipes_Native_names<'l>(env; which: i32) -> JObjectArray<'l> {
         let names = list(which);
-        let array = env.new_object_array(
-            names.len() as i32,
-            jni_str!("java/lang/String"),
-            JString::null(),
-        )?;
-        for (i, name) in names.iter().enumerate() {
-            let name = env.new_string(name)?;
-            array.set_element(env, i, &name)?;
-        }
-        Ok(array)
+        string_array(env, &names)
     }
 }
 

@@ -38,9 +38,8 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_queueOffer<'l>(env; handle: i64, data: JByteArray<'l>, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<DistributedQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { queue.offer(&data).await },
@@ -52,8 +51,7 @@ export! {
 export! {
     /// `op`: 0 peek, 1 poll, 2 element, 3 remove, 4 size.
     fn Java_io_zkrecipes_Native_queueHead<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<DistributedQueue>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, move || async move { queue.peek().await }, item),
             1 => tasks::spawn(future, move || async move { queue.poll_item().await }, taken),
@@ -73,8 +71,7 @@ export! {
 export! {
     /// Completes with the item or `null`.
     fn Java_io_zkrecipes_Native_queueTake<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<DistributedQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move {
@@ -92,8 +89,7 @@ export! {
     /// and `timeout_nanos` say). `max` as Java gave it; the core checks the range. Completes
     /// with the items (each with its name, so Java can give them back).
     fn Java_io_zkrecipes_Native_queueMany<'l>(env; handle: i64, max: i64, wait: bool, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<DistributedQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move {
@@ -117,12 +113,11 @@ export! {
 export! {
     /// Puts back an item whose Java caller gave up after it was taken.
     fn Java_io_zkrecipes_Native_queueGiveBack<'l>(env; handle: i64, name: JString<'l>, data: JByteArray<'l>, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<DistributedQueue>(handle) }?.clone();
         let item = zkrecipes::Item {
             name: string(env, &name)?,
             data: env.convert_byte_array(&data)?,
         };
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<DistributedQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { queue.give_back(&item).await },

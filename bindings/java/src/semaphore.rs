@@ -40,10 +40,9 @@ export_free!(Java_io_zkrecipes_Native_leaseFree, LeaseSlot);
 export! {
     /// Completes with the packed lease handles, or `null` when not obtained in time.
     fn Java_io_zkrecipes_Native_semaphoreAcquire<'l>(env; handle: i64, permits: i32, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let semaphore = unsafe { borrow::<Semaphore>(handle) }?.clone();
         let count = lease_count("permits", i64::from(permits))?;
         let wait = zkrecipes::Wait::java(forever, timeout_nanos);
-        let future = env.new_global_ref(&future)?;
+        let (semaphore, future) = tasks::target::<Semaphore>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { semaphore.acquire_many(count, wait).await },
@@ -56,8 +55,7 @@ export! {
     /// `op`: 0 releases the oldest lease of this object, 1 every lease, 2 lists the lease
     /// nodes (one per line).
     fn Java_io_zkrecipes_Native_semaphoreCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let semaphore = unsafe { borrow::<Semaphore>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (semaphore, future) = tasks::target::<Semaphore>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, tasks::started(semaphore.release_one()), |()| Value::Null),
             1 => tasks::spawn(

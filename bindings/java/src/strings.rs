@@ -1,6 +1,7 @@
 //! Java strings and string arrays as the core takes them: a null one is `INVALID_ARGUMENT`
 //! where a string is required.
 
+use jni::jni_str;
 use jni::objects::{JObjectArray, JString};
 use jni::Env;
 
@@ -37,4 +38,18 @@ pub fn strings(
         out.push(optional_string(env, &element)?);
     }
     Ok(out)
+}
+
+/// A `String[]` for Java, of the core's names.
+pub fn string_array<'l>(env: &mut Env<'l>, names: &[impl AsRef<str>]) -> Result<JObjectArray<'l>> {
+    let array = env.new_object_array(
+        names.len() as i32,
+        jni_str!("java/lang/String"),
+        JString::null(),
+    )?;
+    for (i, name) in names.iter().enumerate() {
+        let name = env.new_string(name.as_ref())?;
+        array.set_element(env, i, &name)?;
+    }
+    Ok(array)
 }

@@ -34,6 +34,19 @@ where
     move || operation
 }
 
+/// Where every asynchronous call starts: its own clone of the recipe behind `handle` (the
+/// operation outlives the Java frame that lent it) and a global reference to the future it
+/// completes.
+pub fn target<T: Clone + 'static>(
+    env: &jni::Env<'_>,
+    handle: i64,
+    future: &JObject<'_>,
+) -> crate::errors::Result<(T, Global<JObject<'static>>)> {
+    // SAFETY: the Java side passes only handles it holds and has not freed.
+    let recipe = unsafe { crate::handles::borrow::<T>(handle) }?.clone();
+    Ok((recipe, env.new_global_ref(future)?))
+}
+
 static NEXT_ID: AtomicI64 = AtomicI64::new(1);
 
 /// Runs `operation` on the core's runtime and completes `future` with its

@@ -68,10 +68,9 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_workQueueOffer<'l>(env; handle: i64, data: JByteArray<'l>, prio: i32, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let data = env.convert_byte_array(&data)?;
         let prio = zkrecipes::priority(i64::from(prio))?;
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<WorkQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { queue.offer_with_priority(&data, prio).await },
@@ -83,10 +82,9 @@ export! {
 export! {
     /// Completes with the items' paths, one per line.
     fn Java_io_zkrecipes_Native_workQueueOfferAll<'l>(env; handle: i64, packed: JByteArray<'l>, prio: i32, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
         let items = items_of(&env.convert_byte_array(&packed)?)?;
         let prio = zkrecipes::priority(i64::from(prio))?;
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<WorkQueue>(env, handle, &future)?;
         Ok(tasks::spawn(
             future,
             move || async move { queue.offer_all_with_priority(&items, prio).await },
@@ -98,8 +96,7 @@ export! {
 export! {
     /// Completes with a delivery handle or `null`.
     fn Java_io_zkrecipes_Native_workQueueConsume<'l>(env; handle: i64, forever: bool, timeout_nanos: i64, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<WorkQueue>(env, handle, &future)?;
         let timeout = zkrecipes::Wait::java(forever, timeout_nanos);
         Ok(tasks::spawn(future, move || async move { queue.consume(timeout).await }, delivered))
     }
@@ -108,8 +105,7 @@ export! {
 export! {
     /// `op`: 0 size, 1 close (gives back what prefetch claimed).
     fn Java_io_zkrecipes_Native_workQueueCall<'l>(env; handle: i64, op: i32, future: JObject<'l>) -> i64 {
-        let queue = unsafe { borrow::<WorkQueue>(handle) }?.clone();
-        let future = env.new_global_ref(&future)?;
+        let (queue, future) = tasks::target::<WorkQueue>(env, handle, &future)?;
         Ok(match op {
             0 => tasks::spawn(future, move || async move { queue.size().await }, |n| Value::Long(n as i64)),
             _ => tasks::spawn(future, move || async move { queue.close().await }, |()| Value::Null),

@@ -304,16 +304,7 @@ impl Core {
 
     /// The children, `ready` included.
     async fn list(&self) -> Result<Vec<String>> {
-        let dir = self.path.as_str();
-        let listed = self
-            .client
-            .retrying(None, |zk| async move { zk.list_children(dir).await })
-            .await;
-        match listed {
-            Ok(children) => Ok(children),
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
-            Err(err) => Err(err),
-        }
+        self.client.children_if_present(&self.path).await
     }
 
     /// Creates our member node on the current session (or finds the one a lost reply

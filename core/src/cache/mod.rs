@@ -266,19 +266,11 @@ impl Cache {
     }
 
     fn launch(&self) -> Result<()> {
-        if let Some(err) = self.stopped() {
-            return Err(self.about(err));
-        }
-        self.shared
-            .client
-            .check_open()
-            .map_err(|err| self.about(err))?;
-        let mut engine = self.shared.engine.lock().unwrap();
-        if engine.is_none() {
-            let task = runtime::handle().spawn(engine::run(Arc::downgrade(&self.shared)));
-            *engine = Some(task.abort_handle());
-        }
-        Ok(())
+        let shared = &self.shared;
+        runtime::start_once(self.stopped(), &shared.client, &shared.engine, || {
+            engine::run(Arc::downgrade(shared))
+        })
+        .map_err(|err| self.about(err))
     }
 
     fn stopped(&self) -> Option<Error> {

@@ -234,6 +234,18 @@ impl Client {
         .await
     }
 
+    /// The names of `dir`'s children, none if `dir` does not exist (a recipe directory not yet
+    /// made, or deleted); listed again after a connection loss, as `retrying` does.
+    pub(crate) async fn children_if_present(&self, dir: &str) -> Result<Vec<String>> {
+        self.retrying(None, |zk| async move {
+            match zk.list_children(dir).await {
+                Err(zk::Error::NoNode) => Ok(Vec::new()),
+                listed => listed,
+            }
+        })
+        .await
+    }
+
     /// Creates the recipe directory `path` with this client's ACL, and its
     /// missing ancestors open to everybody: an ancestor is shared by other
     /// applications, which must still be able to create their own directories.

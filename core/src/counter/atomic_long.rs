@@ -132,15 +132,9 @@ impl DistributedAtomicLong {
 
     /// `(value, version)`, `None` when the node does not exist.
     async fn read(&self) -> Result<Option<(i64, i32)>> {
-        let path = self.path.as_str();
-        let read = self
-            .client
-            .retrying(None, |zk| async move { zk.get_data(path).await })
-            .await;
-        match read {
-            Ok((data, stat)) => Ok(Some((decode(&data)?, stat.version))),
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(None),
-            Err(err) => Err(err),
+        match self.client.read_if_present(&self.path).await? {
+            Some((data, stat)) => Ok(Some((decode(&data)?, stat.version))),
+            None => Ok(None),
         }
     }
 

@@ -315,18 +315,12 @@ impl Core {
     }
 
     async fn read_fresh(&self) -> Result<Option<VersionedCount>> {
-        let path = self.path.as_str();
-        let read = self
-            .client
-            .retrying(None, |zk| async move { zk.get_data(path).await })
-            .await;
-        match read {
-            Ok((data, stat)) => Ok(Some(VersionedCount {
+        match self.client.read_if_present(&self.path).await? {
+            Some((data, stat)) => Ok(Some(VersionedCount {
                 value: self.decode(&data)?,
                 version: stat.version,
             })),
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(None),
-            Err(err) => Err(err),
+            None => Ok(None),
         }
     }
 

@@ -199,19 +199,11 @@ impl PersistentNode {
     }
 
     fn launch(&self) -> Result<()> {
-        if let Some(err) = self.stopped() {
-            return Err(self.about(err));
-        }
-        self.shared
-            .client
-            .check_open()
-            .map_err(|err| self.about(err))?;
-        let mut keeper = self.shared.keeper.lock().unwrap();
-        if keeper.is_none() {
-            let task = runtime::handle().spawn(keep(Arc::downgrade(&self.shared)));
-            *keeper = Some(task.abort_handle());
-        }
-        Ok(())
+        let shared = &self.shared;
+        runtime::start_once(self.stopped(), &shared.client, &shared.keeper, || {
+            keep(Arc::downgrade(shared))
+        })
+        .map_err(|err| self.about(err))
     }
 
     fn stopped(&self) -> Option<Error> {

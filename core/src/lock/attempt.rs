@@ -157,33 +157,6 @@ impl Attempt {
         }
     }
 
-    /// Withdraws whatever this attempt created, and waits (briefly) until the
-    /// server confirmed it, so that a timed acquire that answered "no" has
-    /// left nothing behind. The cleanup itself runs to completion in the
-    /// background even if this wait is cut short.
-    pub(super) async fn abandon(mut self) {
-        if let Some(cleanup) = self.cleanup() {
-            withdraw_briefly(self.core.client(), cleanup).await;
-        }
-    }
-
-    /// The cleanup owed by this attempt, disarming the one on drop.
-    fn cleanup(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-        if !std::mem::take(&mut self.armed) {
-            return None;
-        }
-        let session = self.session?;
-        let client = self.core.client().clone();
-        let dir = self.core.dir().to_string();
-        let prefix = self.prefix.clone();
-        let node = self.node.take();
-        Some(async move {
-            if let Err(err) = sweep(&client, &dir, &prefix, node, session).await {
-                tracing::warn!("cannot withdraw an abandoned lock node under {dir}: {err}");
-            }
-        })
-    }
-
     /// Creates our node with the children listing pipelined behind it.
     async fn create(&mut self) -> Result<Created> {
         let core = self.core.clone();
@@ -265,12 +238,61 @@ impl Attempt {
     }
 }
 
+impl Withdraw for Attempt {
+    fn client(&self) -> &Client {
+        self.core.client()
+    }
+
+    fn withdrawal(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        if !std::mem::take(&mut self.armed) {
+            return None;
+        }
+        let session = self.session?;
+        let client = self.core.client().clone();
+        let dir = self.core.dir().to_string();
+        let prefix = self.prefix.clone();
+        let node = self.node.take();
+        Some(async move {
+            if let Err(err) = sweep(&client, &dir, &prefix, node, session).await {
+                tracing::warn!("cannot withdraw an abandoned lock node under {dir}: {err}");
+            }
+        })
+    }
+}
+
 impl Drop for Attempt {
     /// Cancellation (a dropped future) must never leave a contender behind
     /// that blocks everybody until our session ends.
     fn drop(&mut self) {
-        if let Some(cleanup) = self.cleanup() {
-            runtime::handle().spawn(cleanup);
+        self.withdraw_in_background();
+    }
+}
+
+/// What a lock's attempt and a semaphore's lease attempt share: the nodes an attempt may have
+/// created are withdrawn exactly once — when it is abandoned, or else when it is dropped.
+pub(crate) trait Withdraw {
+    fn client(&self) -> &Client;
+
+    /// The withdrawal still owed; taking it disarms the attempt (`None` after that, or when
+    /// nothing was created).
+    fn withdrawal(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static>;
+
+    /// Withdraws whatever this attempt created, and waits (briefly) until the server
+    /// confirmed it, so that a timed acquire that answered "no" has left nothing behind.
+    /// The withdrawal itself runs to its end in the background even if this wait is cut short.
+    async fn abandon(mut self)
+    where
+        Self: Sized,
+    {
+        if let Some(withdrawal) = self.withdrawal() {
+            withdraw_briefly(self.client(), withdrawal).await;
+        }
+    }
+
+    /// For `Drop`: a dropped future (cancellation) cannot wait, so the withdrawal runs alone.
+    fn withdraw_in_background(&mut self) {
+        if let Some(withdrawal) = self.withdrawal() {
+            runtime::handle().spawn(withdrawal);
         }
     }
 }
@@ -290,17 +312,9 @@ pub(crate) async fn withdraw_briefly(
 
 /// Children of `dir` written by the attempt with `prefix`.
 pub(crate) async fn own_children(client: &Client, dir: &str, prefix: &str) -> Result<Vec<String>> {
-    match client
-        .retrying(None, |zk| async move { zk.list_children(dir).await })
-        .await
-    {
-        Ok(children) => Ok(children
-            .into_iter()
-            .filter(|c| c.starts_with(prefix))
-            .collect()),
-        Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
-        Err(err) => Err(err),
-    }
+    let mut children = client.children_if_present(dir).await?;
+    children.retain(|c| c.starts_with(prefix));
+    Ok(children)
 }
 
 /// Deletes the node of an abandoned attempt. When its name is unknown (the

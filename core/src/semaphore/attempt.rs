@@ -9,11 +9,10 @@ use zookeeper_client as zk;
 
 use super::{SemaphoreCore, LEASE_MARKER};
 use crate::backoff::Backoff;
-use crate::client::{delete_confirmed, expired};
+use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::attempt::{own_children, withdraw_briefly};
+use crate::lock::attempt::{own_children, Withdraw};
 use crate::lock::monitor::Keeper;
-use crate::runtime;
 
 /// Leases the count allowed, with the session they belong to.
 pub(super) struct Granted {
@@ -220,16 +219,14 @@ impl LeaseAttempt {
         }
         Ok(())
     }
+}
 
-    /// Withdraws whatever this attempt created and waits (briefly) for the server to confirm,
-    /// so that a timed acquire that answered "no" left nothing behind.
-    pub(super) async fn abandon(mut self) {
-        if let Some(cleanup) = self.cleanup() {
-            withdraw_briefly(self.core.client(), cleanup).await;
-        }
+impl Withdraw for LeaseAttempt {
+    fn client(&self) -> &Client {
+        self.core.client()
     }
 
-    fn cleanup(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+    fn withdrawal(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
         if !std::mem::take(&mut self.armed) {
             return None;
         }
@@ -271,8 +268,6 @@ impl Drop for LeaseAttempt {
     /// Cancellation (a dropped future) must never leave a lease node behind that takes a
     /// permit until our session ends.
     fn drop(&mut self) {
-        if let Some(cleanup) = self.cleanup() {
-            runtime::handle().spawn(cleanup);
-        }
+        self.withdraw_in_background();
     }
 }

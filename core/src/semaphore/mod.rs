@@ -38,6 +38,7 @@ use crate::client::Client;
 use crate::counter::{SharedCount, VersionedCount};
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
+use crate::lock::attempt::Withdraw;
 use crate::lock::contenders;
 use crate::lock::monitor::Keeper;
 use crate::lock::write_lock::{Lock, LockEvent, Owner};
@@ -329,20 +330,11 @@ impl SemaphoreCore {
 
     async fn list(&self) -> Result<Vec<String>> {
         let dir = self.leases_dir.as_str();
-        match self
-            .client
-            .retrying(None, |zk| async move { zk.list_children(dir).await })
-            .await
-        {
-            Ok(mut children) => {
-                contenders::sort_by_sequence(&mut children, |c| {
-                    contenders::split_sequence(c).map_or(i64::MAX, |(_, seq)| seq)
-                });
-                Ok(children)
-            }
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
-            Err(err) => Err(err),
-        }
+        let mut children = self.client.children_if_present(dir).await?;
+        contenders::sort_by_sequence(&mut children, |c| {
+            contenders::split_sequence(c).map_or(i64::MAX, |(_, seq)| seq)
+        });
+        Ok(children)
     }
 }
 

@@ -9,7 +9,7 @@ use zookeeper_client as zk;
 
 use super::{Claimed, Inner, ENTRY_PREFIX, OP_OVERHEAD};
 use crate::client::MAX_PACKET;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 /// How a claim transaction ended.
 pub(super) struct Claim {
@@ -105,15 +105,7 @@ impl Inner {
     }
 
     pub(super) async fn taken_names(&self) -> Result<Vec<String>> {
-        let taken = self.taken.as_str();
-        match self
-            .client
-            .retrying(None, |zk| async move { zk.list_children(taken).await })
-            .await
-        {
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
-            other => other,
-        }
+        self.client.children_if_present(&self.taken).await
     }
 
     /// Entry names not claimed by anybody, head first.

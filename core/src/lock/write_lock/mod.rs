@@ -28,7 +28,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
-use super::attempt::Attempt;
+use super::attempt::{Attempt, Withdraw};
 use crate::client::{while_usable, Client};
 use crate::emitter::Emitter;
 use crate::error::Result;

@@ -55,16 +55,8 @@ impl LockCore {
     }
 
     pub(in crate::lock) async fn list(&self) -> Result<Vec<Contender>> {
-        let dir = self.dir.as_str();
-        match self
-            .client
-            .retrying(None, |zk| async move { zk.list_children(dir).await })
-            .await
-        {
-            Ok(children) => Ok(contenders::sorted(&children)),
-            Err(err) if err.code() == ErrorCode::NoNode => Ok(Vec::new()),
-            Err(err) => Err(err),
-        }
+        let children = self.client.children_if_present(&self.dir).await?;
+        Ok(contenders::sorted(&children))
     }
 
     /// The listing with a child watch, for a waiter that may be next: if it
