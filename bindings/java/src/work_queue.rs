@@ -115,14 +115,14 @@ export! {
 
 export! {
     fn Java_io_zkrecipes_Native_deliveryData<'l>(env; handle: i64) -> JByteArray<'l> {
-        let data = unsafe { borrow::<DeliverySlot>(handle) }?.read(|d| d.data().to_vec())?;
+        let data = unsafe { borrow::<DeliverySlot>(handle) }?.data().to_vec();
         Ok(env.byte_array_from_slice(&data)?)
     }
 }
 
 export! {
     fn Java_io_zkrecipes_Native_deliveryName<'l>(env; handle: i64) -> JString<'l> {
-        let name = unsafe { borrow::<DeliverySlot>(handle) }?.read(|d| d.name().to_string())?;
+        let name = unsafe { borrow::<DeliverySlot>(handle) }?.name().to_string();
         Ok(env.new_string(name)?)
     }
 }
@@ -131,7 +131,7 @@ export! {
     /// `what`: 0 priority, 1 delivery count.
     fn Java_io_zkrecipes_Native_deliveryNumber<'l>(_env; handle: i64, what: i32) -> i32 {
         let job = unsafe { borrow::<DeliverySlot>(handle) }?;
-        Ok(job.read(|d| if what == 0 { i32::from(d.priority()) } else { d.delivery_count() as i32 })?)
+        Ok(if what == 0 { i32::from(job.priority()) } else { job.delivery_count() as i32 })
     }
 }
 

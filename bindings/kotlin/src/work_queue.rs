@@ -90,19 +90,11 @@ impl NativeWorkQueue {
 #[derive(uniffi::Object)]
 pub struct NativeDelivery {
     slot: DeliverySlot,
-    data: Vec<u8>,
-    name: String,
-    priority: u16,
-    delivery_count: u32,
 }
 
 impl NativeDelivery {
     fn new(delivery: Delivery) -> Arc<Self> {
         Arc::new(NativeDelivery {
-            data: delivery.data().to_vec(),
-            name: delivery.name().to_string(),
-            priority: delivery.priority(),
-            delivery_count: delivery.delivery_count(),
             slot: DeliverySlot::new(delivery),
         })
     }
@@ -111,19 +103,19 @@ impl NativeDelivery {
 #[uniffi::export]
 impl NativeDelivery {
     pub fn data(&self) -> Vec<u8> {
-        self.data.clone()
+        self.slot.data().to_vec()
     }
 
     pub fn name(&self) -> String {
-        self.name.clone()
+        self.slot.name().to_string()
     }
 
     pub fn priority(&self) -> u16 {
-        self.priority
+        self.slot.priority()
     }
 
     pub fn delivery_count(&self) -> u32 {
-        self.delivery_count
+        self.slot.delivery_count()
     }
 
     pub fn is_settled(&self) -> bool {

@@ -17,19 +17,11 @@ pub struct NativeWorkQueue {
 #[napi]
 pub struct NativeDelivery {
     slot: DeliverySlot,
-    data: Vec<u8>,
-    name: String,
-    priority: u32,
-    delivery_count: u32,
 }
 
 impl NativeDelivery {
     fn new(delivery: Delivery) -> NativeDelivery {
         NativeDelivery {
-            data: delivery.data().to_vec(),
-            name: delivery.name().to_string(),
-            priority: u32::from(delivery.priority()),
-            delivery_count: delivery.delivery_count(),
             slot: DeliverySlot::new(delivery),
         }
     }
@@ -134,22 +126,22 @@ impl NativeWorkQueue {
 impl NativeDelivery {
     #[napi]
     pub fn data(&self) -> Buffer {
-        self.data.clone().into()
+        self.slot.data().to_vec().into()
     }
 
     #[napi]
     pub fn name(&self) -> String {
-        self.name.clone()
+        self.slot.name().to_string()
     }
 
     #[napi]
     pub fn priority(&self) -> u32 {
-        self.priority
+        u32::from(self.slot.priority())
     }
 
     #[napi]
     pub fn delivery_count(&self) -> u32 {
-        self.delivery_count
+        self.slot.delivery_count()
     }
 
     #[napi]

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use zkrecipes::{Cache, CacheEvent, CachedNode, NodeStat, Wait};
 
-use crate::blocking::{awaitable, detached, wait};
+use crate::blocking::detached;
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
 use crate::listener::{relay_all, Subscription};
@@ -82,6 +82,9 @@ pymethods_with_twins! {
                 let limit = Wait::python(seconds, true).into_py_result()?.timeout();
             } |cache| cache.await_initialized(limit);
         }
+        begun {
+            fn start | start_async() -> () {} |cache| start(cache);
+        }
 
         #[staticmethod]
         fn node(client: &NativeClient, path: &str) -> PyResult<NativeCache> {
@@ -102,17 +105,6 @@ pymethods_with_twins! {
 
         fn path(&self) -> String {
             self.inner.path().to_string()
-        }
-
-        fn start(&self, py: Python<'_>) -> PyResult<()> {
-            let cache = self.inner.clone();
-            // Started here, at the call: a Ctrl-C cannot stop it.
-            let started = start(cache);
-            wait(py, move || started)
-        }
-
-        fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-            awaitable(py, start(self.inner.clone()))
         }
 
         fn close(&self) {

@@ -10,7 +10,7 @@ use std::future::Future;
 use pyo3::prelude::*;
 use zkrecipes::GroupMember;
 
-use crate::blocking::{awaitable, detached, wait};
+use crate::blocking::detached;
 use crate::cache::event_args;
 use crate::client::NativeClient;
 use crate::errors::IntoPyResult;
@@ -37,6 +37,9 @@ pymethods_with_twins! {
                 let payload = payload.to_vec();
             } |member| member.set_payload(payload);
         }
+        begun {
+            fn close | close_async() -> () {} |member| close(member);
+        }
 
         #[new]
         fn new(
@@ -61,17 +64,6 @@ pymethods_with_twins! {
         fn members(&self) -> BTreeMap<String, Payload> {
             let members = self.inner.members().into_iter();
             members.map(|(id, data)| (id, Payload(data))).collect()
-        }
-
-        fn close(&self, py: Python<'_>) -> PyResult<()> {
-            let member = self.inner.clone();
-            // Started here, at the call: a Ctrl-C cannot stop it.
-            let closing = close(member);
-            wait(py, move || closing)
-        }
-
-        fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-            awaitable(py, close(self.inner.clone()))
         }
 
         /// Leaves without waiting: for a start that was interrupted or cancelled.

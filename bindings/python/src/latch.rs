@@ -60,6 +60,9 @@ pymethods_with_twins! {
             fn leader | leader_async() -> Option<ParticipantRow> {} |latch| leader(latch);
             fn participants | participants_async() -> Vec<ParticipantRow> {} |latch| participants(latch);
         }
+        begun {
+            fn close | close_async() -> () {} |latch| closing(latch);
+        }
 
         #[new]
         #[pyo3(signature = (client, path, id))]
@@ -78,17 +81,6 @@ pymethods_with_twins! {
         fn start_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
             let latch = self.inner.clone();
             awaitable(py, async move { latch.start().await })
-        }
-
-        fn close(&self, py: Python<'_>) -> PyResult<()> {
-            let latch = self.inner.clone();
-            // Started here, at the call: a Ctrl-C cannot stop it.
-            let closed = closing(latch);
-            wait(py, move || closed)
-        }
-
-        fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-            awaitable(py, closing(self.inner.clone()))
         }
 
         /// Closes without waiting: for a start that was interrupted or cancelled, whose caller

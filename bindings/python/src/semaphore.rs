@@ -50,6 +50,9 @@ pymethods_with_twins! {
             } |semaphore| acquire(semaphore, count, how);
             fn lease_nodes | lease_nodes_async() -> Vec<String> {} |semaphore| semaphore.lease_nodes();
         }
+        begun {
+            fn release_one | release_one_async() -> () {} |semaphore| semaphore.release_one();
+        }
 
         #[new]
         fn new(client: &NativeClient, path: &str, max_leases: i64) -> PyResult<NativeSemaphore> {
@@ -69,16 +72,6 @@ pymethods_with_twins! {
 
         fn held(&self) -> usize {
             self.inner.held()
-        }
-
-        fn release_one(&self, py: Python<'_>) -> PyResult<()> {
-            // Started here, at the call: a Ctrl-C cannot stop it.
-            let releasing = self.inner.release_one();
-            wait(py, move || releasing)
-        }
-
-        fn release_one_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-            awaitable(py, self.inner.release_one())
         }
 
         fn release_all(&self, py: Python<'_>) -> PyResult<()> {

@@ -20,27 +20,25 @@
 //! The statements in braces run first in both (an argument refused before anything starts);
 //! the future is then made from a clone of `self.inner`, named by the `|...|`. Twins under
 //! `undoable { .. }` hand back what their caller was gone for (`undo.rs`): a lock released, an
-//! item put back.
+//! item put back. Twins under `begun { .. }` make their future at the call (a close, a start, a
+//! release): a Ctrl-C or a cancel then stops the wait, never the operation.
 
 macro_rules! pymethods_with_twins {
-    // With both kinds of twins.
-    (
-        impl $native:ident {
-            twins { $($twins:tt)* }
-            undoable { $($undoable:tt)* }
-            $($rest:tt)*
-        }
-    ) => {
-        pymethods_with_twins!(@emit $native { $($twins)* } { $($undoable)* } { $($rest)* });
+    // The sections, each optional, in this order: `twins`, `undoable`, `begun`.
+    (impl $native:ident { twins { $($t:tt)* } undoable { $($u:tt)* } begun { $($b:tt)* } $($rest:tt)* }) => {
+        pymethods_with_twins!(@emit $native { $($t)* } { $($u)* } { $($b)* } { $($rest)* });
     };
-    // Plain twins only.
-    (
-        impl $native:ident {
-            twins { $($twins:tt)* }
-            $($rest:tt)*
-        }
-    ) => {
-        pymethods_with_twins!(@emit $native { $($twins)* } {} { $($rest)* });
+    (impl $native:ident { twins { $($t:tt)* } undoable { $($u:tt)* } $($rest:tt)* }) => {
+        pymethods_with_twins!(@emit $native { $($t)* } { $($u)* } {} { $($rest)* });
+    };
+    (impl $native:ident { twins { $($t:tt)* } begun { $($b:tt)* } $($rest:tt)* }) => {
+        pymethods_with_twins!(@emit $native { $($t)* } {} { $($b)* } { $($rest)* });
+    };
+    (impl $native:ident { begun { $($b:tt)* } $($rest:tt)* }) => {
+        pymethods_with_twins!(@emit $native {} {} { $($b)* } { $($rest)* });
+    };
+    (impl $native:ident { twins { $($t:tt)* } $($rest:tt)* }) => {
+        pymethods_with_twins!(@emit $native { $($t)* } {} {} { $($rest)* });
     };
     (@emit $native:ident {
         $(
@@ -55,6 +53,13 @@ macro_rules! pymethods_with_twins {
             fn $uname:ident | $utwin:ident ( $($uarg:ident : $uargty:ty),* ) -> $uout:ty
             { $($uprep:stmt;)* }
             |$uinner:ident| $ufuture:expr;
+        )*
+    } {
+        $(
+            $(#[$battr:meta])*
+            fn $bname:ident | $btwin:ident ( $($barg:ident : $bargty:ty),* ) -> $bout:ty
+            { $($bprep:stmt;)* }
+            |$binner:ident| $bfuture:expr;
         )*
     } { $($rest:tt)* }) => {
         #[pymethods]
@@ -96,6 +101,28 @@ macro_rules! pymethods_with_twins {
                     $($uprep;)*
                     let $uinner = self.inner.clone();
                     $crate::blocking::awaitable_undoable(py, async move { $ufuture.await })
+                }
+            )*
+
+            $(
+                $(#[$battr])*
+                fn $bname(&self, py: Python<'_> $(, $barg: $bargty)*) -> PyResult<$bout> {
+                    $($bprep;)*
+                    let $binner = self.inner.clone();
+                    // Begun here, at the call: a Ctrl-C stops the wait, never the operation.
+                    let begun = $bfuture;
+                    $crate::blocking::wait(py, move || begun)
+                }
+
+                $(#[$battr])*
+                fn $btwin<'py>(
+                    &self,
+                    py: Python<'py>
+                    $(, $barg: $bargty)*
+                ) -> PyResult<Bound<'py, PyAny>> {
+                    $($bprep;)*
+                    let $binner = self.inner.clone();
+                    $crate::blocking::awaitable(py, $bfuture)
                 }
             )*
 

@@ -22,19 +22,11 @@ pub struct NativeWorkQueue {
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeDelivery {
     slot: DeliverySlot,
-    data: Vec<u8>,
-    name: String,
-    priority: u16,
-    delivery_count: u32,
 }
 
 impl NativeDelivery {
     fn new(delivery: Delivery) -> NativeDelivery {
         NativeDelivery {
-            data: delivery.data().to_vec(),
-            name: delivery.name().to_string(),
-            priority: delivery.priority(),
-            delivery_count: delivery.delivery_count(),
             slot: DeliverySlot::new(delivery),
         }
     }
@@ -89,19 +81,19 @@ pymethods_with_twins! {
 #[pymethods]
 impl NativeDelivery {
     fn data(&self) -> Payload {
-        Payload(self.data.clone())
+        Payload(self.slot.data().to_vec())
     }
 
     fn name(&self) -> String {
-        self.name.clone()
+        self.slot.name().to_string()
     }
 
     fn priority(&self) -> u16 {
-        self.priority
+        self.slot.priority()
     }
 
     fn delivery_count(&self) -> u32 {
-        self.delivery_count
+        self.slot.delivery_count()
     }
 
     fn is_settled(&self) -> bool {
