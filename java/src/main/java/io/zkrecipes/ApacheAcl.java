@@ -10,6 +10,16 @@ import java.util.List;
 final class ApacheAcl {
     private ApacheAcl() {}
 
+    /** For a constructor whose native object {@code made} exists already: it is closed before the throw. */
+    static void check(List<?> acl, String dir, NativeObject made) {
+        try {
+            check(acl, dir);
+        } catch (ZkException e) {
+            made.close();
+            throw e;
+        }
+    }
+
     static void check(List<?> acl, String dir) {
         if (acl == null || acl.isEmpty() || isOpen(acl)) {
             return;

@@ -19,7 +19,7 @@ public final class Barrier extends NativeObject {
     }
 
     private <T> T call(int op) {
-        return Native.join(with(h -> Native.<T>start(f -> Native.barrierCall(h, op, f))));
+        return join((h, f) -> Native.barrierCall(h, op, f));
     }
 
     /** Puts the barrier up (creates its node; missing parents too). A barrier already up stays up. */
@@ -49,7 +49,7 @@ public final class Barrier extends NativeObject {
     }
 
     private Native.Op<Boolean> waitOp(boolean forever, long timeoutNanos) {
-        return waits.track(with(h -> Native.<Boolean>start(f -> Native.barrierWait(h, forever, timeoutNanos, f))));
+        return waits.track(begin((h, f) -> Native.barrierWait(h, forever, timeoutNanos, f)));
     }
 
     public String getPath() {
@@ -65,6 +65,6 @@ public final class Barrier extends NativeObject {
 
     @Override
     public String toString() {
-        return "Barrier[" + path + (isClosed() ? ", closed]" : "]");
+        return describe(path);
     }
 }

@@ -77,6 +77,26 @@ public final class Cache extends NativeObject {
         return new Cache(client, path, Scope.TREE, maxDepth);
     }
 
+    public String getPath() {
+        return path;
+    }
+
+    public Scope getScope() {
+        return scope;
+    }
+
+    /**
+     * Every event from now on, in the order the cache saw them, none dropped. Added before
+     * {@link #start()}, a listener sees every node arrive, then {@code INITIALIZED}.
+     */
+    public void addListener(CacheListener listener) {
+        listen(events, listener, Native::cacheSubscribe);
+    }
+
+    public void removeListener(CacheListener listener) {
+        events.remove(listener);
+    }
+
     /**
      * Starts following and returns once the first load is in the cache. Starting again only
      * waits for that load. An interrupt throws {@link InterruptedException} and leaves the cache
@@ -93,7 +113,7 @@ public final class Cache extends NativeObject {
     }
 
     private Native.Op<Void> startOp() {
-        return with(h -> Native.<Void>start(f -> Native.cacheStart(h, f)));
+        return begin(Native::cacheStart);
     }
 
     /** Whether the first load is in the cache. */
@@ -123,41 +143,17 @@ public final class Cache extends NativeObject {
     }
 
     /**
-     * Every event from now on, in the order the cache saw them, none dropped. Added before
-     * {@link #start()}, a listener sees every node arrive, then {@code INITIALIZED}.
-     */
-    public void addListener(CacheListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.cacheSubscribe(h, events)));
-    }
-
-    public void removeListener(CacheListener listener) {
-        events.remove(listener);
-    }
-
-    public String getPath() {
-        return path;
-    }
-
-    public Scope getScope() {
-        return scope;
-    }
-
-    /**
      * Stops following and frees the copy; the events already seen still reach the listeners
      * before this returns (unless called from a listener). A {@link #start()} waiting on another
      * thread throws CLOSED. Closing twice is harmless.
      */
     @Override
     public void close() {
-        closeAfter(() -> with(h -> {
-            Native.cacheClose(h);
-            return null;
-        }), events);
+        closeAfter(() -> use(Native::cacheClose), events);
     }
 
     @Override
     public String toString() {
-        return "Cache[" + scope + " " + path + (isClosed() ? ", closed]" : "]");
+        return describe(scope + " " + path);
     }
 }

@@ -106,6 +106,14 @@ public final class Client extends NativeObject {
         return ConnectionState.valueOf(with(Native::clientState));
     }
 
+    public void addConnectionStateListener(ConnectionStateListener listener) {
+        listen(events, listener, Native::clientSubscribe);
+    }
+
+    public void removeConnectionStateListener(ConnectionStateListener listener) {
+        events.remove(listener);
+    }
+
     public long getSessionId() {
         return with(Native::clientSessionId);
     }
@@ -113,15 +121,6 @@ public final class Client extends NativeObject {
     /** The data written into this client's lock and election nodes. */
     public String getIdentity() {
         return with(Native::clientIdentity);
-    }
-
-    public void addConnectionStateListener(ConnectionStateListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.clientSubscribe(h, events)));
-    }
-
-    public void removeConnectionStateListener(ConnectionStateListener listener) {
-        events.remove(listener);
     }
 
     /** {@link Cache#node}: a cache of the node at {@code path}. */

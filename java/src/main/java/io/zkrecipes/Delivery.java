@@ -7,12 +7,11 @@ import java.util.concurrent.CompletableFuture;
  * to give it back at its place. {@code close()} (try-with-resources) gives back a job that was
  * neither, as does a delivery that becomes unreachable.
  */
-public final class Delivery extends NativeObject {
+public final class Delivery extends Claim {
     private final byte[] data;
     private final String name;
     private final int priority;
     private final int deliveryCount;
-    private volatile boolean settled;
 
     Delivery(long handle) {
         super(handle, Native::deliveryFree);
@@ -54,48 +53,22 @@ public final class Delivery extends NativeObject {
 
     /** {@link #ack()} as a future; a delivery settled already fails it with INVALID_ARGUMENT. */
     public CompletableFuture<Void> ackAsync() {
-        return settleAsync(true);
+        return async(() -> settle(true));
     }
 
     /** {@link #nack()} as a future; a delivery settled already fails it with INVALID_ARGUMENT. */
     public CompletableFuture<Void> nackAsync() {
-        return settleAsync(false);
-    }
-
-    private CompletableFuture<Void> settleAsync(boolean ack) {
-        try {
-            return settle(ack).future();
-        } catch (ZkException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return async(() -> settle(false));
     }
 
     private Native.Op<Void> settle(boolean ack) {
-        Native.Op<Void> op = with(h -> Native.<Void>start(f -> Native.deliverySettle(h, ack, f)));
-        settled = true;
-        return op;
-    }
-
-    /**
-     * Frees the handle without waiting: the native side gives an unsettled job back in the
-     * background. For callback threads, which must never block on an operation whose completion
-     * they would deliver themselves.
-     */
-    void abandon() {
-        super.close();
+        return settle((h, f) -> Native.deliverySettle(h, ack, f));
     }
 
     /** Gives the job back unless it was acknowledged or given back already. */
     @Override
     public void close() {
-        if (!settled && !isClosed()) {
-            try {
-                nack();
-            } catch (ZkException e) {
-                // Its claim went with its session: it is free again anyway.
-            }
-        }
-        super.close();
+        closeUnsettled(this::nack);
     }
 
     @Override

@@ -30,7 +30,7 @@ public final class DistributedAtomicLong extends NativeObject {
     }
 
     private <T> T call(int op, long a, long b) {
-        return Native.join(with(h -> Native.<T>start(f -> Native.atomicLongCall(h, op, a, b, f))));
+        return join((h, f) -> Native.atomicLongCall(h, op, a, b, f));
     }
 
     private AtomicValue<Long> update(int op, long a) {
@@ -79,6 +79,6 @@ public final class DistributedAtomicLong extends NativeObject {
 
     @Override
     public String toString() {
-        return "DistributedAtomicLong[" + path + (isClosed() ? ", closed]" : "]");
+        return describe(path);
     }
 }

@@ -23,12 +23,7 @@ public final class DistributedQueue extends NativeObject {
     /** Apache's {@code DistributedQueue(zk, dir, acl)}, ported: see {@link WriteLock#WriteLock(Client, String, java.util.List, LockListener)} for the ACL. */
     public DistributedQueue(Client client, String dir, java.util.List<?> acl) {
         this(client, dir);
-        try {
-            ApacheAcl.check(acl, dir);
-        } catch (ZkException e) {
-            close();
-            throw e;
-        }
+        ApacheAcl.check(acl, dir, this);
     }
 
     /** The largest payload {@code offer} accepts; bigger ones fail with INVALID_ARGUMENT, nothing sent. */
@@ -49,11 +44,11 @@ public final class DistributedQueue extends NativeObject {
 
     private Native.Op<String> offerOp(byte[] data) {
         Objects.requireNonNull(data, "data");
-        return with(h -> Native.<String>start(f -> Native.queueOffer(h, data, f)));
+        return begin((h, f) -> Native.queueOffer(h, data, f));
     }
 
     private <T> T head(int op) {
-        return Native.join(with(h -> Native.<T>start(f -> Native.queueHead(h, op, f), this::giveBack)));
+        return Native.join(begin((h, f) -> Native.queueHead(h, op, f), this::giveBack));
     }
 
     /** Items taken for a caller that gave up (cancel, timeout, interrupt) go back to their places. */
@@ -113,7 +108,7 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private Native.Op<byte[]> takeOp(boolean forever, long timeoutNanos) {
-        return with(h -> Native.<byte[]>start(f -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack));
+        return begin((h, f) -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack);
     }
 
     /**
@@ -142,8 +137,7 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private Native.Op<List<byte[]>> manyOp(int max, boolean wait, boolean forever, long timeoutNanos) {
-        return with(h -> Native.<List<byte[]>>start(
-                f -> Native.queueMany(h, max, wait, forever, timeoutNanos, f), this::giveBack));
+        return begin((h, f) -> Native.queueMany(h, max, wait, forever, timeoutNanos, f), this::giveBack);
     }
 
     /** The directory's child count: one request at any depth (a foreign child is counted too). */

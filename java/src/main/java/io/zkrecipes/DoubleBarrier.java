@@ -50,28 +50,28 @@ public final class DoubleBarrier extends NativeObject {
     private Native.Op<Boolean> pass(boolean leave, boolean forever, long timeoutNanos) {
         // An enter that succeeded after its caller gave up (an interrupt at that very moment)
         // must not leave a member behind that its caller thinks is out.
-        return waits.track(with(h -> Native.<Boolean>start(f -> Native.doubleBarrierPass(h, leave, forever, timeoutNanos, f),
+        return waits.track(begin((h, f) -> Native.doubleBarrierPass(h, leave, forever, timeoutNanos, f),
             entered -> {
                 if (!leave && Boolean.TRUE.equals(entered)) {
                     withdraw();
                 }
-            })));
+            }));
     }
 
     /** Leaves without waiting if our node is in (started here, not waited for). */
     private Native.Op<Void> withdraw() {
-        return with(h -> Native.<Void>start(f -> Native.doubleBarrierCall(h, 2, f)));
+        return begin((h, f) -> Native.doubleBarrierCall(h, 2, f));
     }
 
     /** The member nodes' names now ({@code ready} not among them), in Curator's order. */
     public List<String> getMembers() {
-        String text = Native.join(with(h -> Native.<String>start(f -> Native.doubleBarrierCall(h, 0, f))));
+        String text = join((h, f) -> Native.doubleBarrierCall(h, 0, f));
         return text.isEmpty() ? List.of() : Arrays.asList(text.split("\n"));
     }
 
     /** Whether {@code ready} exists: the barrier opened and not every member has left. */
     public boolean isReady() {
-        return Native.join(with(h -> Native.<Boolean>start(f -> Native.doubleBarrierCall(h, 1, f))));
+        return join((h, f) -> Native.doubleBarrierCall(h, 1, f));
     }
 
     /** This member's node: {@code <path>/<uuid>}. */
@@ -94,17 +94,11 @@ public final class DoubleBarrier extends NativeObject {
      */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        waits.endAll("the double barrier " + path);
-        try {
+        // Any failure: a closed client's session took our node with it.
+        closeAfter(() -> {
+            waits.endAll("the double barrier " + path);
             Native.join(withdraw());
-        } catch (ZkException e) {
-            // A closed client: its session took our node with it.
-        } finally {
-            super.close();
-        }
+        }, null, ANY_FAILURE);
     }
 
     @Override

@@ -43,7 +43,7 @@ public final class GroupMember extends NativeObject {
     }
 
     private Native.Op<Void> call(int op) {
-        return with(h -> Native.<Void>start(f -> Native.groupMemberCall(h, op, f)));
+        return begin((h, f) -> Native.groupMemberCall(h, op, f));
     }
 
     /**
@@ -75,7 +75,7 @@ public final class GroupMember extends NativeObject {
     /** A new payload, written now and kept for every re-join. */
     public void setThisData(byte[] data) {
         Objects.requireNonNull(data, "data");
-        Native.join(with(h -> Native.<Void>start(f -> Native.groupMemberSetPayload(h, data, f))));
+        join((h, f) -> Native.groupMemberSetPayload(h, data, f));
     }
 
     /**
@@ -83,17 +83,11 @@ public final class GroupMember extends NativeObject {
      * {@code DELETED} (left), and the connection events; {@link #idFromPath} names the member.
      */
     public void addListener(CacheListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.groupMemberSubscribe(h, events)));
+        listen(events, listener, Native::groupMemberSubscribe);
     }
 
     public void removeListener(CacheListener listener) {
         events.remove(listener);
-    }
-
-    /** A member's id from its node's path (Curator's {@code idFromPath}). */
-    public String idFromPath(String path) {
-        return path.substring(path.lastIndexOf('/') + 1);
     }
 
     public String getId() {
@@ -102,6 +96,11 @@ public final class GroupMember extends NativeObject {
 
     public String getGroupPath() {
         return group;
+    }
+
+    /** A member's id from its node's path (Curator's {@code idFromPath}). */
+    public String idFromPath(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
     }
 
     /**
@@ -116,6 +115,6 @@ public final class GroupMember extends NativeObject {
 
     @Override
     public String toString() {
-        return "GroupMember[" + group + ", " + id + (isClosed() ? ", closed]" : "]");
+        return describe(group + ", " + id);
     }
 }

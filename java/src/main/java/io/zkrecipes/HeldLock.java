@@ -37,10 +37,6 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
         int of(long handle, long owner);
     }
 
-    interface Task {
-        long start(long handle, CompletableFuture<Object> f);
-    }
-
     private static final boolean FOREVER = true, TIMED = false;
 
     private final Client client;
@@ -59,8 +55,9 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     /** What the lock is on, for messages. */
     abstract String what();
 
-    /** Before the native object is freed (events to stop). */
-    void beforeFree() {
+    /** The events to stop before the native object is freed, if any. */
+    EventSink<?> eventsToStop() {
+        return null;
     }
 
     private Native.Op<Object> acquire(boolean forever, long timeoutNanos) {
@@ -122,7 +119,7 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
 
     private Native.Op<Void> unlockAsyncOp() {
         long owner = owner();
-        return with(h -> Native.<Void>start(f -> calls.release().start(h, owner, f)));
+        return begin((h, f) -> calls.release().start(h, owner, f));
     }
 
     /** ZooKeeper locks have no conditions. */
@@ -166,21 +163,15 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     /** Releases every thread's holds (none is left stranded on the server) and frees the native object. */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
+        closeAfter(() -> {
             if (!client.isClosed()) {
-                Native.join(with(h -> Native.<Void>start(f -> calls.releaseAll().start(h, f))));
+                join(calls.releaseAll());
             }
-        } finally {
-            beforeFree();
-            super.close();
-        }
+        }, eventsToStop(), NO_FAILURE);
     }
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[" + what() + (isClosed() ? ", closed]" : isLocked() ? ", locked]" : "]");
+        return describe(!isClosed() && isLocked() ? what() + ", locked" : what());
     }
 }

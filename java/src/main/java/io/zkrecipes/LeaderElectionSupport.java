@@ -38,7 +38,7 @@ public final class LeaderElectionSupport extends NativeObject {
     }
 
     private <T> Native.Op<T> call(int op) {
-        return with(h -> Native.<T>start(f -> Native.electionCall(h, op, f)));
+        return begin((h, f) -> Native.electionCall(h, op, f));
     }
 
     /** Offers this member; returns once it knows whether it leads. */
@@ -64,27 +64,6 @@ public final class LeaderElectionSupport extends NativeObject {
         return Native.join(call(2));
     }
 
-    public boolean isLeader() {
-        return with(Native::electionIsLeader);
-    }
-
-    /** {@code true} once this member leads, {@code false} if the timeout passed first. */
-    public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
-        long nanos = Objects.requireNonNull(unit, "unit").toNanos(timeout);
-        return Native.joinInterruptibly(with(h -> Native.<Boolean>start(f -> Native.electionAwaitLeadership(h, false, nanos, f))));
-    }
-
-    /** A {@code null} listener (Apache's constructors allow one) is ignored. */
-    public void addListener(LeaderElectionAware listener) {
-        if (listener != null) {
-            events.add(listener, () -> with(h -> Native.electionSubscribe(h, events)));
-        }
-    }
-
-    public void removeListener(LeaderElectionAware listener) {
-        events.remove(listener);
-    }
-
     public String getRootNodeName() {
         return rootNodeName;
     }
@@ -93,20 +72,35 @@ public final class LeaderElectionSupport extends NativeObject {
         return hostName;
     }
 
+    public boolean isLeader() {
+        return with(Native::electionIsLeader);
+    }
+
+    /** {@code true} once this member leads, {@code false} if the timeout passed first. */
+    public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = Objects.requireNonNull(unit, "unit").toNanos(timeout);
+        return Native.joinInterruptibly(begin((h, f) -> Native.electionAwaitLeadership(h, false, nanos, f)));
+    }
+
+    /** A {@code null} listener (Apache's constructors allow one) is ignored. */
+    public void addListener(LeaderElectionAware listener) {
+        if (listener != null) {
+            listen(events, listener, Native::electionSubscribe);
+        }
+    }
+
+    public void removeListener(LeaderElectionAware listener) {
+        events.remove(listener);
+    }
+
     /** Stops (if started) and frees the native member. */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
+        closeAfter(() -> {
             if (!isClientClosed()) {
                 stop();
             }
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
+        }, events, NO_FAILURE);
     }
 
     private boolean isClientClosed() {

@@ -54,7 +54,7 @@ public final class LeaderLatch extends NativeObject {
     }
 
     private <T> Native.Op<T> call(int op) {
-        return with(h -> Native.<T>start(f -> Native.latchCall(h, op, f)));
+        return begin((h, f) -> Native.latchCall(h, op, f));
     }
 
     /**
@@ -105,7 +105,7 @@ public final class LeaderLatch extends NativeObject {
     }
 
     private Native.Op<Long> awaitOp(boolean forever, long timeoutNanos) {
-        return with(h -> Native.<Long>start(f -> Native.latchAwait(h, forever, timeoutNanos, f)));
+        return begin((h, f) -> Native.latchAwait(h, forever, timeoutNanos, f));
     }
 
     /** Whether this participant leads now (its node first and held in the client's current session). */
@@ -172,8 +172,7 @@ public final class LeaderLatch extends NativeObject {
      * {@link #start()} it sees every event.
      */
     public void addListener(LeaderLatchListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.latchSubscribe(h, events)));
+        listen(events, listener, Native::latchSubscribe);
     }
 
     public void removeListener(LeaderLatchListener listener) {

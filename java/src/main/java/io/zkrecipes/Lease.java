@@ -7,10 +7,9 @@ import java.util.concurrent.CompletableFuture;
  * {@code close()} (try-with-resources) releases a lease that was not released, as does a lease
  * that becomes unreachable (when the garbage collector finds it).
  */
-public final class Lease extends NativeObject {
+public final class Lease extends Claim {
     private final long fencingToken;
     private final String nodePath;
-    private volatile boolean released;
 
     Lease(long handle) {
         super(handle, Native::leaseFree);
@@ -42,35 +41,17 @@ public final class Lease extends NativeObject {
     }
 
     public CompletableFuture<Void> releaseAsync() {
-        try {
-            return releaseOp().future();
-        } catch (ZkException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return async(this::releaseOp);
     }
 
     private Native.Op<Void> releaseOp() {
-        Native.Op<Void> op = with(h -> Native.<Void>start(f -> Native.leaseRelease(h, f)));
-        released = true;
-        return op;
-    }
-
-    /** Frees the handle without waiting: the native side releases an unreleased lease in the background. */
-    void abandon() {
-        super.close();
+        return settle(Native::leaseRelease);
     }
 
     /** Releases the lease unless it was released already (a lost lease is let go quietly). */
     @Override
     public void close() {
-        if (!released && !isClosed()) {
-            try {
-                release();
-            } catch (ZkException e) {
-                // Lost already: nothing of it is left to release.
-            }
-        }
-        super.close();
+        closeUnsettled(this::release);
     }
 
     @Override

@@ -118,13 +118,14 @@ final class Native {
     static native long lockParticipants(long lock, CompletableFuture<Object> f);
     static native long multiLockNew(long client, String[] dirs);
     static native void multiLockFree(long lock);
+    static native byte[] multiLockFencingTokens(long lock, long owner);
+    // In the order MultiLock hands them to HeldLock.Calls.
     static native long multiLockAcquire(long lock, long owner, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
     static native long multiLockRelease(long lock, long owner, CompletableFuture<Object> f);
     static native void multiLockAbandon(long lock, long owner);
     static native int multiLockHoldCount(long lock, long owner);
     static native boolean multiLockIsHeld(long lock);
     static native long multiLockReleaseAll(long lock, CompletableFuture<Object> f);
-    static native byte[] multiLockFencingTokens(long lock, long owner);
     static native long lockSubscribe(long lock, Object sink);
 
     static native long queueNew(long client, String dir);
@@ -261,13 +262,8 @@ final class Native {
      */
     @SuppressWarnings("unused")
     private static void event(Object sink, String name, long fencingToken, long code, String message) {
-        EventSink<?> target = (EventSink<?>) sink;
         ZkException reason = code < 0 ? null : error(code, message);
-        try {
-            target.executor().execute(() -> target.deliver(name, fencingToken, reason));
-        } catch (Throwable t) {
-            LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
-        }
+        dispatch(sink, name, target -> target.deliver(name, fencingToken, reason));
     }
 
     /**
@@ -276,12 +272,7 @@ final class Native {
      */
     @SuppressWarnings("unused")
     private static void count(Object sink, long versioned) {
-        EventSink<?> target = (EventSink<?>) sink;
-        try {
-            target.executor().execute(() -> target.deliver("count", versioned, null));
-        } catch (Throwable t) {
-            LOG.log(Level.WARNING, "zkrecipes could not deliver a shared count's value", t);
-        }
+        dispatch(sink, "a shared count's value", target -> target.deliver("count", versioned, null));
     }
 
     /**
@@ -290,11 +281,16 @@ final class Native {
      */
     @SuppressWarnings("unused")
     private static void cacheEvent(Object sink, String name, byte[] nodes) {
+        dispatch(sink, name, target -> target.deliver(name, nodes));
+    }
+
+    /** Runs {@code delivery} on the sink's listener thread; this is a native thread, so nothing is thrown back. */
+    private static void dispatch(Object sink, String what, Consumer<EventSink<?>> delivery) {
         EventSink<?> target = (EventSink<?>) sink;
         try {
-            target.executor().execute(() -> target.deliver(name, nodes));
+            target.executor().execute(() -> delivery.accept(target));
         } catch (Throwable t) {
-            LOG.log(Level.WARNING, "zkrecipes could not deliver " + name, t);
+            LOG.log(Level.WARNING, "zkrecipes could not deliver " + what, t);
         }
     }
 
@@ -501,20 +497,19 @@ final class Native {
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            if (cancelled) {
-                gaveUp.run();
-            }
-            return cancelled;
+            return gaveUpIf(super.cancel(mayInterruptIfRunning));
         }
 
         @Override
         public boolean completeExceptionally(Throwable error) {
-            boolean failed = super.completeExceptionally(error);
-            if (failed) {
+            return gaveUpIf(super.completeExceptionally(error));
+        }
+
+        private boolean gaveUpIf(boolean ended) {
+            if (ended) {
                 gaveUp.run();
             }
-            return failed;
+            return ended;
         }
 
         // Dependents (thenApply, ...) are plain futures: giving up on one of them is not giving

@@ -1,9 +1,14 @@
 package io.zkrecipes;
 
 import java.lang.ref.Cleaner;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Owns one native handle. Calls run under a read lock and {@link #close()} frees the handle
@@ -12,6 +17,23 @@ import java.util.function.LongFunction;
  */
 abstract class NativeObject implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
+
+    /** A close whose ending met this goes on: the client was closed first. */
+    static final Predicate<ZkException> CLIENT_CLOSED = e -> e.getCode() == ZkException.Code.CLOSED;
+    /** A close whose ending met any failure goes on: the session took what it would undo with it. */
+    static final Predicate<ZkException> ANY_FAILURE = e -> true;
+    /** A close whose ending failed throws. */
+    static final Predicate<ZkException> NO_FAILURE = e -> false;
+
+    /** A native call that starts an operation on a handle and completes {@code f}. */
+    interface Task {
+        long start(long handle, CompletableFuture<Object> f);
+    }
+
+    /** A native call that subscribes {@code sink} to a handle's events. */
+    interface Subscribe {
+        long subscribe(long handle, Object sink);
+    }
 
     private final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
     private final Handle handle;
@@ -77,8 +99,54 @@ abstract class NativeObject implements AutoCloseable {
         }
     }
 
+    /** As {@link #with}, for a call that answers nothing. */
+    final void use(LongConsumer call) {
+        with(h -> {
+            call.accept(h);
+            return null;
+        });
+    }
+
+    /** Starts {@code task} on the live handle; CLOSED once closed. */
+    final <T> Native.Op<T> begin(Task task) {
+        return begin(task, null);
+    }
+
+    /** As {@link #begin(Task)}; a result its caller gave up on is handed to {@code undo}. */
+    final <T> Native.Op<T> begin(Task task, Consumer<Object> undo) {
+        return with(h -> Native.<T>start(f -> task.start(h, f), undo));
+    }
+
+    /** Starts {@code task} and waits for it as {@link Native#join} does. */
+    final <T> T join(Task task) {
+        return Native.join(this.<T>begin(task));
+    }
+
+    /**
+     * The future of {@code op}, failed instead of thrown when the operation cannot start (bad
+     * input, a closed object): a caller of an async method handles one kind of failure.
+     */
+    static <T> CompletableFuture<T> async(Supplier<Native.Op<T>> op) {
+        try {
+            return op.get().future();
+        } catch (ZkException | NullPointerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Adds {@code listener} to {@code sink}; the first one subscribes the sink to this handle. */
+    final <L> void listen(EventSink<L> sink, L listener, Subscribe subscribe) {
+        Objects.requireNonNull(listener, "listener");
+        sink.add(listener, () -> with(h -> subscribe.subscribe(h, sink)));
+    }
+
     final boolean isClosed() {
         return handle.raw == 0;
+    }
+
+    /** For {@code toString()}: {@code Name[details]}, {@code Name[details, closed]} once closed. */
+    final String describe(String details) {
+        return getClass().getSimpleName() + "[" + details + (isClosed() ? ", closed]" : "]");
     }
 
     /**
@@ -87,13 +155,18 @@ abstract class NativeObject implements AutoCloseable {
      * failure; the core's own close does not fail otherwise. Closing twice is harmless.
      */
     final void closeAfter(Runnable ending, EventSink<?> events) {
+        closeAfter(ending, events, CLIENT_CLOSED);
+    }
+
+    /** As {@link #closeAfter(Runnable, EventSink)}, with the failures of {@code ending} that are {@code harmless}. */
+    final void closeAfter(Runnable ending, EventSink<?> events, Predicate<ZkException> harmless) {
         if (isClosed()) {
             return;
         }
         try {
             ending.run();
         } catch (ZkException e) {
-            if (e.getCode() != ZkException.Code.CLOSED) {
+            if (!harmless.test(e)) {
                 throw e;
             }
         } finally {
@@ -107,6 +180,16 @@ abstract class NativeObject implements AutoCloseable {
     /** Frees the native handle. Closing twice is harmless. */
     @Override
     public void close() {
+        free();
+    }
+
+    /**
+     * Frees the handle without the work of this object's {@code close()}, which may wait: for
+     * callback threads, which must never block on an operation whose completion they would
+     * deliver themselves. The native side does in the background what is left (a lease's
+     * release, a job's return).
+     */
+    final void abandon() {
         free();
     }
 

@@ -42,7 +42,7 @@ public final class PersistentNode extends NativeObject {
     }
 
     private <T> Native.Op<T> call(int op) {
-        return with(h -> Native.<T>start(f -> Native.persistentNodeCall(h, op, f)));
+        return begin((h, f) -> Native.persistentNodeCall(h, op, f));
     }
 
     /**
@@ -58,6 +58,14 @@ public final class PersistentNode extends NativeObject {
     /** As {@link #start()}; cancelling the future (or its {@code orTimeout}) ends the wait only. */
     public CompletableFuture<String> startAsync() {
         return this.<String>call(0).future();
+    }
+
+    public String getPath() {
+        return path;
+    }
+
+    public NodeMode getMode() {
+        return mode;
     }
 
     /** The node's full path while it exists as far as this object knows; empty before the first create and after close. */
@@ -79,15 +87,7 @@ public final class PersistentNode extends NativeObject {
      */
     public void setData(byte[] data) {
         Objects.requireNonNull(data, "data");
-        Native.join(with(h -> Native.<Void>start(f -> Native.persistentNodeSetData(h, data, f))));
-    }
-
-    public String getPath() {
-        return path;
-    }
-
-    public NodeMode getMode() {
-        return mode;
+        join((h, f) -> Native.persistentNodeSetData(h, data, f));
     }
 
     /**
@@ -102,6 +102,6 @@ public final class PersistentNode extends NativeObject {
 
     @Override
     public String toString() {
-        return "PersistentNode[" + path + ", " + mode + (isClosed() ? ", closed]" : "]");
+        return describe(path + ", " + mode);
     }
 }

@@ -94,35 +94,17 @@ public final class Semaphore extends NativeObject {
     }
 
     private Native.Op<List<Lease>> acquireOp(int permits, boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = with(h -> Native.start(
-            f -> Native.semaphoreAcquire(h, permits, forever, timeoutNanos, f), Semaphore::releaseUnseen));
-        // The raw handles belong to `op` until it completes, then to the Leases made from them:
-        // whoever gives up (cancel, orTimeout, an interrupt), the leases are released once.
-        CompletableFuture<List<Lease>> leases = new CompletableFuture<>();
-        op.future().whenComplete((packed, error) -> {
-            if (error != null) {
-                leases.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
-                return;
-            }
-            if (packed == null) {
-                leases.complete(null);
-                return;
-            }
-            List<Lease> got = new ArrayList<>();
-            for (long raw : handles((byte[]) packed)) {
-                got.add(new Lease(raw));
-            }
-            if (!leases.complete(got)) {
-                // On the callback thread: a blocking release would wait for this very thread.
-                got.forEach(Lease::abandon);
-            }
-        });
-        leases.whenComplete((l, e) -> {
-            if (e != null) {
-                op.future().cancel(false);
-            }
-        });
-        return new Native.Op<>(leases, op.task());
+        Native.Op<Object> op = begin((h, f) -> Native.semaphoreAcquire(h, permits, forever, timeoutNanos, f),
+            Semaphore::releaseUnseen);
+        return Claim.handedOver(op, Semaphore::leases, got -> got.forEach(Lease::abandon));
+    }
+
+    private static List<Lease> leases(Object packed) {
+        List<Lease> got = new ArrayList<>();
+        for (long raw : handles((byte[]) packed)) {
+            got.add(new Lease(raw));
+        }
+        return got;
     }
 
     private static long[] handles(byte[] packed) {
@@ -149,19 +131,18 @@ public final class Semaphore extends NativeObject {
      * particular lease, call its {@link Lease#release()}. Throws NOT_OWNER when it holds none.
      */
     public void release() {
-        Native.join(with(h -> Native.<Void>start(f -> Native.semaphoreCall(h, 0, f))));
+        join((h, f) -> Native.semaphoreCall(h, 0, f));
     }
 
     /** Every process's lease nodes on the server now (a waiter's included). */
     public List<String> getLeaseNodes() {
-        String text = Native.join(with(h -> Native.<String>start(f -> Native.semaphoreCall(h, 2, f))));
+        String text = join((h, f) -> Native.semaphoreCall(h, 2, f));
         return text.isEmpty() ? List.of() : Arrays.asList(text.split("\n"));
     }
 
     /** {@code ACQUIRED}, {@code RELEASED}, {@code SUSPENDED}, {@code RECONNECTED}, {@code LOST} for this object's leases. */
     public void addListener(LockListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.semaphoreSubscribe(h, events)));
+        listen(events, listener, Native::semaphoreSubscribe);
     }
 
     public void removeListener(LockListener listener) {
@@ -171,21 +152,12 @@ public final class Semaphore extends NativeObject {
     /** Releases every lease this object holds, then frees it. */
     @Override
     public void close() {
-        if (isClosed()) {
-            return;
-        }
-        try {
-            Native.join(with(h -> Native.<Void>start(f -> Native.semaphoreCall(h, 1, f))));
-        } catch (ZkException e) {
-            // A closed client: its session took the leases with it.
-        } finally {
-            events.cancel(true);
-            super.close();
-        }
+        // Any failure: a closed client's session took the leases with it.
+        closeAfter(() -> join((h, f) -> Native.semaphoreCall(h, 1, f)), events, ANY_FAILURE);
     }
 
     @Override
     public String toString() {
-        return "Semaphore[" + path + (isClosed() ? ", closed]" : "]");
+        return describe(path);
     }
 }

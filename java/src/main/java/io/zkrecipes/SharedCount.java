@@ -58,7 +58,16 @@ public final class SharedCount extends NativeObject {
     }
 
     private <T> T call(int op, int value) {
-        return Native.join(with(h -> Native.<T>start(f -> Native.sharedCountCall(h, op, value, f))));
+        return join((h, f) -> Native.sharedCountCall(h, op, value, f));
+    }
+
+    /** Every value the count takes from now on, on the count's listener thread. */
+    public void addListener(SharedCountListener listener) {
+        listen(events, listener, Native::sharedCountSubscribe);
+    }
+
+    public void removeListener(SharedCountListener listener) {
+        events.remove(listener);
     }
 
     /**
@@ -90,7 +99,7 @@ public final class SharedCount extends NativeObject {
      */
     public boolean trySetCount(VersionedValue<Integer> previous, int newCount) {
         long expected = pack(Objects.requireNonNull(previous, "previous"));
-        return Native.join(with(h -> Native.<Boolean>start(f -> Native.sharedCountTrySet(h, expected, newCount, f))));
+        return join((h, f) -> Native.sharedCountTrySet(h, expected, newCount, f));
     }
 
     /**
@@ -99,16 +108,6 @@ public final class SharedCount extends NativeObject {
      */
     public VersionedValue<Integer> add(int delta) {
         return unpack(this.<Long>call(2, delta));
-    }
-
-    /** Every value the count takes from now on, on the count's listener thread. */
-    public void addListener(SharedCountListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.sharedCountSubscribe(h, events)));
-    }
-
-    public void removeListener(SharedCountListener listener) {
-        events.remove(listener);
     }
 
     public String getPath() {
@@ -122,14 +121,11 @@ public final class SharedCount extends NativeObject {
      */
     @Override
     public void close() {
-        closeAfter(() -> with(h -> {
-            Native.sharedCountClose(h);
-            return null;
-        }), events);
+        closeAfter(() -> use(Native::sharedCountClose), events);
     }
 
     @Override
     public String toString() {
-        return "SharedCount[" + path + (isClosed() ? ", closed]" : "]");
+        return describe(path);
     }
 }

@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,16 +58,12 @@ public final class WorkQueue extends NativeObject {
 
     /** Fails the future (never throws) on bad input or a closed queue. */
     public CompletableFuture<String> offerAsync(byte[] data, int priority) {
-        try {
-            return offerOp(data, priority).future();
-        } catch (ZkException | NullPointerException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return async(() -> offerOp(data, priority));
     }
 
     private Native.Op<String> offerOp(byte[] data, int priority) {
         Objects.requireNonNull(data, "data");
-        return with(h -> Native.<String>start(f -> Native.workQueueOffer(h, data, priority, f)));
+        return begin((h, f) -> Native.workQueueOffer(h, data, priority, f));
     }
 
     /** Appends every job in order: one transaction per batch under the server's packet limit. */
@@ -81,7 +76,7 @@ public final class WorkQueue extends NativeObject {
             packed.writeBytes(item);
         }
         byte[] bytes = packed.toByteArray();
-        String paths = Native.join(with(h -> Native.<String>start(f -> Native.workQueueOfferAll(h, bytes, priority, f))));
+        String paths = join((h, f) -> Native.workQueueOfferAll(h, bytes, priority, f));
         return paths.isEmpty() ? List.of() : Arrays.asList(paths.split("\n"));
     }
 
@@ -106,33 +101,9 @@ public final class WorkQueue extends NativeObject {
     }
 
     private Native.Op<Delivery> consumeOp(boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = with(h -> Native.start(f -> Native.workQueueConsume(h, forever, timeoutNanos, f),
-            WorkQueue::giveBack));
-        // The raw handle belongs to `op` until it completes, then to the Delivery made from it:
-        // whoever gives up (cancel, orTimeout, completeExceptionally, an interrupt) the job goes
-        // back exactly once, through its one owner.
-        CompletableFuture<Delivery> delivery = new CompletableFuture<>();
-        op.future().whenComplete((handle, error) -> {
-            if (error != null) {
-                delivery.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
-                return;
-            }
-            if (handle == null) {
-                delivery.complete(null);
-                return;
-            }
-            Delivery got = new Delivery((Long) handle);
-            if (!delivery.complete(got)) {
-                // On the callback thread: a blocking nack would wait for this very thread.
-                got.abandon();
-            }
-        });
-        delivery.whenComplete((d, e) -> {
-            if (e != null) {
-                op.future().cancel(false);
-            }
-        });
-        return new Native.Op<>(delivery, op.task());
+        Native.Op<Object> op = begin((h, f) -> Native.workQueueConsume(h, forever, timeoutNanos, f),
+            WorkQueue::giveBack);
+        return Claim.handedOver(op, handle -> new Delivery((Long) handle), Delivery::abandon);
     }
 
     /** A job claimed for a caller that gave up goes back: freeing its handle does that. */
@@ -144,20 +115,14 @@ public final class WorkQueue extends NativeObject {
 
     /** Jobs in the queue, claimed ones included (one request). */
     public int size() {
-        Long n = Native.join(with(h -> Native.<Long>start(f -> Native.workQueueCall(h, 0, f))));
+        Long n = join((h, f) -> Native.workQueueCall(h, 0, f));
         return n.intValue();
     }
 
     /** Gives back the jobs prefetched and not handed out, then frees this object. */
     @Override
     public void close() {
-        if (!isClosed()) {
-            try {
-                Native.join(with(h -> Native.<Void>start(f -> Native.workQueueCall(h, 1, f))));
-            } catch (ZkException e) {
-                // A closed client: its session took the claims with it.
-            }
-        }
-        super.close();
+        // Any failure: a closed client's session took the claims with it.
+        closeAfter(() -> join((h, f) -> Native.workQueueCall(h, 1, f)), null, ANY_FAILURE);
     }
 }

@@ -37,12 +37,7 @@ public class WriteLock extends ZkLock {
      */
     public WriteLock(Client client, String dir, java.util.List<?> acl, LockListener listener) {
         this(client, dir, listener);
-        try {
-            ApacheAcl.check(acl, dir);
-        } catch (ZkException e) {
-            close();
-            throw e;
-        }
+        ApacheAcl.check(acl, dir, this);
     }
 
     /** Apache's {@code getId()}: the path of the calling thread's lock node, {@code null} if it holds none. */

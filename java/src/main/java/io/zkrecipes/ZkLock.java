@@ -2,7 +2,6 @@ package io.zkrecipes;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A fair ZooKeeper lock, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}:
@@ -34,8 +33,8 @@ public class ZkLock extends HeldLock<Long> {
     }
 
     @Override
-    void beforeFree() {
-        events.cancel(true);
+    EventSink<?> eventsToStop() {
+        return events;
     }
 
     /** The fencing token of the current thread's hold, or -1 if this thread does not hold the lock. */
@@ -50,7 +49,7 @@ public class ZkLock extends HeldLock<Long> {
 
     /** Every contender in lock order, the holder first. */
     public List<Participant> getParticipants() {
-        String text = Native.join(with(h -> Native.<String>start(f -> Native.lockParticipants(h, f))));
+        String text = join(Native::lockParticipants);
         List<Participant> participants = new ArrayList<>();
         for (String line : text.split("\n")) {
             if (line.isEmpty()) {
@@ -63,8 +62,7 @@ public class ZkLock extends HeldLock<Long> {
     }
 
     public void addListener(LockListener listener) {
-        Objects.requireNonNull(listener, "listener");
-        events.add(listener, () -> with(h -> Native.lockSubscribe(h, events)));
+        listen(events, listener, Native::lockSubscribe);
     }
 
     public void removeListener(LockListener listener) {

@@ -15,10 +15,8 @@ import org.junit.jupiter.api.Test;
 class LockIT {
     @Test
     void everyMethodOfWriteLock() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("lock");
-            WriteLock mine = new WriteLock(a, dir);
-            WriteLock theirs = new WriteLock(b, dir);
+        try (Zk.Contest contest = Zk.contest("lock")) {
+            WriteLock mine = contest.first(), theirs = contest.second();
             assertEquals(-1, mine.getFencingToken());
             assertFalse(mine.isLocked());
             mine.lock();
@@ -27,7 +25,7 @@ class LockIT {
             assertTrue(mine.isHeldByCurrentThread());
             assertTrue(mine.isLocked());
             assertEquals(1, mine.getHoldCount());
-            assertEquals(List.of(a.getIdentity()), mine.getParticipants().stream().map(Participant::identity).toList());
+            assertEquals(List.of(contest.a().getIdentity()), mine.getParticipants().stream().map(Participant::identity).toList());
             assertFalse(theirs.tryLock());
             long started = System.nanoTime();
             assertFalse(theirs.tryLock(200, TimeUnit.MILLISECONDS));
@@ -78,13 +76,9 @@ class LockIT {
         List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
         AtomicBoolean inside = new AtomicBoolean();
         AtomicBoolean overlap = new AtomicBoolean();
-        List<Thread> threads = new ArrayList<>();
-        List<Client> clients = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            Client c = Zk.client();
-            clients.add(c);
+        try (Zk.Sessions holders = new Zk.Sessions(8, c -> {
             WriteLock lock = new WriteLock(c, dir);
-            threads.add(new Thread(() -> {
+            return () -> {
                 for (int j = 0; j < 5; j++) {
                     lock.lock();
                     try {
@@ -100,13 +94,10 @@ class LockIT {
                         lock.unlock();
                     }
                 }
-            }));
+            };
+        })) {
+            holders.join("a holder");
         }
-        threads.forEach(Thread::start);
-        for (Thread t : threads) {
-            t.join();
-        }
-        clients.forEach(Client::close);
         assertFalse(overlap.get(), "two holders at once");
         assertEquals(40, tokens.size());
         for (int i = 1; i < tokens.size(); i++) {
@@ -116,15 +107,10 @@ class LockIT {
 
     @Test
     void interruptWhileWaitingLeavesNothingBehind() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("interrupt");
-            WriteLock holder = new WriteLock(a, dir);
-            WriteLock waiter = new WriteLock(b, dir);
+        try (Zk.Contest contest = Zk.contest("interrupt")) {
+            WriteLock holder = contest.first(), waiter = contest.second();
             holder.lock();
-            Zk.Background waiting = Zk.Background.start(waiter::lockInterruptibly);
-            Zk.eventually("waiter queued", () -> holder.getParticipants().size() == 2);
-            waiting.interrupt();
-            assertInstanceOf(InterruptedException.class, waiting.outcome(5));
+            Zk.interruptWhileQueued("waiter queued", holder, waiter::lockInterruptibly);
             Zk.eventually("waiter's node withdrawn", () -> holder.getParticipants().size() == 1);
             assertFalse(waiter.isLocked());
             holder.unlock();
@@ -237,17 +223,15 @@ class LockIT {
 
     @Test
     void asyncAcquireCompletesOnRelease() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("async");
-            WriteLock holder = new WriteLock(a, dir);
-            WriteLock waiter = new WriteLock(b, dir);
+        try (Zk.Contest contest = Zk.contest("async")) {
+            WriteLock holder = contest.first();
             holder.lock();
-            CompletableFuture<Long> pending = waiter.lockAsync();
+            CompletableFuture<Long> pending = contest.second().lockAsync();
             Thread.sleep(200);
             assertFalse(pending.isDone());
             holder.unlock();
             assertTrue(pending.get(5, TimeUnit.SECONDS) > 0);
-            waiter.unlockAsync().get(5, TimeUnit.SECONDS);
+            contest.second().unlockAsync().get(5, TimeUnit.SECONDS);
         }
     }
 
@@ -327,10 +311,7 @@ class LockIT {
 
             WriteLock holderOfY = new WriteLock(b, y);
             holderOfY.lock();
-            Zk.Background waiting = Zk.Background.start(locks::lockInterruptibly);
-            Zk.eventually("queued on y, so x is taken", () -> holderOfY.getParticipants().size() == 2);
-            waiting.interrupt();
-            assertInstanceOf(InterruptedException.class, waiting.outcome(5));
+            Zk.interruptWhileQueued("queued on y, so x is taken", holderOfY, locks::lockInterruptibly);
             WriteLock x2 = new WriteLock(b, x);
             assertTrue(x2.tryLock(20, TimeUnit.SECONDS), "x was given back");
             x2.unlock();

@@ -86,16 +86,12 @@ class QueueIT {
         String dir = Zk.path("consumers");
         List<Integer> got = Collections.synchronizedList(new ArrayList<>());
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        List<Thread> consumers = new ArrayList<>();
-        List<Client> clients = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            Client c = Zk.client();
-            clients.add(c);
+        // Each consumer stops at a "stop" item, offered after every other one: a slow producer
+        // cannot end the test early (a quiet period of 1.5 s did), and FIFO order means every
+        // item before the last "stop" was taken. An item not there within 30 s fails.
+        try (Zk.Sessions consumers = new Zk.Sessions(4, c -> {
             DistributedQueue q = new DistributedQueue(c, dir);
-            // Each consumer stops at a "stop" item, offered after every other one: a slow producer
-            // cannot end the test early (a quiet period of 1.5 s did), and FIFO order means every
-            // item before the last "stop" was taken. An item not there within 30 s fails.
-            consumers.add(new Thread(() -> {
+            return () -> {
                 try {
                     for (;;) {
                         byte[] item = q.poll(30, TimeUnit.SECONDS);
@@ -112,23 +108,19 @@ class QueueIT {
                 } catch (Throwable e) {
                     failures.add(e.toString());
                 }
-            }));
-        }
-        consumers.forEach(Thread::start);
-        try (Client p = Zk.client(); DistributedQueue q = new DistributedQueue(p, dir)) {
-            for (int i = 0; i < 200; i++) {
-                q.offer(b(Integer.toString(i)));
+            };
+        })) {
+            try (Client p = Zk.client(); DistributedQueue q = new DistributedQueue(p, dir)) {
+                for (int i = 0; i < 200; i++) {
+                    q.offer(b(Integer.toString(i)));
+                }
+                for (int i = 0; i < consumers.size(); i++) {
+                    q.offer(b("stop"));
+                }
             }
-            for (int i = 0; i < consumers.size(); i++) {
-                q.offer(b("stop"));
-            }
+            consumers.join("a consumer");
+            assertEquals(List.of(), failures);
         }
-        for (Thread t : consumers) {
-            t.join(60_000);
-            assertFalse(t.isAlive(), "a consumer did not stop");
-        }
-        assertEquals(List.of(), failures);
-        clients.forEach(Client::close);
         // Concurrent consumers may overtake within the README's bound ((4-1) x prefetch), so
         // the last "stop" can be taken while a few numbers are still queued: drain them.
         try (Client d = Zk.client(); DistributedQueue q = new DistributedQueue(d, dir)) {

@@ -19,23 +19,21 @@ class RacesIT {
     /** Defect 2: tryLock(1 ms) threw TIMEOUT instead of answering false. */
     @Test
     void shortTimeoutsAnswerFalseAndLeaveNothing() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("short");
-            WriteLock mine = new WriteLock(a, dir);
+        try (Zk.Contest contest = Zk.contest("short")) {
+            WriteLock mine = contest.first(), theirs = contest.second();
             for (long micros : new long[] {0, 1, 1000, 5000}) {
                 if (mine.tryLock(micros, TimeUnit.MICROSECONDS)) {
                     mine.unlock();
                 }
                 assertEquals(0, mine.getParticipants().size(), micros + " us left a node");
             }
-            WriteLock theirs = new WriteLock(b, dir);
             theirs.lock();
             for (long micros : new long[] {0, 1, 1000, 5000}) {
                 assertFalse(mine.tryLock(micros, TimeUnit.MICROSECONDS));
                 assertEquals(1, mine.getParticipants().size(), micros + " us left its node");
             }
-            ReadWriteLock rw = new ReadWriteLock(a, dir + "-rw");
-            ReadWriteLock other = new ReadWriteLock(b, dir + "-rw");
+            ReadWriteLock rw = new ReadWriteLock(contest.a(), contest.path() + "-rw");
+            ReadWriteLock other = new ReadWriteLock(contest.b(), contest.path() + "-rw");
             other.writeLock().lock();
             assertFalse(rw.readLock().tryLock(1, TimeUnit.MILLISECONDS));
             other.writeLock().unlock();
@@ -97,11 +95,9 @@ class RacesIT {
     /** Defect 6: a cancelled or timed-out lockAsync() later acquired the lock and kept it. */
     @Test
     void cancelledLockAsyncWithdrawsAndNeverKeepsTheLock() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("cancel-lock");
-            WriteLock holder = new WriteLock(b, dir);
+        try (Zk.Contest contest = Zk.contest("cancel-lock")) {
+            WriteLock waiter = contest.first(), holder = contest.second();
             holder.lock();
-            WriteLock waiter = new WriteLock(a, dir);
             CompletableFuture<Long> cancelled = waiter.lockAsync();
             CompletableFuture<Long> timedOut = waiter.lockAsync().orTimeout(300, TimeUnit.MILLISECONDS);
             // Both wait in line (a fixed 100 ms stood for this) before one is cancelled.
@@ -115,7 +111,7 @@ class RacesIT {
             // A chance for a cancelled attempt to take the lock, which must not happen.
             Thread.sleep(300);
             assertFalse(waiter.isLocked(), "a cancelled attempt must not take the lock later");
-            WriteLock third = new WriteLock(b, dir);
+            WriteLock third = new WriteLock(contest.b(), contest.path());
             assertTrue(third.tryLock(5, TimeUnit.SECONDS));
             third.unlock();
         }
@@ -229,9 +225,8 @@ class RacesIT {
     /** Adversarial review: close() while another thread holds released nothing of that thread's. */
     @Test
     void closingALockReleasesEveryThreadsHold() throws Exception {
-        try (Client a = Zk.client(); Client b = Zk.client()) {
-            String dir = Zk.path("close-held");
-            WriteLock lock = new WriteLock(a, dir);
+        try (Zk.Contest contest = Zk.contest("close-held")) {
+            WriteLock lock = contest.first(), other = contest.second();
             CountDownLatch held = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
                 lock.lock();
@@ -241,7 +236,6 @@ class RacesIT {
             assertTrue(held.await(10, TimeUnit.SECONDS));
             holder.join();
             lock.close();
-            WriteLock other = new WriteLock(b, dir);
             assertTrue(other.tryLock(5, TimeUnit.SECONDS), "the closed object's hold was released");
             other.unlock();
         }

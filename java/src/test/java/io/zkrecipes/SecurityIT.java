@@ -55,6 +55,28 @@ class SecurityIT {
         return e;
     }
 
+    /** What a test puts into a key or trust store. */
+    private interface Entries {
+        void into(KeyStore store) throws Exception;
+    }
+
+    /** A store of {@code type} holding {@code entries}, written to {@code file}. */
+    private static Path store(Path file, String type, char[] password, Entries entries) throws Exception {
+        KeyStore store = KeyStore.getInstance(type);
+        store.load(null, null);
+        entries.into(store);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            store.store(out, password);
+        }
+        return file;
+    }
+
+    private static Certificate certificate(CertificateFactory x509, String pem) throws Exception {
+        try (var in = Files.newInputStream(CERTS.resolve(pem))) {
+            return x509.generateCertificate(in);
+        }
+    }
+
     @Test
     void lockAndQueueOverTlsWithSasl() throws Exception {
         try (Client c = Client.connect(TLS, options().tls(tls()).sasl(alice()))) {
@@ -76,40 +98,23 @@ class SecurityIT {
         char[] password = "store-secret".toCharArray();
         Path dir = Files.createTempDirectory("zkrecipes-stores");
         CertificateFactory x509 = CertificateFactory.getInstance("X.509");
-        Certificate ca, client;
-        try (var in = Files.newInputStream(CERTS.resolve("ca.pem"))) { ca = x509.generateCertificate(in); }
-        try (var in = Files.newInputStream(CERTS.resolve("client.pem"))) { client = x509.generateCertificate(in); }
+        Certificate ca = certificate(x509, "ca.pem"), client = certificate(x509, "client.pem");
         String keyPem = Files.readString(CERTS.resolve("client-key.pem"));
         byte[] der = Base64.getMimeDecoder().decode(keyPem.replaceAll("-----[A-Z ]+-----", ""));
         PrivateKey key = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(der));
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("ca", ca);
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        keys.load(null, null);
-        keys.setKeyEntry("client", key, password, new Certificate[] {client});
+        // The same identity from PKCS12 stores and from JKS ones (Java's older format, still
+        // common in Kafka and HBase deployments), against the same server.
+        for (String type : List.of("PKCS12", "JKS")) {
+            String ending = type.equals("JKS") ? ".jks" : ".p12";
+            Path trustFile = store(dir.resolve("trust" + ending), type, password, s -> s.setCertificateEntry("ca", ca));
+            Path keyFile = store(dir.resolve("keys" + ending), type, password,
+                s -> s.setKeyEntry("client", key, password, new Certificate[] {client}));
+            TlsOptions stores = TlsOptions.trustStore(trustFile, type, password).keyStore(keyFile, type, password);
+            try (Client c = Client.connect(STRICT, options().tls(stores).sasl(alice()))) {
+                assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
+            }
+        }
         Path trustFile = dir.resolve("trust.p12"), keyFile = dir.resolve("keys.p12");
-        try (OutputStream out = Files.newOutputStream(trustFile)) { trust.store(out, password); }
-        try (OutputStream out = Files.newOutputStream(keyFile)) { keys.store(out, password); }
-        TlsOptions stores = TlsOptions.trustStore(trustFile, "PKCS12", password).keyStore(keyFile, "PKCS12", password);
-        try (Client c = Client.connect(STRICT, options().tls(stores).sasl(alice()))) {
-            assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
-        }
-        // The same identity from JKS stores (Java's older format, still common in Kafka and
-        // HBase deployments), against the same server.
-        KeyStore jksTrust = KeyStore.getInstance("JKS");
-        jksTrust.load(null, null);
-        jksTrust.setCertificateEntry("ca", ca);
-        KeyStore jksKeys = KeyStore.getInstance("JKS");
-        jksKeys.load(null, null);
-        jksKeys.setKeyEntry("client", key, password, new Certificate[] {client});
-        Path jksTrustFile = dir.resolve("trust.jks"), jksKeyFile = dir.resolve("keys.jks");
-        try (OutputStream out = Files.newOutputStream(jksTrustFile)) { jksTrust.store(out, password); }
-        try (OutputStream out = Files.newOutputStream(jksKeyFile)) { jksKeys.store(out, password); }
-        TlsOptions jks = TlsOptions.trustStore(jksTrustFile, "JKS", password).keyStore(jksKeyFile, "JKS", password);
-        try (Client c = Client.connect(STRICT, options().tls(jks).sasl(alice()))) {
-            assertTrue(c.whoami().stream().anyMatch(id -> id.startsWith("x509:") && id.contains("CN=zkclient")), c.whoami().toString());
-        }
         ZkException wrong = assertThrows(ZkException.class,
             () -> TlsOptions.trustStore(trustFile, "PKCS12", "nope".toCharArray()));
         assertEquals(ZkException.Code.INVALID_ARGUMENT, wrong.getCode());
@@ -122,13 +127,8 @@ class SecurityIT {
         assertEquals(ZkException.Code.INVALID_ARGUMENT, noKeyPassword.getCode());
         assertTrue(noKeyPassword.getMessage().contains("give the store's password"), noKeyPassword.getMessage());
         // A store of the wrong CA is named by its path, not as "<N bytes of PEM>".
-        Certificate otherCa;
-        try (var in = Files.newInputStream(CERTS.resolve("other-ca.pem"))) { otherCa = x509.generateCertificate(in); }
-        KeyStore other = KeyStore.getInstance("PKCS12");
-        other.load(null, null);
-        other.setCertificateEntry("other", otherCa);
-        Path otherFile = dir.resolve("other-trust.p12");
-        try (OutputStream out = Files.newOutputStream(otherFile)) { other.store(out, password); }
+        Certificate otherCa = certificate(x509, "other-ca.pem");
+        Path otherFile = store(dir.resolve("other-trust.p12"), "PKCS12", password, s -> s.setCertificateEntry("other", otherCa));
         String unknown = refused(TLS, options().tls(TlsOptions.trustStore(otherFile, "PKCS12", password))).getMessage();
         assertTrue(unknown.contains("unknown CA") && unknown.contains("other-trust.p12"), unknown);
         NullPointerException nullEntry = assertThrows(NullPointerException.class,

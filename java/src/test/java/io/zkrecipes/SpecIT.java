@@ -136,35 +136,27 @@ class SpecIT {
         Object call(String name, Object obj, String verb, List<String> args) throws Exception {
             if (obj instanceof Semaphore semaphore) {
                 Deque<Lease> held = leases.computeIfAbsent(name, n -> new ArrayDeque<>());
-                switch (verb) {
+                return switch (verb) {
                     case "acquire", "try_acquire" -> {
                         Lease lease = verb.equals("acquire")
                             ? semaphore.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS) : semaphore.tryAcquire();
                         if (lease != null) {
                             held.add(lease);
                         }
-                        return lease != null;
+                        yield lease != null;
                     }
-                    case "release" -> {
-                        held.removeFirst().release();
-                        return null;
-                    }
-                    case "held" -> {
-                        return semaphore.getHeld();
-                    }
-                    default -> throw new IllegalArgumentException("no semaphore call " + verb);
-                }
+                    case "release" -> done(() -> held.removeFirst().release());
+                    case "held" -> semaphore.getHeld();
+                    default -> throw unknown("semaphore", verb);
+                };
             }
             if (obj instanceof HeldLock<?> lock) {
                 return switch (verb) {
                     case "acquire" -> lock.tryLock(WAIT_SECONDS, TimeUnit.SECONDS);
                     case "try_acquire" -> lock.tryLock();
-                    case "release" -> {
-                        lock.unlock();
-                        yield null;
-                    }
+                    case "release" -> done(lock::unlock);
                     case "held" -> lock.isHeldByCurrentThread();
-                    default -> throw new IllegalArgumentException("no lock call " + verb);
+                    default -> throw unknown("lock", verb);
                 };
             }
             if (obj instanceof DistributedQueue queue) {
@@ -172,7 +164,7 @@ class SpecIT {
                     case "offer" -> queue.offer(args.get(0).getBytes(StandardCharsets.UTF_8));
                     case "poll" -> queue.poll();
                     case "size" -> queue.size();
-                    default -> throw new IllegalArgumentException("no queue call " + verb);
+                    default -> throw unknown("queue", verb);
                 };
             }
             if (obj instanceof DistributedAtomicLong counter) {
@@ -182,123 +174,110 @@ class SpecIT {
                     case "add" -> counter.add(Long.parseLong(args.get(0)));
                     case "compare_and_set" -> counter
                         .compareAndSet(Long.parseLong(args.get(0)), Long.parseLong(args.get(1))).succeeded();
-                    default -> throw new IllegalArgumentException("no atomic_long call " + verb);
+                    default -> throw unknown("atomic_long", verb);
                 };
             }
             if (obj instanceof SharedCount count) {
-                switch (verb) {
-                    case "start" -> count.start();
-                    case "get" -> {
-                        return count.getCount();
-                    }
-                    case "set" -> count.setCount(Integer.parseInt(args.get(0)));
-                    case "close" -> count.close();
-                    default -> throw new IllegalArgumentException("no shared_count call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "start" -> done(count::start);
+                    case "get" -> count.getCount();
+                    case "set" -> done(() -> count.setCount(Integer.parseInt(args.get(0))));
+                    case "close" -> done(count::close);
+                    default -> throw unknown("shared_count", verb);
+                };
             }
             if (obj instanceof LeaderLatch latch) {
-                switch (verb) {
-                    case "start" -> latch.start();
-                    case "await_leadership" -> {
-                        return latch.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS).isPresent();
-                    }
-                    case "has_leadership" -> {
-                        return latch.hasLeadership();
-                    }
-                    case "close" -> latch.close();
-                    default -> throw new IllegalArgumentException("no latch call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "start" -> done(latch::start);
+                    case "await_leadership" -> latch.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS).isPresent();
+                    case "has_leadership" -> latch.hasLeadership();
+                    case "close" -> done(latch::close);
+                    default -> throw unknown("latch", verb);
+                };
+            }
+            if (obj instanceof LeaderElectionSupport election) {
+                return switch (verb) {
+                    case "start" -> done(election::start);
+                    case "await_leadership" -> election.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS);
+                    case "is_leader" -> election.isLeader();
+                    case "stop" -> done(election::stop);
+                    default -> throw unknown("election", verb);
+                };
             }
             if (obj instanceof Barrier barrier) {
-                switch (verb) {
-                    case "set" -> barrier.setBarrier();
-                    case "remove" -> barrier.removeBarrier();
-                    case "is_set" -> {
-                        return barrier.isSet();
-                    }
-                    case "wait" -> {
-                        return barrier.waitOnBarrier(0, TimeUnit.SECONDS);
-                    }
-                    default -> throw new IllegalArgumentException("no barrier call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "set" -> done(barrier::setBarrier);
+                    case "remove" -> done(barrier::removeBarrier);
+                    case "is_set" -> barrier.isSet();
+                    case "wait" -> barrier.waitOnBarrier(0, TimeUnit.SECONDS);
+                    default -> throw unknown("barrier", verb);
+                };
             }
             if (obj instanceof DoubleBarrier barrier) {
                 return switch (verb) {
                     case "enter" -> barrier.enter(WAIT_SECONDS, TimeUnit.SECONDS);
                     case "try_enter" -> barrier.enter(0, TimeUnit.SECONDS);
                     case "leave" -> barrier.leave(WAIT_SECONDS, TimeUnit.SECONDS);
-                    default -> throw new IllegalArgumentException("no double_barrier call " + verb);
+                    default -> throw unknown("double_barrier", verb);
                 };
             }
             if (obj instanceof WorkQueue queue) {
                 Deque<Delivery> kept = jobs.computeIfAbsent(name, n -> new ArrayDeque<>());
-                switch (verb) {
-                    case "offer" -> queue.offer(args.get(0).getBytes(StandardCharsets.UTF_8));
+                return switch (verb) {
+                    case "offer" -> done(() -> queue.offer(args.get(0).getBytes(StandardCharsets.UTF_8)));
                     case "consume", "try_consume" -> {
                         Delivery job = queue.consume(verb.equals("consume") ? WAIT_SECONDS : 0, TimeUnit.SECONDS);
                         if (job == null) {
-                            return null;
+                            yield null;
                         }
                         kept.add(job);
-                        return job.getData();
+                        yield job.getData();
                     }
-                    case "ack" -> kept.removeFirst().ack();
-                    case "nack" -> kept.removeFirst().nack();
-                    case "size" -> {
-                        return queue.size();
-                    }
-                    default -> throw new IllegalArgumentException("no work_queue call " + verb);
-                }
-                return null;
-            }
-            if (obj instanceof LeaderElectionSupport election) {
-                switch (verb) {
-                    case "start" -> election.start();
-                    case "await_leadership" -> {
-                        return election.awaitLeadership(WAIT_SECONDS, TimeUnit.SECONDS);
-                    }
-                    case "is_leader" -> {
-                        return election.isLeader();
-                    }
-                    case "stop" -> election.stop();
-                    default -> throw new IllegalArgumentException("no election call " + verb);
-                }
-                return null;
+                    case "ack" -> done(() -> kept.removeFirst().ack());
+                    case "nack" -> done(() -> kept.removeFirst().nack());
+                    case "size" -> queue.size();
+                    default -> throw unknown("work_queue", verb);
+                };
             }
             if (obj instanceof PersistentNode node) {
-                switch (verb) {
-                    case "start" -> node.start();
-                    case "close" -> node.close();
-                    default -> throw new IllegalArgumentException("no persistent_node call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "start" -> done(node::start);
+                    case "close" -> done(node::close);
+                    default -> throw unknown("persistent_node", verb);
+                };
             }
             if (obj instanceof Cache cache) {
-                switch (verb) {
-                    case "start" -> cache.start();
-                    case "data" -> {
-                        return cache.get(cache.getPath()).map(ChildData::getData).orElse(null);
-                    }
-                    case "close" -> cache.close();
-                    default -> throw new IllegalArgumentException("no node_cache call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "start" -> done(cache::start);
+                    case "data" -> cache.get(cache.getPath()).map(ChildData::getData).orElse(null);
+                    case "close" -> done(cache::close);
+                    default -> throw unknown("node_cache", verb);
+                };
             }
             if (obj instanceof GroupMember member) {
-                switch (verb) {
-                    case "start" -> member.start();
-                    case "members" -> {
-                        return String.join(",", new java.util.TreeSet<>(member.getCurrentMembers().keySet()));
-                    }
-                    case "close" -> member.close();
-                    default -> throw new IllegalArgumentException("no group_member call " + verb);
-                }
-                return null;
+                return switch (verb) {
+                    case "start" -> done(member::start);
+                    case "members" -> String.join(",", new java.util.TreeSet<>(member.getCurrentMembers().keySet()));
+                    case "close" -> done(member::close);
+                    default -> throw unknown("group_member", verb);
+                };
             }
             throw new IllegalArgumentException("no object " + name);
+        }
+
+        /** A verb that answers nothing. */
+        interface Action {
+            void run() throws Exception;
+        }
+
+        /** Runs a verb that answers nothing: its result shows as {@code none}. */
+        static Object done(Action action) throws Exception {
+            action.run();
+            return null;
+        }
+
+        static IllegalArgumentException unknown(String kind, String verb) {
+            return new IllegalArgumentException("no " + kind + " call " + verb);
         }
 
         void step(Step step) throws Exception {

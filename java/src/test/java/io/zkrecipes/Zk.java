@@ -1,14 +1,19 @@
 package io.zkrecipes;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /** Test helpers: the server from {@code ZK_CONNECT} (tests/with-zk starts one), unique paths. */
 final class Zk {
@@ -28,6 +33,89 @@ final class Zk {
 
     static String path(String name) {
         return "/java-test/" + name + "-" + UUID.randomUUID();
+    }
+
+    /**
+     * Two sessions, each with a lock on one fresh path: two processes contending. Closing ends
+     * both sessions, {@code b}'s first.
+     */
+    record Contest(Client a, Client b, String path, WriteLock first, WriteLock second) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                b.close();
+            } finally {
+                a.close();
+            }
+        }
+    }
+
+    static Contest contest(String name) {
+        String path = path(name);
+        Client a = client();
+        try {
+            Client b = client();
+            try {
+                return new Contest(a, b, path, new WriteLock(a, path), new WriteLock(b, path));
+            } catch (RuntimeException e) {
+                b.close();
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            a.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Runs {@code waiter} until {@code lock} shows it queued behind the holder, then interrupts
+     * it: it must throw InterruptedException. {@code queued} names the wait in a failure.
+     */
+    static void interruptWhileQueued(String queued, ZkLock lock, Background.Call waiter) throws Exception {
+        Background waiting = Background.start(waiter);
+        eventually(queued, () -> lock.getParticipants().size() == 2);
+        waiting.interrupt();
+        assertInstanceOf(InterruptedException.class, waiting.outcome(5));
+    }
+
+    /**
+     * Threads that each work on a session of their own, as separate processes would: made by
+     * {@code work} from its client, started at once. Closing ends the sessions.
+     */
+    static final class Sessions implements AutoCloseable {
+        private final List<Client> clients = new ArrayList<>();
+        private final List<Thread> threads = new ArrayList<>();
+
+        Sessions(int count, Function<Client, Runnable> work) {
+            try {
+                for (int i = 0; i < count; i++) {
+                    Client c = client();
+                    clients.add(c);
+                    threads.add(new Thread(work.apply(c)));
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+            threads.forEach(Thread::start);
+        }
+
+        int size() {
+            return threads.size();
+        }
+
+        /** Waits for every thread; one still running after 60 s fails the test. */
+        void join(String what) throws InterruptedException {
+            for (Thread t : threads) {
+                t.join(60_000);
+                assertFalse(t.isAlive(), what + " did not stop");
+            }
+        }
+
+        @Override
+        public void close() {
+            clients.forEach(Client::close);
+        }
     }
 
     /** An operator's delete, through the harness binary. */
