@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -114,6 +114,11 @@ class Runner:
                           "overtaken_max")}
         print(f"  {contestant + self.suffix:<17} {workload:<10} {str(list(params)):<12} {shown}", flush=True)
         return result
+
+    def each(self, contestants: List[str], workload: str, *params: int) -> None:
+        """`run` of every contestant in turn."""
+        for c in contestants:
+            self.run(c, workload, *params)
 
     def steady(self, contestant: str, workload: str, *params: int) -> Optional[dict]:
         """The run of median throughput among three (one in a smoke run), for the rows that
@@ -238,6 +243,11 @@ def prepare(args: argparse.Namespace) -> None:
                         str(BENCH / "contestants" / source)], check=True)
 
 
+# Who runs which workloads: every library with the recipe, those with a try-lock and a read/write
+# lock (not Apache's), and those with Curator's semaphore, latch, atomic long and cache layouts.
+PEERS = ["zkrecipes-rust", "apache", "curator", "kazoo"]
+NOT_APACHE = ["zkrecipes-rust", "curator", "kazoo"]
+CURATOR_LAYOUTS = ["zkrecipes-rust", "curator"]
 SCALE_LANGUAGES = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-node", "zkrecipes-java"]
 HERD_CONTESTANTS = ["zkrecipes-rust", "zkrecipes-python", "kazoo", "zkrecipes-java", "curator"]
 
@@ -296,13 +306,11 @@ def main() -> int:
     if not args.quick:
         # The server's JVM warms up on whatever runs first: give it a throwaway run.
         print("\nwarm-up (not reported)", flush=True)
-        r.run("zkrecipes-rust", "cycle", cycles)
-        r.run("curator", "cycle", cycles)
+        r.each(["zkrecipes-rust", "curator"], "cycle", cycles)
         r.results.clear()
     if 1 in want:
         print("\n1. uncontended acquire + release", flush=True)
-        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-            r.run(c, "cycle", cycles)
+        r.each(PEERS, "cycle", cycles)
     overhead: Dict[str, List[dict]] = {}
     if 7 in want:
         # The server's fsync time drifts by tens of percent over seconds on a VM, more than the
@@ -323,11 +331,10 @@ def main() -> int:
                     overhead.setdefault("zkrecipes-rust", []).append(r.results[-2])
     if 2 in want:
         print("\n2. try-acquire on a lock held by another client", flush=True)
-        for c in ["zkrecipes-rust", "curator", "kazoo"]:
-            r.run(c, "try", 1000 if not args.quick else 200)
+        r.each(NOT_APACHE, "try", 1000 if not args.quick else 200)
     if 3 in want:
         print("\n3. contended: 8 clients x 200 acquisitions", flush=True)
-        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+        for c in PEERS:
             # Apache's contestant gives up on stranded waiters after the seconds given
             # (a minute for figures; a smoke run only needs to see it run).
             patience = [3 if args.quick else 60] if c == "apache" else []
@@ -336,31 +343,27 @@ def main() -> int:
             run(c, "contended", 200 if not args.quick else 50, *patience)
     if 4 in want:
         print("\n4. read-heavy read/write lock: 8 readers + 1 writer", flush=True)
-        for c in ["zkrecipes-rust", "curator", "kazoo"]:
-            r.run(c, "rw", 200 if not args.quick else 50)
+        r.each(NOT_APACHE, "rw", 200 if not args.quick else 50)
     if 5 in want:
         print("\n5. queue drain (offering is set-up)", flush=True)
         for n in sizes:
-            for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
+            for c in PEERS:
                 # One consumer against four is a target: both zkrecipes drains of N = 10,000 are
                 # the median of three runs.
                 run = r.steady if c == "zkrecipes-rust" and n == sizes[-1] else r.run
                 run(c, "queue", n)
-        for c in ["zkrecipes-rust", "curator", "kazoo"]:
+        for c in NOT_APACHE:
             run = r.steady if c == "zkrecipes-rust" else r.run
             run(c, "queue", sizes[-1], 4)
         # Batched takes (poll_many of 100): one claim transaction per batch.
         r.run("zkrecipes-rust", "queue", sizes[-1], 1, 100)
     if 6 in want:
         print("\n6. election: leader stop() -> next leader elected", flush=True)
-        for c in ["zkrecipes-rust", "apache", "curator", "kazoo"]:
-            r.run(c, "election", 20 if not args.quick else 5)
+        r.each(PEERS, "election", 20 if not args.quick else 5)
     if 11 in want:
         print("\n11. semaphore acquire + release (one lease of 3); leader latch hand-over", flush=True)
-        for c in ["zkrecipes-rust", "curator"]:
-            r.run(c, "semaphore", cycles)
-        for c in ["zkrecipes-rust", "curator"]:
-            r.run(c, "latch", 20 if not args.quick else 5)
+        r.each(CURATOR_LAYOUTS, "semaphore", cycles)
+        r.each(CURATOR_LAYOUTS, "latch", 20 if not args.quick else 5)
     if 12 in want:
         # A smoke run (--quick): 4 x 25 increments, a 10 x 100 tree loaded once, 20 changes.
         increments = 25 if args.quick else 1000
@@ -368,13 +371,10 @@ def main() -> int:
         print(f"\n12. shared state: atomic long (4 clients x {increments} increments); tree cache of "
               f"{parents} x {children} nodes: initial load ({rounds} round(s)), memory per node, "
               "setData -> CHANGED", flush=True)
-        for c in ["zkrecipes-rust", "curator"]:
-            r.run(c, "atomic", increments, 4)
-        for c in ["zkrecipes-rust", "curator", "kazoo"]:
-            r.run(c, "cache", parents, children, rounds)
+        r.each(CURATOR_LAYOUTS, "atomic", increments, 4)
+        r.each(NOT_APACHE, "cache", parents, children, rounds)
         print(f"  memory per node: {CACHE_MEMORY}", flush=True)
-        for c in ["zkrecipes-rust", "curator"]:
-            r.run(c, "cacheevents", 20 if args.quick else 200, parents, children)
+        r.each(CURATOR_LAYOUTS, "cacheevents", 20 if args.quick else 200, parents, children)
 
     if 9 in want:
         print("\n9. at-least-once work queue (claim, then acknowledge)", flush=True)
@@ -386,7 +386,7 @@ def main() -> int:
         for consumers in [1, 4]:
             r.run("zkrecipes-rust", "workqueue", n // 5, consumers, 64, 2)
         for consumers in [1, 4]:
-            r.run("kazoo", "workqueue", n // 5 if args.quick else n // 5, consumers)
+            r.run("kazoo", "workqueue", n // 5, consumers)
         if not any(x["workload"] == "queue" and x["contestant"] == "apache" for x in r.results):
             r.run("apache", "queue", n)
     if 10 in want and not args.secure_tls:
@@ -428,13 +428,10 @@ def main() -> int:
             r.run(c, "objects", objects, *(node_idle if c == "zkrecipes-node" else []))
         for c in ["zkrecipes-node", "zkrecipes-java"]:
             r.run(c, "baseline", objects, *(node_idle if c == "zkrecipes-node" else []))
-        for c in SCALE_LANGUAGES + ["curator"]:
-            r.run(c, "held", held)
+        r.each(SCALE_LANGUAGES + ["curator"], "held", held)
         for w in ([50] if args.quick else [50, 200, 1000]):
-            for c in HERD_CONTESTANTS:
-                r.run(c, "herd", w)
-        for c in ["zkrecipes-rust", "kazoo"]:
-            r.run(c, "size", 10000 if args.quick else 100000)
+            r.each(HERD_CONTESTANTS, "herd", w)
+        r.each(["zkrecipes-rust", "kazoo"], "size", 10000 if args.quick else 100000)
 
     (OUT / "results.json").write_text(json.dumps(r.results, indent=1))
     write_markdown(r.results, overhead, sizes)
@@ -466,21 +463,29 @@ def fmt(v: Optional[float], digits: int = 2) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
+def vs_rust(results: List[dict], workload: str, contestants: List[str], cells: Callable[[str, dict], str],
+            key: str = "median_ms") -> List[str]:
+    """A table row per contestant that ran `workload`: `cells(contestant, its result)`, then its
+    `key` as a multiple of zkrecipes-rust's (the last column, "vs zkrecipes")."""
+    base = find(results, "zkrecipes-rust", workload)
+    rows = []
+    for c in contestants:
+        x = find(results, c, workload)
+        if x:
+            ratio = x[key] / base[key] if base else None
+            rows.append(f"| {cells(c, x)} | {fmt(ratio)}× |")
+    return rows
+
+
 def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: List[int]) -> None:
-    peers = ["zkrecipes-rust", "apache", "curator", "kazoo"]
     lines = ["# Benchmark results", "",
              f"One ZooKeeper 3.9 standalone server on loopback (the harness), {time.strftime('%Y-%m-%d')}; "
              "requests per operation from the server's `mntr` `zk_packets_received` over the measured part. "
              "Reproduce with `make bench`.", ""]
     lines += ["## 1. Uncontended acquire + release", "",
               "| contestant | median ms | p99 ms | cycles/s | requests/cycle | median vs zkrecipes |", "|---|---|---|---|---|---|"]
-    base = find(results, "zkrecipes-rust", "cycle")
-    for c in peers:
-        x = find(results, c, "cycle")
-        if x:
-            ratio = x["median_ms"] / base["median_ms"] if base else None
-            lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['throughput']:.0f} | "
-                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += vs_rust(results, "cycle", PEERS, lambda c, x: f"{c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
+                     f"{x['throughput']:.0f} | {x['requests_per_op']:.2f}")
     lines += ["", "## 7. Binding overhead (workload 1)", "",
               "Each binding's process and a Rust contestant's, both started and warmed up, run the uncontended "
               "cycle in turns, in bursts of tens of milliseconds (the server's fsync time drifts more over the "
@@ -499,14 +504,14 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
             lines.append(f"| {c.split('-')[1]} | {len(runs)} | {median_of(runs, 'median_ms'):.3f} | "
                          f"{statistics.median(ratios):.2f} | {', '.join(f'{q:.2f}' for q in ratios)} |")
     lines += ["", "## 2. Try-acquire on a held lock", "", "| contestant | median ms | requests/try |", "|---|---|---|"]
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+    for c in NOT_APACHE:
         x = find(results, c, "try")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {x['requests_per_op']:.2f} |")
     lines.append("| apache | – | – (Apache's `WriteLock` has no try-lock: `lock()` leaves a waiting node) |")
     lines += ["", "## 3. Contended: 8 clients × 200 acquisitions", "",
               "| contestant | hand-offs/s | requests/acquisition | fairness (last/first client to finish) |", "|---|---|---|---|"]
-    for c in peers:
+    for c in PEERS:
         x = find(results, c, "contended")
         if x:
             finish = [f for f in x.get("finish_s", []) if f > 0]
@@ -524,14 +529,14 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
                   f"{x.get('fsync_mean_ms', 0):.3f} ms | {x['requests_per_op']:.2f} |"]
     lines += ["", "## 4. Read-heavy read/write lock: 8 readers + 1 writer", "",
               "| contestant | lock ops/s | reads | writer median ms | writer p99 ms |", "|---|---|---|---|---|"]
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+    for c in NOT_APACHE:
         x = find(results, c, "rw")
         if x:
             lines.append(f"| {c} | {x['throughput']:.0f} | {x['reads']} | {fmt(x['writer']['median_ms'], 3)} | "
                          f"{fmt(x['writer']['p99_ms'], 3)} |")
     lines += ["", "## 5. Queue drain", "", "| contestant | consumers | N | items/s | requests/item | ms/item |",
               "|---|---|---|---|---|---|"]
-    for c in peers:
+    for c in PEERS:
         for n in sizes:
             x = find(results, c, "queue", [n])
             if x:
@@ -552,7 +557,7 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
         lines += ["", f"Order with 4 consumers (zkrecipes): the most later items delivered before any one item was "
                       f"{max(runs)}{each}; README's bound in practice is (CLAIM_WINDOW − 1) × consumers = 12."]
     lines += ["", "Growth of the drain time from N = %d to N = %d (linear = %.0f×):" % (sizes[0], sizes[-1], sizes[-1] / sizes[0]), ""]
-    for c in peers:
+    for c in PEERS:
         small, big = find(results, c, "queue", [sizes[0]]), find(results, c, "queue", [sizes[-1]])
         if small and big:
             lines.append(f"- {c}: {big['seconds'] / small['seconds']:.1f}×")
@@ -560,7 +565,7 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
     if rust_big and apache_big:
         lines += ["", f"zkrecipes drains N = {sizes[-1]} {apache_big['seconds'] / rust_big['seconds']:.1f}× faster than Apache's `DistributedQueue`."]
     lines += ["", "## 6. Election: leader `stop()` → next leader elected", "", "| contestant | median ms | p99 ms |", "|---|---|---|"]
-    for c in peers:
+    for c in PEERS:
         x = find(results, c, "election")
         if x:
             lines.append(f"| {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} |")
@@ -568,44 +573,29 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
               "| workload | contestant | median ms | p99 ms | requests/op | median vs zkrecipes |", "|---|---|---|---|---|---|"]
     for workload, what in [("semaphore", "semaphore acquire + release (1 lease of 3)"),
                            ("latch", "latch hand-over: leader close() → next leader")]:
-        base = find(results, "zkrecipes-rust", workload)
-        for c in ["zkrecipes-rust", "curator"]:
-            x = find(results, c, workload)
-            if x:
-                ratio = x["median_ms"] / base["median_ms"] if base else None
-                lines.append(f"| {what} | {c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
-                             f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+        lines += vs_rust(results, workload, CURATOR_LAYOUTS, lambda c, x: f"{what} | {c} | {fmt(x['median_ms'], 3)} | "
+                         f"{fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f}")
     lines += ["", "## 12. Shared state: atomic long and tree cache (Curator's layouts; kazoo's `TreeCache` for the load)", "",
               "Atomic long: 4 clients, one session each, increment one counter at once; a version conflict is "
               "retried at once until the write applies (Curator's `DistributedAtomicLong` in optimistic mode, "
               "`RetryNTimes(100000, 0)`). Checked: the returned values are exactly 1..N and the final value N.", "",
               "| contestant | clients × increments | increments/s | median ms | p99 ms | requests/increment | final value | "
               "increments/s vs zkrecipes |", "|---|---|---|---|---|---|---|---|"]
-    base = find(results, "zkrecipes-rust", "atomic")
-    for c in ["zkrecipes-rust", "curator"]:
-        x = find(results, c, "atomic")
-        if x:
-            ratio = x["throughput"] / base["throughput"] if base else None
-            lines.append(f"| {c} | {x['clients']} × {x['ops'] // x['clients']} | {x['throughput']:.0f} | "
-                         f"{fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f} | {x['final']} | "
-                         f"{fmt(ratio)}× |")
+    lines += vs_rust(results, "atomic", CURATOR_LAYOUTS, lambda c, x: f"{c} | {x['clients']} × {x['ops'] // x['clients']} | "
+                     f"{x['throughput']:.0f} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
+                     f"{x['requests_per_op']:.2f} | {x['final']}", key="throughput")
     lines += ["", "Tree cache, initial load: from building the cache (`Cache::tree`, `CuratorCache.build`, "
               "`TreeCache`) to loaded (`start()` returned, `initialized()`, `INITIALIZED`), on a tree of P × C "
               "leaves under P parents (data ≤ 10 bytes; nodes counts the root and the parents). The median is over "
               "the rounds after one cold load; requests per node over the rounds.", "",
               "| contestant | nodes | rounds | median ms | rounds ms | cold load ms | requests/node | median vs zkrecipes |",
               "|---|---|---|---|---|---|---|---|"]
-    base = find(results, "zkrecipes-rust", "cache")
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
-        x = find(results, c, "cache")
-        if x:
-            ratio = x["median_ms"] / base["median_ms"] if base else None
-            each = ", ".join(f"{v:.0f}" for v in x["rounds_ms"])
-            lines.append(f"| {c} | {x['nodes']} | {x['rounds']} | {fmt(x['median_ms'], 1)} | {each} | {x['cold_ms']:.0f} | "
-                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += vs_rust(results, "cache", NOT_APACHE, lambda c, x: f"{c} | {x['nodes']} | {x['rounds']} | "
+                     f"{fmt(x['median_ms'], 1)} | {', '.join(f'{v:.0f}' for v in x['rounds_ms'])} | "
+                     f"{x['cold_ms']:.0f} | {x['requests_per_op']:.2f}")
     lines += ["", f"Memory per cached node: {CACHE_MEMORY}.", "",
               "| contestant | nodes | heap bytes per node | RSS bytes per node |", "|---|---|---|---|"]
-    for c in ["zkrecipes-rust", "curator", "kazoo"]:
+    for c in NOT_APACHE:
         x = find(results, c, "cache")
         if x:
             lines.append(f"| {c} | {x['nodes']} | {x['heap_bytes_per_node']:.0f} | {x['rss_bytes_per_node']:.0f} |")
@@ -613,13 +603,8 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
               "event of that leaf with the new data, one change after another, each on a different leaf.", "",
               "| contestant | nodes cached | changes | median ms | p99 ms | requests/change | median vs zkrecipes |",
               "|---|---|---|---|---|---|---|"]
-    base = find(results, "zkrecipes-rust", "cacheevents")
-    for c in ["zkrecipes-rust", "curator"]:
-        x = find(results, c, "cacheevents")
-        if x:
-            ratio = x["median_ms"] / base["median_ms"] if base else None
-            lines.append(f"| {c} | {x['nodes']} | {x['ops']} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
-                         f"{x['requests_per_op']:.2f} | {fmt(ratio)}× |")
+    lines += vs_rust(results, "cacheevents", CURATOR_LAYOUTS, lambda c, x: f"{c} | {x['nodes']} | {x['ops']} | "
+                     f"{fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f}")
     lines += ["", "## 9. At-least-once work queue", "",
               "Drain of N items: claim (prefetch P per transaction), then acknowledge (acks of one consumer "
               "in flight at once are committed together). kazoo's `LockingQueue`: get + consume per item. "
@@ -709,15 +694,14 @@ def write_chart(results: List[dict]) -> None:
     except ImportError:
         print("matplotlib missing: no chart", file=sys.stderr)
         return
-    peers = ["zkrecipes-rust", "apache", "curator", "kazoo"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    cyc = [(c, find(results, c, "cycle")) for c in peers]
+    cyc = [(c, find(results, c, "cycle")) for c in PEERS]
     cyc = [(c, x) for c, x in cyc if x]
     axes[0].bar([c for c, _ in cyc], [x["median_ms"] for _, x in cyc], color=["#2a7", "#888", "#57a", "#c84"][:len(cyc)])
     axes[0].set_title("uncontended acquire+release: median ms")
     for i, (_, x) in enumerate(cyc):
         axes[0].text(i, x["median_ms"], f"{x['requests_per_op']:.1f} req", ha="center", va="bottom")
-    for c in peers:
+    for c in PEERS:
         pts = [(n, find(results, c, "queue", [n])) for n in sizes]
         pts = [(n, x["seconds"]) for n, x in pts if x]
         if pts:
@@ -725,7 +709,7 @@ def write_chart(results: List[dict]) -> None:
     axes[1].set_title("queue drain time (s) vs N, 1 consumer")
     axes[1].set_xlabel("N")
     axes[1].legend()
-    el = [(c, find(results, c, "election")) for c in peers]
+    el = [(c, find(results, c, "election")) for c in PEERS]
     el = [(c, x) for c, x in el if x]
     axes[2].bar([c for c, _ in el], [x["median_ms"] for _, x in el], color="#57a")
     axes[2].set_title("election hand-over: median ms")

@@ -576,6 +576,19 @@ export interface TreeCacheOptions {
   maxDepth?: number
 }
 
+/** The typed listeners of a cache or a group member (a type only): both tell a cache's events. */
+declare class CacheEmitter extends EventEmitter {
+  on(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  on(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  on(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  on(event: 'error', listener: (error: unknown) => void): this
+  once(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
+  once(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
+  once(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
+  off(event: 'event' | CacheEventName | 'error', listener: (...args: any[]) => void): this
+}
+
 /**
  * A local copy of part of the tree kept in sync by one watch (NodeCache, ChildrenCache and
  * TreeCache say which part). `start()` resolves once the first load is in; `get`, `has`,
@@ -584,7 +597,7 @@ export interface TreeCacheOptions {
  * cache until it appears. A listener before `start()` hears a 'created' for every node of the
  * first load, then 'initialized'. Events are never dropped.
  */
-export declare class Cache extends EventEmitter {
+export declare class Cache extends CacheEmitter {
   protected constructor(handle: unknown)
   readonly path: string
   readonly isInitialized: boolean
@@ -606,15 +619,6 @@ export declare class Cache extends EventEmitter {
   /** close() */
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
-  on(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
-  on(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
-  on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
-  once(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
-  once(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
-  once(event: 'error', listener: (error: unknown) => void): this
-  off(event: 'event' | CacheEventName | 'error', listener: (...args: any[]) => void): this
 }
 
 /** A cache of the node at `path` alone (Curator's NodeCache). */
@@ -678,7 +682,7 @@ export interface GroupMemberOptions {
  * (joined; `event.node.name` is the id), 'changed' (a new payload), 'deleted' (left), and
  * 'initialized', 'suspended', 'reconnected', 'lost', with 'event' for each.
  */
-export declare class GroupMember extends EventEmitter {
+export declare class GroupMember extends CacheEmitter {
   constructor(client: Client, group: string, id: string, options?: GroupMemberOptions)
   readonly id: string
   readonly group: string
@@ -692,13 +696,4 @@ export declare class GroupMember extends EventEmitter {
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
-  on(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
-  on(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
-  on(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
-  on(event: 'error', listener: (error: unknown) => void): this
-  once(event: 'created' | 'deleted', listener: (event: CacheEvent & { type: 'CREATED' | 'DELETED' }) => void): this
-  once(event: 'changed', listener: (event: CacheEvent & { type: 'CHANGED' }) => void): this
-  once(event: 'event' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: CacheEvent) => void): this
-  once(event: 'error', listener: (error: unknown) => void): this
-  off(event: 'event' | CacheEventName | 'error', listener: (...args: any[]) => void): this
 }

@@ -189,13 +189,20 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
     run(["npm", "pack", "--silent", "--pack-destination", out], cwd=pkg)
 
 
-def java(out: Path, built: dict[str, Path], ver: str) -> None:
-    out.mkdir(parents=True)
-    natives = DIST.parent / "dist-staging" / "java-native"
+def staged_natives(language: str, built: dict[str, Path]) -> Path:
+    """Every platform's `libzkrecipes_<language>.so` in its own directory, as the JAR's build takes
+    them (`-Dnative.from`)."""
+    natives = DIST.parent / "dist-staging" / f"{language}-native"
     shutil.rmtree(natives, ignore_errors=True)
     for platform in PLATFORMS:
         (natives / platform.java).mkdir(parents=True)
-        shutil.copy(built[platform.triple] / "libzkrecipes_java.so", natives / platform.java)
+        shutil.copy(built[platform.triple] / f"libzkrecipes_{language}.so", natives / platform.java)
+    return natives
+
+
+def java(out: Path, built: dict[str, Path], ver: str) -> None:
+    out.mkdir(parents=True)
+    natives = staged_natives("java", built)
     build_dir = DIST.parent / "dist-staging" / "java-build"
     run(["mvn", "-q", "-B", "-f", ROOT / "java" / "pom.xml", "-P", "dist", "clean", "package",
          "-DskipTests", f"-Dnative.from={natives}", f"-Dbuild.dir={build_dir}"])
@@ -206,11 +213,7 @@ def java(out: Path, built: dict[str, Path], ver: str) -> None:
 
 def kotlin(out: Path, built: dict[str, Path], ver: str) -> None:
     out.mkdir(parents=True)
-    natives = DIST.parent / "dist-staging" / "kotlin-native"
-    shutil.rmtree(natives, ignore_errors=True)
-    for platform in PLATFORMS:
-        (natives / platform.java).mkdir(parents=True)
-        shutil.copy(built[platform.triple] / "libzkrecipes_kotlin.so", natives / platform.java)
+    natives = staged_natives("kotlin", built)
     build_dir = DIST.parent / "dist-staging" / "kotlin-build"
     # The generated Kotlin is the same for every platform. uniffi reads it from a library built
     # by cargo itself: it finds no metadata in one linked by zig (the symbols are there).

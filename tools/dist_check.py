@@ -39,7 +39,7 @@ import zipfile
 from pathlib import Path
 
 from dist import DIST, ROOT, TOOLS, version  # tools/dist.py: where `make dist` puts what
-import kotlin_consumer as kotlin_project  # tools/kotlin_consumer.py
+import maven_consumer  # tools/maven_consumer.py
 
 WORK = ROOT / "target" / "dist-check"
 SMOKE = ROOT / "tools" / "dist-smoke"
@@ -281,35 +281,24 @@ def npm_installs_the_right_platform(connect: str) -> None:
     check(True, "the Node tests passed against the installed packages")
 
 
+def install_jar(jar: Path, library: str, what: str, *files: str) -> None:
+    """Checks that `jar` (`what`) carries `library` for every platform, then installs it into the
+    local Maven repository with `files` (`-DpomFile=...` and the like)."""
+    with zipfile.ZipFile(jar) as z:
+        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith(library))
+    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
+    check(carried == expected, f"{what} carries native/{carried}")
+    run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}", *files])
+
+
 def maven_dependency_works(connect: str) -> None:
     ver = version()
     java = DIST / "java"
-    jar = java / f"zkrecipes-{ver}.jar"
-    with zipfile.ZipFile(jar) as z:
-        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith("libzkrecipes_java.so"))
-    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
-    check(carried == expected, f"the JAR carries native/{carried}")
-    run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file",
-         f"-Dfile={jar}", f"-DpomFile={java / f'zkrecipes-{ver}.pom'}",
-         f"-Dsources={java / f'zkrecipes-{ver}-sources.jar'}", f"-Djavadoc={java / f'zkrecipes-{ver}-javadoc.jar'}"])
+    install_jar(java / f"zkrecipes-{ver}.jar", "libzkrecipes_java.so", "the JAR", f"-DpomFile={java / f'zkrecipes-{ver}.pom'}",
+                f"-Dsources={java / f'zkrecipes-{ver}-sources.jar'}", f"-Djavadoc={java / f'zkrecipes-{ver}-javadoc.jar'}")
     project = WORK / "maven-consumer"
     shutil.rmtree(project, ignore_errors=True)
-    (project / "src/main/java").mkdir(parents=True)
-    shutil.copy(SMOKE / "Smoke.java", project / "src/main/java")
-    (project / "pom.xml").write_text(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>example</groupId><artifactId>consumer</artifactId><version>1</version>
-  <properties><maven.compiler.release>17</maven.compiler.release></properties>
-  <dependencies>
-    <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes</artifactId><version>{ver}</version></dependency>
-  </dependencies>
-  <build><plugins><plugin>
-    <groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.14.1</version>
-  </plugin></plugins></build>
-</project>
-""")
-    run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt"], cwd=project)
-    classpath = f"{project / 'target/classes'}:{(project / 'cp.txt').read_text().strip()}"
+    classpath = maven_consumer.java(project, ver, {"Smoke.java": (SMOKE / "Smoke.java").read_text()})
     check(f"zkrecipes-{ver}.jar" in classpath and ".m2" in classpath,
           "a fresh Maven project resolves io.zkrecipes:zkrecipes from the local repository")
     out = run(["java", "-cp", classpath, "Smoke", connect], capture=True)
@@ -321,16 +310,11 @@ def kotlin_consumer(connect: str) -> str:
     that depends on it, runs it; returns the classpath Maven resolved (for the arm64 run)."""
     ver = version()
     kotlin = DIST / "kotlin"
-    jar = kotlin / f"zkrecipes-kotlin-{ver}.jar"
-    with zipfile.ZipFile(jar) as z:
-        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith("libzkrecipes_kotlin.so"))
-    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
-    check(carried == expected, f"the Kotlin JAR carries native/{carried}")
-    run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file",
-         f"-Dfile={jar}", f"-DpomFile={kotlin / f'zkrecipes-kotlin-{ver}.pom'}"])
+    install_jar(kotlin / f"zkrecipes-kotlin-{ver}.jar", "libzkrecipes_kotlin.so", "the Kotlin JAR",
+                f"-DpomFile={kotlin / f'zkrecipes-kotlin-{ver}.pom'}")
     project = WORK / "kotlin-consumer"
     shutil.rmtree(project, ignore_errors=True)
-    classpath = kotlin_project.make(project, ver, {"Smoke.kt": (SMOKE / "Smoke.kt").read_text()})
+    classpath = maven_consumer.kotlin(project, ver, {"Smoke.kt": (SMOKE / "Smoke.kt").read_text()})
     check(f"zkrecipes-kotlin-{ver}.jar" in classpath and "jna-" in classpath and "kotlinx-coroutines-core" in classpath,
           "a fresh Kotlin project resolves io.zkrecipes:zkrecipes-kotlin and its three dependencies")
     out = run(["java", "-cp", classpath, "SmokeKt", connect], capture=True)

@@ -25,7 +25,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-import kotlin_consumer  # tools/kotlin_consumer.py
+import maven_consumer  # tools/maven_consumer.py
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "python" / "README.md", REPO / "node" / "README.md"]
@@ -109,41 +109,31 @@ def node(code: str, where: str, project: Path) -> None:
         "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
         "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
     ]
+
+    def run_as(what: str, command: list[str], file: str, text: str) -> None:
+        (project / file).write_text(text)
+        run(f"{what}  {where}", command + [file], project)
+
     if re.search(r"^const \{[^}]*\} = require\('zkrecipes'\)", code, re.M):
         # Written as CommonJS: run it so, and type-check it as a CommonJS TypeScript module.
-        (project / "readme-example.cjs").write_text(stubs_js + code)
-        run(f"node CommonJS  {where}", ["node", "readme-example.cjs"], project)
-        typed = re.sub(
-            r"^const (\{[^}]*\}) = require\('zkrecipes'\)",
-            lambda m: "import zkrecipes = require('zkrecipes')\nconst " + m.group(1) + " = zkrecipes",
-            code,
-            flags=re.M,
-        )
-        (project / "readme-example.cts").write_text(stubs_ts + typed)
-        run(f"tsc --strict  {where}", tsc + ["readme-example.cts"], project)
+        run_as("node CommonJS", ["node"], "readme-example.cjs", stubs_js + code)
+        typed = re.sub(r"^const (\{[^}]*\}) = require\('zkrecipes'\)",
+                       r"import zkrecipes = require('zkrecipes')\nconst \1 = zkrecipes", code, flags=re.M)
+        run_as("tsc --strict", tsc, "readme-example.cts", stubs_ts + typed)
         return
 
-    (project / "readme-example.mjs").write_text(stubs_js + code)
-    run(f"node ESM  {where}", ["node", "readme-example.mjs"], project)
+    run_as("node ESM", ["node"], "readme-example.mjs", stubs_js + code)
 
     # CommonJS: the same statements inside an async function, `require` instead of `import`.
-    body = re.sub(
-        r"^import \{([^}]*)\} from 'zkrecipes'$",
-        lambda m: "const {" + m.group(1) + "} = require('zkrecipes')",
-        code,
-        flags=re.M,
-    )
+    body = re.sub(r"^import \{([^}]*)\} from 'zkrecipes'$", r"const {\1} = require('zkrecipes')", code, flags=re.M)
     requires = "\n".join(line for line in body.splitlines() if line.startswith("const {") and "require(" in line)
     rest = "\n".join(line for line in body.splitlines() if not (line.startswith("const {") and "require(" in line))
     cjs = (
         "'use strict'\n" + requires + "\n" + stubs_js
         + "async function main () {\n" + rest + "\n}\nmain().catch((err) => { console.error(err); process.exit(1) })\n"
     )
-    (project / "readme-example.cjs").write_text(cjs)
-    run(f"node CommonJS  {where}", ["node", "readme-example.cjs"], project)
-
-    (project / "readme-example.mts").write_text(stubs_ts + code + "\nexport {}\n")
-    run(f"tsc --strict  {where}", tsc + ["readme-example.mts"], project)
+    run_as("node CommonJS", ["node"], "readme-example.cjs", cjs)
+    run_as("tsc --strict", tsc, "readme-example.mts", stubs_ts + code + "\nexport {}\n")
 
 
 def java(code: str, where: str, jar: Path, tmp: Path) -> None:
@@ -170,24 +160,7 @@ def java(code: str, where: str, jar: Path, tmp: Path) -> None:
         tmp,
     )
     project = tmp / "maven-consumer"
-    (project / "src" / "main" / "java").mkdir(parents=True, exist_ok=True)
-    (project / "src" / "main" / "java" / "ReadmeExample.java").write_text(source)
-    (project / "pom.xml").write_text(textwrap.dedent(f"""\
-        <project xmlns="http://maven.apache.org/POM/4.0.0">
-          <modelVersion>4.0.0</modelVersion>
-          <groupId>example</groupId><artifactId>readme-example</artifactId><version>1</version>
-          <properties><maven.compiler.release>17</maven.compiler.release></properties>
-          <dependencies>
-            <dependency><groupId>io.zkrecipes</groupId><artifactId>zkrecipes</artifactId><version>{version}</version></dependency>
-          </dependencies>
-          <build><plugins><plugin>
-            <groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.14.1</version>
-          </plugin></plugins></build>
-        </project>
-        """))
-    run(f"mvn compile (a Maven dependency)  {where}",
-        ["mvn", "-q", "-B", "compile", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt"], project)
-    classpath = f"{project / 'target' / 'classes'}{os.pathsep}{(project / 'cp.txt').read_text().strip()}"
+    classpath = maven_consumer.java(project, version, {"ReadmeExample.java": source})
     run(f"java  {where}", ["java", "-cp", classpath, "ReadmeExample"], project)
 
 
@@ -215,7 +188,7 @@ def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
         tmp,
     )
     project = tmp / "kotlin-consumer"
-    classpath = kotlin_consumer.make(project, version, {"ReadmeExample.kt": source})
+    classpath = maven_consumer.kotlin(project, version, {"ReadmeExample.kt": source})
     run(f"kotlin  {where}", ["java", "-cp", classpath, "ReadmeExampleKt"], project)
 
 

@@ -3,7 +3,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
@@ -79,48 +78,18 @@ public class ApacheJava {
             }
             case "contended" -> {
                 String dir = root + "/contended";
-                List<Blocking> locks = new ArrayList<>();
+                List<BenchSupport.Held> locks = new ArrayList<>();
                 for (int i = 0; i < 8; i++) {
                     ZooKeeper zk = connect(connect);
                     if (i == 0) {
                         mkdirs(zk, dir);
                     }
-                    locks.add(new Blocking(zk, dir));
+                    Blocking lock = new Blocking(zk, dir);
+                    locks.add(new BenchSupport.Held(lock::lock, lock.lock::unlock));
                 }
-                double[] finish = new double[8];
-                java.util.concurrent.atomic.AtomicInteger completed = new java.util.concurrent.atomic.AtomicInteger();
-                BenchSupport.ready();
-                long started = System.nanoTime();
-                List<Thread> threads = new ArrayList<>();
-                for (int i = 0; i < 8; i++) {
-                    int me = i;
-                    threads.add(new Thread(() -> {
-                        try {
-                            for (int j = 0; j < n; j++) {
-                                locks.get(me).lock();
-                                                                locks.get(me).lock.unlock();
-                                completed.incrementAndGet();
-                            }
-                            finish[me] = (System.nanoTime() - started) / 1e9;
-                        } catch (Exception e) {
-                            throw new RuntimeException(e);
-                        }
-                    }));
-                }
-                threads.forEach(t -> { t.setDaemon(true); t.start(); });
                 // Apache's WriteLock can strand a waiter whose predecessor vanished (it watches
                 // with exists() and does not re-check): give up on those after the seconds given.
-                long patience = args.length > 3 ? Long.parseLong(args[3]) : 60;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(patience);
-                for (Thread t : threads) {
-                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                }
-                long stranded = threads.stream().filter(Thread::isAlive).count();
-                StringBuilder per = new StringBuilder();
-                for (double f : finish) {
-                    per.append(per.length() == 0 ? "" : ",").append(String.format(java.util.Locale.ROOT, "%.4f", f));
-                }
-                BenchSupport.result(completed.get(), System.nanoTime() - started, "\"finish_s\":[" + per + "],\"stranded\":" + stranded);
+                BenchSupport.contended(n, locks, args.length > 3 ? Long.parseLong(args[3]) : 60);
             }
             case "queue" -> {
                 String dir = root + "/queue-" + n;
@@ -146,10 +115,7 @@ public class ApacheJava {
             }
             case "election" -> {
                 ZooKeeper a = connect(connect), b = connect(connect);
-                List<Long> samples = new ArrayList<>();
-                BenchSupport.ready();
-                long started = System.nanoTime();
-                for (int r = 0; r < n; r++) {
+                BenchSupport.rounds(n, r -> {
                     String path = root + "/election-" + r;
                     mkdirs(a, path);
                     LeaderElectionSupport first = member(a, path, "a");
@@ -162,13 +128,10 @@ public class ApacheJava {
                         }
                     });
                     second.start();
-                    long t = System.nanoTime();
-                    first.stop();
-                    elected.await();
-                    samples.add(System.nanoTime() - t);
+                    long took = BenchSupport.took(first::stop, elected::await);
                     second.stop();
-                }
-                BenchSupport.result(n, System.nanoTime() - started, BenchSupport.latency(samples));
+                    return took;
+                });
             }
             default -> throw new IllegalArgumentException(workload);
         }

@@ -134,37 +134,12 @@ public class CuratorJava {
                 });
             }
             case "contended" -> {
-                List<InterProcessMutex> locks = new ArrayList<>();
+                List<BenchSupport.Held> locks = new ArrayList<>();
                 for (int i = 0; i < 8; i++) {
-                    locks.add(new InterProcessMutex(connect(connect), root + "/contended"));
+                    InterProcessMutex lock = new InterProcessMutex(connect(connect), root + "/contended");
+                    locks.add(new BenchSupport.Held(lock::acquire, lock::release));
                 }
-                double[] finish = new double[8];
-                BenchSupport.ready();
-                long started = System.nanoTime();
-                List<Thread> threads = new ArrayList<>();
-                for (int i = 0; i < 8; i++) {
-                    int me = i;
-                    threads.add(new Thread(() -> {
-                        try {
-                            for (int j = 0; j < n; j++) {
-                                locks.get(me).acquire();
-                                                                locks.get(me).release();
-                            }
-                            finish[me] = (System.nanoTime() - started) / 1e9;
-                        } catch (Exception e) {
-                            throw new RuntimeException(e);
-                        }
-                    }));
-                }
-                threads.forEach(Thread::start);
-                for (Thread t : threads) {
-                    t.join();
-                }
-                StringBuilder per = new StringBuilder();
-                for (double f : finish) {
-                    per.append(per.length() == 0 ? "" : ",").append(String.format(java.util.Locale.ROOT, "%.4f", f));
-                }
-                BenchSupport.result(8 * n, System.nanoTime() - started, "\"finish_s\":[" + per + "]");
+                BenchSupport.contended(n, locks, 0);
             }
             case "rw" -> {
                 List<InterProcessReadWriteLock> readers = new ArrayList<>();
@@ -176,21 +151,13 @@ public class CuratorJava {
                 AtomicInteger reads = new AtomicInteger();
                 BenchSupport.ready();
                 long started = System.nanoTime();
-                List<Thread> threads = new ArrayList<>();
-                for (InterProcessReadWriteLock r : readers) {
-                    threads.add(new Thread(() -> {
-                        try {
-                            while (!stop.get()) {
-                                r.readLock().acquire();
-                                r.readLock().release();
-                                reads.incrementAndGet();
-                            }
-                        } catch (Exception e) {
-                            throw new RuntimeException(e);
-                        }
-                    }));
-                }
-                threads.forEach(Thread::start);
+                List<Thread> threads = BenchSupport.started(readers.size(), i -> {
+                    while (!stop.get()) {
+                        readers.get(i).readLock().acquire();
+                        readers.get(i).readLock().release();
+                        reads.incrementAndGet();
+                    }
+                });
                 List<Long> samples = new ArrayList<>();
                 for (int i = 0; i < n; i++) {
                     long t = System.nanoTime();
@@ -199,9 +166,7 @@ public class CuratorJava {
                     samples.add(System.nanoTime() - t);
                 }
                 stop.set(true);
-                for (Thread t : threads) {
-                    t.join();
-                }
+                BenchSupport.joinAll(threads);
                 BenchSupport.result(reads.get() + n, System.nanoTime() - started, "\"reads\":" + reads.get()
                     + ",\"writes\":" + n + ",\"writer\":{" + BenchSupport.latency(samples) + "}");
             }
@@ -221,22 +186,11 @@ public class CuratorJava {
                 AtomicInteger taken = new AtomicInteger();
                 BenchSupport.ready();
                 long started = System.nanoTime();
-                List<Thread> threads = new ArrayList<>();
-                for (SimpleDistributedQueue c : queues) {
-                    threads.add(new Thread(() -> {
-                        try {
-                            while (c.poll() != null) {
-                                taken.incrementAndGet();
-                            }
-                        } catch (Exception e) {
-                            throw new RuntimeException(e);
-                        }
-                    }));
-                }
-                threads.forEach(Thread::start);
-                for (Thread t : threads) {
-                    t.join();
-                }
+                BenchSupport.joinAll(BenchSupport.started(consumers, i -> {
+                    while (queues.get(i).poll() != null) {
+                        taken.incrementAndGet();
+                    }
+                }));
                 if (taken.get() != n) {
                     throw new IllegalStateException("drained " + taken.get() + " of " + n);
                 }
@@ -254,10 +208,7 @@ public class CuratorJava {
             // Curator's election is its LeaderLatch: one hand-over workload for both sections.
             case "election", "latch" -> {
                 CuratorFramework a = connect(connect), b = connect(connect);
-                List<Long> samples = new ArrayList<>();
-                BenchSupport.ready();
-                long started = System.nanoTime();
-                for (int r = 0; r < n; r++) {
+                BenchSupport.rounds(n, r -> {
                     String path = root + "/election-" + r;
                     LeaderLatch first = new LeaderLatch(a, path, "a");
                     first.start();
@@ -270,13 +221,10 @@ public class CuratorJava {
                     });
                     second.start();
                     Thread.sleep(50);
-                    long t = System.nanoTime();
-                    first.close();
-                    elected.await();
-                    samples.add(System.nanoTime() - t);
+                    long took = BenchSupport.took(first::close, elected::await);
                     second.close();
-                }
-                BenchSupport.result(n, System.nanoTime() - started, BenchSupport.latency(samples));
+                    return took;
+                });
             }
             // 12a. 4 clients (a session each) increment one DistributedAtomicLong n times each,
             // at once: optimistic mode, contention retried without sleeping as often as it takes.
@@ -299,29 +247,17 @@ public class CuratorJava {
                 }
                 BenchSupport.ready();
                 long started = System.nanoTime();
-                List<Thread> threads = new ArrayList<>();
-                for (int i = 0; i < clients; i++) {
-                    int me = i;
-                    threads.add(new Thread(() -> {
-                        try {
-                            for (int j = 0; j < n; j++) {
-                                long t = System.nanoTime();
-                                AtomicValue<Long> value = counters.get(me).increment();
-                                if (!value.succeeded()) {
-                                    throw new IllegalStateException("increment did not succeed");
-                                }
-                                seen[me][j] = value.postValue();
-                                samples.get(me).add(System.nanoTime() - t);
-                            }
-                        } catch (Exception e) {
-                            throw new RuntimeException(e);
+                BenchSupport.joinAll(BenchSupport.started(clients, me -> {
+                    for (int j = 0; j < n; j++) {
+                        long t = System.nanoTime();
+                        AtomicValue<Long> value = counters.get(me).increment();
+                        if (!value.succeeded()) {
+                            throw new IllegalStateException("increment did not succeed");
                         }
-                    }));
-                }
-                threads.forEach(Thread::start);
-                for (Thread t : threads) {
-                    t.join();
-                }
+                        seen[me][j] = value.postValue();
+                        samples.get(me).add(System.nanoTime() - t);
+                    }
+                }));
                 long elapsed = System.nanoTime() - started;
                 long total = (long) clients * n;
                 long[] all = Arrays.stream(seen).flatMapToLong(Arrays::stream).sorted().toArray();

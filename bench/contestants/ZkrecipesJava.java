@@ -15,39 +15,13 @@ public class ZkrecipesJava {
                     // As many plain objects with a Cleaner each: what the JVM
                     // itself keeps after such a burst, beside what we keep.
                     java.lang.ref.Cleaner cleaner = java.lang.ref.Cleaner.create();
-                    BenchSupport.ready();
-                    long started = System.nanoTime();
-                    BenchSupport.collect();
-                    long before = BenchSupport.rss();
-                    List<Object> plain = new ArrayList<>();
-                    for (int i = 0; i < n; i++) {
+                    BenchSupport.objects(n, i -> {
                         Object o = new String[] {root + "/objects/l-" + i};
                         cleaner.register(o, () -> { });
-                        plain.add(o);
-                    }
-                    long peak = BenchSupport.rss();
-                    plain = null;
-                    BenchSupport.collect();
-                    long after = BenchSupport.rss();
-                    System.out.printf("{\"ops\":%d,\"seconds\":%.4f,\"bytes_per_object\":%.0f,\"retained_mb\":%.1f}%n",
-                        n, (System.nanoTime() - started) / 1e9, (double) (peak - before) / n, (after - before) / 1e6);
+                        return o;
+                    });
                 }
-                case "objects" -> {
-                    BenchSupport.ready();
-                    long started = System.nanoTime();
-                    BenchSupport.collect();
-                    long before = BenchSupport.rss();
-                    List<WriteLock> locks = new ArrayList<>();
-                    for (int i = 0; i < n; i++) {
-                        locks.add(new WriteLock(client, root + "/objects/l-" + i));
-                    }
-                    long peak = BenchSupport.rss();
-                    locks = null;
-                    BenchSupport.collect();
-                    long after = BenchSupport.rss();
-                    System.out.printf("{\"ops\":%d,\"seconds\":%.4f,\"bytes_per_object\":%.0f,\"retained_mb\":%.1f}%n",
-                        n, (System.nanoTime() - started) / 1e9, (double) (peak - before) / n, (after - before) / 1e6);
-                }
+                case "objects" -> BenchSupport.objects(n, i -> new WriteLock(client, root + "/objects/l-" + i));
                 case "cycle" -> {
                     try (WriteLock lock = new WriteLock(client, root + "/cycle")) {
                         for (int i = 0; i < BenchSupport.warmup(); i++) {

@@ -3,12 +3,48 @@
 import json
 import os
 import sys
+import threading
 import time
 
 
 def warmup() -> int:
     """Unmeasured cycles before the measured ones (set by run.py, the same in every language)."""
     return int(os.environ.get("ZKRECIPES_BENCH_WARMUP", "1000"))
+
+
+def cycle_of(lock):
+    """The uncontended cycle of `lock` (acquire, then release), run `warmup()` times here."""
+
+    def cycle() -> None:
+        lock.acquire()
+        lock.release()
+
+    for _ in range(warmup()):
+        cycle()
+    return cycle
+
+
+def in_threads(work, items) -> None:
+    """`work(item)` for every item, each on a thread of its own, all at once; returns once all are done."""
+    threads = [threading.Thread(target=work, args=(item,)) for item in items]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def drain(queues, take) -> int:
+    """How many items one thread per queue took, each calling `take(queue)` until it is false."""
+    taken = [0]
+    lock = threading.Lock()
+
+    def work(queue) -> None:
+        while take(queue):
+            with lock:
+                taken[0] += 1
+
+    in_threads(work, queues)
+    return taken[0]
 
 
 def ready() -> None:
@@ -104,7 +140,6 @@ def herd(n: int, holder, make) -> None:
     """Scale workload: n threads queued on the lock `holder` holds (`make(i)`: waiter i's lock
     object, over 10 clients). RSS per waiter while they wait, then the chain of hand-offs."""
     import gc
-    import threading
 
     holder.acquire()
     gc.collect()

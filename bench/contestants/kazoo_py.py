@@ -7,7 +7,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
-from common import held, herd, objects, ready, result, rss, timed, warmup
+from common import cycle_of, drain, held, herd, in_threads, objects, ready, result, rss, timed
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
@@ -76,16 +76,7 @@ elif workload == "size":
         samples.append(time.perf_counter() - t)
     result(50, time.perf_counter() - started, samples, backlog=n)
 elif workload == "cycle":
-    zk = client()
-    lock = zk.Lock(f"{root}/cycle", "bench")
-    for _ in range(warmup()):
-        lock.acquire()
-        lock.release()
-
-    def cycle() -> None:
-        lock.acquire()
-        lock.release()
-
+    cycle = cycle_of(client().Lock(f"{root}/cycle", "bench"))
     ready()
     timed(n, cycle)
 elif workload == "try":
@@ -110,11 +101,7 @@ elif workload == "contended":
                 pass
         finish[i] = time.perf_counter() - started
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(work, range(8))
     result(8 * n, time.perf_counter() - started, finish_s=finish)
 elif workload == "rw":
     readers = [client().ReadLock(f"{root}/rw", f"r{i}") for i in range(8)]
@@ -154,22 +141,10 @@ elif workload == "queue":
         q.put(f"item-{i}".encode())
     offer_seconds = time.perf_counter() - t0
     queues = [client().Queue(path) for _ in range(consumers)]
-    taken = [0]
-    lock = threading.Lock()
     ready()
     started = time.perf_counter()
-
-    def drain(queue) -> None:
-        while queue.get() is not None:
-            with lock:
-                taken[0] += 1
-
-    threads = [threading.Thread(target=drain, args=(qq,)) for qq in queues]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert taken[0] == n, taken
+    taken = drain(queues, lambda queue: queue.get() is not None)
+    assert taken == n, taken
     result(n, time.perf_counter() - started, offer_seconds=offer_seconds)
 elif workload == "workqueue":
     # kazoo's LockingQueue: get (claim), then consume (delete) per item.
@@ -180,23 +155,17 @@ elif workload == "workqueue":
     for start in range(0, n, 1000):
         producer.LockingQueue(path).put_all(values[start:start + 1000])
     queues = [client().LockingQueue(path) for _ in range(consumers)]
-    taken = [0]
-    lock = threading.Lock()
     ready()
     started = time.perf_counter()
 
-    def drain(queue) -> None:
-        while queue.get(timeout=0.2) is not None:
-            assert queue.consume()
-            with lock:
-                taken[0] += 1
+    def take(queue) -> bool:
+        if queue.get(timeout=0.2) is None:
+            return False
+        assert queue.consume()
+        return True
 
-    threads = [threading.Thread(target=drain, args=(qq,)) for qq in queues]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert taken[0] == n, taken
+    taken = drain(queues, take)
+    assert taken == n, taken
     result(n, time.perf_counter() - started)
 elif workload == "election":
     a, b = client(), client()

@@ -5,23 +5,14 @@ import os
 import sys
 
 import zkrecipes
-from common import bursts, held, herd, objects, warmup
+from common import bursts, cycle_of, held, herd, objects
 
 workload, connect = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
 root = f"/bench/py-{os.getpid()}"
 with zkrecipes.Client(connect) as client:
     if workload == "cycle":
-        lock = client.write_lock(f"{root}/cycle")
-        for _ in range(warmup()):
-            lock.acquire()
-            lock.release()
-
-        def cycle() -> None:
-            lock.acquire()
-            lock.release()
-
-        bursts(n, cycle)
+        bursts(n, cycle_of(client.write_lock(f"{root}/cycle")))
     elif workload == "objects":
         objects(n, lambda i: client.write_lock(f"{root}/objects/l-{i}"))
     elif workload == "held":

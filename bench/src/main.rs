@@ -66,10 +66,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-fn ready() {
+/// Prints READY and waits for the runner's line (it reads the server's counters meanwhile); the
+/// measured part starts at the instant returned.
+fn ready() -> Instant {
     println!("READY");
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line).unwrap();
+    Instant::now()
 }
 
 /// The measured cycles asked for on stdin after READY: `GO`, one burst of
@@ -151,6 +154,16 @@ fn summary(samples: &mut [Duration]) -> String {
         ms(samples[n / 2]),
         ms(samples[(n * 99 / 100).min(n - 1)])
     )
+}
+
+/// The result line of a latency workload: `ops` operations since `started`, the samples' median
+/// and p99.
+fn print_latency(ops: usize, started: Instant, samples: &mut [Duration]) {
+    println!(
+        "{{\"ops\":{ops},\"seconds\":{:.4},{}}}",
+        started.elapsed().as_secs_f64(),
+        summary(samples)
+    );
 }
 
 /// TLS when `ZKRECIPES_BENCH_TLS_CA` names a CA (section 10: the same workloads over TLS).
@@ -242,6 +255,40 @@ async fn change(
     seen
 }
 
+/// One round of section 6: `a`'s member leads, `b`'s waits; the time from `a`'s stop() to `b`'s
+/// ELECTED_COMPLETE.
+async fn election_hand_over(a: &Client, b: &Client, root: &str) -> zkrecipes::Result<Duration> {
+    let first = LeaderElectionSupport::new(a, root, "a")?;
+    let second = LeaderElectionSupport::new(b, root, "b")?;
+    first.start().await?;
+    second.start().await?;
+    let mut events = second.subscribe();
+    let t = Instant::now();
+    first.stop().await?;
+    while events.recv().await.unwrap().name() != "ELECTED_COMPLETE" {}
+    let took = t.elapsed();
+    second.stop().await?;
+    Ok(took)
+}
+
+/// One round of section 11b: `a`'s latch leads, `b`'s is in line; the time from `a`'s close()
+/// to `b`'s IS_LEADER.
+async fn latch_hand_over(a: &Client, b: &Client, path: &str) -> zkrecipes::Result<Duration> {
+    let first = LeaderLatch::new(a, path, "a")?;
+    first.start().await?;
+    first.await_leadership(Wait::Forever).await?;
+    let second = LeaderLatch::new(b, path, "b")?;
+    let mut events = second.subscribe();
+    // In line once start() returns.
+    second.start().await?;
+    let t = Instant::now();
+    first.close().await?;
+    while !matches!(events.recv().await, Ok(LatchEvent::IsLeader { .. })) {}
+    let took = t.elapsed();
+    second.close().await?;
+    Ok(took)
+}
+
 /// Unmeasured cycles before the measured ones (set by run.py, the same in every language).
 fn warmup() -> usize {
     std::env::var("ZKRECIPES_BENCH_WARMUP")
@@ -297,20 +344,15 @@ async fn main() -> zkrecipes::Result<()> {
         }
         // 10. Connect (with the TLS handshake when TLS) and close, one at a time.
         "connect" => {
-            ready();
             let mut samples = Vec::with_capacity(n);
-            let started = Instant::now();
+            let started = ready();
             for _ in 0..n {
                 let t = Instant::now();
                 let client = connect(zk).await;
                 samples.push(t.elapsed());
                 client.close().await;
             }
-            println!(
-                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
-                started.elapsed().as_secs_f64(),
-                summary(&mut samples)
-            );
+            print_latency(n, started, &mut samples);
         }
         // 2. Try-acquire on a lock held by another client.
         "try" => {
@@ -318,19 +360,14 @@ async fn main() -> zkrecipes::Result<()> {
             let dir = format!("{root}/try");
             let _held = WriteLock::new(&holder_client, &dir)?.acquire().await?;
             let lock = WriteLock::new(&client, &dir)?;
-            ready();
             let mut samples = Vec::with_capacity(n);
-            let started = Instant::now();
+            let started = ready();
             for _ in 0..n {
                 let t = Instant::now();
                 assert!(lock.try_acquire().await?.is_none());
                 samples.push(t.elapsed());
             }
-            println!(
-                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
-                started.elapsed().as_secs_f64(),
-                summary(&mut samples)
-            );
+            print_latency(n, started, &mut samples);
         }
         // 3. Contended: 8 clients x n acquisitions of one lock.
         "contended" => {
@@ -339,8 +376,7 @@ async fn main() -> zkrecipes::Result<()> {
             for _ in 0..8 {
                 locks.push(WriteLock::new(&connect(zk).await, &dir)?);
             }
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let inside = Arc::new(AtomicBool::new(false));
             // Where a hand-off's time goes: when each acquire returned, and when each release
             // was called and returned (its delete's round trip).
@@ -386,8 +422,7 @@ async fn main() -> zkrecipes::Result<()> {
                 readers.push(ReadWriteLock::new(&connect(zk).await, &dir)?);
             }
             let writer = ReadWriteLock::new(&connect(zk).await, &dir)?;
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let stop = Arc::new(AtomicBool::new(false));
             let reads = Arc::new(AtomicUsize::new(0));
             let tasks: Vec<_> = readers
@@ -453,8 +488,7 @@ async fn main() -> zkrecipes::Result<()> {
             for _ in 0..consumers {
                 queues.push(DistributedQueue::new(&connect(zk).await, &dir)?);
             }
-            ready();
-            let started = Instant::now();
+            let started = ready();
             // Each item's sequence, in the order the items were delivered (across consumers).
             let delivered = Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
             let tasks: Vec<_> = queues
@@ -518,8 +552,7 @@ async fn main() -> zkrecipes::Result<()> {
                     options.clone(),
                 )?);
             }
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let tasks: Vec<_> = queues
                 .into_iter()
                 .map(|q| {
@@ -558,8 +591,7 @@ async fn main() -> zkrecipes::Result<()> {
         "offerall" => {
             let q = WorkQueue::new(&connect(zk).await, &format!("{root}/offer-all"))?;
             let items: Vec<String> = (0..n).map(|i| format!("item-{i}")).collect();
-            ready();
-            let started = Instant::now();
+            let started = ready();
             for chunk in items.chunks(1000) {
                 q.offer_all(chunk).await?;
             }
@@ -568,31 +600,21 @@ async fn main() -> zkrecipes::Result<()> {
                 started.elapsed().as_secs_f64()
             );
         }
-        // 6. Election: from the leader's stop() to the next member's ELECTED_COMPLETE.
-        "election" => {
-            let rounds = n;
-            let mut samples = Vec::new();
+        // 6. Election: from the leader's stop() to the next member's ELECTED_COMPLETE; 11b. latch
+        // hand-over: from the leader's close() to the next latch's IS_LEADER.
+        "election" | "latch" => {
             let (a, b) = (connect(zk).await, connect(zk).await);
-            ready();
-            let started = Instant::now();
-            for round in 0..rounds {
-                let election_root = format!("{root}/election-{round}");
-                let first = LeaderElectionSupport::new(&a, &election_root, "a")?;
-                let second = LeaderElectionSupport::new(&b, &election_root, "b")?;
-                first.start().await?;
-                second.start().await?;
-                let mut events = second.subscribe();
-                let t = Instant::now();
-                first.stop().await?;
-                while events.recv().await.unwrap().name() != "ELECTED_COMPLETE" {}
-                samples.push(t.elapsed());
-                second.stop().await?;
+            let mut samples = Vec::with_capacity(n);
+            let started = ready();
+            for round in 0..n {
+                let path = format!("{root}/{workload}-{round}");
+                samples.push(if workload == "election" {
+                    election_hand_over(&a, &b, &path).await?
+                } else {
+                    latch_hand_over(&a, &b, &path).await?
+                });
             }
-            println!(
-                "{{\"ops\":{rounds},\"seconds\":{:.4},{}}}",
-                started.elapsed().as_secs_f64(),
-                summary(&mut samples)
-            );
+            print_latency(n, started, &mut samples);
         }
         // 11a. Semaphore: acquire + release of one lease of three, uncontended.
         "semaphore" => {
@@ -601,48 +623,15 @@ async fn main() -> zkrecipes::Result<()> {
             for _ in 0..50 {
                 semaphore.acquire().await?.release().await?;
             }
-            ready();
             let mut samples = Vec::with_capacity(n);
-            let started = Instant::now();
+            let started = ready();
             for _ in 0..n {
                 let t = Instant::now();
                 semaphore.acquire().await?.release().await?;
                 samples.push(t.elapsed());
             }
-            println!(
-                "{{\"ops\":{n},\"seconds\":{:.4},{}}}",
-                started.elapsed().as_secs_f64(),
-                summary(&mut samples)
-            );
+            print_latency(n, started, &mut samples);
             client.close().await;
-        }
-        // 11b. Latch hand-over: from the leader's close() to the next latch's IS_LEADER.
-        "latch" => {
-            let rounds = n;
-            let mut samples = Vec::new();
-            let (a, b) = (connect(zk).await, connect(zk).await);
-            ready();
-            let started = Instant::now();
-            for round in 0..rounds {
-                let path = format!("{root}/latch-{round}");
-                let first = LeaderLatch::new(&a, &path, "a")?;
-                first.start().await?;
-                first.await_leadership(Wait::Forever).await?;
-                let second = LeaderLatch::new(&b, &path, "b")?;
-                let mut events = second.subscribe();
-                // In line once start() returns.
-                second.start().await?;
-                let t = Instant::now();
-                first.close().await?;
-                while !matches!(events.recv().await, Ok(LatchEvent::IsLeader { .. })) {}
-                samples.push(t.elapsed());
-                second.close().await?;
-            }
-            println!(
-                "{{\"ops\":{rounds},\"seconds\":{:.4},{}}}",
-                started.elapsed().as_secs_f64(),
-                summary(&mut samples)
-            );
         }
         // 12a. Atomic long: `clients` clients (a session each) increment one counter n times
         // each, at once; every increment's value is distinct and the last one is exact.
@@ -659,8 +648,7 @@ async fn main() -> zkrecipes::Result<()> {
             }
             // The node exists before the measured part (no create in it).
             counters[0].force_set(0).await?;
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let tasks: Vec<_> = counters
                 .iter()
                 .cloned()
@@ -715,9 +703,8 @@ async fn main() -> zkrecipes::Result<()> {
             let (held, heap_held) = (rss(), LIVE.load(Ordering::Relaxed));
             assert_eq!(cache.len(), nodes);
             cache.close();
-            ready();
             let mut samples = Vec::with_capacity(rounds);
-            let started = Instant::now();
+            let started = ready();
             for _ in 0..rounds {
                 let t = Instant::now();
                 let cache = Cache::tree(&client, &tree, None)?;
@@ -761,9 +748,8 @@ async fn main() -> zkrecipes::Result<()> {
                 let path = leaf(&tree, parents, leaves - 1 - j);
                 change(&writer, &mut events, &path, &format!("warm-{j}")).await;
             }
-            ready();
             let mut samples = Vec::with_capacity(n);
-            let started = Instant::now();
+            let started = ready();
             for i in 0..n {
                 let path = leaf(&tree, parents, i);
                 samples.push(change(&writer, &mut events, &path, &format!("change-{i:05}")).await);
@@ -780,8 +766,7 @@ async fn main() -> zkrecipes::Result<()> {
         // 8a. Scale: n lock objects made (none acquired), then dropped.
         "objects" => {
             let client = connect(zk).await;
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let before = rss();
             let locks: Vec<WriteLock> = (0..n)
                 .map(|i| WriteLock::new(&client, &format!("{root}/objects/l-{i}")))
@@ -801,8 +786,7 @@ async fn main() -> zkrecipes::Result<()> {
         // object and its hold).
         "held" => {
             let client = connect(zk).await;
-            ready();
-            let started = Instant::now();
+            let started = ready();
             let before = rss();
             let mut guards = Vec::with_capacity(n);
             for i in 0..n {
@@ -855,8 +839,7 @@ async fn main() -> zkrecipes::Result<()> {
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
             let waiting = rss();
-            ready();
-            let started = Instant::now();
+            let started = ready();
             holder.release().await?;
             for w in waiters {
                 w.await.unwrap();
@@ -885,10 +868,9 @@ async fn main() -> zkrecipes::Result<()> {
                     o.await.unwrap()?;
                 }
             }
-            ready();
             let rounds = 50;
             let mut samples = Vec::with_capacity(rounds);
-            let started = Instant::now();
+            let started = ready();
             for _ in 0..rounds {
                 let t = Instant::now();
                 assert_eq!(q.size().await?, n);

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, List, Optional, Type
 
 from . import _native
 from ._args import _client, _count, _timeout
-from ._base import _release_failed_too
+from ._base import _told_beside
 from .errors import ZkError, ZkTimeoutError
 
 if TYPE_CHECKING:
@@ -182,15 +182,9 @@ class Entered:
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
         """``leave(leave_timeout)``; a failing leave never replaces an exception raised in the block."""
-        if exc is None:
+        with _told_beside(exc, self._barrier.path):
             if not self._barrier.leave(self._leave_timeout):
                 raise self._not_left()
-            return
-        try:
-            if not self._barrier.leave(self._leave_timeout):
-                _release_failed_too(self._barrier.path, exc, self._not_left())
-        except ZkError as err:
-            _release_failed_too(self._barrier.path, exc, err)
 
     async def __aenter__(self) -> DoubleBarrier:
         """``enter_async(timeout)``, ``ZkTimeoutError`` unless the quorum came in time."""
@@ -202,15 +196,9 @@ class Entered:
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
         """``leave_async(leave_timeout)``; a failing leave never replaces an exception raised in the block."""
-        if exc is None:
+        with _told_beside(exc, self._barrier.path):
             if not await self._barrier.leave_async(self._leave_timeout):
                 raise self._not_left()
-            return
-        try:
-            if not await self._barrier.leave_async(self._leave_timeout):
-                _release_failed_too(self._barrier.path, exc, self._not_left())
-        except ZkError as err:
-            _release_failed_too(self._barrier.path, exc, err)
 
     def _not_entered(self) -> ZkTimeoutError:
         b = self._barrier

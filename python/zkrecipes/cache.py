@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple, TypeVar
 from . import _native
 from ._base import Listened, Started
 from ._args import _client, _timeout
-from .events import CacheEvent
+from .events import CacheEvent, _OfKind
 
 if TYPE_CHECKING:
     from .client import Client
@@ -47,7 +47,7 @@ class CachedNode:
 
 
 @dataclass(frozen=True, eq=False)
-class NodeEvent:
+class NodeEvent(_OfKind):
     """What a cache or group member listener receives.
 
     ``kind`` is the event (``CacheEvent.CREATED``); ``node`` is the node as it is now
@@ -64,16 +64,6 @@ class NodeEvent:
     def name(self) -> str:
         """The kind's name, the same in every language (``"CREATED"``)."""
         return self.kind.value
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            return bool(self.kind == other)
-        if isinstance(other, NodeEvent):
-            return (self.kind, self.node, self.old) == (other.kind, other.node, other.old)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.kind)
 
     def __str__(self) -> str:
         return self.kind.value if self.node is None else f"{self.kind.value} {self.node.path}"
@@ -126,7 +116,6 @@ class Cache(Started, Listened[NodeEvent]):
         """Made by ``NodeCache``, ``ChildrenCache`` and ``TreeCache`` (or ``client.node_cache``
         and the like), not directly."""
         self._native = native
-        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -161,6 +150,10 @@ class Cache(Started, Listened[NodeEvent]):
         """Stops following and frees the copy, at once; listeners hear nothing more (what was
         already on its way to them may still arrive). Idempotent."""
         self._native.close()
+
+    async def close_async(self) -> None:
+        """``close`` (which never waits for the server here)."""
+        self.close()
 
     def get(self, path: str) -> Optional[CachedNode]:
         """The cached node at ``path``; ``None`` if it is not cached or outside the cache."""

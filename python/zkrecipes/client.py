@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import List, Optional, Sequence, Tuple, Type, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._base import Listened
+from ._base import Closing, Listened
 from .barrier import Barrier, DoubleBarrier
 from .cache import ChildrenCache, NodeCache, TreeCache
 from .counter import DistributedAtomicLong, SharedCount
@@ -23,7 +22,7 @@ from .work_queue import WorkQueue
 
 
 
-class Client(Listened[ConnectionState]):
+class Client(Closing, Listened[ConnectionState]):
     """One ZooKeeper session (renewed by itself after expiry), shared by recipes.
 
     ``Client("zk1:2181,zk2:2181/chroot")`` connects and blocks until connected
@@ -40,8 +39,6 @@ class Client(Listened[ConnectionState]):
 
     _event_of = staticmethod(connection_state)
 
-    _native: _native.NativeClient
-
     def __init__(
         self,
         connect_string: str,
@@ -55,10 +52,9 @@ class Client(Listened[ConnectionState]):
         acl: Optional[AclPolicy] = None,
     ) -> None:
         """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
-        native = _native.NativeClient.connect(
+        self._native = _native.NativeClient.connect(
             connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
         )
-        self._attach(native)
 
     @classmethod
     async def connect_async(
@@ -74,16 +70,11 @@ class Client(Listened[ConnectionState]):
         acl: Optional[AclPolicy] = None,
     ) -> Client:
         """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
-        native = await _native.NativeClient.connect_async(
+        client = cls.__new__(cls)
+        client._native = await _native.NativeClient.connect_async(
             connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
         )
-        client = cls.__new__(cls)
-        client._attach(native)
         return client
-
-    def _attach(self, native: _native.NativeClient) -> None:
-        self._native = native
-        self._listeners = None
 
     @property
     def state(self) -> ConnectionState:
@@ -201,30 +192,6 @@ class Client(Listened[ConnectionState]):
     def close(self) -> None:
         """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""
         self._native.close()
-
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
-
-    def __enter__(self) -> Client:
-        """The client itself; leaving the block closes it."""
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the client."""
-        self.close()
-
-    async def __aenter__(self) -> Client:
-        """The client itself; leaving the block closes it."""
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Closes the client without blocking the event loop."""
-        await self.close_async()
 
     def __repr__(self) -> str:
         return f"<zkrecipes.Client {self.state.value}>"

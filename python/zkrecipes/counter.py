@@ -134,7 +134,6 @@ class SharedCount(Started, Listened[VersionedCount]):
         """The count at ``path``, ``seed`` (a 32-bit int) when the node is created or empty; not
         started yet."""
         self._native = _native.NativeSharedCount(_client(client), path, _int("seed", seed))
-        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -154,6 +153,10 @@ class SharedCount(Started, Listened[VersionedCount]):
         """Stops following the node, at once and for good: every call after it raises
         ``ClosedError`` (an update already on its way finishes). Idempotent."""
         self._native.close()
+
+    async def close_async(self) -> None:
+        """``close`` (which never waits for the server here)."""
+        self.close()
 
     @property
     def count(self) -> int:

@@ -29,7 +29,6 @@ class LeaderElectionSupport(Listened[Event[ElectionEvent]]):
         """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, native_client.identity() if host_name is None else host_name)
-        self._listeners = None
 
     def start(self) -> None:
         """Offers this member; returns once it knows whether it leads."""

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Dict, Type
+from typing import Any, Dict, Optional, Type
+
+
+# Every subclass that names its code, by that code: the class `_from_native` raises for it.
+_BY_CODE: Dict[str, Type[ZkError]] = {}
 
 
 class ZkError(Exception):
     """Base of every zkrecipes error; ``code`` is the cross-language code (``"NO_NODE"``)."""
 
     code: str = "INTERNAL"
+
+    def __init_subclass__(cls, code: Optional[str] = None, **kwargs: Any) -> None:
+        # `class NoNodeError(ZkError, code="NO_NODE")` says the class's code on its first line and
+        # makes it the class the native module's errors of that code become.
+        # Only this module's classes: a user's subclass must never change what the library raises.
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+            if cls.__module__ == __name__:
+                _BY_CODE[code] = cls
 
     def __init__(self, message: str = "", code: str | None = None) -> None:
         super().__init__(message)
@@ -19,121 +33,77 @@ class ZkError(Exception):
         return f"{self.code}: {super().__str__()}"
 
 
-class InvalidPathError(ZkError, ValueError):
+class InvalidPathError(ZkError, ValueError, code="INVALID_PATH"):
     """A path that ZooKeeper would refuse (not absolute, empty segment, trailing slash, reserved)."""
-    code = "INVALID_PATH"
 
 
-class InvalidArgumentError(ZkError, ValueError):
+class InvalidArgumentError(ZkError, ValueError, code="INVALID_ARGUMENT"):
     """A bad argument value: a negative timeout, an oversized item or identity."""
-    code = "INVALID_ARGUMENT"
 
 
-class ConnectionLossError(ZkError, ConnectionError):
+class ConnectionLossError(ZkError, ConnectionError, code="CONNECTION_LOSS"):
     """No answer from the server: the operation may or may not have been applied."""
-    code = "CONNECTION_LOSS"
 
 
-class TlsRefusedError(ZkError, ConnectionError):
+class TlsRefusedError(ZkError, ConnectionError, code="TLS_REFUSED"):
     """The TLS connection failed for its configuration (an unknown CA, a hostname mismatch, a
     refused certificate, TLS and plain ports mixed up): retrying will not help until it changes."""
-    code = "TLS_REFUSED"
 
 
-class SessionExpiredError(ZkError):
+class SessionExpiredError(ZkError, code="SESSION_EXPIRED"):
     """The session ended; its ephemeral nodes (locks, offers) are gone."""
-    code = "SESSION_EXPIRED"
 
 
-class ZkTimeoutError(ZkError, TimeoutError):
+class ZkTimeoutError(ZkError, TimeoutError, code="TIMEOUT"):
     """A wait ran out of time where an answer was required."""
-    code = "TIMEOUT"
 
 
-class NoNodeError(ZkError):
+class NoNodeError(ZkError, code="NO_NODE"):
     """A node the operation needed does not exist; the message names it."""
-    code = "NO_NODE"
 
 
-class NodeExistsError(ZkError):
+class NodeExistsError(ZkError, code="NODE_EXISTS"):
     """A node the operation had to create already exists."""
-    code = "NODE_EXISTS"
 
 
-class NotEmptyError(ZkError):
+class NotEmptyError(ZkError, code="NOT_EMPTY"):
     """A node to delete still has children."""
-    code = "NOT_EMPTY"
 
 
-class BadVersionError(ZkError):
+class BadVersionError(ZkError, code="BAD_VERSION"):
     """A node changed between read and write."""
-    code = "BAD_VERSION"
 
 
-class NoAuthError(ZkError, PermissionError):
+class NoAuthError(ZkError, PermissionError, code="NO_AUTH"):
     """The client's identity may not access the node (another identity's ACL)."""
-    code = "NO_AUTH"
 
 
-class AuthFailedError(ZkError, PermissionError):
+class AuthFailedError(ZkError, PermissionError, code="AUTH_FAILED"):
     """The server refused the client's credentials."""
-    code = "AUTH_FAILED"
 
 
-class NoSuchElementError(ZkError, LookupError):
+class NoSuchElementError(ZkError, LookupError, code="NO_SUCH_ELEMENT"):
     """``element()`` or ``remove()`` on an empty queue."""
-    code = "NO_SUCH_ELEMENT"
 
 
-class NotOwnerError(ZkError, RuntimeError):
+class NotOwnerError(ZkError, RuntimeError, code="NOT_OWNER"):
     """Release of a lock the caller does not hold (``threading.RLock`` raises ``RuntimeError`` too)."""
 
-    code = "NOT_OWNER"
 
-
-class WouldDeadlockError(ZkError, RuntimeError):
+class WouldDeadlockError(ZkError, RuntimeError, code="WOULD_DEADLOCK"):
     """A read holder asked for the write lock: waiting would never end."""
-    code = "WOULD_DEADLOCK"
 
 
-class ClosedError(ZkError):
+class ClosedError(ZkError, code="CLOSED"):
     """The client (or this object) is closed."""
-    code = "CLOSED"
 
 
-class ZkInterruptedError(ZkError):
+class ZkInterruptedError(ZkError, code="INTERRUPTED"):
     """The operation was cancelled."""
-    code = "INTERRUPTED"
 
 
-class InternalError(ZkError):
+class InternalError(ZkError, code="INTERNAL"):
     """A bug in zkrecipes: please report it with the message."""
-    code = "INTERNAL"
-
-
-_BY_CODE: Dict[str, Type[ZkError]] = {
-    cls.code: cls
-    for cls in (
-        InvalidPathError,
-        InvalidArgumentError,
-        ConnectionLossError,
-        TlsRefusedError,
-        SessionExpiredError,
-        ZkTimeoutError,
-        NoNodeError,
-        NodeExistsError,
-        NotEmptyError,
-        BadVersionError,
-        NoAuthError,
-        AuthFailedError,
-        NoSuchElementError,
-        NotOwnerError,
-        WouldDeadlockError,
-        ClosedError,
-        ZkInterruptedError,
-        InternalError,
-    )
-}
 
 
 def _from_native(code: str, message: str) -> ZkError:

@@ -75,11 +75,31 @@ class CacheEvent(_Named):
     LOST = "LOST"
 
 
+class _OfKind:
+    """An event that equals its kind and the kind's name (``event == LockEvent.LOST``, ``event ==
+    "LOST"``), and an event of its class with the same fields; it hashes as its kind."""
+
+    __slots__ = ()
+    kind: _Named
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            # A kind (an enum of str) or its name: ``event == "ACQUIRED"``.
+            return bool(self.kind == other)
+        if isinstance(other, type(self)):
+            # The fields of a frozen dataclass, all of them (``fencing_token``, ``reason``; ``node``, ``old``).
+            return vars(self) == vars(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.kind)
+
+
 K = TypeVar("K", LockEvent, ElectionEvent, LatchEvent)
 
 
 @dataclass(frozen=True, eq=False)
-class Event(Generic[K]):
+class Event(_OfKind, Generic[K]):
     """What a lock, election or latch listener receives.
 
     ``kind`` is the event (``LockEvent.ACQUIRED``); ``fencing_token`` comes
@@ -92,18 +112,6 @@ class Event(Generic[K]):
     kind: K
     fencing_token: Optional[int] = None
     reason: Optional[ZkError] = None
-
-    def __eq__(self, other: object) -> bool:
-        # An event equals its kind (``event == LockEvent.LOST``), and another event like it.
-        if isinstance(other, str):
-            # A kind (an enum of str) or its name: ``event == "ACQUIRED"``.
-            return bool(self.kind == other)
-        if isinstance(other, Event):
-            return (self.kind, self.fencing_token, self.reason) == (other.kind, other.fencing_token, other.reason)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.kind)
 
     def __str__(self) -> str:
         if self.fencing_token is not None:

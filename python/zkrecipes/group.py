@@ -94,10 +94,6 @@ class PersistentNode(Started):
         cannot start again."""
         self._native.close()
 
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
-
     def __repr__(self) -> str:
         actual = self.actual_path
         return f"<PersistentNode {self.path} {'not created' if actual is None else actual}>"
@@ -130,7 +126,6 @@ class GroupMember(Started, Listened[NodeEvent]):
         if not isinstance(id, str):
             raise TypeError(f"id must be a str, got {type(id).__name__}")
         self._native = _native.NativeGroupMember(_client(client), group, id, _data("payload", payload))
-        self._listeners = None
 
     @property
     def id(self) -> str:
@@ -166,10 +161,6 @@ class GroupMember(Started, Listened[NodeEvent]):
     def close(self) -> None:
         """Leaves the group (the node deleted, confirmed) and stops following it. Idempotent."""
         self._native.close()
-
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
 
     def __repr__(self) -> str:
         return f"<GroupMember {self.id!r} of {self.group}>"

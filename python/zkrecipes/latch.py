@@ -51,7 +51,6 @@ class LeaderLatch(Started, Listened[Event[LatchEvent]]):
         if id is not None and not isinstance(id, str):
             raise TypeError(f"id must be a str or None, got {type(id).__name__}")
         self._native = _native.NativeLeaderLatch(_client(client), path, id)
-        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -99,10 +98,6 @@ class LeaderLatch(Started, Listened[Event[LatchEvent]]):
     def close(self) -> None:
         """Leaves: withdraws the node (a leader hands over, with ``NOT_LEADER``). Idempotent."""
         self._native.close()
-
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
 
     def has_leadership(self) -> bool:
         """Whether this participant leads now (false from the moment the leadership is lost,

@@ -4,13 +4,11 @@ task), fenced."""
 from __future__ import annotations
 
 import threading
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Sequence, Tuple, Type, TypeVar, Protocol, Awaitable, Generic
+from typing import TYPE_CHECKING, Awaitable, Generic, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
 from . import _native
-from ._base import Listened, _release_failed_too
-from .errors import ZkError
 from ._args import _client, _timeout
+from ._base import Listened, Scoped, _told_beside
 from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
@@ -40,9 +38,6 @@ def _task_owner() -> int:
     return id(task) if task is not None else threading.get_ident()
 
 
-O = TypeVar("O", bound="_Owned[Any]")
-
-
 K = TypeVar("K")
 
 
@@ -58,7 +53,7 @@ class _NativeOwned(Protocol[K]):
     def hold_count(self, owner: int) -> int: ...
 
 
-class _Owned(Generic[K]):
+class _Owned(Scoped, Generic[K]):
     """What every lock-like object shares: acquire and release per thread (per asyncio task for
     the ``_async`` forms), reentrancy, and ``with``/``async with``."""
 
@@ -108,39 +103,19 @@ class _Owned(Generic[K]):
     def _what(self) -> str:
         raise NotImplementedError
 
-    def __enter__(self: O) -> O:
-        """``acquire()``; leaving the block releases."""
+    def _enter(self) -> None:
         self.acquire()
-        return self
 
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Releases; a failing release never replaces an exception raised in the block."""
-        if exc is None:
-            self.release()
-            return
-        try:
-            self.release()
-        except ZkError as err:
-            _release_failed_too(self._what, exc, err)
-
-    async def __aenter__(self: O) -> O:
-        """``acquire_async()``; leaving the block releases."""
+    async def _enter_async(self) -> None:
         await self.acquire_async()
-        return self
 
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Releases; a failing release never replaces an exception raised in the block."""
-        if exc is None:
+    def _exit(self, exc: Optional[BaseException]) -> None:
+        with _told_beside(exc, self._what):
+            self.release()
+
+    async def _exit_async(self, exc: Optional[BaseException]) -> None:
+        with _told_beside(exc, self._what):
             await self.release_async()
-            return
-        try:
-            await self.release_async()
-        except ZkError as err:
-            _release_failed_too(self._what, exc, err)
 
 
 class _Lock(_Owned[int], Listened[Event[LockEvent]]):
@@ -158,7 +133,6 @@ class _Lock(_Owned[int], Listened[Event[LockEvent]]):
     def __init__(self, native: NativeLock) -> None:
         """Wraps a native lock (use ``WriteLock`` or ``ReadWriteLock``)."""
         self._native = native
-        self._listeners = None
 
     @property
     def fencing_token(self) -> Optional[int]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Union
 
 from . import _native
 from ._args import _client, _count, _timeout
+from ._base import Closing
 from ._undoable import undoable
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def _bytes(data: Any) -> bytes:
     raise TypeError(f"queue items are bytes, got {type(data).__name__}")
 
 
-class DistributedQueue:
+class DistributedQueue(Closing):
     """FIFO; each item goes to exactly one consumer.
 
     An ``offer`` that raises ``ConnectionLossError`` may or may not have enqueued the item.
@@ -123,23 +124,3 @@ class DistributedQueue:
         """Deletes this consumer's claim marker (also done when the object is collected); the
         queue stays usable."""
         self._native.close()
-
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
-
-    def __enter__(self) -> DistributedQueue:
-        """The queue itself; leaving the block closes it."""
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """``close()``."""
-        self.close()
-
-    async def __aenter__(self) -> DistributedQueue:
-        """The queue itself; leaving the block closes it."""
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        """``close_async()``."""
-        await self.close_async()

@@ -7,11 +7,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, List, Optional, Tuple, Type
 
 from . import _native
-from ._base import Listened
-from .errors import ZkError
 from ._args import _client, _count, _timeout
+from ._base import Listened, _told_beside
 from .events import Event, LockEvent, lock_event
-from ._base import _release_failed_too
 
 if TYPE_CHECKING:
     from .client import Client
@@ -70,21 +68,12 @@ class Lease:
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
         """Releases; a failing release never replaces an exception raised in the block."""
-        _release_on_exit(self, exc)
+        with _told_beside(exc, self.node_path):
+            self.release()
 
     def __repr__(self) -> str:
         state = "held" if self.is_held else "not held"
         return f"<Lease {self.node_path} token {self.fencing_token} {state}>"
-
-
-def _release_on_exit(lease: Lease, exc: Optional[BaseException]) -> None:
-    if exc is None:
-        lease.release()
-        return
-    try:
-        lease.release()
-    except ZkError as err:
-        _release_failed_too(lease.node_path, exc, err)
 
 
 class Semaphore(Listened[Event[LockEvent]]):
@@ -105,7 +94,6 @@ class Semaphore(Listened[Event[LockEvent]]):
     def __init__(self, client: Client, path: str, max_leases: int) -> None:
         """A semaphore of ``max_leases`` leases at ``path`` (created on first use)."""
         self._native = _native.NativeSemaphore(_client(client), path, _count("max_leases", max_leases))
-        self._listeners = None
 
     @property
     def path(self) -> str:
@@ -182,7 +170,9 @@ class Semaphore(Listened[Event[LockEvent]]):
         self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
     ) -> None:
         """Releases the lease of this block; a failing release never replaces an exception raised in it."""
-        _release_on_exit(self._leave(), exc)
+        lease = self._leave()
+        with _told_beside(exc, lease.node_path):
+            lease.release()
 
     async def __aenter__(self) -> Lease:
         """``acquire_async()``; leaving the block releases that lease."""
@@ -196,13 +186,8 @@ class Semaphore(Listened[Event[LockEvent]]):
     ) -> None:
         """Releases the lease of this block; a failing release never replaces an exception raised in it."""
         lease = self._leave()
-        if exc is None:
+        with _told_beside(exc, lease.node_path):
             await lease.release_async()
-            return
-        try:
-            await lease.release_async()
-        except ZkError as err:
-            _release_failed_too(lease.node_path, exc, err)
 
     def __repr__(self) -> str:
         return f"<Semaphore {self.path} {self.held} of {self.max_leases} held here>"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterable, List, Optional, Type
 
 from . import _native
 from ._args import _client, _timeout
+from ._base import Closing, Scoped
 from .queue import Payload, _bytes
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def _priority(priority: Any) -> int:
     return priority
 
 
-class Job:
+class Job(Scoped):
     """A job claimed for this worker. ``with queue.consume() as job:`` acknowledges it when the
     block ends normally and gives it back when the block raises; or call ``ack()`` / ``nack()``.
     A job dropped unsettled goes back to the queue."""
@@ -72,14 +73,9 @@ class Job:
         """``nack`` without blocking the event loop."""
         await self._native.nack_async()
 
-    def __enter__(self) -> Job:
-        """The job itself; the block's end settles it."""
-        return self
-
-    def __exit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Acknowledges on success, gives back on an exception (which goes on)."""
+    def _exit(self, exc: Optional[BaseException]) -> None:
+        """The block's end settles the job: acknowledged on success, given back on an exception
+        (which goes on)."""
         if self._native.is_settled():
             return
         if exc is None:
@@ -87,14 +83,7 @@ class Job:
         else:
             self.nack()
 
-    async def __aenter__(self) -> Job:
-        """The job itself; the block's end settles it."""
-        return self
-
-    async def __aexit__(
-        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
-    ) -> None:
-        """Acknowledges on success, gives back on an exception (which goes on)."""
+    async def _exit_async(self, exc: Optional[BaseException]) -> None:
         if self._native.is_settled():
             return
         if exc is None:
@@ -165,7 +154,7 @@ class _Consuming(Coroutine):  # type: ignore[type-arg]
             await self._job.__aexit__(exc_type, exc, tb)
 
 
-class WorkQueue:
+class WorkQueue(Closing):
     """At-least-once jobs with priorities, shared with kazoo's ``LockingQueue``.
 
     ``prefetch`` jobs are claimed per transaction (held by this object until handed out);
@@ -237,23 +226,3 @@ class WorkQueue:
         queue raises ``ClosedError`` (a ``consume`` waiting at that moment too); jobs already handed
         out stay yours to ``ack`` or ``nack``. Calling it again does nothing."""
         self._native.close()
-
-    async def close_async(self) -> None:
-        """``close`` without blocking the event loop."""
-        await self._native.close_async()
-
-    def __enter__(self) -> WorkQueue:
-        """The queue itself; leaving the block closes it."""
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """``close()``."""
-        self.close()
-
-    async def __aenter__(self) -> WorkQueue:
-        """The queue itself; leaving the block closes it."""
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        """``close_async()``."""
-        await self.close_async()

@@ -178,13 +178,44 @@ class Suite:
 
     # -- scenarios -----------------------------------------------------------------------------
 
+    def setup(self) -> Tuple[str, Resource, ResourceServer]:
+        """A scenario's own root, and the resource its workers report to."""
+        res = Resource()
+        return f"/reliability/{uuid.uuid4().hex[:8]}", res, ResourceServer(res)
+
+    def finish(self, scenario: str, root: str, server: ResourceServer) -> None:
+        self.no_orphans(scenario, root)
+        server.shutdown()
+
+    def spawn_queue_workers(self, per_lang: int, items: int, produce: str, consume: str, root: str,
+                            resource: str) -> Tuple[List[str], List[str]]:
+        """`per_lang` producers of `items` each and as many consumers in every language, the
+        consumers first: (producers, consumers)."""
+        langs = ("py", "node", "java", "rust")
+        producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
+        consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
+        for name in consumers:
+            self.spawn(name, consume, 0, root, resource)
+        for name in producers:
+            self.spawn(name, produce, items, root, resource)
+        return producers, consumers
+
+    def drain(self, scenario: str, what: str, paths: List[str], res: Resource, producers: List[str],
+              consumers: List[str]) -> List[str]:
+        """Waits for the producers, checks that `paths` drained on the server (`what`), then stops
+        the consumers and waits for them; the producers that got stuck."""
+        stuck = self.wait_workers(producers, timeout=self.args.timeout)
+        self.check(scenario, what, self.drained(paths, timeout=120))
+        with res.lock:
+            res.stop = True
+        self.wait_workers(consumers, timeout=30)
+        return stuck
+
     def locks_under_faults(self, per_lang: int, sections: int) -> None:
         """Workers take the lock until told to stop; faults run meanwhile; afterwards every
         surviving worker must still get the lock (no stranded waiter)."""
         scenario = "locks"
-        root = f"/reliability/{uuid.uuid4().hex[:8]}"
-        res = Resource()
-        server = ResourceServer(res)
+        root, res, server = self.setup()
         names = [f"{lang}-{i}" for lang in ("py", "node", "java", "rust") for i in range(1, per_lang + 1)]
         for name in names:
             self.spawn(name, "lock", sections, root, server.address)
@@ -274,8 +305,7 @@ class Suite:
             self.procs[name].kill()
         if killed:
             self.procs[killed].wait()
-        self.no_orphans(scenario, root)
-        server.shutdown()
+        self.finish(scenario, root, server)
 
     def early_holder(self, res: Resource) -> Optional[str]:
         """A live worker early in an accepted section (fewer than three writes). Not just any open
@@ -302,16 +332,8 @@ class Suite:
 
     def queue_under_drops(self, per_lang: int, items: int) -> None:
         scenario = "queue"
-        root = f"/reliability/{uuid.uuid4().hex[:8]}"
-        res = Resource()
-        server = ResourceServer(res)
-        langs = ("py", "node", "java", "rust")
-        producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
-        consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
-        for name in consumers:
-            self.spawn(name, "consume", 0, root, server.address)
-        for name in producers:
-            self.spawn(name, "produce", items, root, server.address)
+        root, res, server = self.setup()
+        producers, consumers = self.spawn_queue_workers(per_lang, items, "produce", "consume", root, server.address)
         self.log(f"{scenario}: {len(producers)} producers x {items} items, {len(consumers)} consumers")
         for _ in range(3):
             time.sleep(1)
@@ -325,13 +347,9 @@ class Suite:
         self.log(f"fault: SIGKILL the consumer {victim} in the middle of its work")
         os.kill(res.pids[victim], signal.SIGKILL)
         consumers = consumers[1:]
-        stuck = self.wait_workers(producers, timeout=self.args.timeout)
         # Drained when the server's queue is empty; a consumer that took the last items reports
         # them before it exits, and the verdict waits for every consumer to exit.
-        self.check(scenario, "the queue drained on the server", self.drained([f"{root}/queue"], timeout=120))
-        with res.lock:
-            res.stop = True
-        self.wait_workers(consumers, timeout=30)
+        stuck = self.drain(scenario, "the queue drained on the server", [f"{root}/queue"], res, producers, consumers)
         got: Dict[str, int] = {}
         for item, _ in res.got:
             got[item] = got.get(item, 0) + 1
@@ -350,22 +368,14 @@ class Suite:
                              f"killed consumer's hands (lost {len(lost)}, duplicated {len(duplicated)}, unknown "
                              f"{len(unknown)})", len(lost) <= 1 and not duplicated and not unknown)
         self.check(scenario, f"producers finished (stuck: {stuck})", not stuck)
-        self.no_orphans(scenario, root)
-        server.shutdown()
+        self.finish(scenario, root, server)
 
     def work_queue_under_kills(self, per_lang: int, items: int) -> None:
         """The at-least-once WorkQueue: a consumer SIGKILLed while it holds jobs gives them all back."""
         scenario = "work"
-        root = f"/reliability/{uuid.uuid4().hex[:8]}"
-        res = Resource()
-        server = ResourceServer(res)
-        langs = ("py", "node", "java", "rust")
-        producers = [f"{lang}-p{i}" for lang in langs for i in range(1, per_lang + 1)]
-        consumers = [f"{lang}-c{i}" for lang in langs for i in range(1, per_lang + 1)]
-        for name in consumers:
-            self.spawn(name, "work-consume", 0, root, server.address)
-        for name in producers:
-            self.spawn(name, "work-produce", items, root, server.address)
+        root, res, server = self.setup()
+        producers, consumers = self.spawn_queue_workers(per_lang, items, "work-produce", "work-consume", root,
+                                                        server.address)
         self.log(f"{scenario}: {len(producers)} producers x {items} jobs, {len(consumers)} consumers (prefetch 4)")
         self.log("fault: drop every client connection")
         self.proxy.ask("drop")
@@ -381,14 +391,10 @@ class Suite:
         self.log(f"fault: SIGKILL the consumer {victim} while it holds jobs")
         os.kill(res.pids[victim], signal.SIGKILL)
         consumers = [c for c in consumers if c != victim]
-        stuck = self.wait_workers(producers, timeout=self.args.timeout)
         # Drained when no job is left on the server: every one acknowledged (the killed consumer's
         # claims go with its session, and its jobs to the others).
-        self.check(scenario, "the work queue drained on the server (every job acknowledged)",
-                   self.drained([f"{root}/work/entries", f"{root}/work/taken"], timeout=120))
-        with res.lock:
-            res.stop = True
-        self.wait_workers(consumers, timeout=30)
+        stuck = self.drain(scenario, "the work queue drained on the server (every job acknowledged)",
+                           [f"{root}/work/entries", f"{root}/work/taken"], res, producers, consumers)
         self.procs[victim].wait()
         got: Dict[str, int] = {}
         victims: set = set()
@@ -407,14 +413,11 @@ class Suite:
                              f"consumer's jobs delivered twice (others: {len(duplicated)})",
                    not lost and not duplicated)
         self.check(scenario, f"producers finished (stuck: {stuck})", not stuck)
-        self.no_orphans(scenario, root)
-        server.shutdown()
+        self.finish(scenario, root, server)
 
     def election_under_kills(self) -> None:
         scenario = "election"
-        root = f"/reliability/{uuid.uuid4().hex[:8]}"
-        res = Resource()
-        server = ResourceServer(res)
+        root, res, server = self.setup()
         names = ["py-e", "node-e", "java-e", "rust-e"]
         for name in names:
             self.spawn(name, "elect", 0, root, server.address)
@@ -448,8 +451,7 @@ class Suite:
         most = res.max_concurrent_leaders(cut)
         self.check(scenario, f"at most one leader at any instant among live sessions (max {most})", most <= 1)
         self.check(scenario, f"the resumed ex-leader and the others stopped cleanly (stuck: {stuck})", not stuck)
-        self.no_orphans(scenario, root)
-        server.shutdown()
+        self.finish(scenario, root, server)
 
     def wait_leader(self, res: Resource, cut: Dict[str, float], timeout: float = 30) -> Optional[str]:
         deadline = time.monotonic() + timeout

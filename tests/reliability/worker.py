@@ -24,6 +24,16 @@ def ask(line: str) -> str:
         return reader.readline().strip()
 
 
+def until_stopped(take):
+    """What `take()` returns, again and again until the resource server says stop; a take that
+    fails (a ZkError: the connection dropped) is tried again 0.1 s later."""
+    while ask("STOP?") == "NO":
+        try:
+            yield take()
+        except zkrecipes.ZkError:
+            time.sleep(0.1)
+
+
 import os
 
 ask(f"HELLO {name} {os.getpid()}")
@@ -62,12 +72,7 @@ elif role == "produce":
             ask(f"OFFER_LOST {item}")
 elif role == "consume":
     q = client.queue(f"{root}/queue")
-    while ask("STOP?") == "NO":
-        try:
-            item = q.take(timeout=0.5)
-        except zkrecipes.ZkError:
-            time.sleep(0.1)
-            continue
+    for item in until_stopped(lambda: q.take(timeout=0.5)):
         if item is not None:
             ask(f"GOT {item.decode()} {name}")
 elif role == "work-produce":
@@ -84,12 +89,7 @@ elif role == "work-produce":
 elif role == "work-consume":
     # At least once: report the job, then acknowledge it.
     q = client.work_queue(f"{root}/work", prefetch=4)
-    while ask("STOP?") == "NO":
-        try:
-            job = q.consume(timeout=0.5)
-        except zkrecipes.ZkError:
-            time.sleep(0.1)
-            continue
+    for job in until_stopped(lambda: q.consume(timeout=0.5)):
         if job is None:
             continue
         ask(f"GOT {job.data.decode()} {name}")

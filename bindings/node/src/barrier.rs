@@ -7,7 +7,8 @@ use zkrecipes::ffi::member_count;
 use zkrecipes::{Barrier, DoubleBarrier};
 
 use crate::client::NativeClient;
-use crate::errors::{promise, wait_ms, IntoJs};
+use crate::errors::{wait_ms, IntoJs};
+use crate::promised::promised;
 
 #[napi]
 pub struct NativeBarrier {
@@ -27,35 +28,17 @@ impl NativeBarrier {
     pub fn path(&self) -> String {
         self.inner.path().to_string()
     }
+}
 
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn set<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.set().await }, |()| ())
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn remove<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.remove().await }, |()| ())
-    }
-
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn is_set<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.is_set().await }, |set| set)
-    }
-
-    /// true once the barrier is down; false when `timeoutMs` passed first (0: a check).
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn wait<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let limit = wait_ms(env, timeout_ms)?;
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.wait(limit).await }, |down| down)
+promised! {
+    impl NativeBarrier {
+        fn set(env) -> "Promise<void>" () {} |barrier| barrier.set(), |()| ();
+        fn remove(env) -> "Promise<void>" () {} |barrier| barrier.remove(), |()| ();
+        fn is_set(env) -> "Promise<boolean>" bool {} |barrier| barrier.is_set(), |set| set;
+        // true once the barrier is down; false when `timeoutMs` passed first (0: a check).
+        fn wait(env, timeout_ms: Option<f64>) -> "Promise<boolean>" bool {
+            let limit = wait_ms(env, timeout_ms)?;
+        } |barrier| barrier.wait(limit), |down| down;
     }
 }
 
@@ -89,43 +72,20 @@ impl NativeDoubleBarrier {
     pub fn node_path(&self) -> String {
         self.inner.node_path()
     }
+}
 
-    /// true once `memberCount` members are in; false when `timeoutMs` passed first (the member
-    /// withdrawn).
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn enter<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let limit = wait_ms(env, timeout_ms)?;
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.enter(limit).await }, |entered| {
-            entered
-        })
-    }
-
-    /// true once every member left; false when `timeoutMs` passed first (our node gone anyway).
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn leave<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let limit = wait_ms(env, timeout_ms)?;
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.leave(limit).await }, |left| left)
-    }
-
-    #[napi(ts_return_type = "Promise<Array<string>>")]
-    pub fn members<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.members().await }, |m| m)
-    }
-
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn is_ready<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, bool>> {
-        let barrier = self.inner.clone();
-        promise(env, async move { barrier.is_ready().await }, |ready| ready)
+promised! {
+    impl NativeDoubleBarrier {
+        // true once `memberCount` members are in; false when `timeoutMs` passed first (the member
+        // withdrawn).
+        fn enter(env, timeout_ms: Option<f64>) -> "Promise<boolean>" bool {
+            let limit = wait_ms(env, timeout_ms)?;
+        } |barrier| barrier.enter(limit), |entered| { entered };
+        // true once every member left; false when `timeoutMs` passed first (our node gone anyway).
+        fn leave(env, timeout_ms: Option<f64>) -> "Promise<boolean>" bool {
+            let limit = wait_ms(env, timeout_ms)?;
+        } |barrier| barrier.leave(limit), |left| left;
+        fn members(env) -> "Promise<Array<string>>" Vec<String> {} |barrier| barrier.members(), |m| m;
+        fn is_ready(env) -> "Promise<boolean>" bool {} |barrier| barrier.is_ready(), |ready| ready;
     }
 }

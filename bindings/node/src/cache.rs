@@ -13,6 +13,7 @@ use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
 use crate::latch::eager;
 use crate::listener::{relay_all, NativeSubscription};
+use crate::promised::promised;
 
 /// The node's `Stat` as the server sent it.
 #[napi(object, object_from_js = false)]
@@ -127,22 +128,6 @@ impl NativeCache {
         promise(env, eager(async move { cache.start().await }), |()| ())
     }
 
-    /// Resolves once the first load is in; rejects with TIMEOUT after `timeoutMs`.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn await_initialized<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, ()>> {
-        let limit = wait_ms(env, timeout_ms)?.timeout();
-        let cache = self.inner.clone();
-        promise(
-            env,
-            async move { cache.await_initialized(limit).await },
-            |()| (),
-        )
-    }
-
     #[napi]
     pub fn close(&self) {
         self.inner.close();
@@ -185,5 +170,14 @@ impl NativeCache {
     )]
     pub fn subscribe(&self, callback: CacheCallback) -> NativeSubscription {
         relay_all(self.inner.subscribe(), callback, event_args)
+    }
+}
+
+promised! {
+    impl NativeCache {
+        // Resolves once the first load is in; rejects with TIMEOUT after `timeoutMs`.
+        fn await_initialized(env, timeout_ms: Option<f64>) -> "Promise<void>" () {
+            let limit = wait_ms(env, timeout_ms)?.timeout();
+        } |cache| cache.await_initialized(limit), |()| ();
     }
 }

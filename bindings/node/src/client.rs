@@ -7,6 +7,7 @@ use zkrecipes::{Auth, Client, ClientOptions, Pem};
 
 use crate::errors::{promise, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
+use crate::promised::promised;
 
 #[napi(object)]
 pub struct ConnectOptions {
@@ -147,12 +148,6 @@ impl NativeClient {
         ])
     }
 
-    #[napi(ts_return_type = "Promise<string[]>")]
-    pub fn whoami<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
-        let client = self.inner.clone();
-        promise(env, async move { client.whoami().await }, |who| who)
-    }
-
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let client = self.inner.clone();
@@ -166,5 +161,11 @@ impl NativeClient {
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
         forward(self.inner.subscribe(), callback)
+    }
+}
+
+promised! {
+    impl NativeClient {
+        fn whoami(env) -> "Promise<string[]>" Vec<String> {} |client| client.whoami(), |who| who;
     }
 }

@@ -11,8 +11,9 @@ use zkrecipes::ffi::{int32, int64};
 use zkrecipes::{DistributedAtomicLong, SharedCount, VersionedCount};
 
 use crate::client::NativeClient;
-use crate::errors::{promise, IntoJs};
+use crate::errors::IntoJs;
 use crate::listener::{relay, NativeSubscription};
+use crate::promised::promised;
 
 /// What an atomic long's update saw and wrote.
 #[napi(object, object_from_js = false)]
@@ -83,65 +84,26 @@ impl NativeAtomicLong {
     pub fn path(&self) -> String {
         self.inner.path().to_string()
     }
+}
 
-    /// The value now (0 while the node does not exist).
-    #[napi(ts_return_type = "Promise<bigint>")]
-    pub fn get<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, BigInt>> {
-        let counter = self.inner.clone();
-        promise(env, async move { counter.get().await }, BigInt::from)
-    }
-
-    #[napi(ts_return_type = "Promise<Update>")]
-    pub fn increment<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Update>> {
-        let counter = self.inner.clone();
-        promise(env, async move { counter.increment().await }, update)
-    }
-
-    #[napi(ts_return_type = "Promise<Update>")]
-    pub fn decrement<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Update>> {
-        let counter = self.inner.clone();
-        promise(env, async move { counter.decrement().await }, update)
-    }
-
-    #[napi(ts_return_type = "Promise<Update>")]
-    pub fn add<'env>(
-        &self,
-        env: &'env Env,
-        delta: BigInt,
-    ) -> napi::Result<PromiseRaw<'env, Update>> {
-        let delta = long(env, "delta", delta)?;
-        let counter = self.inner.clone();
-        promise(env, async move { counter.add(delta).await }, update)
-    }
-
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn compare_and_set<'env>(
-        &self,
-        env: &'env Env,
-        expected: BigInt,
-        new_value: BigInt,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let (expected, new) = (
+promised! {
+    impl NativeAtomicLong {
+        // The value now (0 while the node does not exist).
+        fn get(env) -> "Promise<bigint>" BigInt {} |counter| counter.get(), BigInt::from;
+        fn increment(env) -> "Promise<Update>" Update {} |counter| counter.increment(), update;
+        fn decrement(env) -> "Promise<Update>" Update {} |counter| counter.decrement(), update;
+        fn add(env, delta: BigInt) -> "Promise<Update>" Update {
+            let delta = long(env, "delta", delta)?;
+        } |counter| counter.add(delta), update;
+        fn compare_and_set(env, expected: BigInt, new_value: BigInt) -> "Promise<boolean>" bool {
+            let (expected, new) = (
             long(env, "expected", expected)?,
             long(env, "newValue", new_value)?,
-        );
-        let counter = self.inner.clone();
-        promise(
-            env,
-            async move { counter.compare_and_set(expected, new).await },
-            |set| set,
-        )
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn force_set<'env>(
-        &self,
-        env: &'env Env,
-        value: BigInt,
-    ) -> napi::Result<PromiseRaw<'env, ()>> {
-        let value = long(env, "value", value)?;
-        let counter = self.inner.clone();
-        promise(env, async move { counter.force_set(value).await }, |()| ())
+            );
+        } |counter| counter.compare_and_set(expected, new), |set| set;
+        fn force_set(env, value: BigInt) -> "Promise<void>" () {
+            let value = long(env, "value", value)?;
+        } |counter| counter.force_set(value), |()| ();
     }
 }
 
@@ -165,13 +127,6 @@ impl NativeSharedCount {
         self.inner.path().to_string()
     }
 
-    /// Creates the node with the seed if it is missing, reads it and follows it.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn start<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let count = self.inner.clone();
-        promise(env, async move { count.start().await }, |()| ())
-    }
-
     /// Stops following, at once (the cache keeps its last value).
     #[napi]
     pub fn close(&self) {
@@ -189,58 +144,34 @@ impl NativeSharedCount {
         self.inner.versioned().map(versioned).into_js(env)
     }
 
-    /// The value on the server now, without starting: the seed while missing or empty.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn read<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, i32>> {
-        let count = self.inner.clone();
-        promise(env, async move { count.read().await }, |value| value)
-    }
-
-    #[napi(ts_return_type = "Promise<Versioned>")]
-    pub fn add<'env>(
-        &self,
-        env: &'env Env,
-        delta: f64,
-    ) -> napi::Result<PromiseRaw<'env, Versioned>> {
-        let delta = int(env, "delta", delta)?;
-        let count = self.inner.clone();
-        promise(env, async move { count.add(delta).await }, versioned)
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn set<'env>(&self, env: &'env Env, value: f64) -> napi::Result<PromiseRaw<'env, ()>> {
-        let value = int(env, "value", value)?;
-        let count = self.inner.clone();
-        promise(env, async move { count.set(value).await }, |()| ())
-    }
-
-    /// false when the node is no longer at `expected`'s version.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn try_set<'env>(
-        &self,
-        env: &'env Env,
-        expected_value: f64,
-        expected_version: f64,
-        value: f64,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let expected = VersionedCount {
-            value: int(env, "expected.value", expected_value)?,
-            version: int(env, "expected.version", expected_version)?,
-        };
-        let value = int(env, "value", value)?;
-        let count = self.inner.clone();
-        promise(
-            env,
-            async move { count.try_set(expected, value).await },
-            |set| set,
-        )
-    }
-
     /// `callback(value, version)` for every value the count takes.
     #[napi(ts_args_type = "callback: (value: number, version: number) => void")]
     pub fn subscribe(&self, callback: CountCallback) -> NativeSubscription {
         relay(self.inner.subscribe(), callback, |v| {
             (v.value, v.version).into()
         })
+    }
+}
+
+promised! {
+    impl NativeSharedCount {
+        // Creates the node with the seed if it is missing, reads it and follows it.
+        fn start(env) -> "Promise<void>" () {} |count| count.start(), |()| ();
+        // The value on the server now, without starting: the seed while missing or empty.
+        fn read(env) -> "Promise<number>" i32 {} |count| count.read(), |value| value;
+        fn add(env, delta: f64) -> "Promise<Versioned>" Versioned {
+            let delta = int(env, "delta", delta)?;
+        } |count| count.add(delta), versioned;
+        fn set(env, value: f64) -> "Promise<void>" () {
+            let value = int(env, "value", value)?;
+        } |count| count.set(value), |()| ();
+        // false when the node is no longer at `expected`'s version.
+        fn try_set(env, expected_value: f64, expected_version: f64, value: f64) -> "Promise<boolean>" bool {
+            let expected = VersionedCount {
+            value: int(env, "expected.value", expected_value)?,
+            version: int(env, "expected.version", expected_version)?,
+            };
+            let value = int(env, "value", value)?;
+        } |count| count.try_set(expected, value), |set| set;
     }
 }

@@ -6,6 +6,7 @@ use zkrecipes::LeaderElectionSupport;
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
+use crate::promised::promised;
 
 #[napi]
 pub struct NativeElection {
@@ -43,36 +44,17 @@ impl NativeElection {
         self.inner.is_leader()
     }
 
-    #[napi(ts_return_type = "Promise<string | null>")]
-    pub fn leader_host_name<'env>(
-        &self,
-        env: &'env Env,
-    ) -> napi::Result<PromiseRaw<'env, Option<String>>> {
-        let election = self.inner.clone();
-        promise(
-            env,
-            async move { election.leader_host_name().await },
-            |name| name,
-        )
-    }
-
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn await_leadership<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let limit = wait_ms(env, timeout_ms)?;
-        let election = self.inner.clone();
-        promise(
-            env,
-            async move { election.await_leadership(limit).await },
-            |led| led,
-        )
-    }
-
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
         forward(self.inner.subscribe(), callback)
+    }
+}
+
+promised! {
+    impl NativeElection {
+        fn leader_host_name(env) -> "Promise<string | null>" Option<String> {} |election| election.leader_host_name(), |name| name;
+        fn await_leadership(env, timeout_ms: Option<f64>) -> "Promise<boolean>" bool {
+            let limit = wait_ms(env, timeout_ms)?;
+        } |election| election.await_leadership(limit), |led| led;
     }
 }

@@ -14,6 +14,7 @@ use zkrecipes::{LatchParticipant, LeaderLatch};
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
+use crate::promised::promised;
 
 #[napi(object)]
 pub struct LatchMember {
@@ -109,42 +110,6 @@ impl NativeLeaderLatch {
         self.inner.is_closed()
     }
 
-    /// The fencing token once leading; `null` when `timeoutMs` passed first (0: a check).
-    #[napi(ts_return_type = "Promise<bigint | null>")]
-    pub fn await_leadership<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, Option<BigInt>>> {
-        let limit = wait_ms(env, timeout_ms)?;
-        let latch = self.inner.clone();
-        promise(
-            env,
-            async move { latch.await_leadership(limit).await },
-            |token| token.map(BigInt::from),
-        )
-    }
-
-    #[napi(ts_return_type = "Promise<LatchMember | null>")]
-    pub fn leader<'env>(
-        &self,
-        env: &'env Env,
-    ) -> napi::Result<PromiseRaw<'env, Option<LatchMember>>> {
-        let latch = self.inner.clone();
-        promise(env, async move { latch.leader().await }, |p| p.map(member))
-    }
-
-    #[napi(ts_return_type = "Promise<Array<LatchMember>>")]
-    pub fn participants<'env>(
-        &self,
-        env: &'env Env,
-    ) -> napi::Result<PromiseRaw<'env, Vec<LatchMember>>> {
-        let latch = self.inner.clone();
-        promise(env, async move { latch.participants().await }, |list| {
-            list.into_iter().map(member).collect()
-        })
-    }
-
     #[napi]
     pub fn path(&self) -> String {
         self.inner.path().to_string()
@@ -163,5 +128,16 @@ impl NativeLeaderLatch {
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
         forward(self.inner.subscribe(), callback)
+    }
+}
+
+promised! {
+    impl NativeLeaderLatch {
+        // The fencing token once leading; `null` when `timeoutMs` passed first (0: a check).
+        fn await_leadership(env, timeout_ms: Option<f64>) -> "Promise<bigint | null>" Option<BigInt> {
+            let limit = wait_ms(env, timeout_ms)?;
+        } |latch| latch.await_leadership(limit), |token| token.map(BigInt::from);
+        fn leader(env) -> "Promise<LatchMember | null>" Option<LatchMember> {} |latch| latch.leader(), |p| p.map(member);
+        fn participants(env) -> "Promise<Array<LatchMember>>" Vec<LatchMember> {} |latch| latch.participants(), |list| { list.into_iter().map(member).collect() };
     }
 }

@@ -13,6 +13,7 @@ pub mod latch;
 pub mod listener;
 pub mod lock;
 pub mod persistent_node;
+mod promised;
 pub mod queue;
 pub mod rwlock;
 pub mod semaphore;

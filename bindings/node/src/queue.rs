@@ -4,7 +4,8 @@ use zkrecipes::ffi::{HandedQueue, Handoff};
 use zkrecipes::{DistributedQueue, Item};
 
 use crate::client::NativeClient;
-use crate::errors::{promise, wait_ms, IntoJs};
+use crate::errors::{wait_ms, IntoJs};
+use crate::promised::promised;
 
 #[napi]
 pub struct NativeQueue {
@@ -41,88 +42,28 @@ impl NativeQueue {
     pub fn max_payload(&self) -> u32 {
         self.inner.max_payload() as u32
     }
+}
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn offer<'env>(
-        &self,
-        env: &'env Env,
-        data: Buffer,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
-        let (queue, data) = (self.inner.clone(), data.to_vec());
-        promise(env, async move { queue.offer(&data).await }, |path| path)
-    }
-
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
-    pub fn peek<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.peek().await }, maybe_bytes)
-    }
-
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
-    pub fn poll<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.poll().await }, maybe_bytes)
-    }
-
-    #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn element<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.element().await }, bytes)
-    }
-
-    #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn remove<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Buffer>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.remove().await }, bytes)
-    }
-
-    /// `null` when `timeoutMs` passed without an item.
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
-    pub fn take<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, Option<Buffer>>> {
-        let how = wait_ms(env, timeout_ms)?;
-        let queue = self.inner.clone();
-        let taking = async move { Ok(queue.take_item(how).await?.map(|item| item.data)) };
-        promise(env, taking, maybe_bytes)
-    }
-
-    /// Up to `max` head items in one transaction; `max` as given (the core checks the range).
-    #[napi(ts_return_type = "Promise<Buffer[]>")]
-    pub fn poll_many<'env>(
-        &self,
-        env: &'env Env,
-        max: i64,
-    ) -> napi::Result<PromiseRaw<'env, Vec<Buffer>>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.poll_many_handed(max).await }, batch)
-    }
-
-    /// `pollMany` once an item is there; empty when `timeoutMs` passed without one.
-    #[napi(ts_return_type = "Promise<Buffer[]>")]
-    pub fn take_many<'env>(
-        &self,
-        env: &'env Env,
-        max: i64,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, Vec<Buffer>>> {
-        let how = wait_ms(env, timeout_ms)?;
-        let queue = self.inner.clone();
-        let taking = async move { queue.take_many_handed(max, how).await };
-        promise(env, taking, batch)
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.close().await }, |()| ())
-    }
-
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn size<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u32>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.size().await }, |n| n as u32)
+promised! {
+    impl NativeQueue {
+        fn offer(env, data: Buffer) -> "Promise<string>" String {
+            let data = data.to_vec();
+        } |queue| queue.offer(&data), |path| path;
+        fn peek(env) -> "Promise<Buffer | null>" Option<Buffer> {} |queue| queue.peek(), maybe_bytes;
+        fn poll(env) -> "Promise<Buffer | null>" Option<Buffer> {} |queue| queue.poll(), maybe_bytes;
+        fn element(env) -> "Promise<Buffer>" Buffer {} |queue| queue.element(), bytes;
+        fn remove(env) -> "Promise<Buffer>" Buffer {} |queue| queue.remove(), bytes;
+        // `null` when `timeoutMs` passed without an item.
+        fn take(env, timeout_ms: Option<f64>) -> "Promise<Buffer | null>" Option<Buffer> {
+            let how = wait_ms(env, timeout_ms)?;
+        } |queue| async move { Ok(queue.take_item(how).await?.map(|item| item.data)) }, maybe_bytes;
+        // Up to `max` head items in one transaction; `max` as given (the core checks the range).
+        fn poll_many(env, max: i64) -> "Promise<Buffer[]>" Vec<Buffer> {} |queue| queue.poll_many_handed(max), batch;
+        // `pollMany` once an item is there; empty when `timeoutMs` passed without one.
+        fn take_many(env, max: i64, timeout_ms: Option<f64>) -> "Promise<Buffer[]>" Vec<Buffer> {
+            let how = wait_ms(env, timeout_ms)?;
+        } |queue| queue.take_many_handed(max, how), batch;
+        fn close(env) -> "Promise<void>" () {} |queue| queue.close(), |()| ();
+        fn size(env) -> "Promise<number>" u32 {} |queue| queue.size(), |n| n as u32;
     }
 }

@@ -10,6 +10,7 @@ use zkrecipes::{Lease, Semaphore};
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
+use crate::promised::promised;
 
 #[napi]
 pub struct NativeSemaphore {
@@ -48,24 +49,6 @@ impl NativeSemaphore {
         })
     }
 
-    /// `count` leases, all or none; `null` when `timeoutMs` passed first (0: a try).
-    #[napi(ts_return_type = "Promise<Array<NativeLease> | null>")]
-    pub fn acquire<'env>(
-        &self,
-        env: &'env Env,
-        count: i64,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, Option<Vec<NativeLease>>>> {
-        let count = lease_count("count", count).into_js(env)?;
-        let how = wait_ms(env, timeout_ms)?;
-        let semaphore = self.inner.clone();
-        promise(
-            env,
-            async move { semaphore.acquire_many(count, how).await },
-            leases,
-        )
-    }
-
     /// Releases the oldest lease this object holds (`NOT_OWNER` when none).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn release<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
@@ -97,15 +80,20 @@ impl NativeSemaphore {
         self.inner.held() as u32
     }
 
-    #[napi(ts_return_type = "Promise<Array<string>>")]
-    pub fn lease_nodes<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
-        let semaphore = self.inner.clone();
-        promise(env, async move { semaphore.lease_nodes().await }, |n| n)
-    }
-
     #[napi]
     pub fn subscribe(&self, callback: EventCallback) -> NativeSubscription {
         forward(self.inner.subscribe(), callback)
+    }
+}
+
+promised! {
+    impl NativeSemaphore {
+        // `count` leases, all or none; `null` when `timeoutMs` passed first (0: a try).
+        fn acquire(env, count: i64, timeout_ms: Option<f64>) -> "Promise<Array<NativeLease> | null>" Option<Vec<NativeLease>> {
+            let count = lease_count("count", count).into_js(env)?;
+            let how = wait_ms(env, timeout_ms)?;
+        } |semaphore| semaphore.acquire_many(count, how), leases;
+        fn lease_nodes(env) -> "Promise<Array<string>>" Vec<String> {} |semaphore| semaphore.lease_nodes(), |n| n;
     }
 }
 

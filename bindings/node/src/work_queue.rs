@@ -8,6 +8,7 @@ use zkrecipes::{Delivery, WorkQueue};
 
 use crate::client::NativeClient;
 use crate::errors::{promise, wait_ms, IntoJs};
+use crate::promised::promised;
 
 #[napi]
 pub struct NativeWorkQueue {
@@ -79,46 +80,20 @@ impl NativeWorkQueue {
             |path| path,
         )
     }
+}
 
-    #[napi(ts_return_type = "Promise<string[]>")]
-    pub fn offer_all<'env>(
-        &self,
-        env: &'env Env,
-        items: Vec<Buffer>,
-        priority: Option<i64>,
-    ) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
-        let priority = priority_of(env, priority)?;
-        let items: Vec<Vec<u8>> = items.iter().map(|b| b.to_vec()).collect();
-        let queue = self.inner.clone();
-        promise(
-            env,
-            async move { queue.offer_all_with_priority(&items, priority).await },
-            |paths| paths,
-        )
-    }
-
-    /// `null` when `timeoutMs` passed without a job.
-    #[napi(ts_return_type = "Promise<NativeDelivery | null>")]
-    pub fn consume<'env>(
-        &self,
-        env: &'env Env,
-        timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'env, Option<NativeDelivery>>> {
-        let timeout = wait_ms(env, timeout_ms)?;
-        let queue = self.inner.clone();
-        promise(env, async move { queue.consume(timeout).await }, job)
-    }
-
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn size<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u32>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.size().await }, |n| n as u32)
-    }
-
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let queue = self.inner.clone();
-        promise(env, async move { queue.close().await }, |()| ())
+promised! {
+    impl NativeWorkQueue {
+        fn offer_all(env, items: Vec<Buffer>, priority: Option<i64>) -> "Promise<string[]>" Vec<String> {
+            let priority = priority_of(env, priority)?;
+            let items = items.iter().map(|b| b.to_vec()).collect::<Vec<_>>();
+        } |queue| queue.offer_all_with_priority(&items, priority), |paths| paths;
+        // `null` when `timeoutMs` passed without a job.
+        fn consume(env, timeout_ms: Option<f64>) -> "Promise<NativeDelivery | null>" Option<NativeDelivery> {
+            let timeout = wait_ms(env, timeout_ms)?;
+        } |queue| queue.consume(timeout), job;
+        fn size(env) -> "Promise<number>" u32 {} |queue| queue.size(), |n| n as u32;
+        fn close(env) -> "Promise<void>" () {} |queue| queue.close(), |()| ();
     }
 }
 
