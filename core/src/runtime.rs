@@ -83,26 +83,3 @@ pub(crate) fn refuse_if_forked() -> Result<()> {
 pub(crate) fn handle() -> &'static Handle {
     runtime().handle()
 }
-
-/// Starts a recipe's one background task (a cache's engine, a node's keeper) unless it runs
-/// already, so that a second `start` is a no-op; refused once the recipe stopped (`stopped`)
-/// or its client closed.
-pub(crate) fn start_once<F>(
-    stopped: Option<Error>,
-    client: &crate::client::Client,
-    running: &Mutex<Option<tokio::task::AbortHandle>>,
-    task: impl FnOnce() -> F,
-) -> Result<()>
-where
-    F: std::future::Future<Output = ()> + Send + 'static,
-{
-    if let Some(err) = stopped {
-        return Err(err);
-    }
-    client.check_open()?;
-    let mut running = running.lock().unwrap();
-    if running.is_none() {
-        *running = Some(handle().spawn(task()).abort_handle());
-    }
-    Ok(())
-}

@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
-use crate::{path, runtime};
+use crate::path;
 
 use tree::Tree;
 
@@ -267,10 +267,12 @@ impl Cache {
 
     fn launch(&self) -> Result<()> {
         let shared = &self.shared;
-        runtime::start_once(self.stopped(), &shared.client, &shared.engine, || {
-            engine::run(Arc::downgrade(shared))
-        })
-        .map_err(|err| self.about(err))
+        shared
+            .client
+            .start_once(self.stopped(), &shared.engine, || {
+                engine::run(Arc::downgrade(shared))
+            })
+            .map_err(|err| self.about(err))
     }
 
     fn stopped(&self) -> Option<Error> {

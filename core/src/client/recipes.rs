@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -232,6 +233,29 @@ impl Client {
             }
         })
         .await
+    }
+
+    /// Starts a recipe's one background task (a cache's engine, a node's keeper) unless it runs
+    /// already, so that a second `start` is a no-op; refused once the recipe stopped (`stopped`)
+    /// or this client closed.
+    pub(crate) fn start_once<F>(
+        &self,
+        stopped: Option<Error>,
+        running: &Mutex<Option<tokio::task::AbortHandle>>,
+        task: impl FnOnce() -> F,
+    ) -> Result<()>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if let Some(err) = stopped {
+            return Err(err);
+        }
+        self.check_open()?;
+        let mut running = running.lock().unwrap();
+        if running.is_none() {
+            *running = Some(runtime::handle().spawn(task()).abort_handle());
+        }
+        Ok(())
     }
 
     /// The names of `dir`'s children, none if `dir` does not exist (a recipe directory not yet

@@ -26,7 +26,7 @@ use zookeeper_client as zk;
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
-use crate::{path, runtime};
+use crate::path;
 
 /// How the node is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,10 +200,12 @@ impl PersistentNode {
 
     fn launch(&self) -> Result<()> {
         let shared = &self.shared;
-        runtime::start_once(self.stopped(), &shared.client, &shared.keeper, || {
-            keep(Arc::downgrade(shared))
-        })
-        .map_err(|err| self.about(err))
+        shared
+            .client
+            .start_once(self.stopped(), &shared.keeper, || {
+                keep(Arc::downgrade(shared))
+            })
+            .map_err(|err| self.about(err))
     }
 
     fn stopped(&self) -> Option<Error> {
