@@ -6,33 +6,23 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
-use zkrecipes::{Barrier, DoubleBarrier, ErrorCode, Wait};
+use zkrecipes::{Barrier, ConnectionState, DoubleBarrier, ErrorCode, Wait};
 
 const LONG: Wait = Wait::For(Duration::from_secs(20));
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_barrier_holds_waiters_until_removed() {
-    let path = unique("barrier");
-    let (a, b) = (client().await, client().await);
-    let ours = Barrier::new(&a, &path).unwrap();
+    let (path, [(a, ours), (_b, theirs)]) = recipes("barrier", Barrier::new).await;
     // Down: a wait passes at once, also a check.
     assert!(!ours.is_set().await.unwrap());
     assert!(ours.wait(Wait::No).await.unwrap());
     ours.set().await.unwrap();
     ours.set().await.unwrap();
     assert!(ours.is_set().await.unwrap());
-    let theirs = Barrier::new(&b, &path).unwrap();
     assert!(!theirs.wait(Wait::No).await.unwrap());
     assert!(!theirs.wait(Duration::from_millis(100)).await.unwrap());
-    let waiter = {
-        let theirs = theirs.clone();
-        tokio::spawn(async move { theirs.wait(LONG).await })
-    };
-    eventually("the waiter watches", Duration::from_secs(20), || async {
-        !watchers_of(server().port(), &path).is_empty()
-    })
-    .await;
+    let waiter = spawn_on(&theirs, |theirs| async move { theirs.wait(LONG).await });
+    until_watched("the waiter watches", &path).await;
     assert!(!waiter.is_finished());
     ours.remove().await.unwrap();
     ours.remove().await.unwrap();
@@ -44,37 +34,28 @@ async fn a_barrier_holds_waiters_until_removed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_removal_while_the_waiter_is_disconnected_releases_it_at_the_reconnect() {
     // kazoo's Barrier ignores the disconnect's event and misses the removal until its timeout.
-    let path = unique("barrier-cut");
-    let setter = client().await;
-    let barrier = Barrier::new(&setter, &path).unwrap();
+    let (path, _setter, barrier) = recipe("barrier-cut", Barrier::new).await;
     barrier.set().await.unwrap();
-    let proxy = FaultProxy::start(server().connect_string());
-    let cut = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
+    let (proxy, cut) = behind_proxy(Duration::from_secs(20)).await;
     let waiting = Barrier::new(&cut, &path).unwrap();
     let mut states = cut.subscribe();
     let waiter =
         tokio::spawn(async move { waiting.wait(Wait::For(Duration::from_secs(60))).await });
-    eventually("the waiter watches", Duration::from_secs(20), || async {
-        !watchers_of(server().port(), &path).is_empty()
-    })
-    .await;
+    until_watched("the waiter watches", &path).await;
     proxy.set_blackhole(true);
     proxy.drop_all();
-    loop {
-        let state = tokio::time::timeout(Duration::from_secs(30), states.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if state.as_str() == "SUSPENDED" {
-            break;
-        }
-    }
+    until_told(&mut states, ConnectionState::Suspended).await;
     barrier.remove().await.unwrap();
     proxy.set_blackhole(false);
-    let released = tokio::time::timeout(Duration::from_secs(30), waiter)
+    let released = "released well before its 60 s timeout";
+    assert!(joined(waiter, Duration::from_secs(30), released)
         .await
-        .expect("released well before its 60 s timeout");
-    assert!(released.unwrap().unwrap());
+        .unwrap());
+}
+
+/// A maker of double-barrier members for `count` members, for `recipes`.
+fn members_of(count: u32) -> impl Fn(&zkrecipes::Client, &str) -> zkrecipes::Result<DoubleBarrier> {
+    move |c, path| DoubleBarrier::new(c, path, count)
 }
 
 /// Member nodes on the server (`ready` included).
@@ -86,12 +67,8 @@ async fn nodes(path: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn members_enter_only_together_and_leave_together() {
-    let path = unique("double");
-    let mut members = Vec::new();
-    for _ in 0..3 {
-        let c = client().await;
-        members.push(DoubleBarrier::new(&c, &path, 3).unwrap());
-    }
+    let (path, members) = recipes::<_, 3>("double", members_of(3)).await;
+    let members = members.map(|(_, member)| member);
     // Two of three: neither passes; a timed-out enter withdraws its node.
     let (one, two) = (members[0].clone(), members[1].clone());
     let first = tokio::spawn(async move { one.enter(LONG).await });
@@ -133,21 +110,19 @@ async fn a_dead_member_does_not_count_and_a_cancelled_enter_withdraws() {
     let ours = DoubleBarrier::new(&a, &path, 2).unwrap();
     let dying = DoubleBarrier::new(&b, &path, 3).unwrap();
     // A member whose client closes while it waits: its node goes, nobody passes on it.
-    let waiting = {
-        let dying = dying.clone();
-        tokio::spawn(async move { dying.enter(Wait::Forever).await })
-    };
-    eventually("the member is in", Duration::from_secs(20), || async {
-        nodes(&path).await.len() == 1
-    })
-    .await;
+    let waiting = spawn_on(
+        &dying,
+        |dying| async move { dying.enter(Wait::Forever).await },
+    );
+    until_child_count("the member is in", &path, 1, Duration::from_secs(20)).await;
     b.close().await;
     let err = waiting.await.unwrap().unwrap_err();
     assert_eq!(err.code(), ErrorCode::Closed, "{err}");
-    eventually(
+    until_child_count(
         "its node went with the session",
+        &path,
+        0,
         Duration::from_secs(20),
-        || async { nodes(&path).await.is_empty() },
     )
     .await;
     assert!(
@@ -159,19 +134,14 @@ async fn a_dead_member_does_not_count_and_a_cancelled_enter_withdraws() {
         "the timed-out member withdrew"
     );
     // A cancelled enter withdraws in the background.
-    let cancelled = {
-        let ours = ours.clone();
-        tokio::spawn(async move { ours.enter(Wait::Forever).await })
-    };
-    eventually("the member is in", Duration::from_secs(20), || async {
-        nodes(&path).await.len() == 1
-    })
-    .await;
+    let cancelled = spawn_on(&ours, |ours| async move { ours.enter(Wait::Forever).await });
+    until_child_count("the member is in", &path, 1, Duration::from_secs(20)).await;
     cancelled.abort();
-    eventually(
+    until_child_count(
         "the cancelled member withdrew",
+        &path,
+        0,
         Duration::from_secs(20),
-        || async { nodes(&path).await.is_empty() },
     )
     .await;
     for bad in [0u32, u32::MAX] {
@@ -182,22 +152,13 @@ async fn a_dead_member_does_not_count_and_a_cancelled_enter_withdraws() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_callers_on_one_member_take_turns_and_a_timed_out_one_withdraws_nothing_of_the_other() {
-    let path = unique("double-shared");
-    let (a, b) = (client().await, client().await);
-    let shared = DoubleBarrier::new(&a, &path, 2).unwrap();
-    let first = {
-        let shared = shared.clone();
-        tokio::spawn(async move { shared.enter(LONG).await })
-    };
-    eventually("the member is in", Duration::from_secs(20), || async {
-        nodes(&path).await.len() == 1
-    })
-    .await;
+    let (path, [(_a, shared), (_b, other)]) = recipes("double-shared", members_of(2)).await;
+    let first = spawn_on(&shared, |shared| async move { shared.enter(LONG).await });
+    until_child_count("the member is in", &path, 1, Duration::from_secs(20)).await;
     // The second caller's turn never comes within its deadline: it answers false and leaves
     // the first caller's node in place.
     assert!(!shared.enter(Duration::from_millis(200)).await.unwrap());
     assert_eq!(nodes(&path).await.len(), 1);
-    let other = DoubleBarrier::new(&b, &path, 2).unwrap();
     assert!(other.enter(LONG).await.unwrap());
     assert!(first.await.unwrap().unwrap());
     let (left, other_left) = tokio::join!(shared.leave(LONG), other.leave(LONG));
@@ -206,10 +167,8 @@ async fn two_callers_on_one_member_take_turns_and_a_timed_out_one_withdraws_noth
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_leave_by_an_outsider_never_closes_the_barrier_on_a_member_inside() {
-    let path = unique("double-outsider");
-    let (a, b, c) = (client().await, client().await, client().await);
-    let first = DoubleBarrier::new(&a, &path, 2).unwrap();
-    let second = DoubleBarrier::new(&b, &path, 2).unwrap();
+    let (_path, [(_a, first), (_b, second), (_c, outsider)]) =
+        recipes("double-outsider", members_of(2)).await;
     let (entered, other) = tokio::join!(first.enter(LONG), second.enter(LONG));
     assert!(entered.unwrap() && other.unwrap());
     // The higher member (`two`) leaves at once while the lowest (`one`) is still inside; an
@@ -220,11 +179,7 @@ async fn a_leave_by_an_outsider_never_closes_the_barrier_on_a_member_inside() {
     } else {
         (second, first)
     };
-    let leaving = {
-        let two = two.clone();
-        tokio::spawn(async move { two.leave(LONG).await })
-    };
-    let outsider = DoubleBarrier::new(&c, &path, 2).unwrap();
+    let leaving = spawn_on(&two, |two| async move { two.leave(LONG).await });
     eventually("two is out", Duration::from_secs(20), || async {
         one.members().await.unwrap().len() == 1
     })
@@ -245,24 +200,19 @@ async fn a_leave_by_an_outsider_never_closes_the_barrier_on_a_member_inside() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_enter_never_withdraws_the_next_enter_of_the_same_member() {
     for round in 0..10 {
-        let path = unique(&format!("double-reenter-{round}"));
-        let (a, b) = (client().await, client().await);
-        let member = DoubleBarrier::new(&a, &path, 2).unwrap();
+        let (path, [(_a, member), (_b, other)]) =
+            recipes(&format!("double-reenter-{round}"), members_of(2)).await;
         let cancelled = {
             let member = member.clone();
             tokio::spawn(async move { member.enter(Wait::Forever).await })
         };
-        eventually("the member is in", Duration::from_secs(20), || async {
-            nodes(&path).await.len() == 1
-        })
-        .await;
+        until_child_count("the member is in", &path, 1, Duration::from_secs(20)).await;
         cancelled.abort();
         // At once again: its node must survive the cancelled enter's withdrawal.
         let again = {
             let member = member.clone();
             tokio::spawn(async move { member.enter(LONG).await })
         };
-        let other = DoubleBarrier::new(&b, &path, 2).unwrap();
         assert!(other.enter(LONG).await.unwrap(), "round {round}");
         assert!(again.await.unwrap().unwrap(), "round {round}");
         // A withdrawal takes this member out and leaves the barrier open for the other.
@@ -277,10 +227,7 @@ async fn a_cancelled_enter_never_withdraws_the_next_enter_of_the_same_member() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_last_member_to_withdraw_closes_the_barrier_for_the_next_round() {
-    let path = unique("double-withdraw");
-    let (a, b) = (client().await, client().await);
-    let one = DoubleBarrier::new(&a, &path, 2).unwrap();
-    let two = DoubleBarrier::new(&b, &path, 2).unwrap();
+    let (path, [(_a, one), (_b, two)]) = recipes("double-withdraw", members_of(2)).await;
     let (entered, other) = tokio::join!(one.enter(LONG), two.enter(LONG));
     assert!(entered.unwrap() && other.unwrap());
     one.withdraw().await.unwrap();

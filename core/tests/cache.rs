@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::mpsc::UnboundedReceiver;
-use zk_harness::FaultProxy;
 use zkrecipes::{Cache, CacheEvent, CacheScope, CachedNode, Client, ErrorCode};
 use zookeeper_client as zk;
 
@@ -18,10 +17,47 @@ fn open() -> zk::CreateOptions<'static> {
     zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
 }
 
-async fn base(zk: &zk::Client) -> String {
-    let root = unique("cache");
-    zk.create("/test", &[], &open()).await.ok();
-    root
+/// The raw session that writes a test's tree, and the tree's root (a fresh path; it is not
+/// there yet). Paths given are below the root (`""` is the root).
+struct Tree {
+    zk: zk::Client,
+    root: String,
+}
+
+impl Tree {
+    async fn fresh() -> Tree {
+        let zk = raw().await;
+        let root = with_parent(&zk, "cache").await;
+        Tree { zk, root }
+    }
+
+    /// A fresh tree holding `nodes` (path below the root, data), made in that order.
+    async fn holding(nodes: &[(&str, &[u8])]) -> Tree {
+        let tree = Tree::fresh().await;
+        for (below, data) in nodes {
+            tree.create(below, data).await;
+        }
+        tree
+    }
+
+    fn at(&self, below: &str) -> String {
+        format!("{}{below}", self.root)
+    }
+
+    async fn create(&self, below: &str, data: &[u8]) {
+        self.zk
+            .create(&self.at(below), data, &open())
+            .await
+            .unwrap();
+    }
+
+    async fn set(&self, below: &str, data: &[u8]) {
+        self.zk.set_data(&self.at(below), data, None).await.unwrap();
+    }
+
+    async fn delete(&self, below: &str) {
+        self.zk.delete(&self.at(below), None).await.unwrap();
+    }
 }
 
 async fn next(events: &mut UnboundedReceiver<CacheEvent>) -> CacheEvent {
@@ -132,44 +168,36 @@ fn replay(copy: &mut BTreeMap<String, CachedNode>, event: &CacheEvent) {
 }
 
 async fn follows_a_tree(ordinary: bool) {
-    let zk = raw().await;
-    let root = base(&zk).await;
+    let tree = Tree::fresh().await;
+    let (zk, root) = (&tree.zk, &tree.root);
     let c = client().await;
     let cache =
-        Cache::with_watches(&c, &root, CacheScope::Tree { max_depth: Some(2) }, ordinary).unwrap();
+        Cache::with_watches(&c, root, CacheScope::Tree { max_depth: Some(2) }, ordinary).unwrap();
     let mut events = cache.subscribe();
     cache.start().await.unwrap();
     assert_eq!(next(&mut events).await, CacheEvent::Initialized);
     assert!(cache.is_empty());
     // Nothing is created as a side effect.
-    assert_eq!(zk.check_stat(&root).await.unwrap(), None);
+    assert_eq!(zk.check_stat(root).await.unwrap(), None);
 
-    zk.create(&root, b"r", &open()).await.unwrap();
+    tree.create("", b"r").await;
     assert_eq!(
         describe(&next(&mut events).await),
         format!("CREATED {root}")
     );
-    zk.create(&format!("{root}/a"), b"1", &open())
-        .await
-        .unwrap();
-    zk.create(&format!("{root}/a/b"), b"2", &open())
-        .await
-        .unwrap();
+    tree.create("/a", b"1").await;
+    tree.create("/a/b", b"2").await;
     // Below the depth limit: never cached.
-    zk.create(&format!("{root}/a/b/c"), b"3", &open())
-        .await
-        .unwrap();
-    zk.set_data(&format!("{root}/a"), b"1'", None)
-        .await
-        .unwrap();
-    zk.delete(&format!("{root}/a/b/c"), None).await.unwrap();
-    zk.delete(&format!("{root}/a/b"), None).await.unwrap();
+    tree.create("/a/b/c", b"3").await;
+    tree.set("/a", b"1'").await;
+    tree.delete("/a/b/c").await;
+    tree.delete("/a/b").await;
     // A last change to wait for: every event before it has been reported by then.
-    zk.set_data(&root, b"done", None).await.unwrap();
+    tree.set("", b"done").await;
     let mut seen = until_event(&mut events, &format!("CHANGED {root}")).await;
     // Events of different paths may come in either order (on one-shot watches the delete of a/b
     // came after the root's change, in make test): read on until the copy is the server's tree.
-    let server = server_tree(&zk, &root, Some(2)).await;
+    let server = server_tree(zk, root, Some(2)).await;
     let created_b = format!("CREATED {root}/a/b");
     let deleted_b = format!("DELETED {root}/a/b");
     // The copy is updated before its event is read: a/b seen created waits for its delete too
@@ -195,10 +223,10 @@ async fn follows_a_tree(ordinary: bool) {
         "{seen:?}"
     );
     assert_eq!(cache.get(&format!("{root}/a")).unwrap().data, b"1'");
-    assert_eq!(cache.children_of(&root), ["a"]);
+    assert_eq!(cache.children_of(root), ["a"]);
     assert_eq!(
         as_map(&cache.snapshot()),
-        server_tree(&zk, &root, Some(2)).await
+        server_tree(zk, root, Some(2)).await
     );
     cache.close();
     // The stream ends at close, after the events already on their way (the copy matched the
@@ -234,15 +262,11 @@ async fn a_tree_cache_on_one_shot_watches_follows_as_well() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn node_and_children_caches_show_their_scope_only() {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    zk.create(&root, b"parent", &open()).await.unwrap();
-    zk.create(&format!("{root}/x"), b"x", &open())
-        .await
-        .unwrap();
+    let tree = Tree::holding(&[("", b"parent"), ("/x", b"x")]).await;
+    let root = &tree.root;
     let c = client().await;
-    let node = Cache::node(&c, &root).unwrap();
-    let children = Cache::children(&c, &root).unwrap();
+    let node = Cache::node(&c, root).unwrap();
+    let children = Cache::children(&c, root).unwrap();
     node.start().await.unwrap();
     children.start().await.unwrap();
     assert_eq!(
@@ -262,15 +286,13 @@ async fn node_and_children_caches_show_their_scope_only() {
     );
     assert_eq!(children.len(), 1);
     assert!(
-        children.get(&root).is_none(),
+        children.get(root).is_none(),
         "a children cache does not show its parent"
     );
     let mut node_events = node.subscribe();
     let mut child_events = children.subscribe();
-    zk.set_data(&root, b"parent'", None).await.unwrap();
-    zk.create(&format!("{root}/y"), b"y", &open())
-        .await
-        .unwrap();
+    tree.set("", b"parent'").await;
+    tree.create("/y", b"y").await;
     assert_eq!(
         describe(&next(&mut node_events).await),
         format!("CHANGED {root}")
@@ -280,7 +302,7 @@ async fn node_and_children_caches_show_their_scope_only() {
         format!("CREATED {root}/y")
     );
     // The child's creation is not the node cache's: its next event is the node's next change.
-    zk.set_data(&root, b"parent''", None).await.unwrap();
+    tree.set("", b"parent''").await;
     match next(&mut node_events).await {
         CacheEvent::Changed { new, .. } => assert_eq!(new.data, b"parent''"),
         other => panic!("the node cache saw {other:?}"),
@@ -289,66 +311,58 @@ async fn node_and_children_caches_show_their_scope_only() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_cache_hears_only_its_node() {
-    let zk = raw().await;
-    let root = base(&zk).await;
+    let tree = Tree::fresh().await;
+    let root = &tree.root;
     let c = client().await;
-    let node = Cache::node(&c, &root).unwrap();
+    let node = Cache::node(&c, root).unwrap();
     let mut events = node.subscribe();
     node.start().await.unwrap();
     assert_eq!(next(&mut events).await, CacheEvent::Initialized);
-    zk.create(&root, b"1", &open()).await.unwrap();
+    tree.create("", b"1").await;
     assert_eq!(
         describe(&next(&mut events).await),
         format!("CREATED {root}")
     );
-    zk.create(&format!("{root}/child"), b"", &open())
-        .await
-        .unwrap();
-    zk.delete(&format!("{root}/child"), None).await.unwrap();
-    zk.set_data(&root, b"2", None).await.unwrap();
+    tree.create("/child", b"").await;
+    tree.delete("/child").await;
+    tree.set("", b"2").await;
     // The child's life is not the node cache's: its next event is the node's change.
     match next(&mut events).await {
         CacheEvent::Changed { new, .. } => assert_eq!(new.data, b"2"),
         other => panic!("the node cache saw {other:?}"),
     }
-    zk.delete(&root, None).await.unwrap();
+    tree.delete("").await;
     assert_eq!(
         describe(&next(&mut events).await),
         format!("DELETED {root}")
     );
-    assert!(node.get(&root).is_none());
+    assert!(node.get(root).is_none());
 }
 
 /// Changes made while the cache is cut off are reported as exactly the difference once it is
 /// back: a node deleted and created again is a delete and a create, though its version is the
 /// same.
 async fn catches_up_after_a_disconnect(ordinary: bool) {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    for (path, data) in [("", "r"), ("/same", "s"), ("/again", "a"), ("/gone", "g")] {
-        zk.create(&format!("{root}{path}"), data.as_bytes(), &open())
-            .await
-            .unwrap();
-    }
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
-    let (cache, mut copy, mut events) = started_tree(&c, &root, ordinary).await;
+    let nodes: [(&str, &[u8]); 4] = [
+        ("", b"r"),
+        ("/same", b"s"),
+        ("/again", b"a"),
+        ("/gone", b"g"),
+    ];
+    let tree = Tree::holding(&nodes).await;
+    let (zk, root) = (&tree.zk, &tree.root);
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    let (cache, mut copy, mut events) = started_tree(&c, root, ordinary).await;
     let mut states = c.subscribe();
     proxy.set_blackhole(true);
     proxy.drop_all();
     assert_eq!(next(&mut events).await, CacheEvent::Suspended);
     while states.recv().await.unwrap() != zkrecipes::ConnectionState::Suspended {}
-    zk.delete(&format!("{root}/again"), None).await.unwrap();
-    zk.create(&format!("{root}/again"), b"a", &open())
-        .await
-        .unwrap();
-    zk.delete(&format!("{root}/gone"), None).await.unwrap();
-    zk.create(&format!("{root}/new"), b"n", &open())
-        .await
-        .unwrap();
-    zk.set_data(&format!("{root}/same"), b"s'", None)
-        .await
-        .unwrap();
+    tree.delete("/again").await;
+    tree.create("/again", b"a").await;
+    tree.delete("/gone").await;
+    tree.create("/new", b"n").await;
+    tree.set("/same", b"s'").await;
     proxy.set_blackhole(false);
     let mut seen_events = vec![CacheEvent::Suspended];
     loop {
@@ -385,10 +399,7 @@ async fn catches_up_after_a_disconnect(ordinary: bool) {
         as_map(&cache.snapshot()),
         "the events replay to the copy"
     );
-    assert_eq!(
-        as_map(&cache.snapshot()),
-        server_tree(&zk, &root, None).await
-    );
+    assert_eq!(as_map(&cache.snapshot()), server_tree(zk, root, None).await);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -403,16 +414,11 @@ async fn after_a_disconnect_a_one_shot_cache_reports_exactly_what_changed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn after_a_new_session_a_cache_reports_the_difference_and_its_events_replay_to_its_copy() {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    zk.create(&root, b"", &open()).await.unwrap();
-    zk.create(&format!("{root}/kept"), b"k", &open())
-        .await
-        .unwrap();
-    let proxy = FaultProxy::start(server().connect_string());
-    let c: Client = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let tree = Tree::holding(&[("", b""), ("/kept", b"k")]).await;
+    let (zk, root) = (&tree.zk, &tree.root);
+    let (proxy, c) = behind_proxy(Duration::from_secs(2)).await;
     let session = c.session_id().unwrap();
-    let cache = Cache::tree(&c, &root, None).unwrap();
+    let cache = Cache::tree(&c, root, None).unwrap();
     cache.start().await.unwrap();
     let (snapshot, mut events) = cache.snapshot_and_subscribe();
     let mut copy = by_path(snapshot);
@@ -426,11 +432,9 @@ async fn after_a_new_session_a_cache_reports_the_difference_and_its_events_repla
     proxy.set_blackhole(true);
     until_expired(server().port(), session).await;
     for i in 0..10 {
-        zk.delete(&format!("{root}/n{i}"), None).await.unwrap();
+        tree.delete(&format!("/n{i}")).await;
     }
-    zk.set_data(&format!("{root}/kept"), b"k'", None)
-        .await
-        .unwrap();
+    tree.set("/kept", b"k'").await;
     proxy.set_blackhole(false);
     let mut seen = Vec::new();
     loop {
@@ -446,21 +450,19 @@ async fn after_a_new_session_a_cache_reports_the_difference_and_its_events_repla
     // The events replayed over the first snapshot give the copy, and the copy is the server's.
     let copy: Vec<CachedNode> = copy.into_values().collect();
     assert_eq!(as_map(&copy), as_map(&cache.snapshot()));
-    assert_eq!(as_map(&copy), server_tree(&zk, &root, None).await);
+    assert_eq!(as_map(&copy), server_tree(zk, root, None).await);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    zk.create(&root, b"", &open()).await.unwrap();
+    let tree = Tree::fresh().await;
+    let root = &tree.root;
+    tree.create("", b"").await;
     for i in 0..200 {
-        zk.create(&format!("{root}/{i}"), b"x", &open())
-            .await
-            .unwrap();
+        tree.create(&format!("/{i}"), b"x").await;
     }
     let c = client().await;
-    let cache = Cache::children(&c, &root).unwrap();
+    let cache = Cache::children(&c, root).unwrap();
     let err = cache
         .await_initialized(Some(Duration::ZERO))
         .await
@@ -486,19 +488,15 @@ async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    zk.create(&root, b"", &open()).await.unwrap();
-    zk.create(&format!("{root}/a"), b"a", &open())
-        .await
-        .unwrap();
+    let tree = Tree::holding(&[("", b""), ("/a", b"a")]).await;
+    let root = &tree.root;
     let c = client().await;
     for round in 0..20 {
         let caches: Vec<Cache> = (0..50)
             .map(|i| match i % 3 {
-                0 => Cache::node(&c, &root).unwrap(),
-                1 => Cache::children(&c, &root).unwrap(),
-                _ => Cache::tree(&c, &root, None).unwrap(),
+                0 => Cache::node(&c, root).unwrap(),
+                1 => Cache::children(&c, root).unwrap(),
+                _ => Cache::tree(&c, root, None).unwrap(),
             })
             .collect();
         let started =
@@ -511,7 +509,7 @@ async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
             // The check below can fail: the server lists a live cache's watch.
             let (port, ours) = (server().port(), session_hex(c.session_id().unwrap()));
             assert!(
-                watchers_of(port, &root).contains(&ours),
+                watchers_of(port, root).contains(&ours),
                 "a live cache's watch is listed"
             );
         }
@@ -552,9 +550,9 @@ async fn a_start_with_its_client_closed_answers_closed() {
 /// (and re-arms the parent's child watch past it). The copy must end as the server's tree,
 /// and its events must replay to it.
 async fn holds_nodes_created_again_at_once(ordinary: bool) {
-    let zk = raw().await;
-    let root = base(&zk).await;
-    zk.create(&root, b"r", &open()).await.unwrap();
+    let tree = Tree::fresh().await;
+    let (zk, root) = (&tree.zk, &tree.root);
+    tree.create("", b"r").await;
     let parents: Vec<String> = (0..6).map(|i| format!("{root}/p{i}")).collect();
     for parent in &parents {
         zk.create(parent, b"p", &open()).await.unwrap();
@@ -563,7 +561,7 @@ async fn holds_nodes_created_again_at_once(ordinary: bool) {
             .unwrap();
     }
     let c = client().await;
-    let (cache, mut copy, mut events) = started_tree(&c, &root, ordinary).await;
+    let (cache, mut copy, mut events) = started_tree(&c, root, ordinary).await;
     // Every parent's leaf at once, so that the reads of one overlap the writes of another.
     for _ in 0..60 {
         let rounds = parents.iter().map(|parent| {
@@ -576,7 +574,7 @@ async fn holds_nodes_created_again_at_once(ordinary: bool) {
         });
         futures_util::future::join_all(rounds).await;
     }
-    let expected = server_tree(&zk, &root, None).await;
+    let expected = server_tree(zk, root, None).await;
     until("the cache holds the server's tree", LONG, || {
         as_map(&cache.snapshot()) == expected
     })

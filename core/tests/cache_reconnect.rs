@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::mpsc::UnboundedReceiver;
-use zk_harness::FaultProxy;
 use zkrecipes::{Cache, CacheEvent};
 use zookeeper_client as zk;
 
@@ -27,8 +26,7 @@ async fn tree_and_node_caches_hear_changes_after_every_reconnect_on_the_same_ses
     let root = unique("cache-reconnect");
     zk.create("/test", &[], &open).await.ok();
     zk.create(&root, b"0", &open).await.unwrap();
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(20)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
     let session = c.session_id().unwrap();
     let tree = Cache::tree(&c, &root, None).unwrap();
     let node = Cache::node(&c, &root).unwrap();

@@ -3,59 +3,56 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
 use zkrecipes::{
     Auth, Client, ClientOptions, ConnectionState, DistributedQueue, ErrorCode, WriteLock,
 };
 
+/// A client that authenticates as alice (digest auth).
+async fn as_alice() -> Client {
+    let alice = ClientOptions {
+        auth: Some(Auth::digest("alice:secret")),
+        ..options(Duration::from_secs(10))
+    };
+    Client::connect(server().connect_string(), alice)
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn lost_create_reply_leaves_no_orphan_contender() {
-    let proxy = FaultProxy::start(server().connect_string());
+    let (proxy, c) = behind_proxy(Duration::from_secs(10)).await;
     let dir = unique("orphan");
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
     let lock = WriteLock::new(&c, &dir).unwrap();
     lock.acquire().await.unwrap().release().await.unwrap();
     // The create reaches the server, its reply does not; then the connection drops.
     proxy.set_drop_replies(true);
-    let task = {
-        let lock = lock.clone();
-        tokio::spawn(async move { lock.acquire_timeout(Duration::from_secs(20)).await })
-    };
-    eventually("create applied", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 1
-    })
-    .await;
+    let task = spawn_on(&lock, |lock| async move {
+        lock.acquire_timeout(Duration::from_secs(20)).await
+    });
+    until_child_count("create applied", &dir, 1, Duration::from_secs(5)).await;
     proxy.set_drop_replies(false);
     proxy.drop_all();
-    let guard = task
-        .await
-        .unwrap()
+    let acquired = joined(task, Duration::from_secs(30), "the acquire").await;
+    let guard = acquired
         .unwrap()
         .expect("acquired by adopting its own node");
-    let nodes = children(server().connect_string(), &dir).await;
+    let nodes = children_of(&dir).await;
     assert_eq!(nodes.len(), 1, "exactly our adopted node: {nodes:?}");
     assert_eq!(lock.node_path().unwrap(), format!("{dir}/{}", nodes[0]));
     guard.release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connection_states_follow_a_connection_drop() {
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(10)).await;
     assert_eq!(c.state(), ConnectionState::Connected);
     let mut states = c.subscribe();
     proxy.drop_all();
-    let first = tokio::time::timeout(Duration::from_secs(10), states.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = next_within(&mut states, Duration::from_secs(10)).await;
     assert_eq!(first, ConnectionState::Suspended);
-    let second = tokio::time::timeout(Duration::from_secs(10), states.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let second = next_within(&mut states, Duration::from_secs(10)).await;
     assert_eq!(second, ConnectionState::Reconnected);
     c.close().await;
     assert_eq!(states.recv().await.unwrap(), ConnectionState::Closed);
@@ -132,13 +129,7 @@ async fn bad_options_are_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn digest_auth_protects_recipe_nodes_from_other_identities() {
     let dir = unique("acl");
-    let alice = ClientOptions {
-        auth: Some(Auth::digest("alice:secret")),
-        ..options(Duration::from_secs(10))
-    };
-    let owner = Client::connect(server().connect_string(), alice.clone())
-        .await
-        .unwrap();
+    let owner = as_alice().await;
     let queue = DistributedQueue::new(&owner, &dir).unwrap();
     queue.offer(b"private").await.unwrap();
     let stranger = client().await;
@@ -146,9 +137,7 @@ async fn digest_auth_protects_recipe_nodes_from_other_identities() {
     // The directory is readable (listing), the item is not.
     let err = theirs.poll().await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
-    let same_identity = Client::connect(server().connect_string(), alice)
-        .await
-        .unwrap();
+    let same_identity = as_alice().await;
     assert_eq!(
         DistributedQueue::new(&same_identity, &dir)
             .unwrap()
@@ -191,13 +180,7 @@ fn credentials_never_show_in_debug_output() {
 #[tokio::test(flavor = "multi_thread")]
 async fn another_identity_cannot_delete_a_protected_lock_node() {
     let dir = unique("acl-lock");
-    let alice = ClientOptions {
-        auth: Some(Auth::digest("alice:secret")),
-        ..options(Duration::from_secs(10))
-    };
-    let owner = Client::connect(server().connect_string(), alice)
-        .await
-        .unwrap();
+    let owner = as_alice().await;
     let lock = WriteLock::new(&owner, &dir).unwrap();
     let guard = lock.acquire().await.unwrap();
     // Mallory authenticates as somebody else: digest auth never fails, the ACL refuses.

@@ -33,22 +33,13 @@ async fn increments_from_many_clients_end_at_exactly_their_number() {
         (1..=200).collect::<Vec<i64>>(),
         "every increment counted once"
     );
-    let c = client().await;
-    assert_eq!(
-        DistributedAtomicLong::new(&c, &path)
-            .unwrap()
-            .get()
-            .await
-            .unwrap(),
-        200
-    );
+    let total = DistributedAtomicLong::new(&client().await, &path).unwrap();
+    assert_eq!(total.get().await.unwrap(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn compare_and_set_force_set_and_the_encoding() {
-    let path = unique("atomic-cas");
-    let c = client().await;
-    let counter = DistributedAtomicLong::new(&c, &path).unwrap();
+    let (path, c, counter) = recipe("atomic-cas", DistributedAtomicLong::new).await;
     assert_eq!(counter.get().await.unwrap(), 0, "missing reads as 0");
     assert!(!counter.compare_and_set(5, 6).await.unwrap());
     assert!(counter.compare_and_set(0, 41).await.unwrap());

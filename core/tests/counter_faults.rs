@@ -14,6 +14,29 @@ use common::*;
 use zk_harness::{Cut, FaultProxy, Request, Then};
 use zkrecipes::{Client, ConnectionState, DistributedAtomicLong, ErrorCode, SharedCount};
 
+/// A counter on a fresh path (of `name`) of a client behind a fault proxy of its own (with a
+/// session of `session`), incremented once, to 1: the path, the proxy, the client, the counter.
+async fn counted_once_behind_proxy(
+    name: &str,
+    session: Duration,
+) -> (String, FaultProxy, Client, DistributedAtomicLong) {
+    let path = unique(name);
+    let (proxy, c) = behind_proxy(session).await;
+    let counter = DistributedAtomicLong::new(&c, &path).unwrap();
+    counter.increment().await.unwrap();
+    (path, proxy, c, counter)
+}
+
+/// A shared count on a fresh path (of `name`, seeded with `seed`), started, of a client behind
+/// a fault proxy of its own: the path, the proxy, the client, the count.
+async fn count_behind_proxy(name: &str, seed: i32) -> (String, FaultProxy, Client, SharedCount) {
+    let path = unique(name);
+    let (proxy, c) = behind_proxy(Duration::from_secs(10)).await;
+    let count = SharedCount::new(&c, &path, seed).unwrap();
+    count.start().await.unwrap();
+    (path, proxy, c, count)
+}
+
 /// Every wait of this file gives up after this long.
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -44,11 +67,8 @@ async fn until_cut(proxy: &FaultProxy, cuts: u64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_increment_lost_on_its_way_is_sent_again_and_counted_once() {
-    let path = unique("atomic-lost-request");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let counter = DistributedAtomicLong::new(&c, &path).unwrap();
-    counter.increment().await.unwrap();
+    let (path, proxy, c, counter) =
+        counted_once_behind_proxy("atomic-lost-request", Duration::from_secs(10)).await;
     let connections = proxy.connections();
     proxy.cut_at_request(Request::SetData, Cut::Before, Then::Reconnect);
     let updated = within("the increment", counter.increment()).await.unwrap();
@@ -63,11 +83,8 @@ async fn an_increment_lost_on_its_way_is_sent_again_and_counted_once() {
 /// another client's identical one): the answer is "unknown", and the value moved by exactly one.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_increment_applied_with_its_reply_lost_is_counted_once() {
-    let path = unique("atomic-lost-reply");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let counter = DistributedAtomicLong::new(&c, &path).unwrap();
-    counter.increment().await.unwrap();
+    let (path, proxy, c, counter) =
+        counted_once_behind_proxy("atomic-lost-reply", Duration::from_secs(10)).await;
     proxy.cut_at_request(Request::SetData, Cut::After, Then::Reconnect);
     let answered = within("the increment", counter.increment()).await;
     assert_eq!(proxy.cuts(), 1, "the write's connection was cut");
@@ -87,11 +104,8 @@ async fn an_increment_applied_with_its_reply_lost_is_counted_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_increment_overtaken_while_cut_off_answers_connection_loss_and_counts_at_most_once() {
     for (cut, ours) in [(Cut::Before, 0), (Cut::After, 1)] {
-        let path = unique("atomic-overtaken");
-        let proxy = FaultProxy::start(server().connect_string());
-        let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-        let counter = DistributedAtomicLong::new(&c, &path).unwrap();
-        counter.increment().await.unwrap();
+        let (path, proxy, c, counter) =
+            counted_once_behind_proxy("atomic-overtaken", Duration::from_secs(10)).await;
         let zk = raw().await;
         let (_, _, changed) = zk.get_and_watch_data(&path).await.unwrap();
         proxy.cut_at_request(Request::SetData, cut, Then::Hold);
@@ -138,11 +152,8 @@ async fn until_forgotten(session: i64) {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_increment_cut_off_past_its_session_is_decided_on_the_next_one() {
     for cut in [Cut::Before, Cut::After] {
-        let path = unique("atomic-expired");
-        let proxy = FaultProxy::start(server().connect_string());
-        let c = client_at(&proxy.connect_string(), Duration::from_secs(1)).await;
-        let counter = DistributedAtomicLong::new(&c, &path).unwrap();
-        counter.increment().await.unwrap();
+        let (path, proxy, c, counter) =
+            counted_once_behind_proxy("atomic-expired", Duration::from_secs(1)).await;
         let session = c.session_id().unwrap();
         proxy.cut_at_request(Request::SetData, cut, Then::Hold);
         let pending = {
@@ -278,11 +289,7 @@ async fn until_suspended(c: &Client) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_follower_reads_a_change_made_while_it_was_cut_off_at_reconnect() {
-    let path = unique("count-outage");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let follower = SharedCount::new(&c, &path, 5).unwrap();
-    follower.start().await.unwrap();
+    let (path, proxy, c, follower) = count_behind_proxy("count-outage", 5).await;
     assert_eq!(follower.get().unwrap(), 5);
     let mut seen = follower.subscribe();
     proxy.set_blackhole(true);
@@ -317,11 +324,7 @@ async fn a_follower_reads_a_change_made_while_it_was_cut_off_at_reconnect() {
 /// while another client added, CONNECTION_LOSS with the other's add and ours at most once.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_shared_count_write_cut_off_is_sent_again_only_over_an_unchanged_count() {
-    let path = unique("count-cut");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let count = SharedCount::new(&c, &path, 0).unwrap();
-    count.start().await.unwrap();
+    let (path, proxy, c, count) = count_behind_proxy("count-cut", 0).await;
     proxy.cut_at_request(Request::SetData, Cut::Before, Then::Reconnect);
     let read = count.versioned().unwrap();
     assert!(within("try_set", count.try_set(read, 10)).await.unwrap());

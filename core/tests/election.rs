@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::broadcast;
-use zk_harness::FaultProxy;
 use zkrecipes::{ElectionEvent, ErrorCode, LeaderElectionSupport};
 
 async fn next_names(
@@ -41,6 +40,20 @@ const FOLLOWER_START: [&str; 7] = [
     "READY_COMPLETE",
 ];
 
+/// What a follower says when the leader before it stops and it leads.
+const ELECTED_NEXT: [&str; 4] = [
+    "DETERMINE_START",
+    "DETERMINE_COMPLETE",
+    "ELECTED_START",
+    "ELECTED_COMPLETE",
+];
+
+/// Whether `member` leads within 5 s.
+async fn leads_within_5s(member: &LeaderElectionSupport) -> bool {
+    let wait = Some(Duration::from_secs(5));
+    member.await_leadership(wait).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn three_members_elect_one_leader_with_apache_event_order_and_hand_over_on_stop() {
     let root = unique("election");
@@ -73,19 +86,8 @@ async fn three_members_elect_one_leader_with_apache_event_order_and_hand_over_on
         next_names(&mut events[0], 2).await,
         ["STOP_START", "STOP_COMPLETE"]
     );
-    assert!(members[1]
-        .await_leadership(Some(Duration::from_secs(5)))
-        .await
-        .unwrap());
-    assert_eq!(
-        next_names(&mut events[1], 4).await,
-        [
-            "DETERMINE_START",
-            "DETERMINE_COMPLETE",
-            "ELECTED_START",
-            "ELECTED_COMPLETE"
-        ]
-    );
+    assert!(leads_within_5s(&members[1]).await);
+    assert_eq!(next_names(&mut events[1], 4).await, ELECTED_NEXT);
     assert_eq!(members.iter().filter(|m| m.is_leader()).count(), 1);
     assert_eq!(
         members[2].leader_host_name().await.unwrap().as_deref(),
@@ -93,21 +95,13 @@ async fn three_members_elect_one_leader_with_apache_event_order_and_hand_over_on
     );
 
     members[1].stop().await.unwrap();
-    assert!(members[2]
-        .await_leadership(Some(Duration::from_secs(5)))
-        .await
-        .unwrap());
+    assert!(leads_within_5s(&members[2]).await);
     // The third member's predecessor did not change when the first leader stopped: no herd.
     // Whatever it said since its READY (however late) is queued before its leadership's events,
     // so the next four are exactly those of the second leader's stop.
     assert_eq!(
         next_names(&mut events[2], 4).await,
-        [
-            "DETERMINE_START",
-            "DETERMINE_COMPLETE",
-            "ELECTED_START",
-            "ELECTED_COMPLETE"
-        ],
+        ELECTED_NEXT,
         "the third member reacted to a change that was not its predecessor's"
     );
     members[2].stop().await.unwrap();
@@ -117,8 +111,7 @@ async fn three_members_elect_one_leader_with_apache_event_order_and_hand_over_on
 #[tokio::test(flavor = "multi_thread")]
 async fn leader_that_loses_its_session_is_told_and_offers_again() {
     let root = unique("election-loss");
-    let proxy = FaultProxy::start(server().connect_string());
-    let fragile = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, fragile) = behind_proxy(Duration::from_secs(2)).await;
     let steady = client().await;
     let first = LeaderElectionSupport::new(&fragile, &root, "fragile").unwrap();
     let second = LeaderElectionSupport::new(&steady, &root, "steady").unwrap();
@@ -134,15 +127,9 @@ async fn leader_that_loses_its_session_is_told_and_offers_again() {
         .unwrap());
     proxy.set_blackhole(false);
     // Told at once that it may no longer lead, then that it does not.
-    let suspended = tokio::time::timeout(Duration::from_secs(20), first_events.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let suspended = next_within(&mut first_events, Duration::from_secs(20)).await;
     assert_eq!(suspended, ElectionEvent::Suspended);
-    let failed = tokio::time::timeout(Duration::from_secs(20), first_events.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let failed = next_within(&mut first_events, Duration::from_secs(20)).await;
     assert!(matches!(failed, ElectionEvent::Failed(_)), "{failed:?}");
     assert!(!first.is_leader());
     // On its new session it offers itself again and follows.
@@ -162,24 +149,14 @@ async fn leader_that_loses_its_session_is_told_and_offers_again() {
         Some("steady")
     );
     second.stop().await.unwrap();
-    assert!(first
-        .await_leadership(Some(Duration::from_secs(5)))
-        .await
-        .unwrap());
+    assert!(leads_within_5s(&first).await);
     first.stop().await.unwrap();
     fragile.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn foreign_children_do_not_disturb_an_election() {
-    let root = unique("election-foreign");
-    let raw = raw().await;
-    let open =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
-    raw.mkdir(&root, &open).await.unwrap();
-    raw.create(&format!("{root}/aaa-0000000000"), b"", &open)
-        .await
-        .unwrap();
+    let (root, _raw) = foreign_dir("election-foreign", &[("aaa-0000000000", b"")]).await;
     let c = client().await;
     let member = LeaderElectionSupport::new(&c, &root, "solo").unwrap();
     member.start().await.unwrap();
@@ -195,9 +172,7 @@ async fn foreign_children_do_not_disturb_an_election() {
 /// `STOP_START, STOP_COMPLETE` (as a `stop` would), never `FAILED(CLOSED)`.
 #[tokio::test(flavor = "multi_thread")]
 async fn closing_the_client_stops_a_started_member_without_a_failure() {
-    let root = unique("close-stops");
-    let c = client().await;
-    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    let (_root, c, member) = recipe("close-stops", election_member("m")).await;
     let mut events = member.subscribe();
     member.start().await.unwrap();
     assert!(member.is_leader());

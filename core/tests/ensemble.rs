@@ -50,11 +50,7 @@ async fn lock_and_queue_survive_killing_the_zookeeper_leader() {
     ensemble.restart(leader);
     let token = guard.fencing_token();
     guard.release().await.unwrap();
-    let next = waiter
-        .acquire_timeout(Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("waiter acquires");
+    let next = acquired_within(&waiter, Duration::from_secs(20), "waiter acquires").await;
     assert!(
         next.fencing_token() > token,
         "fencing tokens increase across a leader change"
@@ -198,10 +194,12 @@ async fn batched_polls_answer_through_member_kills_and_dropped_replies() {
     faulting.store(false, Ordering::SeqCst);
     produce.await.unwrap();
     let offered = offered.load(Ordering::SeqCst);
-    let (taken, errors, slowest, claims) = tokio::time::timeout(Duration::from_secs(120), consume)
-        .await
-        .expect("the consumer ends once the queue is drained")
-        .unwrap();
+    let (taken, errors, slowest, claims) = joined(
+        consume,
+        Duration::from_secs(120),
+        "the consumer ends once the queue is drained",
+    )
+    .await;
     eprintln!(
         "offered {offered}, taken {taken} ({claims} batches during the faults), errors {errors:?}, \
          slowest poll_many {slowest:?}"

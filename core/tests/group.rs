@@ -6,11 +6,17 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
 use zkrecipes::{CacheEvent, ErrorCode, GroupMember, NodeMode, PersistentNode};
 use zookeeper_client as zk;
 
 const LONG: Duration = Duration::from_secs(20);
+
+/// A maker of ephemeral persistent nodes of `data`, for `recipe`.
+fn ephemeral_with(
+    data: &[u8],
+) -> impl Fn(&zkrecipes::Client, &str) -> zkrecipes::Result<PersistentNode> + '_ {
+    |c, path| PersistentNode::new(c, path, NodeMode::Ephemeral, data.to_vec())
+}
 
 /// Resolves once `path` exists (with `owner` as its ephemeral owner, if given): watched.
 async fn until_exists(zk: &zk::Client, path: &str, owner: Option<i64>) -> zk::Stat {
@@ -32,9 +38,7 @@ async fn until_exists(zk: &zk::Client, path: &str, owner: Option<i64>) -> zk::St
 #[tokio::test(flavor = "multi_thread")]
 async fn a_persistent_node_comes_back_after_a_delete_with_its_latest_data() {
     let zk = raw().await;
-    let path = unique("pnode");
-    let c = client().await;
-    let node = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"one".to_vec()).unwrap();
+    let (path, c, node) = recipe("pnode", ephemeral_with(b"one")).await;
     assert_eq!(node.start().await.unwrap(), path);
     let session = c.session_id().unwrap();
     let stat = until_exists(&zk, &path, Some(session)).await;
@@ -67,16 +71,8 @@ async fn a_persistent_node_comes_back_after_a_delete_with_its_latest_data() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_ephemeral_node_of_another_session_is_never_taken_over() {
-    let path = unique("pnode-taken");
     let other = raw().await;
-    other
-        .create(
-            "/test",
-            &[],
-            &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
-        )
-        .await
-        .ok();
+    let path = with_parent(&other, "pnode-taken").await;
     other
         .create(
             &path,
@@ -118,14 +114,7 @@ async fn an_ephemeral_node_of_another_session_is_never_taken_over() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sequential_node_is_protected_and_made_again_under_a_new_number() {
     let zk = raw().await;
-    let path = unique("pnode-seq");
-    zk.create(
-        "/test",
-        &[],
-        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
-    )
-    .await
-    .ok();
+    let path = with_parent(&zk, "pnode-seq").await;
     let c = client().await;
     let node = PersistentNode::new(
         &c,
@@ -173,8 +162,7 @@ async fn a_sequential_node_is_protected_and_made_again_under_a_new_number() {
 #[tokio::test(flavor = "multi_thread")]
 async fn members_see_each_other_join_change_and_leave_and_an_expired_member_joins_again() {
     let group = unique("group");
-    let proxy = FaultProxy::start(server().connect_string());
-    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, cut) = behind_proxy(Duration::from_secs(2)).await;
     let c = client().await;
     let a = GroupMember::new(&c, &group, "a", b"pa".to_vec()).unwrap();
     let b = GroupMember::new(&cut, &group, "b", b"pb".to_vec()).unwrap();
@@ -264,22 +252,7 @@ async fn a_start_with_its_client_closed_answers_closed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_close_right_after_the_start_leaves_no_node() {
-    let zk = raw().await;
-    let dir = unique("pnode-race");
-    zk.create(
-        "/test",
-        &[],
-        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
-    )
-    .await
-    .ok();
-    zk.create(
-        &dir,
-        &[],
-        &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
-    )
-    .await
-    .unwrap();
+    let (dir, zk) = made_by_raw("pnode-race").await;
     let c = client().await;
     for (i, mode) in [
         NodeMode::Ephemeral,
@@ -315,9 +288,7 @@ async fn a_close_right_after_the_start_leaves_no_node() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_objects_of_one_client_keep_one_ephemeral_path_in_turn() {
     let zk = raw().await;
-    let path = unique("pnode-turns");
-    let c = client().await;
-    let first = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"first".to_vec()).unwrap();
+    let (path, c, first) = recipe("pnode-turns", ephemeral_with(b"first")).await;
     first.start().await.unwrap();
     let second = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"second".to_vec()).unwrap();
     let waiting = {
@@ -331,10 +302,8 @@ async fn two_objects_of_one_client_keep_one_ephemeral_path_in_turn() {
     assert_eq!(zk.get_data(&path).await.unwrap().0, b"first");
     assert!(!waiting.is_finished());
     first.close().await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(10), waiting)
+    let got = joined(waiting, Duration::from_secs(10), "the second's turn came")
         .await
-        .expect("the second's turn came")
-        .unwrap()
         .unwrap();
     assert_eq!(got, path);
     assert_eq!(zk.get_data(&path).await.unwrap().0, b"second-2");
@@ -345,10 +314,7 @@ async fn two_objects_of_one_client_keep_one_ephemeral_path_in_turn() {
         tokio::spawn(async move { third.start().await })
     };
     third.close().await.unwrap();
-    let ended = tokio::time::timeout(Duration::from_secs(10), starting)
-        .await
-        .unwrap()
-        .unwrap();
+    let ended = joined(starting, Duration::from_secs(10), "the start").await;
     assert_eq!(ended.unwrap_err().code(), ErrorCode::Closed);
     assert_eq!(zk.get_data(&path).await.unwrap().0, b"second-2");
     second.close().await.unwrap();

@@ -31,9 +31,7 @@ const APACHE_JARS: [&str; 5] = [
 
 #[tokio::test(flavor = "multi_thread")]
 async fn apache_write_lock_holder_excludes_ours() {
-    let dir = unique("apache-lock-1");
-    let c = client().await;
-    let ours = WriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, ours) = recipe("apache-lock-1", WriteLock::new).await;
     // Apache's WriteLock needs its directory; ours creates it on first use.
     ours.acquire().await.unwrap().release().await.unwrap();
     let driver = apache(&["hold", server().connect_string(), &dir, "1500"]);
@@ -45,11 +43,7 @@ async fn apache_write_lock_holder_excludes_ours() {
         ours.try_acquire().await.unwrap().is_none(),
         "Apache holds it"
     );
-    let guard = ours
-        .acquire_timeout(Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("after Apache releases");
+    let guard = acquired_within(&ours, Duration::from_secs(20), "after Apache releases").await;
     // Apache's node goes only with its release: still there means we got in while it held.
     let ours_node = guard.lock().node_path_of(guard.owner()).unwrap();
     let ours_node = ours_node.rsplit('/').next().unwrap();
@@ -66,10 +60,7 @@ async fn apache_write_lock_holder_excludes_ours() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn our_holder_excludes_apache_write_lock() {
-    let dir = unique("apache-lock-2");
-    let c = client().await;
-    let ours = WriteLock::new(&c, &dir).unwrap();
-    let guard = ours.acquire().await.unwrap();
+    let (dir, c, _ours, guard) = held_lock("apache-lock-2").await;
     let driver = apache(&["hold", server().connect_string(), &dir, "10"]);
     let (mut driver, waiting) = driver.line().await;
     assert_eq!(waiting, "WAITING");
@@ -91,24 +82,14 @@ async fn our_holder_excludes_apache_write_lock() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn apache_offers_we_poll_in_order_and_back() {
-    let dir = unique("apache-queue");
-    let c = client().await;
-    let q = DistributedQueue::new(&c, &dir).unwrap();
+    let (dir, _c, q) = recipe("apache-queue", DistributedQueue::new).await;
     q.offer(b"warm-up").await.unwrap(); // creates the directory Apache's queue needs
     assert_eq!(q.poll().await.unwrap().unwrap(), b"warm-up");
     let driver = apache(&["offer", server().connect_string(), &dir, "25"]);
     let (driver, offered) = driver.line().await;
     assert_eq!(offered, "OFFERED 25");
     driver.finish();
-    for i in 0..25 {
-        assert_eq!(
-            q.poll().await.unwrap().unwrap(),
-            format!("apache-{i}").as_bytes()
-        );
-    }
-    for i in 0..25 {
-        q.offer(format!("ours-{i}").as_bytes()).await.unwrap();
-    }
+    poll_theirs_and_offer_ours(&q, "apache").await;
     let mut driver = apache(&["drain", server().connect_string(), &dir, "25"]);
     for i in 0..25 {
         let (d, line) = driver.line().await;

@@ -41,29 +41,42 @@ async fn children_when_acquired(driver: Driver) -> (Driver, Vec<String>) {
     (driver, names.map(str::to_string).collect())
 }
 
+/// Curator's `command` on `path` (`extra` arguments after it), once it said `WAITING`.
+async fn curator_waiting(command: &str, path: &str, extra: &[&str]) -> Driver {
+    expect(curator_at(command, path, extra), "WAITING").await
+}
+
+/// A Curator contender (started with `children`) that queued behind our hold `guard` (of the
+/// session `ours`): it must wait on our node, and get in once we release, with our node gone.
+/// `got_in` says what went wrong otherwise.
+async fn curator_waits_for(mut driver: Driver, guard: LockGuard, ours: i64, got_in: &str) {
+    // Curator's waiter watches the node before its own, ours: it decided to
+    // wait. Had it got in, it would have said so instead.
+    let our_path = guard.lock().node_path_of(guard.owner()).unwrap();
+    let printed = peer_waits_on(&mut driver, &our_path, ours).await;
+    assert_eq!(printed, None, "{got_in}");
+    let ours_node = node_name(&guard);
+    guard.release().await.unwrap();
+    let driver = expect(driver, "ACQUIRED").await;
+    let (driver, seen) = children_when_acquired(driver).await;
+    assert!(!seen.contains(&ours_node), "{got_in}: {seen:?}");
+    let driver = expect(driver, "RELEASED").await;
+    driver.finish();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn curator_mutex_holder_excludes_ours() {
-    let dir = unique("curator-mutex-1");
-    let c = client().await;
-    let ours = WriteLock::new(&c, &dir).unwrap();
-    let driver = expect(
-        curator(&["mutex", server().connect_string(), &dir, "1500"]),
-        "WAITING",
-    )
-    .await;
+    let (dir, _c, ours) = recipe("curator-mutex-1", WriteLock::new).await;
+    let driver = curator_waiting("mutex", &dir, &["1500"]).await;
     let driver = expect(driver, "ACQUIRED").await;
     assert!(
         ours.try_acquire().await.unwrap().is_none(),
         "Curator holds it"
     );
-    let guard = ours
-        .acquire_timeout(Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("after Curator releases");
+    let guard = acquired_within(&ours, Duration::from_secs(20), "after Curator releases").await;
     // Curator's node goes only with its release: still there means we got in while it held.
     assert_eq!(
-        children(server().connect_string(), &dir).await,
+        children_of(&dir).await,
         [node_name(&guard)],
         "we must wait for Curator's release"
     );
@@ -74,34 +87,10 @@ async fn curator_mutex_holder_excludes_ours() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn our_holder_excludes_curator_mutex() {
-    let dir = unique("curator-mutex-2");
-    let c = client().await;
-    let ours = WriteLock::new(&c, &dir).unwrap();
-    let guard = ours.acquire().await.unwrap();
-    let mut driver = expect(
-        curator(&["mutex", server().connect_string(), &dir, "10", "children"]),
-        "WAITING",
-    )
-    .await;
-    // Curator's waiter watches the node before its own, ours: it decided to
-    // wait. Had it got in, it would have said so instead.
-    let printed = peer_waits_on(
-        &mut driver,
-        &guard.lock().node_path_of(guard.owner()).unwrap(),
-        c.session_id().unwrap(),
-    )
-    .await;
-    assert_eq!(printed, None, "Curator got in while we held");
-    let ours_node = node_name(&guard);
-    guard.release().await.unwrap();
-    let driver = expect(driver, "ACQUIRED").await;
-    let (driver, seen) = children_when_acquired(driver).await;
-    assert!(
-        !seen.contains(&ours_node),
-        "Curator got in while we held: {seen:?}"
-    );
-    let driver = expect(driver, "RELEASED").await;
-    driver.finish();
+    let (dir, c, _ours, guard) = held_lock("curator-mutex-2").await;
+    let driver = curator_waiting("mutex", &dir, &["10", "children"]).await;
+    let session = c.session_id().unwrap();
+    curator_waits_for(driver, guard, session, "Curator got in while we held").await;
 }
 
 /// Curator's `InterProcessMultiLock` and ours over the same paths exclude each other, in both
@@ -113,7 +102,7 @@ async fn multi_locks_interoperate_with_curator() {
     let connect = server().connect_string();
     let c = client().await;
     let ours = MultiLock::new(&c, &[&b, &a]).unwrap();
-    let driver = expect(curator(&["multi", connect, &both, "1500"]), "WAITING").await;
+    let driver = curator_waiting("multi", &both, &["1500"]).await;
     let driver = expect(driver, "ACQUIRED").await;
     assert!(
         ours.try_acquire().await.unwrap().is_none(),
@@ -131,7 +120,7 @@ async fn multi_locks_interoperate_with_curator() {
     let driver = expect(driver, "RELEASED").await;
     driver.finish();
     // Ours holds: Curator takes nothing until we release.
-    let driver = expect(curator(&["multi", connect, &both, "10"]), "WAITING").await;
+    let driver = curator_waiting("multi", &both, &["10"]).await;
     let zk = raw().await;
     // Curator queues on a (the first path it was given) behind our node.
     loop {
@@ -154,89 +143,43 @@ async fn multi_locks_interoperate_with_curator() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_write_locks_interoperate_with_curator() {
-    let dir = unique("curator-rw");
-    let c = client().await;
-    let ours = ReadWriteLock::new(&c, &dir).unwrap();
+    let (dir, c, ours) = recipe("curator-rw", ReadWriteLock::new).await;
     // A Curator writer excludes our reader and our writer.
-    let driver = expect(
-        curator(&["write", server().connect_string(), &dir, "1200"]),
-        "WAITING",
-    )
-    .await;
+    let driver = curator_waiting("write", &dir, &["1200"]).await;
     let driver = expect(driver, "ACQUIRED").await;
     assert!(ours.read_lock().try_acquire().await.unwrap().is_none());
     assert!(ours.write_lock().try_acquire().await.unwrap().is_none());
-    let read = ours
-        .read_lock()
-        .acquire_timeout(Duration::from_secs(20))
-        .await
-        .unwrap()
-        .expect("after Curator's writer");
+    let read = acquired_within(
+        ours.read_lock(),
+        Duration::from_secs(20),
+        "after Curator's writer",
+    )
+    .await;
     // The writer's node goes only with its release.
     assert_eq!(
-        children(server().connect_string(), &dir).await,
+        children_of(&dir).await,
         [node_name(&read)],
         "our reader must wait for Curator's writer"
     );
     let driver = expect(driver, "RELEASED").await;
     driver.finish();
     // Our reader shares with a Curator reader, and excludes a Curator writer.
-    let reader = expect(
-        curator(&["read", server().connect_string(), &dir, "10"]),
-        "WAITING",
-    )
-    .await;
+    let reader = curator_waiting("read", &dir, &["10"]).await;
     let reader = expect(reader, "ACQUIRED").await;
     let reader = expect(reader, "RELEASED").await;
     reader.finish();
-    let mut writer = expect(
-        curator(&["write", server().connect_string(), &dir, "10", "children"]),
-        "WAITING",
-    )
-    .await;
-    let printed = peer_waits_on(
-        &mut writer,
-        &read.lock().node_path_of(read.owner()).unwrap(),
-        c.session_id().unwrap(),
-    )
-    .await;
-    assert_eq!(
-        printed, None,
-        "Curator's writer got in while our reader held"
-    );
-    let read_node = node_name(&read);
-    read.release().await.unwrap();
-    let writer = expect(writer, "ACQUIRED").await;
-    let (writer, seen) = children_when_acquired(writer).await;
-    assert!(
-        !seen.contains(&read_node),
-        "Curator's writer got in while our reader held: {seen:?}"
-    );
-    let writer = expect(writer, "RELEASED").await;
-    writer.finish();
+    let writer = curator_waiting("write", &dir, &["10", "children"]).await;
+    let got_in = "Curator's writer got in while our reader held";
+    curator_waits_for(writer, read, c.session_id().unwrap(), got_in).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn queues_cross_over_with_curator_in_order() {
-    let dir = unique("curator-queue");
-    let c = client().await;
-    let q = DistributedQueue::new(&c, &dir).unwrap();
-    let driver = expect(
-        curator(&["offer", server().connect_string(), &dir, "25"]),
-        "OFFERED 25",
-    )
-    .await;
+    let (dir, _c, q) = recipe("curator-queue", DistributedQueue::new).await;
+    let driver = expect(curator_at("offer", &dir, &["25"]), "OFFERED 25").await;
     driver.finish();
-    for i in 0..25 {
-        assert_eq!(
-            q.poll().await.unwrap().unwrap(),
-            format!("curator-{i}").as_bytes()
-        );
-    }
-    for i in 0..25 {
-        q.offer(format!("ours-{i}").as_bytes()).await.unwrap();
-    }
-    let mut driver = curator(&["drain", server().connect_string(), &dir, "25"]);
+    poll_theirs_and_offer_ours(&q, "curator").await;
+    let mut driver = curator_at("drain", &dir, &["25"]);
     for i in 0..25 {
         driver = expect(driver, &format!("ITEM ours-{i}")).await;
     }
@@ -253,9 +196,7 @@ fn curator_semaphore(path: &str, max: u32, count: u32, wait_ms: u64) -> Driver {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn curator_semaphore_and_ours_share_one_count() {
-    let path = unique("curator-sem-1");
-    let c = client().await;
-    let ours = zkrecipes::Semaphore::new(&c, &path, 2).unwrap();
+    let (path, _c, ours) = recipe("curator-sem-1", semaphore_of(2)).await;
     // Curator takes one of two; we take the other; then nobody gets a third.
     let driver = expect(curator_semaphore(&path, 2, 1, 20_000), "WAITING").await;
     let (mut holder, line) = driver.line().await;
@@ -308,9 +249,7 @@ async fn curator_semaphore_and_ours_share_one_count() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn our_waiter_gets_the_permit_a_curator_holder_returns() {
-    let path = unique("curator-sem-2");
-    let c = client().await;
-    let ours = zkrecipes::Semaphore::new(&c, &path, 1).unwrap();
+    let (path, _c, ours) = recipe("curator-sem-2", semaphore_of(1)).await;
     let driver = expect(curator_semaphore(&path, 1, 1, 20_000), "WAITING").await;
     let (mut holder, line) = driver.line().await;
     assert!(line.starts_with("ACQUIRED "), "{line}");
@@ -374,14 +313,7 @@ async fn one_leader_across_curator_latches_and_ours() {
             .unwrap(),
         None
     );
-    let ids: Vec<String> = ours
-        .participants()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| p.id)
-        .collect();
-    assert_eq!(ids, ["curator-1", "ours"]);
+    assert_eq!(latch_ids(&ours).await, ["curator-1", "ours"]);
     // Curator's close hands over to us.
     let mut curator_leader = curator_leader;
     curator_leader.say("close");
@@ -412,7 +344,8 @@ async fn one_leader_across_curator_latches_and_ours() {
     waiting.finish();
 }
 
-fn curator_barrier(command: &str, path: &str, extra: &[&str]) -> Driver {
+/// Curator's driver running `command` on `path` of the test server, `extra` arguments after.
+fn curator_at(command: &str, path: &str, extra: &[&str]) -> Driver {
     let mut args = vec![command, server().connect_string(), path];
     args.extend_from_slice(extra);
     curator(&args)
@@ -424,7 +357,7 @@ async fn curator_and_our_barriers_release_each_other() {
     let c = client().await;
     let ours = zkrecipes::Barrier::new(&c, &path).unwrap();
     // Curator's barrier holds our waiter until Curator removes it.
-    expect(curator_barrier("barrier-set", &path, &[]), "DONE")
+    expect(curator_at("barrier-set", &path, &[]), "DONE")
         .await
         .finish();
     assert!(ours.is_set().await.unwrap());
@@ -435,18 +368,14 @@ async fn curator_and_our_barriers_release_each_other() {
                 .await
         })
     };
-    expect(curator_barrier("barrier-remove", &path, &[]), "DONE")
+    expect(curator_at("barrier-remove", &path, &[]), "DONE")
         .await
         .finish();
     assert!(waiter.await.unwrap().unwrap());
     // Ours holds Curator's waiter until we remove it.
     ours.set().await.unwrap();
-    let curator_waiter = expect(
-        curator_barrier("barrier-wait", &path, &["30000"]),
-        "WAITING",
-    )
-    .await;
-    let timed_out = expect(curator_barrier("barrier-wait", &path, &["200"]), "WAITING").await;
+    let curator_waiter = expect(curator_at("barrier-wait", &path, &["30000"]), "WAITING").await;
+    let timed_out = expect(curator_at("barrier-wait", &path, &["200"]), "WAITING").await;
     expect(timed_out, "TIMEOUT").await.finish();
     ours.remove().await.unwrap();
     expect(curator_waiter, "RELEASED").await.finish();
@@ -457,8 +386,8 @@ async fn a_mixed_double_barrier_enters_and_leaves_together() {
     let path = unique("curator-double");
     let c = client().await;
     let ours = zkrecipes::DoubleBarrier::new(&c, &path, 3).unwrap();
-    let first = expect(curator_barrier("double", &path, &["3", "30000"]), "WAITING").await;
-    let second = expect(curator_barrier("double", &path, &["3", "30000"]), "WAITING").await;
+    let first = expect(curator_at("double", &path, &["3", "30000"]), "WAITING").await;
+    let second = expect(curator_at("double", &path, &["3", "30000"]), "WAITING").await;
     // Two Curator members of three: none is in.
     eventually(
         "Curator's members are in",

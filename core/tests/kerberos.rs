@@ -54,13 +54,43 @@ fn kinit(realm: &Realm, cache: &std::path::Path) {
     );
 }
 
+/// The realm, and the process's credential environment held for this test alone.
+async fn realm_held() -> (&'static Realm, tokio::sync::MutexGuard<'static, ()>) {
+    let realm = realm();
+    (realm, CREDENTIALS.lock().await)
+}
+
+/// Points the process's ticket cache at `name` (in the realm's directory).
+fn use_ticket_cache(realm: &Realm, name: &str) -> std::path::PathBuf {
+    let cache = realm.kdc.dir.join(name);
+    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    cache
+}
+
+/// A ticket from kinit (in the cache `ccache-<tag>`) in the process's environment, no client
+/// keytab.
+fn with_kinit_ticket(realm: &Realm, tag: &str) {
+    let cache = use_ticket_cache(realm, &format!("ccache-{tag}"));
+    kinit(realm, &cache);
+    std::env::remove_var("KRB5_CLIENT_KTNAME");
+}
+
 /// No credentials in the process's environment: only a client's own principal and keytab log in.
 fn without_default_credentials(realm: &Realm) {
-    std::env::set_var(
-        "KRB5CCNAME",
-        format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
-    );
+    use_ticket_cache(realm, "no-such-cache");
     std::env::remove_var("KRB5_CLIENT_KTNAME");
+}
+
+/// Test certificates, made in the realm's directory `name`.
+fn certs_in(realm: &Realm, name: &str) -> zk_harness::secure::Certs {
+    zk_harness::secure::Certs::generate(&realm.kdc.dir.join(name))
+}
+
+/// A client of `connect` with `options` that must log in (failing with the server's log).
+async fn logged_in(realm: &Realm, connect: &str, options: ClientOptions) -> Client {
+    Client::connect(connect, options)
+        .await
+        .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()))
 }
 
 /// Connects to `connect` with `sasl` and expects `code` well within the connect timeout (8 s),
@@ -87,15 +117,9 @@ async fn refused_at_once(connect: &str, sasl: Sasl, code: ErrorCode, named: &[&s
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ticket_from_kinit_authenticates_and_creator_acls_name_the_principal() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    let cache = realm.kdc.dir.join("ccache-kinit");
-    kinit(realm, &cache);
-    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
-    std::env::remove_var("KRB5_CLIENT_KTNAME");
-    let client = Client::connect(&realm.server.connect(), options())
-        .await
-        .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    let (realm, _one) = realm_held().await;
+    with_kinit_ticket(realm, "kinit");
+    let client = logged_in(realm, &realm.server.connect(), options()).await;
     assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
     let lock = WriteLock::new(&client, "/krb5/lock").unwrap();
     lock.acquire().await.unwrap().release().await.unwrap();
@@ -107,16 +131,10 @@ async fn a_ticket_from_kinit_authenticates_and_creator_acls_name_the_principal()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_keytab_authenticates_without_kinit() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    std::env::set_var(
-        "KRB5CCNAME",
-        format!("FILE:{}", realm.kdc.dir.join("ccache-keytab").display()),
-    );
+    let (realm, _one) = realm_held().await;
+    use_ticket_cache(realm, "ccache-keytab");
     std::env::set_var("KRB5_CLIENT_KTNAME", realm.kdc.client_keytab());
-    let client = Client::connect(&realm.server.connect(), options())
-        .await
-        .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    let client = logged_in(realm, &realm.server.connect(), options()).await;
     assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
     client.close().await;
     std::env::remove_var("KRB5_CLIENT_KTNAME");
@@ -126,41 +144,34 @@ async fn a_client_keytab_authenticates_without_kinit() {
 /// credentials in the process's environment; each node's creator ACL names its own principal.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_clients_of_one_process_log_in_as_two_principals_from_their_keytabs() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
+    let (realm, _one) = realm_held().await;
     without_default_credentials(realm);
     let as_principal = |principal: String, keytab| ClientOptions {
         sasl: Some(Sasl::gssapi().principal(&principal).keytab(keytab)),
         acl: zkrecipes::AclPolicy::Creator,
         ..options()
     };
-    let client = Client::connect(
-        &realm.server.connect(),
-        as_principal(realm.kdc.client_principal(), realm.kdc.client_keytab()),
-    )
-    .await
-    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
-    let reporter = Client::connect(
-        &realm.server.connect(),
-        as_principal(realm.kdc.second_principal(), realm.kdc.second_keytab()),
-    )
-    .await
-    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    let connect = realm.server.connect();
+    let kdc = &realm.kdc;
+    let as_client = as_principal(kdc.client_principal(), kdc.client_keytab());
+    let client = logged_in(realm, &connect, as_client).await;
+    let as_reporter = as_principal(kdc.second_principal(), kdc.second_keytab());
+    let reporter = logged_in(realm, &connect, as_reporter).await;
     assert_eq!(client.authenticated_as(), vec!["sasl:client".to_string()]);
     assert_eq!(
         reporter.authenticated_as(),
         vec!["sasl:reporter".to_string()]
     );
     // The keytab alone: its first (only) principal.
-    let by_keytab = Client::connect(
+    let by_keytab = logged_in(
+        realm,
         &realm.server.connect(),
         ClientOptions {
             sasl: Some(Sasl::gssapi().keytab(realm.kdc.second_keytab())),
             ..options()
         },
     )
-    .await
-    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    .await;
     assert_eq!(
         by_keytab.authenticated_as(),
         vec!["sasl:reporter".to_string()]
@@ -181,22 +192,21 @@ async fn two_clients_of_one_process_log_in_as_two_principals_from_their_keytabs(
 /// (moved, rewritten in place). A cache keyed by the keytab's contents lost those tickets.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_keytab_client_reconnects_on_its_tickets_while_its_keytab_is_gone() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
+    let (realm, _one) = realm_held().await;
     without_default_credentials(realm);
     let keytab = realm.kdc.dir.join("moving.keytab");
     std::fs::copy(realm.kdc.second_keytab(), &keytab).unwrap();
     let proxy = zk_harness::FaultProxy::start(&realm.server.connect());
     let through = proxy.connect_string().replace("127.0.0.1", "localhost");
-    let client = Client::connect(
+    let client = logged_in(
+        realm,
         &through,
         ClientOptions {
             sasl: Some(Sasl::gssapi().keytab(&keytab)),
             ..options()
         },
     )
-    .await
-    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    .await;
     let session = client.session_id().unwrap();
     let lock = WriteLock::new(&client, "/krb5/keytab-gone").unwrap();
     let held = lock.acquire().await.unwrap();
@@ -234,8 +244,7 @@ async fn a_keytab_client_reconnects_on_its_tickets_while_its_keytab_is_gone() {
 /// `connect` for good (found by an adversarial review).
 #[tokio::test(flavor = "multi_thread")]
 async fn names_with_a_nul_and_keytabs_that_are_no_file_are_invalid_at_once() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
+    let (realm, _one) = realm_held().await;
     let fifo = realm.kdc.dir.join("fifo.keytab");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
@@ -265,15 +274,15 @@ async fn names_with_a_nul_and_keytabs_that_are_no_file_are_invalid_at_once() {
         .await;
     }
     // `FILE:` before the path, as Kerberos spells a keytab, is the same file.
-    let client = Client::connect(
+    let client = logged_in(
+        realm,
         &realm.server.connect(),
         ClientOptions {
             sasl: Some(Sasl::gssapi().keytab(format!("FILE:{}", keytab.display()))),
             ..options()
         },
     )
-    .await
-    .unwrap_or_else(|err| panic!("{err}\n{}", realm.server.log()));
+    .await;
     assert_eq!(client.authenticated_as(), vec!["sasl:reporter".to_string()]);
     client.close().await;
 }
@@ -282,8 +291,7 @@ async fn names_with_a_nul_and_keytabs_that_are_no_file_are_invalid_at_once() {
 /// once, naming the principal and the keytab.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_principal_its_keytab_does_not_hold_fails_at_once_naming_both() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
+    let (realm, _one) = realm_held().await;
     without_default_credentials(realm);
     let keytab = realm.kdc.second_keytab();
     for (sasl, named) in [
@@ -305,13 +313,8 @@ async fn a_principal_its_keytab_does_not_hold_fails_at_once_naming_both() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn no_ticket_says_kinit() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    std::env::set_var(
-        "KRB5CCNAME",
-        format!("FILE:{}", realm.kdc.dir.join("no-such-cache").display()),
-    );
-    std::env::remove_var("KRB5_CLIENT_KTNAME");
+    let (realm, _one) = realm_held().await;
+    without_default_credentials(realm);
     let err = Client::connect(&realm.server.connect(), options())
         .await
         .unwrap_err();
@@ -324,11 +327,8 @@ async fn no_ticket_says_kinit() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_service_the_kdc_does_not_know_fails_at_once_naming_it() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    let cache = realm.kdc.dir.join("ccache-service");
-    kinit(realm, &cache);
-    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
+    let (realm, _one) = realm_held().await;
+    with_kinit_ticket(realm, "service");
     let by_address = realm.server.connect().replace("localhost", "127.0.0.1");
     for (connect, sasl, named) in [
         (
@@ -353,13 +353,9 @@ async fn a_service_the_kdc_does_not_know_fails_at_once_naming_it() {
 /// the diagnosis can end the connect with AUTH_FAILED.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mechanism_the_server_does_not_speak_is_auth_failed_naming_both() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    let cache = realm.kdc.dir.join("ccache-mechanism");
-    kinit(realm, &cache);
-    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
-    let dir = realm.kdc.dir.join("certs");
-    let certs = zk_harness::secure::Certs::generate(&dir);
+    let (realm, _one) = realm_held().await;
+    with_kinit_ticket(realm, "mechanism");
+    let certs = certs_in(realm, "certs");
     let digest_server =
         zk_harness::secure::SecureServer::start(zk_harness::secure::Kind::Tls, &certs);
     // By the name the KDC knows (zookeeper/localhost), so the Kerberos check passes.
@@ -401,13 +397,9 @@ async fn a_mechanism_the_server_does_not_speak_is_auth_failed_naming_both() {
 /// (see `common::rolling`): no LOST, the same sessions.
 #[tokio::test(flavor = "multi_thread")]
 async fn tls_kerberos_holders_keep_their_sessions_through_a_rolling_restart() {
-    let realm = realm();
-    let _one = CREDENTIALS.lock().await;
-    let cache = realm.kdc.dir.join("ccache-ensemble");
-    kinit(realm, &cache);
-    std::env::set_var("KRB5CCNAME", format!("FILE:{}", cache.display()));
-    let certs_dir = realm.kdc.dir.join("ensemble-certs");
-    let certs = zk_harness::secure::Certs::generate(&certs_dir);
+    let (realm, _one) = realm_held().await;
+    with_kinit_ticket(realm, "ensemble");
+    let certs = certs_in(realm, "ensemble-certs");
     let mut ensemble = zk_harness::Ensemble::start_tls_kerberos(3, &certs, &realm.kdc);
     let tls = zkrecipes::Tls::new(certs.path("ca.pem"))
         .identity(certs.path("client.pem"), certs.path("client-key.pem"));

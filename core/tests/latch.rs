@@ -7,10 +7,21 @@ use std::time::Duration;
 
 use common::*;
 use tokio::sync::broadcast;
-use zk_harness::FaultProxy;
 use zkrecipes::{ErrorCode, LatchEvent, LeaderLatch, Wait};
 
 const LONG: Wait = Wait::For(Duration::from_secs(20));
+
+/// Starts `latch`, and its events from before the start on.
+async fn start_following(latch: &LeaderLatch) -> broadcast::Receiver<LatchEvent> {
+    let events = latch.subscribe();
+    latch.start().await.unwrap();
+    events
+}
+
+/// A maker of latches of id `id`, for `recipe`.
+fn latch_of(id: &str) -> impl Fn(&zkrecipes::Client, &str) -> zkrecipes::Result<LeaderLatch> + '_ {
+    move |c, path| LeaderLatch::new(c, path, id)
+}
 
 async fn next_event(events: &mut broadcast::Receiver<LatchEvent>) -> LatchEvent {
     tokio::time::timeout(Duration::from_secs(30), events.recv())
@@ -84,9 +95,7 @@ async fn one_leader_and_the_next_takes_over_with_a_higher_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_lifecycle_answers_with_typed_errors() {
-    let path = unique("latch-lifecycle");
-    let c = client().await;
-    let latch = LeaderLatch::new(&c, &path, "me").unwrap();
+    let (path, c, latch) = recipe("latch-lifecycle", latch_of("me")).await;
     let err = latch.await_leadership(Wait::No).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(err.message().contains("start"), "{err}");
@@ -159,11 +168,8 @@ async fn a_waiter_closed_while_waiting_and_a_dropped_latch_leave_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deleted_leader_node_ends_the_leadership_and_the_latch_lines_up_again() {
-    let path = unique("latch-deleted");
-    let c = client().await;
-    let latch = LeaderLatch::new(&c, &path, "me").unwrap();
-    let mut events = latch.subscribe();
-    latch.start().await.unwrap();
+    let (_path, _c, latch) = recipe("latch-deleted", latch_of("me")).await;
+    let mut events = start_following(&latch).await;
     let first = latch.await_leadership(LONG).await.unwrap().unwrap();
     assert_eq!(next_event(&mut events).await.name(), "IS_LEADER");
     let node = latch.node_path().unwrap();
@@ -183,12 +189,10 @@ async fn a_deleted_leader_node_ends_the_leadership_and_the_latch_lines_up_again(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_leader_cut_off_past_its_session_is_told_and_never_leads_beside_the_next() {
-    let proxy = FaultProxy::start(server().connect_string());
-    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, cut) = behind_proxy(Duration::from_secs(2)).await;
     let path = unique("latch-cut");
     let latch = LeaderLatch::new(&cut, &path, "cut").unwrap();
-    let mut events = latch.subscribe();
-    latch.start().await.unwrap();
+    let mut events = start_following(&latch).await;
     latch.await_leadership(LONG).await.unwrap().unwrap();
     assert_eq!(next_event(&mut events).await.name(), "IS_LEADER");
     let session = cut.session_id().unwrap();
@@ -220,16 +224,7 @@ async fn a_leader_cut_off_past_its_session_is_told_and_never_leads_beside_the_ne
     eventually(
         "the cut latch is back in line",
         Duration::from_secs(30),
-        || async {
-            let ids: Vec<String> = other
-                .participants()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|p| p.id)
-                .collect();
-            ids == ["other", "cut"]
-        },
+        || async { latch_ids(&other).await == ["other", "cut"] },
     )
     .await;
     assert!(!latch.has_leadership());

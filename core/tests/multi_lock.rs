@@ -8,9 +8,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
 use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{ErrorCode, MultiLock, Owner, Wait, WriteLock};
+
+/// A multi-lock over fresh paths (of `names`, in that order) of a client of its own.
+async fn over_fresh_paths<const N: usize>(
+    names: [&str; N],
+) -> ([String; N], zkrecipes::Client, MultiLock) {
+    let dirs = names.map(unique);
+    let c = client().await;
+    let multi = MultiLock::new(&c, &dirs).unwrap();
+    (dirs, c, multi)
+}
+
+/// A try and an acquire bounded by `timeout` both answer `None`: a path is held.
+async fn assert_refused(multi: &MultiLock, timeout: Duration) {
+    assert!(multi.try_acquire().await.unwrap().is_none());
+    assert!(multi.acquire_timeout(timeout).await.unwrap().is_none());
+}
 
 /// How many lock nodes stand under `dir` now.
 async fn nodes(dir: &str) -> usize {
@@ -35,18 +50,11 @@ async fn until_children(zk: &zookeeper_client::Client, dir: &str, n: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn all_or_none_and_a_failed_try_leaves_nothing() {
-    let (a, b) = (unique("multi-a"), unique("multi-b"));
-    let c = client().await;
+    let ([a, b], _c, multi) = over_fresh_paths(["multi-a", "multi-b"]).await;
     let other = client().await;
     let single_b = WriteLock::new(&other, &b).unwrap();
     let held_b = single_b.acquire().await.unwrap();
-    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
-    assert!(multi.try_acquire().await.unwrap().is_none());
-    assert!(multi
-        .acquire_timeout(Duration::from_millis(300))
-        .await
-        .unwrap()
-        .is_none());
+    assert_refused(&multi, Duration::from_millis(300)).await;
     // The first path was taken and given back before the answer; the second's attempt is gone.
     assert_eq!(nodes(&a).await, 0, "the partial hold is given back");
     assert_eq!(nodes(&b).await, 1, "only the other holder's node");
@@ -69,13 +77,7 @@ async fn all_or_none_and_a_failed_try_leaves_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fencing_tokens_come_one_per_path_in_the_order_given() {
-    let (a, b, z) = (
-        unique("multi-t-a"),
-        unique("multi-t-b"),
-        unique("multi-t-z"),
-    );
-    let c = client().await;
-    let multi = MultiLock::new(&c, &[&z, &a, &b]).unwrap();
+    let ([z, a, b], _c, multi) = over_fresh_paths(["multi-t-z", "multi-t-a", "multi-t-b"]).await;
     assert_eq!(multi.dirs(), [z.as_str(), a.as_str(), b.as_str()]);
     let guard = multi.acquire().await.unwrap();
     let zk = raw().await;
@@ -133,15 +135,13 @@ async fn opposite_orders_never_deadlock_and_never_overlap() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_acquire_gives_back_what_it_took() {
-    let (a, b) = (unique("multi-c-a"), unique("multi-c-b"));
-    let c = client().await;
+    let ([a, b], _c, multi) = over_fresh_paths(["multi-c-a", "multi-c-b"]).await;
     let other = client().await;
     let held_b = WriteLock::new(&other, &b).unwrap().acquire().await.unwrap();
-    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
-    let waiting = tokio::spawn({
-        let multi = multi.clone();
-        async move { multi.acquire().await.map(|_| ()) }
-    });
+    let waiting = spawn_on(
+        &multi,
+        |multi| async move { multi.acquire().await.map(|_| ()) },
+    );
     // Queued on b (its node beside the holder's) means a is taken.
     let zk = raw().await;
     until_children(&zk, &b, 2).await;
@@ -161,9 +161,7 @@ async fn a_cancelled_acquire_gives_back_what_it_took() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reentrant_per_owner_and_released_as_often_as_taken() {
-    let (a, b) = (unique("multi-r-a"), unique("multi-r-b"));
-    let c = client().await;
-    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    let ([a, b], _c, multi) = over_fresh_paths(["multi-r-a", "multi-r-b"]).await;
     let owner = Owner::unique();
     let first = multi.lock_as(owner, Wait::No).await.unwrap().unwrap();
     let again = multi.lock_as(owner, Wait::No).await.unwrap().unwrap();
@@ -201,18 +199,13 @@ async fn bad_paths_are_refused_before_anything_is_sent() {
 /// the multi-lock is no longer held; the release then reports the loss.
 #[tokio::test(flavor = "multi_thread")]
 async fn losing_one_lock_is_told_as_lost() {
-    let (a, b) = (unique("multi-l-a"), unique("multi-l-b"));
-    let c = client().await;
-    let multi = MultiLock::new(&c, &[&a, &b]).unwrap();
+    let ([a, b], _c, multi) = over_fresh_paths(["multi-l-a", "multi-l-b"]).await;
     let mut events = multi.subscribe();
     let guard = multi.acquire().await.unwrap();
     let zk = raw().await;
     let node = zk.list_children(&b).await.unwrap().remove(0);
     zk.delete(&format!("{b}/{node}"), None).await.unwrap();
-    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-        .await
-        .expect("an event in time")
-        .unwrap();
+    let event = next_within(&mut events, Duration::from_secs(20)).await;
     assert_eq!(event.name(), "LOST");
     assert!(!multi.is_held() && !guard.is_held());
     assert!(
@@ -233,14 +226,12 @@ async fn losing_one_lock_is_told_as_lost() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_lost_while_waiting_takes_every_lock_again_on_the_next() {
     let (a, b) = (unique("multi-s-a"), unique("multi-s-b"));
-    let proxy = FaultProxy::start(server().connect_string());
-    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, cut) = behind_proxy(Duration::from_secs(2)).await;
     let (other, third) = (client().await, client().await);
     let held_b = WriteLock::new(&other, &b).unwrap().acquire().await.unwrap();
     let multi = MultiLock::new(&cut, &[&b, &a]).unwrap();
-    let waiting = tokio::spawn({
-        let multi = multi.clone();
-        async move { multi.acquire_timeout(Duration::from_secs(60)).await }
+    let waiting = spawn_on(&multi, |multi| async move {
+        multi.acquire_timeout(Duration::from_secs(60)).await
     });
     let zk = raw().await;
     until_children(&zk, &b, 2).await;
@@ -258,11 +249,8 @@ async fn a_session_lost_while_waiting_takes_every_lock_again_on_the_next() {
         "answered while another client holds {a}"
     );
     held_a.release().await.unwrap();
-    let guard = waiting
-        .await
-        .unwrap()
-        .unwrap()
-        .expect("every lock, on the new session");
+    let guard = joined(waiting, Duration::from_secs(60), "the multi-lock").await;
+    let guard = guard.unwrap().expect("every lock, on the new session");
     let session = cut.session_id().unwrap();
     assert_ne!(session, first_session);
     for dir in [&a, &b] {
@@ -293,12 +281,7 @@ async fn after_the_deadline_the_other_paths_are_looked_at_together() {
         .await
         .unwrap();
     let multi = MultiLock::new(&c, &dirs).unwrap();
-    assert!(multi.try_acquire().await.unwrap().is_none());
-    assert!(multi
-        .acquire_timeout(Duration::from_millis(1))
-        .await
-        .unwrap()
-        .is_none());
+    assert_refused(&multi, Duration::from_millis(1)).await;
     for dir in &dirs {
         let expected = usize::from(*dir == last);
         assert_eq!(nodes(dir).await, expected, "{dir}");

@@ -1,7 +1,5 @@
 mod common;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -48,9 +46,7 @@ async fn fifo_and_every_head_operation() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn binary_empty_and_maximal_payloads_round_trip() {
-    let dir = unique("q-bytes");
-    let c = client().await;
-    let q = DistributedQueue::new(&c, &dir).unwrap();
+    let (_dir, _c, q) = recipe("q-bytes", DistributedQueue::new).await;
     let binary: Vec<u8> = (0..=255u8).chain([0xff, 0xfe, 0x00]).collect();
     let big = vec![0xa5u8; q.max_payload()];
     q.offer(&[]).await.unwrap();
@@ -71,35 +67,21 @@ async fn binary_empty_and_maximal_payloads_round_trip() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn concurrent_consumers_get_each_item_exactly_once() {
-    let dir = unique("q-consumers");
-    let producer = client().await;
-    let q = DistributedQueue::new(&producer, &dir).unwrap();
+    let (dir, _producer, q) = recipe("q-consumers", DistributedQueue::new).await;
     let n = 300;
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut consumers = Vec::new();
-    for _ in 0..4 {
-        let c = client().await;
-        let q = DistributedQueue::new(&c, &dir).unwrap();
-        let seen = seen.clone();
-        consumers.push(tokio::spawn(async move {
-            let mut mine = Vec::new();
-            while let Some(item) = q.take_timeout(Duration::from_secs(3)).await.unwrap() {
-                mine.push(String::from_utf8(item).unwrap());
-            }
-            seen.lock().unwrap().extend(mine);
-            drop(c);
-        }));
-    }
+    let consumers = spawn_consumers(&dir, 4, |q, _| async move {
+        let mut mine = Vec::new();
+        while let Some(item) = q.take_timeout(Duration::from_secs(3)).await.unwrap() {
+            mine.push(String::from_utf8(item).unwrap());
+        }
+        mine
+    })
+    .await;
     for i in 0..n {
         q.offer(format!("item-{i}").as_bytes()).await.unwrap();
     }
-    for consumer in consumers {
-        consumer.await.unwrap();
-    }
-    let seen = seen.lock().unwrap().clone();
-    let unique: HashSet<_> = seen.iter().cloned().collect();
-    assert_eq!(seen.len(), n, "nothing lost, nothing duplicated");
-    assert_eq!(unique.len(), n);
+    let seen = gathered(consumers).await;
+    assert_n_distinct(&seen, n, "nothing lost, nothing duplicated");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,10 +126,8 @@ async fn take_wakes_when_an_item_arrives_and_times_out_otherwise() {
     .await;
     assert!(!task.is_finished(), "an empty queue gave the take an item");
     producer.offer(b"wake").await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(5), task)
+    let got = joined(task, Duration::from_secs(5), "take woke")
         .await
-        .expect("take woke")
-        .unwrap()
         .unwrap();
     assert_eq!(got, b"wake");
 }
@@ -191,14 +171,7 @@ async fn draining_costs_two_requests_per_item_and_grows_linearly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn apache_style_foreign_children_are_ignored() {
-    let dir = unique("q-foreign");
-    let raw = raw().await;
-    let open =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
-    raw.mkdir(&dir, &open).await.unwrap();
-    raw.create(&format!("{dir}/lock"), b"", &open)
-        .await
-        .unwrap();
+    let (dir, _raw) = foreign_dir("q-foreign", &[("lock", b"")]).await;
     let c = client().await;
     let q = DistributedQueue::new(&c, &dir).unwrap();
     q.offer(b"one").await.unwrap();
@@ -211,13 +184,11 @@ async fn apache_style_foreign_children_are_ignored() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn lost_replies_during_a_poll_lose_no_item() {
-    let proxy = zk_harness::FaultProxy::start(server().connect_string());
-    let dir = unique("q-lost-replies");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+    let (dir, _c, producer) = recipe("q-lost-replies", DistributedQueue::new).await;
     for item in ["a", "b", "c"] {
         producer.offer(item.as_bytes()).await.unwrap();
     }
-    let consumer_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let (proxy, consumer_client) = behind_proxy(Duration::from_secs(10)).await;
     let consumer = DistributedQueue::new(&consumer_client, &dir).unwrap();
     assert_eq!(consumer.poll().await.unwrap().unwrap(), b"a");
     // The delete of "b" (and the read of "c") reach the server; their replies do not.
@@ -237,10 +208,8 @@ async fn lost_replies_during_a_poll_lose_no_item() {
     .await;
     proxy.set_drop_replies(false);
     proxy.drop_all();
-    let got = tokio::time::timeout(Duration::from_secs(15), pending)
+    let got = joined(pending, Duration::from_secs(15), "the pending call")
         .await
-        .unwrap()
-        .unwrap()
         .unwrap();
     assert_eq!(
         got.unwrap(),
@@ -308,9 +277,7 @@ async fn the_directory_holds_only_items_and_size_counts_them() {
 /// marker each until the session ended. Dropping the object withdraws it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_queue_object_leaves_no_claim_marker() {
-    let dir = unique("q-dropped");
-    let c = client().await;
-    let producer = DistributedQueue::new(&c, &dir).unwrap();
+    let (dir, c, producer) = recipe("q-dropped", DistributedQueue::new).await;
     for i in 0..20 {
         producer.offer(format!("{i}").as_bytes()).await.unwrap();
     }

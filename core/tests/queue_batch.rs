@@ -3,7 +3,6 @@
 mod common;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -90,10 +89,8 @@ async fn take_many_waits_for_an_item_and_answers_empty_at_its_deadline() {
         tokio::spawn(async move { consumer.take_many(10, Wait::Forever).await })
     };
     producer.offer(b"first").await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(10), waiting)
+    let got = joined(waiting, Duration::from_secs(10), "take_many woke")
         .await
-        .expect("take_many woke")
-        .unwrap()
         .unwrap();
     assert_eq!(texts(&got), vec!["first"]);
     for i in 0..5 {
@@ -112,57 +109,43 @@ async fn take_many_waits_for_an_item_and_answers_empty_at_its_deadline() {
 /// consumer receives its items in queue order.
 #[tokio::test(flavor = "multi_thread")]
 async fn batches_and_single_takes_share_a_queue_exactly_once() {
-    let dir = unique("batch-mixed");
-    let producer = client().await;
-    let q = DistributedQueue::new(&producer, &dir).unwrap();
+    let (dir, _producer, q) = recipe("batch-mixed", DistributedQueue::new).await;
     let n = 400;
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut consumers = Vec::new();
-    for which in 0..4 {
-        let c = client().await;
-        let q = DistributedQueue::new(&c, &dir).unwrap();
-        let seen = seen.clone();
-        consumers.push(tokio::spawn(async move {
-            let mut mine: Vec<usize> = Vec::new();
-            loop {
-                let got = if which % 2 == 0 {
-                    q.take_many(1 + which * 8, Duration::from_secs(3))
-                        .await
-                        .unwrap()
-                } else {
-                    q.take_item(Duration::from_secs(3))
-                        .await
-                        .unwrap()
-                        .into_iter()
-                        .collect()
-                };
-                if got.is_empty() {
-                    break;
-                }
-                for item in got {
-                    mine.push(String::from_utf8(item.data).unwrap().parse().unwrap());
-                }
+    let consumers = spawn_consumers(&dir, 4, |q, which| async move {
+        let mut mine: Vec<usize> = Vec::new();
+        loop {
+            let got = if which % 2 == 0 {
+                q.take_many(1 + which * 8, Duration::from_secs(3))
+                    .await
+                    .unwrap()
+            } else {
+                q.take_item(Duration::from_secs(3))
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .collect()
+            };
+            if got.is_empty() {
+                break;
             }
-            // A single take may claim past its head after a lost race (the claim window); a batch
-            // always starts at its head.
-            assert!(
-                which % 2 == 1 || mine.windows(2).all(|w| w[0] < w[1]),
-                "batch consumer {which} received out of order: {mine:?}"
-            );
-            seen.lock().unwrap().extend(mine);
-            c.close().await;
-        }));
-    }
+            for item in got {
+                mine.push(number(&item.data));
+            }
+        }
+        // A single take may claim past its head after a lost race (the claim window); a batch
+        // always starts at its head.
+        assert!(
+            which % 2 == 1 || mine.windows(2).all(|w| w[0] < w[1]),
+            "batch consumer {which} received out of order: {mine:?}"
+        );
+        mine
+    })
+    .await;
     for i in 0..n {
         q.offer(i.to_string().as_bytes()).await.unwrap();
     }
-    for consumer in consumers {
-        consumer.await.unwrap();
-    }
-    let seen = seen.lock().unwrap().clone();
-    let unique: HashSet<_> = seen.iter().copied().collect();
-    assert_eq!(seen.len(), n, "nothing lost, nothing duplicated");
-    assert_eq!(unique.len(), n);
+    let seen = gathered(consumers).await;
+    assert_n_distinct(&seen, n, "nothing lost, nothing duplicated");
 }
 
 /// The connection is cut at a batch's claim, before the server has it (not applied) and after
@@ -171,13 +154,11 @@ async fn batches_and_single_takes_share_a_queue_exactly_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_claim_cut_off_loses_and_doubles_nothing() {
     for cut in [Cut::Before, Cut::After] {
-        let proxy = zk_harness::FaultProxy::start(server().connect_string());
-        let dir = unique("batch-cut");
-        let producer = DistributedQueue::new(&client().await, &dir).unwrap();
+        let (dir, _c, producer) = recipe("batch-cut", DistributedQueue::new).await;
         for i in 0..6 {
             producer.offer(format!("{i}").as_bytes()).await.unwrap();
         }
-        let consumer_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+        let (proxy, consumer_client) = behind_proxy(Duration::from_secs(10)).await;
         let consumer = DistributedQueue::new(&consumer_client, &dir).unwrap();
         assert_eq!(texts(&consumer.poll_many(1).await.unwrap()), vec!["0"]);
         proxy.cut_at_request(Request::Multi, cut, Then::Reconnect);

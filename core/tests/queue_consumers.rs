@@ -40,32 +40,32 @@ async fn drain(connect: &str, dir: &str, consumers: usize, delivered: &Delivered
     shares
 }
 
-fn number(item: &[u8]) -> usize {
-    String::from_utf8(item.to_vec()).unwrap().parse().unwrap()
-}
-
-async fn offer(queue: &DistributedQueue, numbers: std::ops::Range<usize>) {
-    for i in numbers {
-        queue.offer(format!("{i:05}").as_bytes()).await.unwrap();
+/// A queue of the items `0..items` (of `name`) and an early consumer of it, which took the
+/// first `first` of them; then `joining` consumers drain it beside, in a task of their own.
+/// Everything taken goes to `delivered`.
+async fn early_consumer_and_joiners(
+    name: &str,
+    items: usize,
+    first: usize,
+    joining: usize,
+    delivered: &Delivered,
+) -> (DistributedQueue, tokio::task::JoinHandle<Vec<usize>>) {
+    let (dir, _c, _producer) = numbered_queue(name, items).await;
+    let early = DistributedQueue::new(&client().await, &dir).unwrap();
+    for _ in 0..first {
+        let item = early.poll().await.unwrap().unwrap();
+        delivered.lock().unwrap().push(number(&item));
     }
+    let (connect, delivered) = (server().connect_string(), delivered.clone());
+    let joiners = tokio::spawn(async move { drain(connect, &dir, joining, &delivered).await });
+    (early, joiners)
 }
 
-fn assert_overtaken_at_most(delivered: &[usize], bound: usize) {
-    let worst = max_overtaking(delivered);
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
-}
-
-fn assert_each_once(delivered: &[usize], items: usize) {
-    let mut sorted = delivered.to_vec();
-    sorted.sort_unstable();
-    assert_eq!(
-        sorted,
-        (0..items).collect::<Vec<_>>(),
-        "every item exactly once"
-    );
+/// Every item of `0..items` delivered once, none overtaken by more than `bound` later ones.
+fn assert_fair(delivered: &Delivered, items: usize, bound: usize) {
+    let delivered = delivered.lock().unwrap();
+    assert_each_once(&delivered, items);
+    assert_overtaken_at_most(&delivered, bound);
 }
 
 /// Four consumers each take a share, and the drain costs at most three
@@ -82,13 +82,12 @@ async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
     )
     .unwrap();
     let items = 2000;
-    offer(&producer, 0..items).await;
+    offer_numbered(&producer, 0..items).await;
     let before = server.packets_received();
     let delivered = Delivered::default();
     let shares = drain(server.connect_string(), dir, 4, &delivered).await;
     let requests = server.packets_received() - before;
-    let delivered = delivered.lock().unwrap().clone();
-    assert_each_once(&delivered, items);
+    assert_each_once(&delivered.lock().unwrap(), items);
     let per_item = requests as f64 / items as f64;
     println!("4 consumers: shares {shares:?}, {requests} requests ({per_item:.2} per item)");
     assert!(
@@ -97,7 +96,7 @@ async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
     );
     // Sessions' connects and closes are counted too (a few dozen requests).
     assert!(per_item <= 3.0, "{per_item:.2} requests per item");
-    assert_overtaken_at_most(&delivered, (CLAIM_WINDOW - 1) * 4);
+    assert_overtaken_at_most(&delivered.lock().unwrap(), (CLAIM_WINDOW - 1) * 4);
 }
 
 /// A consumer that took one item and then stopped polling keeps its claim
@@ -106,10 +105,8 @@ async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
 /// claims nothing, is taken by them, in order.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_consumer_that_stops_polling_holds_back_none_of_its_share() {
-    let dir = unique("idle-peer");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
     let items = 300;
-    offer(&producer, 0..items).await;
+    let (dir, _c, _producer) = numbered_queue("idle-peer", items).await;
     let idle = DistributedQueue::new(&client().await, &dir).unwrap();
     assert_eq!(
         idle.poll().await.unwrap().map(|item| number(&item)),
@@ -117,9 +114,7 @@ async fn a_consumer_that_stops_polling_holds_back_none_of_its_share() {
     );
     let delivered = Delivered::new(Mutex::new(vec![0]));
     drain(server().connect_string(), &dir, 2, &delivered).await;
-    let all = delivered.lock().unwrap().clone();
-    assert_each_once(&all, items);
-    assert_overtaken_at_most(&all, (CLAIM_WINDOW - 1) * 3);
+    assert_fair(&delivered, items, (CLAIM_WINDOW - 1) * 3);
     idle.close().await.unwrap();
 }
 
@@ -128,23 +123,9 @@ async fn a_consumer_that_stops_polling_holds_back_none_of_its_share() {
 /// afresh when the set changes, so no item is skipped for long.
 #[tokio::test(flavor = "multi_thread")]
 async fn consumers_joining_and_leaving_mid_drain_skip_nothing() {
-    let dir = unique("churn");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
     let items = 600;
-    offer(&producer, 0..items).await;
     let delivered = Delivered::default();
-    let leaver = DistributedQueue::new(&client().await, &dir).unwrap();
-    for _ in 0..50 {
-        let item = leaver.poll().await.unwrap().unwrap();
-        delivered.lock().unwrap().push(number(&item));
-    }
-    let joined = {
-        let delivered = delivered.clone();
-        let dir = dir.clone();
-        tokio::spawn(async move {
-            drain(server().connect_string(), &dir, 3, &delivered).await;
-        })
-    };
+    let (leaver, joined) = early_consumer_and_joiners("churn", items, 50, 3, &delivered).await;
     // The leaver goes on beside the three that joined, then leaves.
     for _ in 0..50 {
         match leaver.poll().await.unwrap() {
@@ -154,9 +135,7 @@ async fn consumers_joining_and_leaving_mid_drain_skip_nothing() {
     }
     leaver.close().await.unwrap();
     joined.await.unwrap();
-    let delivered = delivered.lock().unwrap().clone();
-    assert_each_once(&delivered, items);
-    assert_overtaken_at_most(&delivered, CLAIM_WINDOW * 4);
+    assert_fair(&delivered, items, CLAIM_WINDOW * 4);
 }
 
 /// A consumer that started alone and takes 10 ms per item, joined by a fast
@@ -166,20 +145,9 @@ async fn consumers_joining_and_leaving_mid_drain_skip_nothing() {
 /// by up to 345 later items (found by an adversarial review).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_slow_consumer_that_started_alone_skips_nothing_when_a_fast_one_joins() {
-    let dir = unique("slow-first");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
     let items = 400;
-    offer(&producer, 0..items).await;
     let delivered = Delivered::default();
-    let slow = DistributedQueue::new(&client().await, &dir).unwrap();
-    for _ in 0..10 {
-        let item = slow.poll().await.unwrap().unwrap();
-        delivered.lock().unwrap().push(number(&item));
-    }
-    let fast = {
-        let (delivered, dir) = (delivered.clone(), dir.clone());
-        tokio::spawn(async move { drain(server().connect_string(), &dir, 1, &delivered).await })
-    };
+    let (slow, fast) = early_consumer_and_joiners("slow-first", items, 10, 1, &delivered).await;
     while let Some(item) = slow.poll().await.unwrap() {
         delivered.lock().unwrap().push(number(&item));
         // The slow consumer's work on the item.
@@ -187,9 +155,7 @@ async fn a_slow_consumer_that_started_alone_skips_nothing_when_a_fast_one_joins(
     }
     fast.await.unwrap();
     slow.close().await.unwrap();
-    let delivered = delivered.lock().unwrap().clone();
-    assert_each_once(&delivered, items);
-    assert_overtaken_at_most(&delivered, CLAIM_WINDOW * 2);
+    assert_fair(&delivered, items, CLAIM_WINDOW * 2);
 }
 
 /// An item given back is in line again at its place, for its own consumer
@@ -200,7 +166,7 @@ async fn a_slow_consumer_that_started_alone_skips_nothing_when_a_fast_one_joins(
 async fn an_item_given_back_is_the_next_one_taken() {
     let dir = unique("given-back");
     let queue = DistributedQueue::new(&client().await, &dir).unwrap();
-    offer(&queue, 0..50).await;
+    offer_numbered(&queue, 0..50).await;
     let first = queue.poll_item().await.unwrap().unwrap();
     assert_eq!(number(&first.data), 0);
     queue.give_back(&first).await.unwrap();
@@ -220,7 +186,7 @@ async fn an_item_abandoned_by_its_caller_is_taken_again_at_once() {
     use zkrecipes::ffi::HandedQueue;
     let dir = unique("abandoned");
     let queue = DistributedQueue::new(&client().await, &dir).unwrap();
-    offer(&queue, 0..50).await;
+    offer_numbered(&queue, 0..50).await;
     let (first, handoff) = queue.take_handed(Wait::Forever).await.unwrap().unwrap();
     assert_eq!(number(&first.data), 0);
     handoff.undo();
@@ -261,7 +227,7 @@ async fn a_consumer_behind_a_stale_listing_lists_afresh_instead_of_walking_it() 
         let producer =
             DistributedQueue::new(&client_at(connect, Duration::from_secs(30)).await, &dir)
                 .unwrap();
-        offer(&producer, 0..600).await;
+        offer_numbered(&producer, 0..600).await;
         // Lists all 600 and takes the head.
         let behind =
             DistributedQueue::new(&client_at(connect, Duration::from_secs(30)).await, &dir)

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use common::*;
 use tokio::time::Instant;
-use zk_harness::FaultProxy;
 use zkrecipes::ffi::OwnedLock;
 use zkrecipes::{
     DistributedQueue, ErrorCode, LeaderElectionSupport, LockEvent, Owner, Wait, WriteLock,
@@ -21,9 +20,7 @@ use zkrecipes::{
 /// going, and nothing may be left behind.
 #[tokio::test(flavor = "multi_thread")]
 async fn tiny_timeouts_beside_blocking_callers_never_jam_the_lock() {
-    let dir = unique("jam");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, lock) = recipe("jam", WriteLock::new).await;
     let stop = Arc::new(AtomicBool::new(false));
     let cycles = Arc::new(AtomicU64::new(0));
     let attempts = Arc::new(AtomicU64::new(0));
@@ -85,31 +82,19 @@ async fn tiny_timeouts_beside_blocking_callers_never_jam_the_lock() {
     }
     stop.store(true, Ordering::SeqCst);
     for t in blocking {
-        tokio::time::timeout(Duration::from_secs(10), t)
-            .await
-            .expect("blocking caller stuck")
-            .unwrap();
+        joined(t, Duration::from_secs(10), "a blocking caller").await;
     }
     for t in tasks {
-        tokio::time::timeout(Duration::from_secs(10), t)
-            .await
-            .expect("timed caller stuck")
-            .unwrap();
+        joined(t, Duration::from_secs(10), "a timed caller").await;
     }
-    eventually("no node left", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.is_empty()
-    })
-    .await;
+    until_child_count("no node left", &dir, 0, Duration::from_secs(5)).await;
 }
 
 /// Defect 2: a timed acquire answers `None` whatever stage the deadline
 /// caught it in — never `TIMEOUT` — and has withdrawn its node when it answers.
 #[tokio::test(flavor = "multi_thread")]
 async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
-    let dir = unique("timed");
-    let (a, b) = (client().await, client().await);
-    let mine = WriteLock::new(&a, &dir).unwrap();
-    let theirs = WriteLock::new(&b, &dir).unwrap();
+    let (dir, [(_a, mine), (_b, theirs)]) = recipes("timed", WriteLock::new).await;
     let timeouts = [0.0, 1e-6, 0.0001, 0.001, 0.002, 0.005];
     for &t in &timeouts {
         let got = mine
@@ -120,7 +105,7 @@ async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
             mine.unlock_as(Owner(1)).await.unwrap();
         }
         assert!(
-            children(server().connect_string(), &dir).await.is_empty(),
+            children_of(&dir).await.is_empty(),
             "timeout {t} on a free lock left a node"
         );
     }
@@ -139,7 +124,7 @@ async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
             .unwrap_or_else(|err| panic!("timeout {t}: {err}"));
         assert_eq!(got, None, "timeout {t} on a held lock");
         assert_eq!(
-            children(server().connect_string(), &dir).await.len(),
+            children_of(&dir).await.len(),
             1,
             "timeout {t} on a held lock left its node behind"
         );
@@ -153,12 +138,8 @@ async fn timed_acquires_answer_and_leave_nothing_on_a_free_or_held_lock() {
 /// consumer (a claim committed before another's, returned after it).
 #[tokio::test(flavor = "multi_thread")]
 async fn several_consumers_overtake_an_item_by_a_bounded_number() {
-    let dir = unique("order");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
     let items = 300;
-    for i in 0..items {
-        producer.offer(format!("{i:05}").as_bytes()).await.unwrap();
-    }
+    let (dir, _c, _producer) = numbered_queue("order", items).await;
     let consumers = 3;
     let delivered = Arc::new(Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
@@ -167,8 +148,7 @@ async fn several_consumers_overtake_an_item_by_a_bounded_number() {
         let delivered = delivered.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(item) = queue.poll().await.unwrap() {
-                let n: usize = String::from_utf8(item).unwrap().parse().unwrap();
-                delivered.lock().unwrap().push(n);
+                delivered.lock().unwrap().push(number(&item));
             }
         }));
     }
@@ -176,19 +156,8 @@ async fn several_consumers_overtake_an_item_by_a_bounded_number() {
         t.await.unwrap();
     }
     let delivered = delivered.lock().unwrap().clone();
-    let mut sorted = delivered.clone();
-    sorted.sort();
-    assert_eq!(
-        sorted,
-        (0..items).collect::<Vec<_>>(),
-        "every item exactly once"
-    );
-    let worst = max_overtaking(&delivered);
-    let bound = CLAIM_WINDOW * consumers;
-    assert!(
-        worst <= bound,
-        "an item was overtaken by {worst} later items (bound {bound})"
-    );
+    assert_each_once(&delivered, items);
+    assert_overtaken_at_most(&delivered, CLAIM_WINDOW * consumers);
 }
 
 /// Defect 4: two queue objects of one session shared a claim marker name, so
@@ -196,14 +165,9 @@ async fn several_consumers_overtake_an_item_by_a_bounded_number() {
 /// own and both returned the item. Every item must arrive exactly once.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_queue_objects_of_one_session_never_both_deliver_an_item() {
-    let dir = unique("markers");
-    let producer = DistributedQueue::new(&client().await, &dir).unwrap();
     let items = 200;
-    for i in 0..items {
-        producer.offer(format!("{i}").as_bytes()).await.unwrap();
-    }
-    let proxy = FaultProxy::start(server().connect_string());
-    let shared = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let (dir, _c, _producer) = numbered_queue("markers", items).await;
+    let (proxy, shared) = behind_proxy(Duration::from_secs(10)).await;
     let delivered = Arc::new(Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
     for _ in 0..2 {
@@ -211,10 +175,7 @@ async fn two_queue_objects_of_one_session_never_both_deliver_an_item() {
         let delivered = delivered.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(item) = queue.poll().await.unwrap() {
-                delivered
-                    .lock()
-                    .unwrap()
-                    .push(String::from_utf8(item).unwrap());
+                delivered.lock().unwrap().push(number(&item));
             }
         }));
     }
@@ -227,38 +188,24 @@ async fn two_queue_objects_of_one_session_never_both_deliver_an_item() {
         proxy.set_drop_replies(false);
     }
     for t in tasks {
-        tokio::time::timeout(Duration::from_secs(60), t)
-            .await
-            .expect("consumers stuck")
-            .unwrap();
+        joined(t, Duration::from_secs(60), "a consumer").await;
     }
-    let mut delivered = delivered.lock().unwrap().clone();
-    delivered.sort_by_key(|s| s.parse::<usize>().unwrap());
-    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
-    assert_eq!(delivered, expected, "every item exactly once");
+    assert_each_once(&delivered.lock().unwrap(), items);
 }
 
 /// Cancelling a `take` mid-claim never loses the item: a claimed item whose
 /// caller is gone is put back at its place.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelled_takes_never_lose_an_item() {
-    let dir = unique("cancel-take");
-    let c = client().await;
-    let queue = DistributedQueue::new(&c, &dir).unwrap();
     let items = 60;
-    for i in 0..items {
-        queue.offer(format!("{i}").as_bytes()).await.unwrap();
-    }
+    let (dir, c, queue) = numbered_queue("cancel-take", items).await;
     let mut got = Vec::new();
-    let mut rng = 7u64;
+    // Cancel after 0..1.5 ms: at every stage of a poll, over the run.
+    let mut cuts = Cuts::below(1500, 7);
     while got.len() < items {
-        // Cancel after 0..1.5 ms: at every stage of a poll, over the run.
-        rng = rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let after = Duration::from_micros((rng >> 33) % 1500);
+        let after = cuts.next().unwrap();
         match tokio::time::timeout(after, queue.take()).await {
-            Ok(item) => got.push(String::from_utf8(item.unwrap()).unwrap()),
+            Ok(item) => got.push(number(&item.unwrap())),
             Err(_) => continue,
         }
     }
@@ -267,9 +214,35 @@ async fn cancelled_takes_never_lose_an_item() {
     c.close().await;
     let after = DistributedQueue::new(&client().await, &dir).unwrap();
     assert_eq!(after.poll().await.unwrap(), None, "no item twice");
-    got.sort_by_key(|s| s.parse::<usize>().unwrap());
-    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
-    assert_eq!(got, expected, "every item exactly once");
+    assert_each_once(&got, items);
+}
+
+/// Pseudo-random moments below a bound to cut calls at, from a 64-bit LCG: the schedule
+/// repeats from the seed.
+struct Cuts {
+    below_us: u64,
+    state: u64,
+}
+
+impl Cuts {
+    fn below(below_us: u64, seed: u64) -> Cuts {
+        Cuts {
+            below_us,
+            state: seed,
+        }
+    }
+}
+
+impl Iterator for Cuts {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        self.state = self
+            .state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        Some(Duration::from_micros((self.state >> 33) % self.below_us))
+    }
 }
 
 /// A take cancelled and the client closed right after (what a CLI does on
@@ -277,57 +250,38 @@ async fn cancelled_takes_never_lose_an_item() {
 /// still in flight, whose item then went with the session.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_take_cancelled_just_before_close_loses_no_item() {
-    let dir = unique("cancel-close");
-    let feeder = client().await;
-    let queue = DistributedQueue::new(&feeder, &dir).unwrap();
     let items = 40;
-    for i in 0..items {
-        queue.offer(format!("{i}").as_bytes()).await.unwrap();
-    }
+    let (dir, _feeder, queue) = numbered_queue("cancel-close", items).await;
     let mut got = Vec::new();
-    let mut rng = 11u64;
-    for _ in 0..items {
-        rng = rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let after = Duration::from_micros((rng >> 33) % 2000);
+    for after in Cuts::below(2000, 11).take(items) {
         let c = client().await;
         let taker = DistributedQueue::new(&c, &dir).unwrap();
         if let Ok(item) = tokio::time::timeout(after, taker.take()).await {
-            got.push(String::from_utf8(item.unwrap()).unwrap());
+            got.push(number(&item.unwrap()));
         }
         drop(taker);
         c.close().await;
     }
     while let Some(item) = queue.poll().await.unwrap() {
-        got.push(String::from_utf8(item).unwrap());
+        got.push(number(&item));
     }
-    got.sort_by_key(|s| s.parse::<usize>().unwrap());
-    let expected: Vec<String> = (0..items).map(|i| i.to_string()).collect();
-    assert_eq!(got, expected, "every item exactly once");
+    assert_each_once(&got, items);
 }
 
 /// Defect 8: a holder whose connection drops is told SUSPENDED at once, then
 /// RECONNECTED when its session and node survived.
 #[tokio::test(flavor = "multi_thread")]
 async fn holder_is_told_suspended_then_reconnected() {
-    let dir = unique("suspended");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
-    let mut events = lock.subscribe();
-    let guard = lock.acquire().await.unwrap();
-    assert!(matches!(
-        events.recv().await.unwrap(),
-        LockEvent::Acquired { .. }
-    ));
+    let (proxy, c) = behind_proxy(Duration::from_secs(10)).await;
+    let lock = WriteLock::new(&c, &unique("suspended")).unwrap();
+    let (guard, mut events) = held_with_events(&lock).await;
     proxy.drop_all();
     // Deadlines only against a hang: a clean CI run, with the TLS crypto library compiling
     // on both cores beside it, took over 5 s to deliver SUSPENDED.
-    let next = tokio::time::timeout(Duration::from_secs(60), events.recv()).await;
-    assert_eq!(next.unwrap().unwrap(), LockEvent::Suspended);
-    let next = tokio::time::timeout(Duration::from_secs(60), events.recv()).await;
-    assert_eq!(next.unwrap().unwrap(), LockEvent::Reconnected);
+    let next = next_within(&mut events, Duration::from_secs(60)).await;
+    assert_eq!(next, LockEvent::Suspended);
+    let next = next_within(&mut events, Duration::from_secs(60)).await;
+    assert_eq!(next, LockEvent::Reconnected);
     assert!(guard.is_held());
     guard.release().await.unwrap();
     assert_eq!(events.recv().await.unwrap(), LockEvent::Released);
@@ -340,8 +294,7 @@ async fn holder_is_told_suspended_then_reconnected() {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_hold_of_one_client_is_followed_on_its_own() {
     let root = unique("many-holds");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(10)).await;
     let mut held = Vec::new();
     for i in 0..40 {
         let lock = WriteLock::new(&c, &format!("{root}/l-{i}")).unwrap();
@@ -350,10 +303,7 @@ async fn every_hold_of_one_client_is_followed_on_its_own() {
         held.push((lock, events, guard));
     }
     async fn next(events: &mut tokio::sync::broadcast::Receiver<LockEvent>) -> LockEvent {
-        tokio::time::timeout(Duration::from_secs(10), events.recv())
-            .await
-            .expect("an event")
-            .unwrap()
+        next_within(events, Duration::from_secs(10)).await
     }
     for (_, events, _) in held.iter_mut() {
         assert!(matches!(next(events).await, LockEvent::Acquired { .. }));
@@ -400,8 +350,7 @@ async fn every_hold_of_one_client_is_followed_on_its_own() {
 #[tokio::test(flavor = "multi_thread")]
 async fn holder_cut_off_past_its_session_reports_the_loss_everywhere() {
     let dir = unique("cut-off");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(2)).await;
     let other = client().await;
     let lock = WriteLock::new(&c, &dir).unwrap();
     let mut events = lock.subscribe();
@@ -444,9 +393,7 @@ async fn holder_cut_off_past_its_session_reports_the_loss_everywhere() {
 /// Defect 10, last part: after `close()` a release answers CLOSED.
 #[tokio::test(flavor = "multi_thread")]
 async fn release_after_close_answers_closed() {
-    let dir = unique("closed-release");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, c, lock) = recipe("closed-release", WriteLock::new).await;
     lock.lock_as(Owner(1), Wait::Forever).await.unwrap();
     c.close().await;
     let err = lock.unlock_as(Owner(1)).await.unwrap_err();
@@ -618,9 +565,7 @@ async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
     raw.mkdir(&chroot, &open).await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(!member.is_leader());
-    assert!(children(server().connect_string(), &chroot)
-        .await
-        .is_empty());
+    assert!(children_of(&chroot).await.is_empty());
     member.start().await.unwrap();
     assert!(member.is_leader());
     member.stop().await.unwrap();
@@ -631,9 +576,7 @@ async fn election_that_cannot_start_stays_stopped_without_a_request_storm() {
 /// release now finishes on its own; the owner can acquire again at once.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_release_still_finishes_and_the_owner_goes_on() {
-    let dir = unique("dropped-release");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, lock) = recipe("dropped-release", WriteLock::new).await;
     let me = Owner(1);
     for i in 0..40u64 {
         lock.lock_as(me, Wait::Forever).await.unwrap().unwrap();
@@ -648,19 +591,14 @@ async fn a_dropped_release_still_finishes_and_the_owner_goes_on() {
         lock.unlock_as(me).await.unwrap();
         assert!(!lock.is_held(), "round {i}: a stale hold");
     }
-    eventually("no node left", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.is_empty()
-    })
-    .await;
+    until_child_count("no node left", &dir, 0, Duration::from_secs(5)).await;
 }
 
 /// An acquire that succeeded for a caller who is gone is undone by the core
 /// (`abandon_acquired`), and a lock object dropped while held releases.
 #[tokio::test(flavor = "multi_thread")]
 async fn abandoned_and_dropped_holds_are_released() {
-    let dir = unique("abandoned");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, c, lock) = recipe("abandoned", WriteLock::new).await;
     lock.lock_as(Owner(7), Wait::Forever)
         .await
         .unwrap()
@@ -669,7 +607,7 @@ async fn abandoned_and_dropped_holds_are_released() {
     eventually(
         "abandoned hold released",
         Duration::from_secs(5),
-        || async { !lock.is_held() && children(server().connect_string(), &dir).await.is_empty() },
+        || async { !lock.is_held() && children_of(&dir).await.is_empty() },
     )
     .await;
     let dropped = WriteLock::new(&c, &dir).unwrap();
@@ -694,24 +632,16 @@ async fn abandoned_and_dropped_holds_are_released() {
 /// runs beside the downgraded reader.
 #[tokio::test(flavor = "multi_thread")]
 async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
-    let dir = unique("downgrade-queued");
-    let (a, b) = (client().await, client().await);
-    let rw = zkrecipes::ReadWriteLock::new(&a, &dir).unwrap();
+    let (dir, [(_a, rw), (_b, other)]) =
+        recipes("downgrade-queued", zkrecipes::ReadWriteLock::new).await;
     let me = Owner(1);
     rw.write_lock()
         .lock_as(me, Wait::Forever)
         .await
         .unwrap()
         .unwrap();
-    let other = zkrecipes::ReadWriteLock::new(&b, &dir).unwrap();
-    let queued = {
-        let w = other.write_lock().clone();
-        tokio::spawn(async move { w.acquire().await })
-    };
-    eventually("writer queued", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
-    .await;
+    let queued = spawn_on(other.write_lock(), |w| async move { w.acquire().await });
+    until_child_count("writer queued", &dir, 2, Duration::from_secs(5)).await;
     let read = tokio::time::timeout(
         Duration::from_secs(3),
         rw.read_lock().lock_as(me, Wait::Forever),
@@ -725,7 +655,7 @@ async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
     // The downgraded read holds on the write hold's node, so that node stays
     // ahead of the queued writer until the read is released: the writer has
     // nothing to wake up to (its watch is on that node).
-    let left = children(server().connect_string(), &dir).await;
+    let left = children_of(&dir).await;
     assert!(
         left.len() == 2 && left.iter().any(|n| shared.ends_with(&format!("/{n}"))),
         "the write hold's node must stay for the downgraded read: {left:?}"
@@ -735,13 +665,10 @@ async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
         "the writer ran beside the downgraded reader"
     );
     rw.read_lock().unlock_as(me).await.unwrap();
-    let guard = tokio::time::timeout(Duration::from_secs(5), queued)
-        .await
-        .expect("the queued writer gets the lock once the reader is done")
-        .unwrap()
-        .unwrap();
+    let what = "the queued writer gets the lock once the reader is done";
+    let guard = joined(queued, Duration::from_secs(5), what).await.unwrap();
     guard.release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
 }
 
 /// Found by the torture suite: a give-back whose reply was lost was retried
@@ -750,18 +677,10 @@ async fn downgrade_with_a_queued_writer_neither_deadlocks_nor_overlaps() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
     let dir = unique("give-back");
-    let proxy = FaultProxy::start(server().connect_string());
-    let flaky = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let mine = DistributedQueue::new(&flaky, &dir).unwrap();
-    let theirs = DistributedQueue::new(&client().await, &dir).unwrap();
-    mine.offer(b"only-once").await.unwrap();
-    let item = mine.poll_item().await.unwrap().expect("the item");
+    let (proxy, flaky) = behind_proxy(Duration::from_secs(10)).await;
+    let (mine, theirs, item) = one_item_taken(&flaky, &dir, b"only-once").await;
     proxy.set_drop_replies(true);
-    let giving = {
-        let mine = mine.clone();
-        let item = item.clone();
-        tokio::spawn(async move { mine.give_back(&item).await })
-    };
+    let giving = spawn_on(&mine, |mine| async move { mine.give_back(&item).await });
     // The give-back is applied on the server (only its reply is lost): the
     // other consumer takes the item while ours does not know yet.
     let taken = tokio::time::timeout(Duration::from_secs(5), theirs.take())
@@ -771,11 +690,8 @@ async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
     assert_eq!(taken, b"only-once");
     proxy.drop_all();
     proxy.set_drop_replies(false);
-    tokio::time::timeout(Duration::from_secs(15), giving)
-        .await
-        .expect("give-back finishes")
-        .unwrap()
-        .unwrap();
+    let given = joined(giving, Duration::from_secs(15), "the give-back").await;
+    given.unwrap();
     // `close` waits for anything of ours still on its way back to the queue.
     flaky.close().await;
     assert_eq!(
@@ -783,6 +699,20 @@ async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
         None,
         "the item came back twice"
     );
+}
+
+/// `mine` (a consumer of `flaky`) holding the one item of a queue on `dir`, which it took,
+/// and `theirs`, another consumer of that queue.
+async fn one_item_taken(
+    flaky: &zkrecipes::Client,
+    dir: &str,
+    data: &[u8],
+) -> (DistributedQueue, DistributedQueue, zkrecipes::Item) {
+    let mine = DistributedQueue::new(flaky, dir).unwrap();
+    let theirs = DistributedQueue::new(&client().await, dir).unwrap();
+    mine.offer(data).await.unwrap();
+    let item = mine.poll_item().await.unwrap().expect("the item");
+    (mine, theirs, item)
 }
 
 /// Found by the 30-minute torture run: a cancelled take's item was on its way
@@ -793,23 +723,15 @@ async fn a_give_back_with_a_lost_reply_never_puts_an_item_back_twice() {
 async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
     for applied_before_the_cut in [false, true] {
         let dir = unique("give-back-expiry");
-        let proxy = FaultProxy::start(server().connect_string());
-        let flaky = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
-        let mine = DistributedQueue::new(&flaky, &dir).unwrap();
-        let theirs = DistributedQueue::new(&client().await, &dir).unwrap();
-        mine.offer(b"the-item").await.unwrap();
-        let item = mine.poll_item().await.unwrap().expect("the item");
+        let (proxy, flaky) = behind_proxy(Duration::from_secs(2)).await;
+        let (mine, theirs, item) = one_item_taken(&flaky, &dir, b"the-item").await;
         let session = flaky.session_id().unwrap();
         if applied_before_the_cut {
             proxy.set_drop_replies(true);
         } else {
             proxy.set_blackhole(true);
         }
-        let giving = {
-            let mine = mine.clone();
-            let item = item.clone();
-            tokio::spawn(async move { mine.give_back(&item).await })
-        };
+        let giving = spawn_on(&mine, |mine| async move { mine.give_back(&item).await });
         let mut delivered = 0;
         if applied_before_the_cut {
             let taken = tokio::time::timeout(Duration::from_secs(5), theirs.take())
@@ -825,11 +747,8 @@ async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
         proxy.set_blackhole(false);
         proxy.set_drop_replies(false);
         proxy.drop_all();
-        tokio::time::timeout(Duration::from_secs(20), giving)
-            .await
-            .expect("the give-back finishes on the next session")
-            .unwrap()
-            .unwrap();
+        let what = "the give-back on the next session";
+        joined(giving, Duration::from_secs(20), what).await.unwrap();
         while let Some(data) = theirs.poll().await.unwrap() {
             assert_eq!(data, b"the-item");
             delivered += 1;
@@ -840,14 +759,13 @@ async fn a_give_back_cut_off_past_its_session_finishes_on_the_next_one() {
         );
         // The other consumer's claim marker stays (its session lives on); no
         // receipt and no item may.
-        let left = children(server().connect_string(), &dir).await;
+        let left = children_of(&dir).await;
         assert!(left.is_empty(), "left behind: {left:?}");
-        let bookkeeping: Vec<String> =
-            children(server().connect_string(), &format!("{dir}.zkrecipes"))
-                .await
-                .into_iter()
-                .filter(|c| !c.starts_with("claim-"))
-                .collect();
+        let bookkeeping: Vec<String> = children_of(&format!("{dir}.zkrecipes"))
+            .await
+            .into_iter()
+            .filter(|c| !c.starts_with("claim-"))
+            .collect();
         assert!(bookkeeping.is_empty(), "left behind: {bookkeeping:?}");
         flaky.close().await;
     }
@@ -864,8 +782,7 @@ async fn a_cut_off_holder_gives_up_before_another_client_can_acquire() {
     // machine's late timers.
     for session in [Duration::from_secs(6), Duration::from_secs(12)] {
         let dir = unique("blackholed-holder");
-        let proxy = FaultProxy::start(server().connect_string());
-        let c = client_at(&proxy.connect_string(), session).await;
+        let (proxy, c) = behind_proxy(session).await;
         let lock = WriteLock::new(&c, &dir).unwrap();
         let mine = lock.acquire().await.unwrap();
         let other = client().await;
@@ -922,9 +839,7 @@ async fn oversized_identity_and_host_name_are_refused_up_front() {
 /// must leave the election directory empty.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stop_during_the_offer_leaves_no_orphan_offer() {
-    let root = unique("stop-during-offer");
-    let c = client().await;
-    let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
+    let (root, _c, member) = recipe("stop-during-offer", election_member("m")).await;
     member.start().await.unwrap();
     member.stop().await.unwrap();
     let mut rng = fastrand::Rng::with_seed(7);
@@ -932,7 +847,7 @@ async fn a_stop_during_the_offer_leaves_no_orphan_offer() {
         let wait = Duration::from_micros(rng.u64(0..3_000));
         let _ = tokio::time::timeout(wait, member.start()).await;
         member.stop().await.unwrap();
-        let left = children(server().connect_string(), &root).await;
+        let left = children_of(&root).await;
         assert!(
             left.is_empty(),
             "round {round} (stop after {wait:?}): {left:?} left behind"
@@ -980,7 +895,7 @@ async fn a_stopped_member_never_leads_or_speaks_for_the_old_start() {
     }
     // The random stops must have hit the election itself, not only after it.
     assert!(stopped_mid_election > 20, "{stopped_mid_election}");
-    assert!(children(server().connect_string(), &root).await.is_empty());
+    assert!(children_of(&root).await.is_empty());
 }
 
 /// Found by the adversarial review (Python `wait_for(stop_async(), t)`, Java
@@ -990,9 +905,7 @@ async fn a_stopped_member_never_leads_or_speaks_for_the_old_start() {
 /// withdrawal now runs on, and a later stop waits for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cancelled_stop_still_withdraws_the_offer() {
-    let root = unique("cancelled-stop");
-    let c = client().await;
-    let watcher = LeaderElectionSupport::new(&c, &root, "watcher").unwrap();
+    let (root, c, watcher) = recipe("cancelled-stop", election_member("watcher")).await;
     let mut rng = fastrand::Rng::with_seed(5);
     for round in 0..150 {
         let member = LeaderElectionSupport::new(&c, &root, &format!("m{round}")).unwrap();
@@ -1005,7 +918,7 @@ async fn a_cancelled_stop_still_withdraws_the_offer() {
         let (first, second) = tokio::join!(member.stop(), member.stop());
         first.unwrap();
         second.unwrap();
-        let left = children(server().connect_string(), &root).await;
+        let left = children_of(&root).await;
         assert!(
             left.is_empty(),
             "round {round} (cancelled after {wait:?}): {left:?}"
@@ -1036,38 +949,26 @@ async fn a_cancelled_stop_still_withdraws_the_offer() {
 async fn a_start_on_an_expired_session_offers_on_the_next_one() {
     let root = unique("start-expired");
     let marker = unique("start-expired-marker");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(2)).await;
     let held = WriteLock::new(&c, &marker).unwrap();
     held.lock_as(Owner(1), Wait::Forever)
         .await
         .unwrap()
         .unwrap();
     proxy.set_blackhole(true);
-    eventually(
-        "the server expires the cut-off session",
-        Duration::from_secs(15),
-        || async {
-            children(server().connect_string(), &marker)
-                .await
-                .is_empty()
-        },
-    )
-    .await;
+    let expired = "the server expires the cut-off session";
+    until_child_count(expired, &marker, 0, Duration::from_secs(15)).await;
     let member = LeaderElectionSupport::new(&c, &root, "late").unwrap();
     let mut events = member.subscribe();
     let started = tokio::spawn(member.start());
     // The offer leaves on the expired session, cut off: then the hole opens.
     next_event(&mut events, "OFFER_START").await;
     proxy.set_blackhole(false);
-    tokio::time::timeout(Duration::from_secs(15), started)
-        .await
-        .expect("start answers")
-        .unwrap()
-        .unwrap();
+    let start = joined(started, Duration::from_secs(15), "the start").await;
+    start.unwrap();
     assert!(member.is_leader());
     member.stop().await.unwrap();
-    assert!(children(server().connect_string(), &root).await.is_empty());
+    assert!(children_of(&root).await.is_empty());
     c.close().await;
 }
 
@@ -1077,9 +978,7 @@ async fn a_start_on_an_expired_session_offers_on_the_next_one() {
 /// and a stop now take effect when called, whatever order their futures run in.
 #[tokio::test(flavor = "multi_thread")]
 async fn start_then_stop_take_effect_in_call_order() {
-    let root = unique("call-order");
-    let c = client().await;
-    let watcher = LeaderElectionSupport::new(&c, &root, "watcher").unwrap();
+    let (root, c, watcher) = recipe("call-order", election_member("watcher")).await;
     for round in 0..50 {
         let member = LeaderElectionSupport::new(&c, &root, &format!("m{round}")).unwrap();
         let started = member.start();
@@ -1143,8 +1042,7 @@ async fn recipe_directories_disappear_after_the_last_contender_leaves() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stop_cut_off_from_the_server_answers_within_a_session_timeout() {
     let root = unique("stop-cut-off");
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(4)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(4)).await;
     let member = LeaderElectionSupport::new(&c, &root, "m").unwrap();
     member.start().await.unwrap();
     member.stop().await.unwrap();
@@ -1163,10 +1061,11 @@ async fn a_stop_cut_off_from_the_server_answers_within_a_session_timeout() {
     );
     drop(started);
     proxy.set_blackhole(false);
-    eventually(
+    until_child_count(
         "nothing of the member left",
+        &root,
+        0,
         Duration::from_secs(20),
-        || async { children(server().connect_string(), &root).await.is_empty() },
     )
     .await;
     assert!(!member.is_leader());

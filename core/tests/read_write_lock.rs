@@ -8,11 +8,7 @@ use zkrecipes::{ErrorCode, ReadWriteLock, Wait};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn readers_share_and_a_writer_waits_for_them() {
-    let dir = unique("rw-share");
-    let (a, b, c) = (client().await, client().await, client().await);
-    let r1 = ReadWriteLock::new(&a, &dir).unwrap();
-    let r2 = ReadWriteLock::new(&b, &dir).unwrap();
-    let w = ReadWriteLock::new(&c, &dir).unwrap();
+    let (_dir, [(_a, r1), (_b, r2), (c, w)]) = recipes("rw-share", ReadWriteLock::new).await;
     let g1 = r1.read_lock().acquire().await.unwrap();
     let g2 = r2
         .read_lock()
@@ -28,13 +24,8 @@ async fn readers_share_and_a_writer_waits_for_them() {
     let task = tokio::spawn(async move { writer.acquire().await });
     // The queued writer watches the reader before it: it decided to wait.
     let second_reader = g2.lock().node_path_of(g2.owner()).unwrap();
-    let writer_session = session_hex(c.session_id().unwrap());
-    until(
-        "the writer waits on the second reader",
-        Duration::from_secs(20),
-        || watchers_of(server().port(), &second_reader).contains(&writer_session),
-    )
-    .await;
+    let waits = "the writer waits on the second reader";
+    until_watched_by(waits, &second_reader, c.session_id().unwrap()).await;
     assert!(!task.is_finished(), "writer must wait for both readers");
     g1.release().await.unwrap();
     // A chance for a writer that woke on the first reader's release to get in.
@@ -44,10 +35,8 @@ async fn readers_share_and_a_writer_waits_for_them() {
         "writer must wait for the second reader"
     );
     g2.release().await.unwrap();
-    let guard = tokio::time::timeout(Duration::from_secs(5), task)
+    let guard = joined(task, Duration::from_secs(5), "the task")
         .await
-        .unwrap()
-        .unwrap()
         .unwrap();
     assert!(guard.fencing_token() > 0);
     assert!(w.write_lock().is_held());
@@ -58,19 +47,12 @@ async fn readers_share_and_a_writer_waits_for_them() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reader_waits_only_for_the_writer_before_it() {
-    let dir = unique("rw-fifo");
-    let (a, b, c) = (client().await, client().await, client().await);
-    let writer = ReadWriteLock::new(&a, &dir).unwrap();
-    let early_reader = ReadWriteLock::new(&b, &dir).unwrap();
-    let late_reader = ReadWriteLock::new(&c, &dir).unwrap();
+    let (dir, [(_a, writer), (_b, early_reader), (_c, late_reader)]) =
+        recipes("rw-fifo", ReadWriteLock::new).await;
     let r = early_reader.read_lock().acquire().await.unwrap();
     // Writer queues behind the reader; a later reader queues behind the writer (no starvation).
-    let w = writer.write_lock().clone();
-    let wt = tokio::spawn(async move { w.acquire().await });
-    eventually("writer queued", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
-    .await;
+    let wt = spawn_on(writer.write_lock(), |w| async move { w.acquire().await });
+    until_child_count("writer queued", &dir, 2, Duration::from_secs(5)).await;
     assert!(
         late_reader
             .read_lock()
@@ -81,18 +63,11 @@ async fn reader_waits_only_for_the_writer_before_it() {
         "reader behind a waiting writer waits"
     );
     r.release().await.unwrap();
-    let w = tokio::time::timeout(Duration::from_secs(5), wt)
+    let w = joined(wt, Duration::from_secs(5), "the writer")
         .await
-        .unwrap()
-        .unwrap()
         .unwrap();
     w.release().await.unwrap();
-    let g = late_reader
-        .read_lock()
-        .acquire_timeout(Duration::from_secs(5))
-        .await
-        .unwrap()
-        .expect("free");
+    let g = acquired_within(late_reader.read_lock(), Duration::from_secs(5), "free").await;
     g.release().await.unwrap();
 }
 
@@ -119,23 +94,14 @@ async fn write_holder_may_downgrade_and_reader_cannot_upgrade() {
     let foreign = ReadWriteLock::new(&other, &dir).unwrap();
     assert!(foreign.write_lock().try_acquire().await.unwrap().is_none());
     assert!(foreign.read_lock().try_acquire().await.unwrap().is_none());
-    let err = rw
-        .write_lock()
-        .lock_as(r.owner(), Wait::For(Duration::from_secs(30)))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::WouldDeadlock);
+    assert_upgrade_refused(&rw, r.owner()).await;
     r.release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn curator_and_kazoo_reader_names_are_understood() {
-    let dir = unique("rw-foreign");
-    let raw = raw().await;
-    let open =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
-    raw.mkdir(&dir, &open).await.unwrap();
+    let (dir, raw) = foreign_dir("rw-foreign", &[]).await;
     let eph = zookeeper_client::CreateMode::EphemeralSequential
         .with_acls(zookeeper_client::Acls::anyone_all());
     // A kazoo reader: our reader shares with it, our writer waits for it.
@@ -169,9 +135,7 @@ async fn curator_and_kazoo_reader_names_are_understood() {
 /// upgrade: the write waits for its node to go, and gets the lock.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_after_the_read_hold_began_its_release_waits_for_it() {
-    let dir = unique("rw-releasing");
-    let c = client().await;
-    let rw = ReadWriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, rw) = recipe("rw-releasing", ReadWriteLock::new).await;
     for _ in 0..50 {
         let read = rw.read_lock().acquire().await.unwrap();
         let releasing = tokio::spawn(read.release());
@@ -187,7 +151,7 @@ async fn a_write_after_the_read_hold_began_its_release_waits_for_it() {
         releasing.await.unwrap().unwrap();
         write.release().await.unwrap();
     }
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
 }
 
 /// Issue 48: two tasks share one read/write lock object, one reading, the
@@ -206,31 +170,27 @@ async fn a_write_of_another_task_waits_for_the_objects_read_hold() {
     let write = tokio::spawn(async move { writer.acquire().await });
     // The write's node is in line behind the read node and watches it: it waits.
     let read_node = read.lock().node_path_of(read.owner()).unwrap();
-    let session = session_hex(c.session_id().unwrap());
-    until(
-        "the writer watches the read node",
-        Duration::from_secs(20),
-        || watchers_of(server().port(), &read_node).contains(&session),
-    )
-    .await;
+    let watches = "the writer watches the read node";
+    until_watched_by(watches, &read_node, c.session_id().unwrap()).await;
     assert!(
         !write.is_finished(),
         "the write must wait for the read hold"
     );
     // The reader's own upgrade (its owner named) is still refused at once.
-    let upgrade = rw
-        .write_lock()
-        .lock_as(read.owner(), Wait::For(Duration::from_secs(30)))
-        .await
-        .unwrap_err();
-    assert_eq!(upgrade.code(), ErrorCode::WouldDeadlock);
+    assert_upgrade_refused(&rw, read.owner()).await;
     read.release().await.unwrap();
-    let write = tokio::time::timeout(Duration::from_secs(20), write)
+    let write = joined(write, Duration::from_secs(20), "the write")
         .await
-        .expect("the write is granted once the read is released")
-        .unwrap()
         .unwrap();
     assert!(rw.write_lock().is_held());
     write.release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
+}
+
+/// A write of `owner`, who holds the read side of `rw`: an upgrade, refused at once (its
+/// 30 s wait would be for itself).
+async fn assert_upgrade_refused(rw: &ReadWriteLock, owner: zkrecipes::Owner) {
+    let wait = Wait::For(Duration::from_secs(30));
+    let err = rw.write_lock().lock_as(owner, wait).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::WouldDeadlock);
 }

@@ -7,7 +7,7 @@ mod common;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::unique;
+use common::{acquired_within, joined, unique};
 use zk_harness::secure::{Certs, Kind, SecureServer};
 use zk_harness::FaultProxy;
 use zkrecipes::{
@@ -48,6 +48,11 @@ fn tls() -> Tls {
     Tls::new(cert("ca.pem"))
 }
 
+/// Options of a client that trusts the CA in the PEM file `path` only.
+fn trusting_file(path: &str) -> ClientOptions {
+    options(Some(Tls::new(path)), None)
+}
+
 fn mutual_tls() -> Tls {
     tls().identity(cert("client.pem"), cert("client-key.pem"))
 }
@@ -65,6 +70,30 @@ fn alice() -> Sasl {
     Sasl::digest_md5("alice", "alice-secret")
 }
 
+fn bob() -> Sasl {
+    Sasl::digest_md5("bob", "bob-secret")
+}
+
+/// The server on TLS that asks for no client certificate.
+fn tls_server() -> String {
+    servers().tls.tls_connect()
+}
+
+/// The server on TLS that requires a client certificate and a SASL login.
+fn strict_server() -> String {
+    servers().strict.tls_connect()
+}
+
+/// Options of a client that trusts the CA in `file` (of the test certificates) only.
+fn trusting(file: &str) -> ClientOptions {
+    options(Some(Tls::new(cert(file))), None)
+}
+
+/// `options`, with `acl` for the nodes the client creates.
+fn with_acl(acl: AclPolicy, options: ClientOptions) -> ClientOptions {
+    ClientOptions { acl, ..options }
+}
+
 async fn connect(connect: &str, options: ClientOptions) -> Client {
     Client::connect(connect, options).await.expect("connect")
 }
@@ -74,9 +103,7 @@ async fn connect(connect: &str, options: ClientOptions) -> Client {
 async fn refused(connect: &str, options: ClientOptions) -> Error {
     let timeout = options.connect_timeout;
     let started = Instant::now();
-    let err = Client::connect(connect, options)
-        .await
-        .expect_err("the connect must fail");
+    let err = connect_error(connect, options).await;
     assert!(
         started.elapsed() < timeout,
         "a refusal must not wait the connect timeout ({timeout:?}): {err}"
@@ -84,10 +111,23 @@ async fn refused(connect: &str, options: ClientOptions) -> Error {
     err
 }
 
+/// The error of a connect that must fail.
+async fn connect_error(connect: &str, options: ClientOptions) -> Error {
+    Client::connect(connect, options)
+        .await
+        .expect_err("the connect must fail")
+}
+
+/// The error of a connect whose options are refused before any connection is tried, from
+/// a test without a runtime of its own.
+fn refused_up_front(connect: &str, options: ClientOptions) -> Error {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(connect_error(connect, options))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lock_and_a_queue_work_over_tls() {
-    let s = servers();
-    let client = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let client = connect(&tls_server(), options(Some(tls()), None)).await;
     assert!(client.is_tls());
     let dir = unique("tls-lock");
     let lock = WriteLock::new(&client, &dir).unwrap();
@@ -102,9 +142,8 @@ async fn a_lock_and_a_queue_work_over_tls() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tcp_tls_in_the_connect_string_and_pem_given_in_memory() {
-    let s = servers();
     let ca = std::fs::read(cert("ca.pem")).unwrap();
-    let connect_string = format!("tcp+tls://{}", s.tls.tls_connect());
+    let connect_string = format!("tcp+tls://{}", tls_server());
     let client = connect(&connect_string, options(Some(Tls::new(ca)), None)).await;
     assert!(client.session_id().unwrap() != 0);
     client.close().await;
@@ -112,8 +151,7 @@ async fn tcp_tls_in_the_connect_string_and_pem_given_in_memory() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_certificate_is_the_sessions_x509_identity() {
-    let s = servers();
-    let client = connect(&s.tls.tls_connect(), options(Some(mutual_tls()), None)).await;
+    let client = connect(&tls_server(), options(Some(mutual_tls()), None)).await;
     let who = client.authenticated_as();
     assert!(
         who.iter()
@@ -125,19 +163,9 @@ async fn a_client_certificate_is_the_sessions_x509_identity() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sasl_digest_md5_over_tls_with_a_client_certificate() {
-    let s = servers();
-    let client = connect(
-        &s.strict.tls_connect(),
-        options(Some(mutual_tls()), Some(alice())),
-    )
-    .await;
-    assert!(
-        client
-            .authenticated_as()
-            .contains(&"sasl:alice".to_string()),
-        "{:?}",
-        client.authenticated_as()
-    );
+    let client = connect(&strict_server(), options(Some(mutual_tls()), Some(alice()))).await;
+    let who = client.authenticated_as();
+    assert!(who.contains(&"sasl:alice".to_string()), "{who:?}");
     let lock = WriteLock::new(&client, &unique("strict")).unwrap();
     lock.acquire().await.unwrap().release().await.unwrap();
     client.close().await;
@@ -145,12 +173,7 @@ async fn sasl_digest_md5_over_tls_with_a_client_certificate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_ca() {
-    let s = servers();
-    let err = refused(
-        &s.tls.tls_connect(),
-        options(Some(Tls::new(cert("other-ca.pem"))), None),
-    )
-    .await;
+    let err = refused(&tls_server(), trusting("other-ca.pem")).await;
     assert!(err.message().contains("unknown CA"), "{err}");
     // Issue 47: a configuration failure has a code of its own, not CONNECTION_LOSS (an outage).
     assert_eq!(err.code(), ErrorCode::TlsRefused, "{err}");
@@ -159,14 +182,10 @@ async fn unknown_ca() {
 /// Same issuer name, another key: was "refused: BadSignature".
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ca_reissued_under_the_same_name_says_so() {
-    let s = servers();
-    let err = refused(
-        &s.tls.tls_connect(),
-        options(Some(Tls::new(cert("reissued-ca.pem"))), None),
-    )
-    .await;
+    let err = refused(&tls_server(), trusting("reissued-ca.pem")).await;
+    let said = err.message();
     assert!(
-        err.message().contains("re-issued") && err.message().contains("reissued-ca.pem"),
+        said.contains("re-issued") && said.contains("reissued-ca.pem"),
         "{err}"
     );
 }
@@ -184,9 +203,8 @@ async fn empty_pem_sources_say_what_to_give() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hostname_mismatch_and_turning_verification_off() {
-    let s = servers();
     // The server's certificate is for `localhost`, not for 127.0.0.1.
-    let by_address = format!("127.0.0.1:{}", s.tls.tls_port);
+    let by_address = format!("127.0.0.1:{}", servers().tls.tls_port);
     let err = refused(&by_address, options(Some(tls()), None)).await;
     assert!(err.message().contains("hostname mismatch"), "{err}");
     let unverified = connect(
@@ -216,9 +234,7 @@ async fn a_host_name_tls_cannot_check_is_refused_at_once() {
             "{err}"
         );
     }
-    let plain = Client::connect(&format!("zk-:{}", s.tls.plain_port), options(None, None))
-        .await
-        .expect_err("no such host");
+    let plain = connect_error(&format!("zk-:{}", s.tls.plain_port), options(None, None)).await;
     assert_ne!(plain.code(), ErrorCode::InvalidArgument, "{plain}");
 }
 
@@ -226,8 +242,7 @@ async fn a_host_name_tls_cannot_check_is_refused_at_once() {
 /// refused as "empty connect string" (an adversarial review).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_trailing_comma_in_the_connect_string_is_taken() {
-    let s = servers();
-    let client = connect_to(&format!("{},", s.tls.tls_connect()), Some(tls())).await;
+    let client = connect_to(&format!("{},", tls_server()), Some(tls())).await;
     assert!(client.session_id().unwrap() != 0);
     client.close().await;
 }
@@ -238,60 +253,44 @@ async fn connect_to(connect_string: &str, tls: Option<Tls>) -> Client {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn expired_server_certificate() {
-    let s = servers();
-    let err = refused(&s.expired.tls_connect(), options(Some(tls()), None)).await;
+    let expired = servers().expired.tls_connect();
+    let err = refused(&expired, options(Some(tls()), None)).await;
     assert!(err.message().contains("expired"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn server_requires_a_client_certificate() {
-    let s = servers();
-    let err = refused(&s.strict.tls_connect(), options(Some(tls()), Some(alice()))).await;
-    assert!(
-        err.message().contains("requires a client certificate"),
-        "{err}"
-    );
+    let err = refused(&strict_server(), options(Some(tls()), Some(alice()))).await;
+    let said = "requires a client certificate";
+    assert!(err.message().contains(said), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn expired_client_certificate() {
-    let s = servers();
     let expired = tls().identity(cert("client-expired.pem"), cert("client-expired-key.pem"));
-    let err = refused(
-        &s.strict.tls_connect(),
-        options(Some(expired), Some(alice())),
-    )
-    .await;
-    assert!(
-        err.message().contains("refused our client certificate"),
-        "{err}"
-    );
+    let err = refused(&strict_server(), options(Some(expired), Some(alice()))).await;
+    let said = "refused our client certificate";
+    assert!(err.message().contains(said), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn plain_client_at_a_tls_port() {
-    let s = servers();
-    let err = refused(&s.tls.tls_connect(), options(None, None)).await;
+    let err = refused(&tls_server(), options(None, None)).await;
     assert!(err.message().contains("speaks TLS"), "{err}");
     assert_eq!(err.code(), ErrorCode::TlsRefused, "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tls_client_at_a_plain_port() {
-    let s = servers();
-    let plain = format!("localhost:{}", s.tls.plain_port);
+    let plain = format!("localhost:{}", servers().tls.plain_port);
     let err = refused(&plain, options(Some(tls()), None)).await;
     assert!(err.message().contains("does not speak TLS"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn wrong_digest_password() {
-    let s = servers();
-    let err = refused(
-        &s.tls.tls_connect(),
-        options(Some(tls()), Some(Sasl::digest_md5("alice", "wrong"))),
-    )
-    .await;
+    let wrong = Sasl::digest_md5("alice", "wrong");
+    let err = refused(&tls_server(), options(Some(tls()), Some(wrong))).await;
     assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
     assert!(
         !err.message().contains("wrong"),
@@ -301,46 +300,26 @@ async fn wrong_digest_password() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_requires_sasl_refuses_a_session_without() {
-    let s = servers();
-    let err = refused(&s.strict.tls_connect(), options(Some(mutual_tls()), None)).await;
+    let err = refused(&strict_server(), options(Some(mutual_tls()), None)).await;
     assert_eq!(err.code(), ErrorCode::AuthFailed, "{err}");
 }
 
 #[test]
 fn unreadable_and_malformed_pem_name_the_file() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let missing = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(Some(Tls::new("/nonexistent/ca.pem")), None),
-        ))
-        .unwrap_err();
+    let missing = refused_up_front("localhost:1", trusting_file("/nonexistent/ca.pem"));
     assert_eq!(missing.code(), ErrorCode::InvalidArgument, "{missing}");
     assert!(
         missing.message().contains("/nonexistent/ca.pem"),
         "{missing}"
     );
-    let dir = std::env::temp_dir().join(format!("zkrecipes-badpem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files_dir("badpem");
     let garbage = dir.join("garbage.pem");
     std::fs::write(&garbage, "not a certificate").unwrap();
-    let malformed = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(Some(Tls::new(&*garbage)), None),
-        ))
-        .unwrap_err();
+    let malformed = refused_up_front("localhost:1", options(Some(Tls::new(&*garbage)), None));
     assert_eq!(malformed.code(), ErrorCode::InvalidArgument, "{malformed}");
     assert!(malformed.message().contains("garbage.pem"), "{malformed}");
-    let key_as_cert = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(
-                Some(tls().identity(&*garbage, cert("client-key.pem"))),
-                None,
-            ),
-        ))
-        .unwrap_err();
+    let garbage_identity = tls().identity(&*garbage, cert("client-key.pem"));
+    let key_as_cert = refused_up_front("localhost:1", options(Some(garbage_identity), None));
     assert_eq!(key_as_cert.code(), ErrorCode::InvalidArgument);
     assert!(
         key_as_cert.message().contains("garbage.pem"),
@@ -351,13 +330,7 @@ fn unreadable_and_malformed_pem_name_the_file() {
 
 #[test]
 fn tcp_tls_without_the_tls_option_is_a_usage_error() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let err = rt
-        .block_on(Client::connect(
-            "tcp+tls://localhost:1",
-            options(None, None),
-        ))
-        .unwrap_err();
+    let err = refused_up_front("tcp+tls://localhost:1", options(None, None));
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
 }
 
@@ -373,27 +346,33 @@ fn passwords_never_show_in_debug_output() {
     );
 }
 
+/// A queue on a fresh path (of `name`) of a client of the TLS server with `options`, which
+/// offered `items`: the owner of the queue's nodes.
+async fn owned_queue(
+    name: &str,
+    options: ClientOptions,
+    items: &[&[u8]],
+) -> (String, Client, DistributedQueue) {
+    let dir = unique(name);
+    let owner = connect(&tls_server(), options).await;
+    let queue = DistributedQueue::new(&owner, &dir).unwrap();
+    for item in items {
+        queue.offer(item).await.unwrap();
+    }
+    (dir, owner, queue)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn creator_policy_keeps_other_identities_out() {
-    let s = servers();
-    let dir = unique("creator");
-    let owner = connect(&s.tls.tls_connect(), options(Some(tls()), Some(alice()))).await;
-    let queue = DistributedQueue::new(&owner, &dir).unwrap();
-    queue.offer(b"alice's").await.unwrap();
+    let alice_only = options(Some(tls()), Some(alice()));
+    let (dir, owner, queue) = owned_queue("creator", alice_only, &[b"alice's"]).await;
     let lock_dir = unique("creator-lock");
     let lock = WriteLock::new(&owner, &lock_dir).unwrap();
     let guard = lock.acquire().await.unwrap();
 
-    let bob = connect(
-        &s.tls.tls_connect(),
-        options(Some(tls()), Some(Sasl::digest_md5("bob", "bob-secret"))),
-    )
-    .await;
-    let err = DistributedQueue::new(&bob, &dir)
-        .unwrap()
-        .poll()
-        .await
-        .unwrap_err();
+    let bob = connect(&tls_server(), options(Some(tls()), Some(bob()))).await;
+    let theirs = DistributedQueue::new(&bob, &dir).unwrap();
+    let err = theirs.poll().await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
     assert!(
         err.message().contains(&dir) && err.message().contains("sasl:bob"),
@@ -410,7 +389,7 @@ async fn creator_policy_keeps_other_identities_out() {
                 .with_pem_ca(&std::fs::read_to_string(cert("ca.pem")).unwrap())
                 .unwrap(),
         )
-        .secure_connect(&s.tls.tls_connect())
+        .secure_connect(&tls_server())
         .await
         .unwrap();
     let node = lock.node_path().unwrap();
@@ -426,21 +405,13 @@ async fn creator_policy_keeps_other_identities_out() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn creator_world_read_lets_everybody_read_and_only_the_creator_write() {
-    let s = servers();
-    let dir = unique("world-read");
-    let owner = connect(
-        &s.tls.tls_connect(),
-        ClientOptions {
-            acl: AclPolicy::CreatorWorldRead,
-            ..options(Some(tls()), Some(alice()))
-        },
-    )
-    .await;
-    let queue = DistributedQueue::new(&owner, &dir).unwrap();
-    for item in [&b"readable"[..], b"item-1", b"item-2"] {
-        queue.offer(item).await.unwrap();
-    }
-    let anonymous = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let world_read = with_acl(
+        AclPolicy::CreatorWorldRead,
+        options(Some(tls()), Some(alice())),
+    );
+    let items: [&[u8]; 3] = [b"readable", b"item-1", b"item-2"];
+    let (dir, owner, queue) = owned_queue("world-read", world_read, &items).await;
+    let anonymous = connect(&tls_server(), options(Some(tls()), None)).await;
     let theirs = DistributedQueue::new(&anonymous, &dir).unwrap();
     assert_eq!(theirs.peek().await.unwrap().unwrap(), b"readable");
     let err = theirs.poll().await.unwrap_err();
@@ -460,47 +431,29 @@ async fn creator_world_read_lets_everybody_read_and_only_the_creator_write() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn creator_policy_without_world_read_hides_the_queue() {
-    let s = servers();
-    let dir = unique("private");
-    let owner = connect(&s.tls.tls_connect(), options(Some(mutual_tls()), None)).await;
-    let queue = DistributedQueue::new(&owner, &dir).unwrap();
-    queue.offer(b"hidden").await.unwrap();
-    let anonymous = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let certificate = options(Some(mutual_tls()), None);
+    let (dir, owner, _queue) = owned_queue("private", certificate, &[b"hidden"]).await;
+    let anonymous = connect(&tls_server(), options(Some(tls()), None)).await;
     let err = DistributedQueue::new(&anonymous, &dir)
         .unwrap()
         .peek()
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NoAuth, "{err}");
-    owner.close().await;
-    anonymous.close().await;
+    for client in [owner, anonymous] {
+        client.close().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_explicit_acl_list() {
-    let s = servers();
-    let dir = unique("list");
-    let owner = connect(
-        &s.tls.tls_connect(),
-        ClientOptions {
-            acl: AclPolicy::List(vec![
-                Acl::new(Perms::ALL, "sasl", "alice"),
-                Acl::new(Perms::READ, "sasl", "bob"),
-            ]),
-            ..options(Some(tls()), Some(alice()))
-        },
-    )
-    .await;
-    DistributedQueue::new(&owner, &dir)
-        .unwrap()
-        .offer(b"for bob to read")
-        .await
-        .unwrap();
-    let bob = connect(
-        &s.tls.tls_connect(),
-        options(Some(tls()), Some(Sasl::digest_md5("bob", "bob-secret"))),
-    )
-    .await;
+    let list = AclPolicy::List(vec![
+        Acl::new(Perms::ALL, "sasl", "alice"),
+        Acl::new(Perms::READ, "sasl", "bob"),
+    ]);
+    let alice_lists = with_acl(list, options(Some(tls()), Some(alice())));
+    let (dir, owner, _queue) = owned_queue("list", alice_lists, &[b"for bob to read"]).await;
+    let bob = connect(&tls_server(), options(Some(tls()), Some(bob()))).await;
     let theirs = DistributedQueue::new(&bob, &dir).unwrap();
     assert_eq!(theirs.peek().await.unwrap().unwrap(), b"for bob to read");
     assert_eq!(theirs.poll().await.unwrap_err().code(), ErrorCode::NoAuth);
@@ -532,14 +485,42 @@ fn acl_policies_parse() {
     );
 }
 
-/// A directory with copies of the client certificate and key, to replace.
-fn identity_files(tag: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+/// A directory of this process for the files of `tag`, made.
+fn files_dir(tag: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("zkrecipes-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (cert_file, key) = (dir.join("c.pem"), dir.join("k.pem"));
-    std::fs::copy(cert("client.pem"), &cert_file).unwrap();
-    std::fs::copy(cert("client-key.pem"), &key).unwrap();
-    (dir, cert_file, key)
+    dir
+}
+
+/// Copies of the client certificate and key in a directory of their own, to replace.
+struct IdentityCopies {
+    dir: std::path::PathBuf,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+}
+
+impl IdentityCopies {
+    fn new(tag: &str) -> IdentityCopies {
+        let dir = files_dir(tag);
+        let copies = IdentityCopies {
+            cert: dir.join("c.pem"),
+            key: dir.join("k.pem"),
+            dir,
+        };
+        copies.replace_with("client.pem", "client-key.pem");
+        copies
+    }
+
+    /// TLS that presents the copies.
+    fn tls(&self) -> Tls {
+        tls().identity(&*self.cert, &*self.key)
+    }
+
+    /// Replaces the copies with the test certificate `cert_file` and its key `key_file`.
+    fn replace_with(&self, cert_file: &str, key_file: &str) {
+        std::fs::copy(cert(cert_file), &self.cert).unwrap();
+        std::fs::copy(cert(key_file), &self.key).unwrap();
+    }
 }
 
 /// A fault proxy before a TLS port (TLS runs end to end through it), and the
@@ -557,14 +538,9 @@ fn tls_proxy(tls_port: u16) -> (FaultProxy, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
-    let s = servers();
-    let (dir, cert_file, key) = identity_files("rotate");
-    let (proxy, through) = tls_proxy(s.tls.tls_port);
-    let client = connect(
-        &through,
-        options(Some(tls().identity(&*cert_file, &*key)), None),
-    )
-    .await;
+    let copies = IdentityCopies::new("rotate");
+    let (proxy, through) = tls_proxy(servers().tls.tls_port);
+    let client = connect(&through, options(Some(copies.tls()), None)).await;
     let session = client.session_id().unwrap();
     assert!(
         client
@@ -576,8 +552,7 @@ async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
         "{:?}",
         client.authenticated_as()
     );
-    std::fs::copy(cert("client2.pem"), &cert_file).unwrap();
-    std::fs::copy(cert("client2-key.pem"), &key).unwrap();
+    copies.replace_with("client2.pem", "client2-key.pem");
     // The files are looked at every second: each new connection, until one
     // presents the new certificate, must keep the session.
     common::eventually(
@@ -598,7 +573,7 @@ async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
         "the session lived on"
     );
     client.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(copies.dir);
 }
 
 /// Curator 5.9 over TLS with SASL DIGEST-MD5 (ZooKeeper's Java client with
@@ -606,9 +581,8 @@ async fn rotated_certificate_files_are_used_from_the_next_connection_on() {
 /// on one path: each waits for the other's holder.
 #[tokio::test(flavor = "multi_thread")]
 async fn curator_over_tls_and_sasl_contends_with_our_lock() {
-    let s = servers();
-    let dir = std::env::temp_dir().join(format!("zkrecipes-curator-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let strict = strict_server();
+    let dir = files_dir("curator-tls");
     let jaas = dir.join("client-jaas.conf");
     std::fs::write(
         &jaas,
@@ -647,36 +621,20 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
         driver
     };
     let path = unique("curator-tls");
-    let ours = connect(
-        &s.strict.tls_connect(),
-        options(Some(mutual_tls()), Some(alice())),
-    )
-    .await;
+    let ours = connect(&strict, options(Some(mutual_tls()), Some(alice()))).await;
     let lock = WriteLock::new(&ours, &path).unwrap();
     // Curator holds for 1.5 s: ours must wait for its release.
-    let driver = line(
-        curator(&["mutex", &s.strict.tls_connect(), &path, "1500"]),
-        "WAITING",
-    )
-    .await;
+    let driver = line(curator(&["mutex", &strict, &path, "1500"]), "WAITING").await;
     let driver = line(driver, "ACQUIRED").await;
     assert!(
         lock.try_acquire().await.unwrap().is_none(),
         "Curator holds it"
     );
-    let guard = lock
-        .acquire_timeout(Duration::from_secs(30))
-        .await
-        .unwrap()
-        .expect("after Curator's release");
+    let guard = acquired_within(&lock, Duration::from_secs(30), "after Curator's release").await;
     let driver = line(driver, "RELEASED").await;
     driver.finish();
     // We hold: Curator waits until we release.
-    let driver = line(
-        curator(&["mutex", &s.strict.tls_connect(), &path, "10"]),
-        "WAITING",
-    )
-    .await;
+    let driver = line(curator(&["mutex", &strict, &path, "10"]), "WAITING").await;
     let token = guard.fencing_token();
     guard.release().await.unwrap();
     let driver = line(driver, "ACQUIRED").await;
@@ -696,33 +654,20 @@ async fn curator_over_tls_and_sasl_contends_with_our_lock() {
 /// certificate was replaced by an expired one) is reported, not swallowed.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_new_session_after_lost_is_reported() {
-    let s = servers();
-    let (dir, cert_file, key) = identity_files("relost");
-    let (proxy, through) = tls_proxy(s.strict.tls_port);
-    let client = connect(
-        &through,
-        ClientOptions {
-            session_timeout: Duration::from_secs(2),
-            ..options(Some(tls().identity(&*cert_file, &*key)), Some(alice()))
-        },
-    )
-    .await;
+    let copies = IdentityCopies::new("relost");
+    let (proxy, through) = tls_proxy(servers().strict.tls_port);
+    let short_session = ClientOptions {
+        session_timeout: Duration::from_secs(2),
+        ..options(Some(copies.tls()), Some(alice()))
+    };
+    let client = connect(&through, short_session).await;
     let lock = WriteLock::new(&client, &unique("relost")).unwrap();
     let mut events = lock.subscribe();
     let _guard = lock.acquire().await.unwrap();
-    std::fs::copy(cert("client-expired.pem"), &cert_file).unwrap();
-    std::fs::copy(cert("client-expired-key.pem"), &key).unwrap();
+    copies.replace_with("client-expired.pem", "client-expired-key.pem");
     // Cut off past the session timeout: the session expires, the holder hears LOST.
     proxy.set_blackhole(true);
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
-            .await
-            .expect("LOST within 30 s")
-            .unwrap();
-        if matches!(event, zkrecipes::LockEvent::Lost { .. }) {
-            break;
-        }
-    }
+    next_lost(&mut events).await;
     proxy.set_blackhole(false);
     common::eventually("the refusal reported", Duration::from_secs(20), || async {
         client
@@ -732,7 +677,7 @@ async fn a_refused_new_session_after_lost_is_reported() {
     .await;
     assert_ne!(client.state(), zkrecipes::ConnectionState::Reconnected);
     client.close().await;
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(copies.dir);
 }
 
 /// A lock holder on a server of its own (to be restarted with other passwords), connected as
@@ -781,6 +726,16 @@ async fn next_lost(events: &mut tokio::sync::broadcast::Receiver<zkrecipes::Lock
             return reason;
         }
     }
+}
+
+/// The error `call` (`what`) must end with, within 30 s.
+async fn failure_within_30s<T: std::fmt::Debug>(
+    call: impl std::future::Future<Output = zkrecipes::Result<T>>,
+    what: &str,
+) -> Error {
+    let ended = tokio::time::timeout(Duration::from_secs(30), call).await;
+    let ended = ended.unwrap_or_else(|_| panic!("{what} did not end within 30 s"));
+    ended.expect_err(what)
 }
 
 /// The users of `secure::SASL_USERS` with alice's password rotated.
@@ -851,15 +806,14 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
     server.restart_with_users(&ROTATED);
     let queue = DistributedQueue::new(&client, &unique("relogin-queue")).unwrap();
     // A request the core retries after a connection loss, as it retries an ack or a release.
-    let err = tokio::time::timeout(Duration::from_secs(30), queue.size())
-        .await
-        .expect("the call ends")
-        .expect_err("the session ended");
+    let err = failure_within_30s(queue.size(), "the size").await;
     assert_eq!(err.code(), ErrorCode::SessionExpired, "{err}");
-    let update = tokio::time::timeout(Duration::from_secs(30), updating)
-        .await
-        .expect("the counter's update ends")
-        .unwrap();
+    let update = joined(
+        updating,
+        Duration::from_secs(30),
+        "the counter's update ends",
+    )
+    .await;
     eprintln!("the update in flight at the cut: {update}");
     assert!(
         matches!(
@@ -889,10 +843,7 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
     // A waiter lines up again on the next session, which the server refuses: it is told so,
     // not left waiting for as long as the credentials stay wrong.
     let another = WriteLock::new(&client, &unique("relogin-after")).unwrap();
-    let refused = tokio::time::timeout(Duration::from_secs(30), another.acquire())
-        .await
-        .expect("the acquire ends")
-        .expect_err("no session to acquire in");
+    let refused = failure_within_30s(another.acquire(), "the acquire").await;
     assert_eq!(refused.code(), ErrorCode::AuthFailed, "{refused}");
     assert!(refused.message().contains("refuses a new one"), "{refused}");
     client.close().await;
@@ -902,28 +853,17 @@ async fn a_write_cut_off_by_a_refused_relogin_is_of_unknown_outcome() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tcp_servers_with_the_tls_option_are_refused_not_sent_plaintext() {
-    let s = servers();
-    let plain = format!("tcp://localhost:{}", s.tls.plain_port);
-    let err = Client::connect(&plain, options(Some(tls()), None))
-        .await
-        .unwrap_err();
+    let plain = format!("tcp://localhost:{}", servers().tls.plain_port);
+    let err = connect_error(&plain, options(Some(tls()), None)).await;
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(err.message().contains("tcp://"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn creator_policies_without_credentials_are_refused_at_connect() {
-    let s = servers();
     for acl in [AclPolicy::Creator, AclPolicy::CreatorWorldRead] {
-        let err = Client::connect(
-            &s.tls.tls_connect(),
-            ClientOptions {
-                acl,
-                ..options(Some(tls()), None)
-            },
-        )
-        .await
-        .unwrap_err();
+        let anonymous = with_acl(acl, options(Some(tls()), None));
+        let err = connect_error(&tls_server(), anonymous).await;
         assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
         assert!(err.message().contains("need credentials"), "{err}");
     }
@@ -931,16 +871,14 @@ async fn creator_policies_without_credentials_are_refused_at_connect() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_acl_list_that_locks_its_creator_out_is_refused_and_leaves_nothing() {
-    let s = servers();
-    let err = Client::connect(
-        &s.tls.tls_connect(),
-        ClientOptions {
-            acl: AclPolicy::List(vec![Acl::new(Perms::ALL, "sasl", "bob")]),
-            ..options(Some(tls()), Some(alice()))
-        },
-    )
-    .await
-    .unwrap_err();
+    let alice_listing = |entries| {
+        with_acl(
+            AclPolicy::List(entries),
+            options(Some(tls()), Some(alice())),
+        )
+    };
+    let bob_only = vec![Acl::new(Perms::ALL, "sasl", "bob")];
+    let err = connect_error(&tls_server(), alice_listing(bob_only)).await;
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(err.message().contains("sasl:alice"), "{err}");
     // Read-only for ourselves is a lock-out too; `auth` and world grants are ours.
@@ -955,14 +893,7 @@ async fn an_acl_list_that_locks_its_creator_out_is_refused_and_leaves_nothing() 
             true,
         ),
     ] {
-        let connected = Client::connect(
-            &s.tls.tls_connect(),
-            ClientOptions {
-                acl: AclPolicy::List(entries.clone()),
-                ..options(Some(tls()), Some(alice()))
-            },
-        )
-        .await;
+        let connected = Client::connect(&tls_server(), alice_listing(entries.clone())).await;
         assert_eq!(connected.is_ok(), fine, "{entries:?}");
         if let Ok(client) = connected {
             client.close().await;
@@ -972,42 +903,22 @@ async fn an_acl_list_that_locks_its_creator_out_is_refused_and_leaves_nothing() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_acl_list_without_credentials_must_grant_the_world() {
-    let s = servers();
-    let read_only = Client::connect(
-        &s.tls.tls_connect(),
-        ClientOptions {
-            acl: AclPolicy::List(vec![Acl::new(Perms::READ, "world", "anyone")]),
-            ..options(Some(tls()), None)
-        },
-    )
-    .await
-    .unwrap_err();
+    let listing = |acl| with_acl(AclPolicy::List(vec![acl]), options(Some(tls()), None));
+    let world_read = listing(Acl::new(Perms::READ, "world", "anyone"));
+    let read_only = connect_error(&tls_server(), world_read).await;
     assert!(
         read_only.message().contains("no credentials"),
         "{read_only}"
     );
-    let certificate_not_given = Client::connect(
-        &s.tls.tls_connect(),
-        ClientOptions {
-            acl: AclPolicy::List(vec![Acl::new(Perms::ALL, "x509", "CN=zkclient")]),
-            ..options(Some(tls()), None)
-        },
-    )
-    .await
-    .unwrap_err();
+    let certificate = listing(Acl::new(Perms::ALL, "x509", "CN=zkclient"));
+    let certificate_not_given = connect_error(&tls_server(), certificate).await;
     assert_eq!(certificate_not_given.code(), ErrorCode::InvalidArgument);
 }
 
 #[test]
 fn a_key_of_another_certificate_is_a_usage_error_naming_both_files() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
     let mismatched = tls().identity(cert("client.pem"), cert("client2-key.pem"));
-    let err = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(Some(mismatched), None),
-        ))
-        .unwrap_err();
+    let err = refused_up_front("localhost:1", options(Some(mismatched), None));
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(
         err.message().contains("client.pem")
@@ -1019,25 +930,15 @@ fn a_key_of_another_certificate_is_a_usage_error_naming_both_files() {
 
 #[test]
 fn pem_files_are_read_with_a_limit_and_pem_text_never_lands_in_a_message() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let endless = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(Some(Tls::new("/dev/zero")), None),
-        ))
-        .unwrap_err();
+    let endless = refused_up_front("localhost:1", trusting_file("/dev/zero"));
     assert!(
         endless.message().contains("/dev/zero") && endless.message().contains("KiB"),
         "{endless}"
     );
     let key = std::fs::read_to_string(cert("client-key.pem")).unwrap();
     // PEM text where a path belongs (a Rust `&str` is a path).
-    let err = rt
-        .block_on(Client::connect(
-            "localhost:1",
-            options(Some(tls().identity(cert("client.pem"), key.as_str())), None),
-        ))
-        .unwrap_err();
+    let key_text = tls().identity(cert("client.pem"), key.as_str());
+    let err = refused_up_front("localhost:1", options(Some(key_text), None));
     assert!(
         !err.message().contains("PRIVATE KEY"),
         "the key leaked: {err}"
@@ -1058,9 +959,8 @@ fn x509_identities_with_commas_fit_an_acl_spec() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn status_sees_tls_holders_alive_and_a_plain_observer_does_not_call_them_dead() {
-    let s = servers();
     let dir = unique("status-tls");
-    let holder = connect(&s.tls.tls_connect(), options(Some(tls()), None)).await;
+    let holder = connect(&tls_server(), options(Some(tls()), None)).await;
     let lock = WriteLock::new(&holder, &dir).unwrap();
     let _guard = lock.acquire().await.unwrap();
     let over_tls = zkrecipes::inspect::status(&holder, &dir).await.unwrap();
@@ -1073,7 +973,7 @@ async fn status_sees_tls_holders_alive_and_a_plain_observer_does_not_call_them_d
         over_tls.nodes,
         over_tls.sessions_note
     );
-    let plain = connect(&s.tls.plain_connect(), options(None, None)).await;
+    let plain = connect(&servers().tls.plain_connect(), options(None, None)).await;
     let from_plain = zkrecipes::inspect::status(&plain, &dir).await.unwrap();
     for node in &from_plain.nodes {
         assert_ne!(
@@ -1193,10 +1093,8 @@ async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requi
     assert!(lock.is_held());
     assert_eq!(lock.fencing_token(), Some(token));
     guard.release().await.unwrap();
-    let next = tokio::time::timeout(Duration::from_secs(20), waiter)
+    let next = joined(waiter, Duration::from_secs(20), "the waiter")
         .await
-        .expect("the waiter is served after the restart")
-        .unwrap()
         .unwrap();
     next.release().await.unwrap();
     assert_eq!(client.session_id().unwrap(), session);
@@ -1210,9 +1108,7 @@ async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requi
 /// key of another certificate is still refused as such.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_x509_v1_client_certificate_is_accepted() {
-    let s = servers();
-    let dir = std::env::temp_dir().join(format!("zkrecipes-v1-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files_dir("v1");
     let (key, csr, pem) = (
         dir.join("v1-key.pem"),
         dir.join("v1.csr"),
@@ -1258,7 +1154,7 @@ async fn an_x509_v1_client_certificate_is_accepted() {
     let text = std::fs::read_to_string(&pem).unwrap();
     assert!(!text.is_empty());
     let v1 = tls().identity(pem.clone(), key.clone());
-    let client = connect(&s.strict.tls_connect(), options(Some(v1), Some(alice()))).await;
+    let client = connect(&strict_server(), options(Some(v1), Some(alice()))).await;
     let who = client.authenticated_as();
     assert!(
         who.iter().any(|id| id.contains("CN=zkclient-v1")),
@@ -1266,9 +1162,7 @@ async fn an_x509_v1_client_certificate_is_accepted() {
     );
     client.close().await;
     let mismatched = tls().identity(pem, cert("client-key.pem"));
-    let err = Client::connect(&s.strict.tls_connect(), options(Some(mismatched), None))
-        .await
-        .unwrap_err();
+    let err = connect_error(&strict_server(), options(Some(mismatched), None)).await;
     assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
     assert!(err.message().contains("does not belong"), "{err}");
     let _ = std::fs::remove_dir_all(dir);

@@ -5,11 +5,21 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
 use zkrecipes::ffi::OwnedSemaphore;
 use zkrecipes::{ErrorCode, LockEvent, Semaphore, Wait};
 
 const LONG: Wait = Wait::For(Duration::from_secs(20));
+
+/// Resolves once `path` has `count` lease nodes on the server; fails after 20 s.
+async fn until_semaphore_of(what: &str, path: &str, count: usize) {
+    until_child_count(
+        what,
+        &format!("{path}/leases"),
+        count,
+        Duration::from_secs(20),
+    )
+    .await;
+}
 
 /// Lease nodes and mutex nodes on the server.
 async fn nodes(path: &str) -> (Vec<String>, Vec<String>) {
@@ -22,10 +32,7 @@ async fn nodes(path: &str) -> (Vec<String>, Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn at_most_max_leases_and_a_release_lets_a_waiter_in() {
-    let path = unique("sem-count");
-    let (a, b) = (client().await, client().await);
-    let ours = Semaphore::new(&a, &path, 2).unwrap();
-    let theirs = Semaphore::new(&b, &path, 2).unwrap();
+    let (path, [(_a, ours), (_b, theirs)]) = recipes("sem-count", semaphore_of(2)).await;
     let first = ours.acquire().await.unwrap();
     let second = theirs.acquire().await.unwrap();
     assert!(first.fencing_token() < second.fencing_token());
@@ -41,15 +48,9 @@ async fn at_most_max_leases_and_a_release_lets_a_waiter_in() {
         2,
         "a refused acquire leaves nothing"
     );
-    let waiter = {
-        let ours = ours.clone();
-        tokio::spawn(async move { ours.try_acquire(LONG).await })
-    };
+    let waiter = spawn_on(&ours, |ours| async move { ours.try_acquire(LONG).await });
     // The waiter holds the mutex with its lease node made: three nodes, two leases.
-    eventually("the waiter lined up", Duration::from_secs(20), || async {
-        nodes(&path).await.0.len() == 3
-    })
-    .await;
+    until_semaphore_of("the waiter lined up", &path, 3).await;
     assert!(!waiter.is_finished());
     second.release().await.unwrap();
     let third = waiter.await.unwrap().unwrap().expect("the freed lease");
@@ -62,9 +63,7 @@ async fn at_most_max_leases_and_a_release_lets_a_waiter_in() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn several_leases_come_all_or_none_and_bad_counts_are_refused() {
-    let path = unique("sem-many");
-    let c = client().await;
-    let sem = Semaphore::new(&c, &path, 3).unwrap();
+    let (path, c, sem) = recipe("sem-many", semaphore_of(3)).await;
     let one = sem.acquire().await.unwrap();
     // Three of three cannot be had while one is held: none is taken.
     assert!(sem.acquire_many(3, Wait::No).await.unwrap().is_none());
@@ -107,11 +106,8 @@ async fn several_leases_come_all_or_none_and_bad_counts_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn timed_out_and_cancelled_acquires_leave_nothing_behind() {
-    let path = unique("sem-withdraw");
-    let (a, b) = (client().await, client().await);
-    let holder = Semaphore::new(&a, &path, 1).unwrap();
+    let (path, [(_a, holder), (_b, other)]) = recipes("sem-withdraw", semaphore_of(1)).await;
     let lease = holder.acquire().await.unwrap();
-    let other = Semaphore::new(&b, &path, 1).unwrap();
     for ms in [0, 1, 5, 50, 300] {
         let got = other
             .try_acquire(Wait::For(Duration::from_millis(ms)))
@@ -125,14 +121,8 @@ async fn timed_out_and_cancelled_acquires_leave_nothing_behind() {
         );
     }
     // Cancelled while waiting (the future dropped): its lease node and mutex node go.
-    let waiting = {
-        let other = other.clone();
-        tokio::spawn(async move { other.acquire().await })
-    };
-    eventually("the waiter lined up", Duration::from_secs(20), || async {
-        nodes(&path).await.0.len() == 2
-    })
-    .await;
+    let waiting = spawn_on(&other, |other| async move { other.acquire().await });
+    until_semaphore_of("the waiter lined up", &path, 2).await;
     waiting.abort();
     eventually(
         "the cancelled acquire withdrew",
@@ -148,19 +138,14 @@ async fn timed_out_and_cancelled_acquires_leave_nothing_behind() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deleted_lease_is_lost_and_its_release_says_why() {
-    let path = unique("sem-lost");
-    let c = client().await;
-    let sem = Semaphore::new(&c, &path, 2).unwrap();
+    let (_path, _c, sem) = recipe("sem-lost", semaphore_of(2)).await;
     let mut events = sem.subscribe();
     let lease = sem.acquire().await.unwrap();
     assert!(
         matches!(events.recv().await.unwrap(), LockEvent::Acquired { fencing_token } if fencing_token == lease.fencing_token())
     );
     raw().await.delete(&lease.node_path(), None).await.unwrap();
-    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-        .await
-        .expect("LOST within 20 s")
-        .unwrap();
+    let event = next_within(&mut events, Duration::from_secs(20)).await;
     assert_eq!(event.name(), "LOST", "{event:?}");
     assert!(!lease.is_held());
     assert_eq!(sem.held(), 0);
@@ -174,8 +159,7 @@ async fn a_deleted_lease_is_lost_and_its_release_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_holder_cut_off_past_its_session_is_told_lost_and_the_lease_passes_on() {
-    let proxy = FaultProxy::start(server().connect_string());
-    let cut = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, cut) = behind_proxy(Duration::from_secs(2)).await;
     let path = unique("sem-expiry");
     let sem = Semaphore::new(&cut, &path, 1).unwrap();
     let mut events = sem.subscribe();
@@ -185,11 +169,11 @@ async fn a_holder_cut_off_past_its_session_is_told_lost_and_the_lease_passes_on(
     proxy.set_blackhole(true);
     let mut seen = Vec::new();
     while !seen.contains(&"LOST") {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-            .await
-            .expect("events within 20 s")
-            .unwrap();
-        seen.push(event.name());
+        seen.push(
+            next_within(&mut events, Duration::from_secs(20))
+                .await
+                .name(),
+        );
     }
     assert_eq!(seen, ["SUSPENDED", "LOST"]);
     assert!(!lease.is_held());
@@ -212,32 +196,23 @@ async fn a_holder_cut_off_past_its_session_is_told_lost_and_the_lease_passes_on(
 async fn a_reconnect_while_waiting_leaves_one_node_per_lease() {
     // CURATOR-315/335: a reconnect during acquire orphaned a lease node. Here the waiter's
     // connection drops twice while it waits; it gets the lease with its one node.
-    let proxy = FaultProxy::start(server().connect_string());
-    let waiter_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let holder_client = client().await;
-    let path = unique("sem-reconnect");
-    let holder = Semaphore::new(&holder_client, &path, 1).unwrap();
+    let (proxy, waiter_client) = behind_proxy(Duration::from_secs(10)).await;
+    let (path, _holder_client, holder) = recipe("sem-reconnect", semaphore_of(1)).await;
     let lease = holder.acquire().await.unwrap();
     let waiter = Semaphore::new(&waiter_client, &path, 1).unwrap();
-    let waiting = {
-        let waiter = waiter.clone();
-        tokio::spawn(async move { waiter.try_acquire(LONG).await })
-    };
-    eventually("the waiter lined up", Duration::from_secs(20), || async {
-        nodes(&path).await.0.len() == 2
-    })
-    .await;
+    let waiting = spawn_on(
+        &waiter,
+        |waiter| async move { waiter.try_acquire(LONG).await },
+    );
+    until_semaphore_of("the waiter lined up", &path, 2).await;
     let mut states = waiter_client.subscribe();
     for _ in 0..2 {
         proxy.drop_all();
-        while states.recv().await.unwrap() != zkrecipes::ConnectionState::Reconnected {}
+        until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
     }
     lease.release().await.unwrap();
-    let got = waiting
-        .await
-        .unwrap()
-        .unwrap()
-        .expect("the lease after the reconnects");
+    let got = joined(waiting, Duration::from_secs(30), "the waiter").await;
+    let got = got.unwrap().expect("the lease after the reconnects");
     assert_eq!(nodes(&path).await.0, [got.node()], "one node, ours");
     got.release().await.unwrap();
     assert_eq!(nodes(&path).await, (vec![], vec![]));
@@ -284,10 +259,8 @@ async fn a_shared_count_sets_the_number_of_leases_and_a_raise_lets_a_waiter_in()
 /// Two `release_one` calls at once release two leases (both picked the oldest before: one
 /// answered NO_NODE and the other lease stayed held; found by an adversarial review).
 #[tokio::test(flavor = "multi_thread")]
-async fn two_release_one_calls_at_once_release_two_leases() {
-    let path = unique("sem-release-one");
-    let client = client().await;
-    let semaphore = Semaphore::new(&client, &path, 4).unwrap();
+async fn two_release_one_calls_at_once_release_two_semaphore_of() {
+    let (path, _client, semaphore) = recipe("sem-release-one", semaphore_of(4)).await;
     for _ in 0..5 {
         let leases = semaphore
             .acquire_many(2, LONG)

@@ -46,23 +46,8 @@ async fn a_count_is_seeded_once_followed_everywhere_and_written_by_version() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_node_reads_as_the_seed_and_another_length_is_refused() {
-    let path = unique("count-empty");
-    let zk = raw().await;
     // kazoo's Counter creates the node empty.
-    zk.create(
-        "/test",
-        &[],
-        &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()),
-    )
-    .await
-    .ok();
-    zk.create(
-        &path,
-        &[],
-        &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()),
-    )
-    .await
-    .unwrap();
+    let (path, zk) = made_by_raw("count-empty").await;
     let c = client().await;
     let count = SharedCount::new(&c, &path, 3).unwrap();
     count.start().await.unwrap();
@@ -96,9 +81,7 @@ async fn a_count_follows_a_recreated_node_and_goes_on_after_a_bad_value() {
     let zk = raw().await;
     // Deleted and created again by someone else: followed through an exists watch.
     zk.delete(&path, None).await.unwrap();
-    let options =
-        zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
-    zk.create(&path, &5i32.to_be_bytes(), &options)
+    zk.create(&path, &5i32.to_be_bytes(), &open_persistent())
         .await
         .unwrap();
     assert_eq!(next_value(&mut changes).await, 5);

@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use common::*;
-use zk_harness::FaultProxy;
 use zkrecipes::{ErrorCode, WorkQueue, WorkQueueOptions};
 
 const SECOND: Option<Duration> = Some(Duration::from_secs(1));
@@ -16,6 +15,39 @@ fn with_prefetch(prefetch: usize) -> WorkQueueOptions {
         prefetch,
         ..Default::default()
     }
+}
+
+/// A queue on a fresh path (of `name`) of a client of its own, with jobs "0" to "n-1" offered:
+/// the producer.
+async fn numbered_producer(name: &str, n: usize) -> (String, zkrecipes::Client, WorkQueue) {
+    let (path, c) = (unique(name), client().await);
+    let producer = numbered_jobs(&c, &path, 1, n).await;
+    (path, c, producer)
+}
+
+/// Consumers of the queue at `path`, one for each of `options` (on a client of its own), in
+/// tasks of their own: `consume`, given the queue object, returns what it took. All they took,
+/// once every one has returned.
+async fn consumed_by<T, F>(
+    path: &str,
+    options: impl IntoIterator<Item = WorkQueueOptions>,
+    consume: impl Fn(WorkQueue) -> F,
+) -> Vec<T>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Vec<T>> + Send + 'static,
+{
+    let mut tasks = Vec::new();
+    for options in options {
+        let q = WorkQueue::with_options(&client().await, path, options).unwrap();
+        tasks.push(tokio::spawn(consume(q)));
+    }
+    gathered(tasks).await
+}
+
+/// A consume of `q` within `timeout` finds nothing.
+async fn assert_nothing_within(q: &WorkQueue, timeout: Duration) {
+    assert!(q.consume(Some(timeout)).await.unwrap().is_none());
 }
 
 /// A queue object with jobs "0" to "n-1" offered.
@@ -28,9 +60,7 @@ async fn numbered_jobs(c: &zkrecipes::Client, path: &str, prefetch: usize, n: us
 
 #[tokio::test(flavor = "multi_thread")]
 async fn priorities_then_fifo_and_ack_deletes() {
-    let path = unique("wq-order");
-    let c = client().await;
-    let q = WorkQueue::new(&c, &path).unwrap();
+    let (path, _c, q) = recipe("wq-order", WorkQueue::new).await;
     q.offer(b"b1").await.unwrap();
     q.offer_with_priority(b"urgent", 5).await.unwrap();
     q.offer(b"b2").await.unwrap();
@@ -55,9 +85,7 @@ async fn priorities_then_fifo_and_ack_deletes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn nack_and_a_dropped_delivery_give_the_item_back_at_its_place() {
-    let path = unique("wq-nack");
-    let c = client().await;
-    let q = WorkQueue::new(&c, &path).unwrap();
+    let (_path, _c, q) = recipe("wq-nack", WorkQueue::new).await;
     q.offer_all(&[b"a", b"b"]).await.unwrap();
     let a = q.consume(SECOND).await.unwrap().unwrap();
     assert_eq!(a.data(), b"a");
@@ -83,19 +111,12 @@ async fn nack_and_a_dropped_delivery_give_the_item_back_at_its_place() {
     let b = q.consume(SECOND).await.unwrap().unwrap();
     assert_eq!(b.data(), b"b");
     b.ack().await.unwrap();
-    assert!(q
-        .consume(Some(Duration::from_millis(100)))
-        .await
-        .unwrap()
-        .is_none());
+    assert_nothing_within(&q, Duration::from_millis(100)).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_consumer_that_dies_gives_back_every_item_it_held() {
-    let path = unique("wq-death");
-    let producer = WorkQueue::new(&client().await, &path).unwrap();
-    let items: Vec<String> = (0..10).map(|i| format!("job-{i}")).collect();
-    producer.offer_all(&items).await.unwrap();
+    let (path, _c, producer) = numbered_producer("wq-death", 10).await;
     let doomed_client = client().await;
     let doomed = WorkQueue::with_options(&doomed_client, &path, with_prefetch(4)).unwrap();
     let held = [
@@ -118,11 +139,7 @@ async fn a_consumer_that_dies_gives_back_every_item_it_held() {
         seen.insert(String::from_utf8(job.data().to_vec()).unwrap());
         job.ack().await.unwrap();
     }
-    assert!(survivor
-        .consume(Some(Duration::from_millis(200)))
-        .await
-        .unwrap()
-        .is_none());
+    assert_nothing_within(&survivor, Duration::from_millis(200)).await;
     // Its session ends (as when the process is killed): all four come back.
     doomed_client.close().await;
     for _ in 0..4 {
@@ -175,9 +192,7 @@ async fn a_poison_item_moves_to_the_dead_letters_after_max_deliveries() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn offer_all_splits_under_the_packet_limit_and_keeps_order() {
-    let path = unique("wq-batch");
-    let c = client().await;
-    let q = WorkQueue::new(&c, &path).unwrap();
+    let (path, c, q) = recipe("wq-batch", WorkQueue::new).await;
     let big: Vec<Vec<u8>> = (0..9u8).map(|i| vec![i; 300 * 1024]).collect();
     let names = q.offer_all(&big).await.unwrap();
     assert_eq!(names.len(), 9);
@@ -273,8 +288,7 @@ async fn a_consumer_cut_off_past_its_session_loses_its_claims_to_another() {
     let path = unique("wq-expiry");
     let producer = WorkQueue::new(&client().await, &path).unwrap();
     producer.offer(b"job").await.unwrap();
-    let proxy = FaultProxy::start(server().connect_string());
-    let flaky = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, flaky) = behind_proxy(Duration::from_secs(2)).await;
     let q = WorkQueue::new(&flaky, &path).unwrap();
     let job = q.consume(SECOND).await.unwrap().unwrap();
     proxy.set_blackhole(true);
@@ -300,30 +314,19 @@ async fn a_consumer_cut_off_past_its_session_loses_its_claims_to_another() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn concurrent_consumers_deliver_every_item_and_ack_each_once() {
-    let path = unique("wq-many");
-    let producer = WorkQueue::new(&client().await, &path).unwrap();
     let n = 600;
-    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
-    producer.offer_all(&items).await.unwrap();
-    let mut tasks = Vec::new();
-    for c in 0..4 {
-        let q = WorkQueue::with_options(&client().await, &path, with_prefetch(1 + c * 5)).unwrap();
-        tasks.push(tokio::spawn(async move {
-            let mut got = Vec::new();
-            while let Some(job) = q.consume(Some(Duration::from_millis(300))).await.unwrap() {
-                got.push(String::from_utf8(job.data().to_vec()).unwrap());
-                job.ack().await.unwrap();
-            }
-            got
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
-    let unique: HashSet<&String> = all.iter().collect();
-    assert_eq!(all.len(), n, "acknowledged once each");
-    assert_eq!(unique.len(), n);
+    let (path, _c, _producer) = numbered_producer("wq-many", n).await;
+    let prefetches = (0..4).map(|c| with_prefetch(1 + c * 5));
+    let all = consumed_by(&path, prefetches, |q| async move {
+        let mut got = Vec::new();
+        while let Some(job) = q.consume(Some(Duration::from_millis(300))).await.unwrap() {
+            got.push(String::from_utf8(job.data().to_vec()).unwrap());
+            job.ack().await.unwrap();
+        }
+        got
+    })
+    .await;
+    assert_n_distinct(&all, n, "acknowledged once each");
 }
 
 /// The README's order bound, measured in the order consumers receive items:
@@ -335,10 +338,7 @@ async fn concurrent_consumers_deliver_every_item_and_ack_each_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn with_several_consumers_an_item_is_overtaken_by_a_bounded_number() {
     let (consumers, prefetch, n) = (4usize, 4usize, 480usize);
-    let path = unique("wq-bound");
-    let producer = WorkQueue::new(&client().await, &path).unwrap();
-    let items: Vec<String> = (0..n).map(|i| format!("{i:05}")).collect();
-    producer.offer_all(&items).await.unwrap();
+    let (path, _c, _producer) = numbered_producer("wq-bound", n).await;
     let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
     let mut tasks = Vec::new();
     for _ in 0..consumers {
@@ -427,37 +427,27 @@ async fn consumes_cut_short_at_any_moment_leave_nothing_claimed() {
 /// those with i % 4 == 3 are dead, and every other one is acknowledged once.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_item_in_its_last_delivery_is_never_buried_by_another_consumer() {
-    let path = unique("wq-last");
-    let producer = WorkQueue::new(&client().await, &path).unwrap();
     let n = 240;
-    let items: Vec<String> = (0..n).map(|i| format!("{i}")).collect();
-    producer.offer_all(&items).await.unwrap();
-    let mut tasks = Vec::new();
-    for c in 0..6 {
-        let options = WorkQueueOptions {
-            prefetch: 1 + c % 3,
-            max_deliveries: Some(3),
-        };
-        let q = WorkQueue::with_options(&client().await, &path, options).unwrap();
-        tasks.push(tokio::spawn(async move {
-            let mut acked = Vec::new();
-            while let Some(job) = q.consume(Some(Duration::from_millis(500))).await.unwrap() {
-                let i: u32 = std::str::from_utf8(job.data()).unwrap().parse().unwrap();
-                tokio::time::sleep(Duration::from_millis(2)).await;
-                if job.delivery_count() <= i % 4 {
-                    job.nack().await.unwrap();
-                } else {
-                    acked.push(i);
-                    job.ack().await.unwrap();
-                }
+    let (path, _c, producer) = numbered_producer("wq-last", n).await;
+    let options = (0..6).map(|c| WorkQueueOptions {
+        prefetch: 1 + c % 3,
+        max_deliveries: Some(3),
+    });
+    let acked = consumed_by(&path, options, |q| async move {
+        let mut acked = Vec::new();
+        while let Some(job) = q.consume(Some(Duration::from_millis(500))).await.unwrap() {
+            let i: u32 = std::str::from_utf8(job.data()).unwrap().parse().unwrap();
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            if job.delivery_count() <= i % 4 {
+                job.nack().await.unwrap();
+            } else {
+                acked.push(i);
+                job.ack().await.unwrap();
             }
-            acked
-        }));
-    }
-    let mut acked = Vec::new();
-    for t in tasks {
-        acked.extend(t.await.unwrap());
-    }
+        }
+        acked
+    })
+    .await;
     let dead = children(server().connect_string(), producer.dead_letter_path()).await;
     let mut dead_items = Vec::new();
     let zk = zookeeper_client::Client::connect(server().connect_string())
@@ -493,8 +483,7 @@ async fn an_item_in_its_last_delivery_is_never_buried_by_another_consumer() {
 async fn a_timeout_below_the_claims_round_trips_still_gets_a_ready_job() {
     let path = unique("wq-slow-try");
     let producer = WorkQueue::new(&client().await, &path).unwrap();
-    let proxy = FaultProxy::start(server().connect_string());
-    let slow = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
+    let (proxy, slow) = behind_proxy(Duration::from_secs(10)).await;
     let q = WorkQueue::new(&slow, &path).unwrap();
     proxy.set_latency(150);
     for (i, timeout) in [0u64, 1, 50].into_iter().enumerate() {

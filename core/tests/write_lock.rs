@@ -44,10 +44,7 @@ async fn twenty_contenders_never_overlap_and_tokens_strictly_increase() {
         tokens.windows(2).all(|w| w[0] < w[1]),
         "fencing tokens must strictly increase: {tokens:?}"
     );
-    assert!(
-        children(server().connect_string(), &dir).await.is_empty(),
-        "no node may remain"
-    );
+    assert!(children_of(&dir).await.is_empty(), "no node may remain");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -94,10 +91,7 @@ async fn try_acquire_on_held_lock_costs_one_request_and_leaves_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn timeout_is_one_deadline_and_leaves_no_node() {
-    let dir = unique("lock-timeout");
-    let (a, b) = (client().await, client().await);
-    let holder = WriteLock::new(&a, &dir).unwrap();
-    let waiter = WriteLock::new(&b, &dir).unwrap();
+    let (dir, [(_a, holder), (_b, waiter)]) = recipes("lock-timeout", WriteLock::new).await;
     let guard = holder.acquire().await.unwrap();
     let started = std::time::Instant::now();
     assert!(waiter
@@ -113,10 +107,7 @@ async fn timeout_is_one_deadline_and_leaves_no_node() {
         took >= Duration::from_millis(300) && took < Duration::from_secs(3),
         "took {took:?}"
     );
-    eventually("waiter node removed", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 1
-    })
-    .await;
+    until_child_count("waiter node removed", &dir, 1, Duration::from_secs(5)).await;
     guard.release().await.unwrap();
 }
 
@@ -125,44 +116,36 @@ async fn timeout_is_one_deadline_and_leaves_no_node() {
 /// (`--timeout 1ms` on the CLI failed on a free lock half the time).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timeout_below_one_round_trip_answers_like_a_try() {
-    let dir = unique("lock-tiny-timeout");
-    let (a, b) = (client().await, client().await);
-    let lock = WriteLock::new(&a, &dir).unwrap();
+    let (dir, [(_a, lock), (_b, other)]) = recipes("lock-tiny-timeout", WriteLock::new).await;
     let tiny = [1u64, 100, 1000].map(Duration::from_micros);
     for timeout in tiny.iter().cycle().take(15) {
         let guard = lock.acquire_timeout(*timeout).await.unwrap();
         let guard = guard.unwrap_or_else(|| panic!("a free lock refused with {timeout:?}"));
         guard.release().await.unwrap();
     }
-    let holder = WriteLock::new(&b, &dir).unwrap().acquire().await.unwrap();
+    let holder = other.acquire().await.unwrap();
     for timeout in tiny.iter().cycle().take(15) {
         assert!(lock.acquire_timeout(*timeout).await.unwrap().is_none());
     }
-    eventually(
-        "refused attempts left no node",
-        Duration::from_secs(5),
-        || async { children(server().connect_string(), &dir).await.len() == 1 },
-    )
-    .await;
+    let refused = "refused attempts left no node";
+    until_child_count(refused, &dir, 1, Duration::from_secs(5)).await;
     holder.release().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reentrant_with_a_hold_count() {
-    let dir = unique("lock-reentrant");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, lock) = recipe("lock-reentrant", WriteLock::new).await;
     let me = Owner::unique();
     let first = lock.acquire_as(me, Wait::Forever).await.unwrap().unwrap();
     let second = lock.acquire_as(me, Wait::No).await.unwrap().unwrap();
     assert_eq!(first.fencing_token(), second.fencing_token());
     assert_eq!(lock.hold_count(me), 2);
-    assert_eq!(children(server().connect_string(), &dir).await.len(), 1);
+    assert_eq!(children_of(&dir).await.len(), 1);
     second.release().await.unwrap();
     assert!(lock.is_held());
     first.release().await.unwrap();
     assert!(!lock.is_held());
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
     let err = lock.unlock_as(me).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotOwner);
 }
@@ -170,9 +153,7 @@ async fn reentrant_with_a_hold_count() {
 /// Defect 7: two tasks sharing one `Lock` both "held" it (one fixed owner).
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_sharing_one_lock_object_exclude_each_other() {
-    let dir = unique("lock-shared-object");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
+    let (dir, _c, lock) = recipe("lock-shared-object", WriteLock::new).await;
     let inside = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..6 {
@@ -204,73 +185,46 @@ async fn tasks_sharing_one_lock_object_exclude_each_other() {
         .unwrap()
         .is_none());
     held.release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn waiter_survives_vanished_predecessor() {
-    let dir = unique("lock-vanish");
-    let (a, b, c) = (client().await, client().await, client().await);
-    let holder = WriteLock::new(&a, &dir).unwrap();
-    let middle = WriteLock::new(&b, &dir).unwrap();
-    let last = WriteLock::new(&c, &dir).unwrap();
+    let (dir, [(_a, holder), (_b, middle), (_c, last)]) =
+        recipes("lock-vanish", WriteLock::new).await;
     let guard = holder.acquire().await.unwrap();
-    let middle_task =
-        tokio::spawn(async move { middle.acquire_timeout(Duration::from_secs(30)).await });
-    eventually("middle queued", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
-    .await;
-    let last_task = {
-        let last = last.clone();
-        tokio::spawn(async move { last.acquire_timeout(Duration::from_secs(30)).await })
-    };
-    eventually("last queued", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 3
-    })
-    .await;
+    let within_30s =
+        |lock: WriteLock| async move { lock.acquire_timeout(Duration::from_secs(30)).await };
+    let middle_task = spawn_on(&middle, within_30s);
+    until_child_count("middle queued", &dir, 2, Duration::from_secs(5)).await;
+    let last_task = spawn_on(&last, within_30s);
+    until_child_count("last queued", &dir, 3, Duration::from_secs(5)).await;
     // An operator deletes the middle waiter's node: the last waiter's predecessor vanishes.
     let raw = raw().await;
-    let mut nodes = children(server().connect_string(), &dir).await;
+    let mut nodes = children_of(&dir).await;
     nodes.sort_by_key(|n| n[n.len() - 10..].to_string());
     raw.delete(&format!("{dir}/{}", nodes[1]), None)
         .await
         .unwrap();
     guard.release().await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(10), last_task)
-        .await
-        .expect("last waiter stranded")
-        .unwrap();
+    let got = joined(last_task, Duration::from_secs(10), "the last waiter").await;
     let got = got.unwrap().expect("last acquires");
     got.release().await.unwrap();
-    let middle_got = middle_task
-        .await
-        .unwrap()
-        .unwrap()
-        .expect("middle re-queued and acquires");
+    let middle_got = joined(middle_task, Duration::from_secs(60), "the middle waiter").await;
+    let middle_got = middle_got.unwrap().expect("middle re-queued and acquires");
     middle_got.release().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn holder_is_told_when_its_node_is_deleted() {
-    let dir = unique("lock-deleted");
-    let c = client().await;
-    let lock = WriteLock::new(&c, &dir).unwrap();
-    let mut events = lock.subscribe();
-    let guard = lock.acquire().await.unwrap();
-    assert!(matches!(
-        events.recv().await.unwrap(),
-        LockEvent::Acquired { .. }
-    ));
+    let (_dir, _c, lock) = recipe("lock-deleted", WriteLock::new).await;
+    let (guard, mut events) = held_with_events(&lock).await;
     raw()
         .await
         .delete(&lock.node_path().unwrap(), None)
         .await
         .unwrap();
-    let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let event = next_within(&mut events, Duration::from_secs(5)).await;
     assert!(matches!(event, LockEvent::Lost { .. }), "{event:?}");
     assert!(!lock.is_held());
     drop(guard);
@@ -278,29 +232,19 @@ async fn holder_is_told_when_its_node_is_deleted() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn holder_is_told_when_session_expires_and_client_gets_a_new_session() {
-    let proxy = FaultProxy::start(server().connect_string());
-    let c = client_at(&proxy.connect_string(), Duration::from_secs(2)).await;
+    let (proxy, c) = behind_proxy(Duration::from_secs(2)).await;
     let mut states = c.subscribe();
-    let dir = unique("lock-expiry");
-    let lock = WriteLock::new(&c, &dir).unwrap();
-    let mut events = lock.subscribe();
-    let _guard = lock.acquire().await.unwrap();
-    let _ = events.recv().await;
+    let lock = WriteLock::new(&c, &unique("lock-expiry")).unwrap();
+    let (_guard, mut events) = held_with_events(&lock).await;
     let first_session = c.session_id().unwrap();
     // A partition longer than the session timeout: the server expires the session.
     proxy.set_blackhole(true);
     until_expired(server().port(), first_session).await;
     proxy.set_blackhole(false);
     // SUSPENDED as soon as the connection is seen to be gone, then LOST.
-    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-        .await
-        .expect("SUSPENDED in time")
-        .unwrap();
+    let event = next_within(&mut events, Duration::from_secs(20)).await;
     assert_eq!(event, LockEvent::Suspended);
-    let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-        .await
-        .expect("LOST in time")
-        .unwrap();
+    let event = next_within(&mut events, Duration::from_secs(20)).await;
     assert!(matches!(event, LockEvent::Lost { .. }), "{event:?}");
     assert!(!lock.is_held());
     let mut seen = Vec::new();
@@ -317,67 +261,37 @@ async fn holder_is_told_when_session_expires_and_client_gets_a_new_session() {
     assert!(seen.contains(&ConnectionState::Suspended), "{seen:?}");
     assert_ne!(c.session_id().unwrap(), first_session);
     // The same client works on its new session.
-    let again = lock
-        .acquire_timeout(Duration::from_secs(10))
-        .await
-        .unwrap()
-        .expect("lock on the new session");
+    let again = acquired_within(&lock, Duration::from_secs(10), "lock on the new session").await;
     again.release().await.unwrap();
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn waiter_survives_connection_drops() {
-    let proxy = FaultProxy::start(server().connect_string());
-    let dir = unique("lock-drops");
-    let holder_client = client().await;
-    let waiter_client = client_at(&proxy.connect_string(), Duration::from_secs(10)).await;
-    let holder = WriteLock::new(&holder_client, &dir).unwrap();
+    let (dir, _holder_client, holder) = recipe("lock-drops", WriteLock::new).await;
+    let (proxy, waiter_client) = behind_proxy(Duration::from_secs(10)).await;
     let waiter = WriteLock::new(&waiter_client, &dir).unwrap();
     let guard = holder.acquire().await.unwrap();
     let mut states = waiter_client.subscribe();
     let task = tokio::spawn(async move { waiter.acquire_timeout(Duration::from_secs(30)).await });
-    eventually("waiter queued", Duration::from_secs(20), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
-    .await;
+    until_child_count("waiter queued", &dir, 2, Duration::from_secs(20)).await;
     // Two drops in a row, the second once the waiter's client is back.
     for _ in 0..2 {
         proxy.drop_all();
         for expected in [ConnectionState::Suspended, ConnectionState::Reconnected] {
-            let state = tokio::time::timeout(Duration::from_secs(20), states.recv())
-                .await
-                .unwrap_or_else(|_| panic!("no {expected:?} within 20 s"))
-                .unwrap();
+            let state = next_within(&mut states, Duration::from_secs(20)).await;
             assert_eq!(state, expected);
         }
     }
     guard.release().await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(15), task)
-        .await
-        .expect("waiter stranded")
-        .unwrap();
+    let got = joined(task, Duration::from_secs(15), "the waiter").await;
     got.unwrap().expect("acquired").release().await.unwrap();
-    assert!(children(server().connect_string(), &dir).await.is_empty());
+    assert!(children_of(&dir).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn foreign_children_are_ignored_and_participants_listed_in_order() {
-    let dir = unique("lock-foreign");
-    let raw = raw().await;
-    raw.mkdir(
-        &dir,
-        &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()),
-    )
-    .await
-    .unwrap();
-    raw.create(
-        &format!("{dir}/config"),
-        b"x",
-        &zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all()),
-    )
-    .await
-    .unwrap();
+    let (dir, _raw) = foreign_dir("lock-foreign", &[("config", b"x")]).await;
     let opts = |id: &str| zkrecipes::ClientOptions {
         identity: Some(id.into()),
         ..options(Duration::from_secs(10))
@@ -411,26 +325,13 @@ async fn foreign_children_are_ignored_and_participants_listed_in_order() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn close_releases_held_locks() {
-    let dir = unique("lock-close");
-    let a = client().await;
-    let b = client().await;
-    let holder = WriteLock::new(&a, &dir).unwrap();
-    let waiter = WriteLock::new(&b, &dir).unwrap();
-    let mut events = holder.subscribe();
-    let _guard = holder.acquire().await.unwrap();
-    let _ = events.recv().await;
+    let (_dir, [(a, holder), (_b, waiter)]) = recipes("lock-close", WriteLock::new).await;
+    let (_guard, mut events) = held_with_events(&holder).await;
     a.close().await;
     assert_eq!(a.state(), ConnectionState::Closed);
-    let got = waiter
-        .acquire_timeout(Duration::from_secs(5))
-        .await
-        .unwrap()
-        .expect("released by close");
+    let got = acquired_within(&waiter, Duration::from_secs(5), "released by close").await;
     assert_eq!(
-        tokio::time::timeout(Duration::from_secs(5), events.recv())
-            .await
-            .unwrap()
-            .unwrap(),
+        next_within(&mut events, Duration::from_secs(5)).await,
         LockEvent::Released
     );
     let err = holder.acquire().await.unwrap_err();
@@ -459,23 +360,13 @@ async fn bad_paths_are_refused_before_sending() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelled_acquire_leaves_no_node() {
-    let dir = unique("lock-cancel");
-    let (a, b) = (client().await, client().await);
-    let holder = WriteLock::new(&a, &dir).unwrap();
-    let waiter = WriteLock::new(&b, &dir).unwrap();
+    let (dir, [(_a, holder), (_b, waiter)]) = recipes("lock-cancel", WriteLock::new).await;
     let guard = holder.acquire().await.unwrap();
     let task = tokio::spawn(async move { waiter.acquire().await.map(|_| ()) });
-    eventually("waiter queued", Duration::from_secs(5), || async {
-        children(server().connect_string(), &dir).await.len() == 2
-    })
-    .await;
+    until_child_count("waiter queued", &dir, 2, Duration::from_secs(5)).await;
     task.abort();
-    eventually(
-        "cancelled waiter's node removed",
-        Duration::from_secs(5),
-        || async { children(server().connect_string(), &dir).await.len() == 1 },
-    )
-    .await;
+    let removed = "cancelled waiter's node removed";
+    until_child_count(removed, &dir, 1, Duration::from_secs(5)).await;
     guard.release().await.unwrap();
 }
 

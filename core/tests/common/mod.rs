@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zk_harness::ZkServer;
+use zk_harness::{FaultProxy, ZkServer};
 use zkrecipes::{Client, ClientOptions};
 
 pub fn server() -> &'static ZkServer {
@@ -36,6 +36,198 @@ pub async fn client_at(connect: &str, session_timeout: Duration) -> Client {
     Client::connect(connect, options(session_timeout))
         .await
         .expect("connect")
+}
+
+/// A client through a fault proxy of its own before the test server, and the proxy: the
+/// test's way to drop, cut or delay that client's connection.
+pub async fn behind_proxy(session_timeout: Duration) -> (FaultProxy, Client) {
+    let proxy = FaultProxy::start(server().connect_string());
+    let client = client_at(&proxy.connect_string(), session_timeout).await;
+    (proxy, client)
+}
+
+/// A test's usual start: a path no other test uses (of `name`), a client, and a recipe object
+/// `make` makes of them.
+pub async fn recipe<T>(
+    name: &str,
+    make: impl FnOnce(&Client, &str) -> zkrecipes::Result<T>,
+) -> (String, Client, T) {
+    let path = unique(name);
+    let client = client().await;
+    let made = make(&client, &path).expect("the recipe object");
+    (path, client, made)
+}
+
+/// A maker of election members of host name `host`, for `recipe`.
+pub fn election_member(
+    host: &str,
+) -> impl Fn(&Client, &str) -> zkrecipes::Result<zkrecipes::LeaderElectionSupport> + '_ {
+    move |client, root| zkrecipes::LeaderElectionSupport::new(client, root, host)
+}
+
+/// `N` recipe objects on one fresh path (of `name`), each of a client of its own: contenders
+/// as `N` processes see the path.
+pub async fn recipes<T, const N: usize>(
+    name: &str,
+    make: impl Fn(&Client, &str) -> zkrecipes::Result<T>,
+) -> (String, [(Client, T); N]) {
+    let path = unique(name);
+    let mut each = Vec::with_capacity(N);
+    for _ in 0..N {
+        let client = client().await;
+        let made = make(&client, &path).expect("the recipe object");
+        each.push((client, made));
+    }
+    let each = each.try_into().unwrap_or_else(|_| unreachable!("{N} made"));
+    (path, each)
+}
+
+/// The output of `task` (a caller the test spawned) within `limit`: a deadline against a
+/// hang, not a measure.
+pub async fn joined<T>(task: tokio::task::JoinHandle<T>, limit: Duration, what: &str) -> T {
+    tokio::time::timeout(limit, task)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+        .expect("the task ran to its end")
+}
+
+/// A lock on a fresh path (of `name`) of a client of its own, held: the path, the client, the
+/// lock and the hold.
+pub async fn held_lock(name: &str) -> (String, Client, zkrecipes::Lock, zkrecipes::LockGuard) {
+    let (path, client, lock) = recipe(name, zkrecipes::WriteLock::new).await;
+    let guard = lock.acquire().await.unwrap();
+    (path, client, lock, guard)
+}
+
+/// Runs `call` on a clone of `recipe` in a task of its own: a caller that waits (or is
+/// cancelled) beside the test.
+pub fn spawn_on<R, F>(recipe: &R, call: impl FnOnce(R) -> F) -> tokio::task::JoinHandle<F::Output>
+where
+    R: Clone,
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(call(recipe.clone()))
+}
+
+/// The next event of `events` within `limit`: a deadline against a hang, not a measure.
+pub async fn next_within<T: Clone>(
+    events: &mut tokio::sync::broadcast::Receiver<T>,
+    limit: Duration,
+) -> T {
+    tokio::time::timeout(limit, events.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no event within {limit:?}"))
+        .expect("the events go on")
+}
+
+/// A hold of `lock`, and the lock's events from its `ACQUIRED` (asserted) on.
+pub async fn held_with_events(
+    lock: &zkrecipes::Lock,
+) -> (
+    zkrecipes::LockGuard,
+    tokio::sync::broadcast::Receiver<zkrecipes::LockEvent>,
+) {
+    let mut events = lock.subscribe();
+    let guard = lock.acquire().await.unwrap();
+    assert!(matches!(
+        events.recv().await.unwrap(),
+        zkrecipes::LockEvent::Acquired { .. }
+    ));
+    (guard, events)
+}
+
+/// A hold of `lock` that must be granted within `limit` (`why`: what frees it by then).
+pub async fn acquired_within(
+    lock: &zkrecipes::Lock,
+    limit: Duration,
+    why: &str,
+) -> zkrecipes::LockGuard {
+    let acquired = lock.acquire_timeout(limit).await.unwrap();
+    acquired.unwrap_or_else(|| panic!("not acquired within {limit:?}: {why}"))
+}
+
+/// The ids of a latch's participants, in line order.
+pub async fn latch_ids(latch: &zkrecipes::LeaderLatch) -> Vec<String> {
+    let participants = latch.participants().await.unwrap();
+    participants.into_iter().map(|p| p.id).collect()
+}
+
+/// Resolves once the session `session` (a client's id) watches `node` on the test server:
+/// a waiter there has decided to wait. Fails after 20 s.
+pub async fn until_watched_by(what: &str, node: &str, session: i64) {
+    let (port, session) = (server().port(), session_hex(session));
+    until(what, Duration::from_secs(20), || {
+        watchers_of(port, node).contains(&session)
+    })
+    .await;
+}
+
+/// Resolves once some session watches `node` on the test server. Fails after 20 s.
+pub async fn until_watched(what: &str, node: &str) {
+    let port = server().port();
+    until(what, Duration::from_secs(20), || {
+        !watchers_of(port, node).is_empty()
+    })
+    .await;
+}
+
+/// Resolves once `states` (a client's, subscribed before the cause) tells `state`; fails after
+/// 30 s.
+pub async fn until_told(
+    states: &mut tokio::sync::broadcast::Receiver<zkrecipes::ConnectionState>,
+    state: zkrecipes::ConnectionState,
+) {
+    while next_within(states, Duration::from_secs(30)).await != state {}
+}
+
+/// The children of `dir` on the test server (through the observer session).
+pub async fn children_of(dir: &str) -> Vec<String> {
+    children(server().connect_string(), dir).await
+}
+
+/// Resolves once `dir` has `count` children on the test server; fails after `limit`.
+pub async fn until_child_count(what: &str, dir: &str, count: usize, limit: Duration) {
+    eventually(what, limit, || async {
+        children_of(dir).await.len() == count
+    })
+    .await;
+}
+
+/// Persistent and open to anyone: nodes the tests make as another library or an operator would.
+pub fn open_persistent() -> zookeeper_client::CreateOptions<'static> {
+    zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all())
+}
+
+/// A fresh path (of `name`) whose parent exists: `zk` made it unless it was there.
+pub async fn with_parent(zk: &zookeeper_client::Client, name: &str) -> String {
+    let path = unique(name);
+    let parent = path.rsplit_once('/').unwrap().0;
+    zk.create(parent, &[], &open_persistent()).await.ok();
+    path
+}
+
+/// A fresh node (of `name`, persistent and empty) made by a raw session, as another library or
+/// an operator makes one; and the session.
+pub async fn made_by_raw(name: &str) -> (String, zookeeper_client::Client) {
+    let path = unique(name);
+    let raw = raw().await;
+    raw.mkdir(&path, &open_persistent()).await.unwrap();
+    (path, raw)
+}
+
+/// A fresh directory (of `name`) made by a raw session, holding `children` (name, data) of
+/// another library: a recipe must pass over them. The directory, and the raw session.
+pub async fn foreign_dir(
+    name: &str,
+    children: &[(&str, &[u8])],
+) -> (String, zookeeper_client::Client) {
+    let (dir, raw) = made_by_raw(name).await;
+    for (child, data) in children {
+        let path = format!("{dir}/{child}");
+        raw.create(&path, data, &open_persistent()).await.unwrap();
+    }
+    (dir, raw)
 }
 
 /// A path no other test uses.
@@ -346,6 +538,111 @@ pub async fn peer_waits_on(driver: &mut Driver, node: &str, ours: i64) -> Option
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Offers the items `numbers`, each its number (zero-padded: they sort as they count).
+pub async fn offer_numbered(queue: &zkrecipes::DistributedQueue, numbers: std::ops::Range<usize>) {
+    for i in numbers {
+        queue.offer(format!("{i:05}").as_bytes()).await.unwrap();
+    }
+}
+
+/// A queue on a fresh path (of `name`) holding the items `0..items` (`offer_numbered`), with
+/// its path and client.
+pub async fn numbered_queue(
+    name: &str,
+    items: usize,
+) -> (String, Client, zkrecipes::DistributedQueue) {
+    let (path, client, queue) = recipe(name, zkrecipes::DistributedQueue::new).await;
+    offer_numbered(&queue, 0..items).await;
+    (path, client, queue)
+}
+
+/// The number an item of `offer_numbered` carries.
+pub fn number(item: &[u8]) -> usize {
+    String::from_utf8(item.to_vec()).unwrap().parse().unwrap()
+}
+
+/// Every item of `0..items` delivered, each exactly once.
+pub fn assert_each_once(delivered: &[usize], items: usize) {
+    let mut sorted = delivered.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        (0..items).collect::<Vec<_>>(),
+        "every item exactly once"
+    );
+}
+
+/// No item was overtaken by more than `bound` later items.
+pub fn assert_overtaken_at_most(delivered: &[usize], bound: usize) {
+    let worst = max_overtaking(delivered);
+    assert!(
+        worst <= bound,
+        "an item was overtaken by {worst} later items (bound {bound})"
+    );
+}
+
+/// `n` items in `seen`, no two alike: nothing lost, nothing twice (`what`).
+pub fn assert_n_distinct<T: std::hash::Hash + Eq>(seen: &[T], n: usize, what: &str) {
+    let distinct: std::collections::HashSet<&T> = seen.iter().collect();
+    assert_eq!(seen.len(), n, "{what}");
+    assert_eq!(distinct.len(), n, "{what}");
+}
+
+/// `count` consumers of the queue on `dir`, each of a client of its own, in a task of its
+/// own: `consume` (given the queue object and the consumer's number) returns what it took.
+/// What they took, once `gathered`.
+pub async fn spawn_consumers<T, F>(
+    dir: &str,
+    count: usize,
+    consume: impl Fn(zkrecipes::DistributedQueue, usize) -> F,
+) -> Vec<tokio::task::JoinHandle<Vec<T>>>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Vec<T>> + Send + 'static,
+{
+    let mut consumers = Vec::new();
+    for which in 0..count {
+        let c = client().await;
+        let taking = consume(zkrecipes::DistributedQueue::new(&c, dir).unwrap(), which);
+        consumers.push(tokio::spawn(async move {
+            let took = taking.await;
+            c.close().await;
+            took
+        }));
+    }
+    consumers
+}
+
+/// Everything the tasks returned, once each has.
+pub async fn gathered<T>(tasks: Vec<tokio::task::JoinHandle<Vec<T>>>) -> Vec<T> {
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all
+}
+
+/// A queue crossing over with another library's: its items `<theirs>-0` to `-24` are polled
+/// from `queue` in order, then ours (`ours-0` to `-24`) offered for it to drain.
+pub async fn poll_theirs_and_offer_ours(queue: &zkrecipes::DistributedQueue, theirs: &str) {
+    for i in 0..25 {
+        assert_eq!(
+            queue.poll().await.unwrap().unwrap(),
+            format!("{theirs}-{i}").as_bytes()
+        );
+    }
+    for i in 0..25 {
+        queue.offer(format!("ours-{i}").as_bytes()).await.unwrap();
+    }
+}
+
+/// A maker of semaphores of `max_leases`, for `recipe`.
+pub fn semaphore_of(
+    max_leases: u32,
+) -> impl Fn(&Client, &str) -> zkrecipes::Result<zkrecipes::Semaphore> {
+    move |client, path| zkrecipes::Semaphore::new(client, path, max_leases)
 }
 
 /// For each item, how many later items were delivered before it; the worst.

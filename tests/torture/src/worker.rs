@@ -132,6 +132,13 @@ impl Ctx {
         self.stats.bump(format!("err.{op}.{}", err.code()));
     }
 
+    /// A recipe object a task cannot go on without: making one only checks its path, so a
+    /// failure is a violation, reported as `<what> failed`.
+    pub fn made<T>(&self, what: &str, made: zkrecipes::Result<T>) -> Option<T> {
+        made.map_err(|err| self.violation(format!("{what} failed: {err}")))
+            .ok()
+    }
+
     /// A path of this run's tree.
     pub fn dir(&self, name: &str) -> String {
         format!("{}/{name}", self.root)
@@ -183,6 +190,20 @@ pub async fn watched<T>(
         ctx.client.session_id().unwrap_or(0)
     ));
     fut.await
+}
+
+/// Spawns `count` tasks of a kind, each given its number and a seed drawn in turn.
+fn spawn_tasks<F>(
+    tasks: &mut tokio::task::JoinSet<()>,
+    rng: &mut fastrand::Rng,
+    count: usize,
+    task: impl Fn(usize, u64) -> F,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    for n in 0..count {
+        tasks.spawn(task(n, rng.u64(..)));
+    }
 }
 
 /// Microseconds of the wall clock: comparable across the worker processes.
@@ -266,52 +287,36 @@ async fn run(args: Args) -> i32 {
     link.ask(format!("READY {} {}", args.name, std::process::id()))
         .await;
     let mut tasks = tokio::task::JoinSet::new();
-    for task in 0..3 {
-        let seed = rng.u64(..);
-        tasks.spawn(ops::lock::run(ctx.clone(), task, seed, shared.lock.clone()));
-    }
-    for task in 0..2 {
-        let seed = rng.u64(..);
-        tasks.spawn(ops::rw::run(ctx.clone(), task, seed, shared.rw.clone()));
-    }
-    for task in 0..ops::queue::CONSUMERS {
-        let seed = rng.u64(..);
-        tasks.spawn(ops::queue::consume(
-            ctx.clone(),
-            task,
-            seed,
-            shared.queue.clone(),
-        ));
-    }
+    // Seeds are drawn in this order: a worker's seed replays its tasks.
+    spawn_tasks(&mut tasks, &mut rng, 3, |task, seed| {
+        ops::lock::run(ctx.clone(), task, seed, shared.lock.clone())
+    });
+    spawn_tasks(&mut tasks, &mut rng, 2, |task, seed| {
+        ops::rw::run(ctx.clone(), task, seed, shared.rw.clone())
+    });
+    spawn_tasks(&mut tasks, &mut rng, ops::queue::CONSUMERS, |task, seed| {
+        ops::queue::consume(ctx.clone(), task, seed, shared.queue.clone())
+    });
     tasks.spawn(ops::queue::produce(ctx.clone(), rng.u64(..)));
     let work = ops::work_queue::shared(&ctx, &mut rng).unwrap_or_else(|err| {
         eprintln!("{}: cannot create the work queue: {err}", ctx.name);
         std::process::exit(4)
     });
-    for task in 0..ops::work_queue::CONSUMERS {
-        let seed = rng.u64(..);
-        tasks.spawn(ops::work_queue::consume(
-            ctx.clone(),
-            task,
-            seed,
-            work.clone(),
-        ));
-    }
+    spawn_tasks(
+        &mut tasks,
+        &mut rng,
+        ops::work_queue::CONSUMERS,
+        |task, seed| ops::work_queue::consume(ctx.clone(), task, seed, work.clone()),
+    );
     tasks.spawn(ops::work_queue::produce(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::election::run(ctx.clone(), rng.u64(..)));
-    for task in 0..ops::semaphore::TASKS {
-        let seed = rng.u64(..);
-        tasks.spawn(ops::semaphore::run(
-            ctx.clone(),
-            task,
-            seed,
-            shared.sem.clone(),
-        ));
-    }
+    spawn_tasks(&mut tasks, &mut rng, ops::semaphore::TASKS, |task, seed| {
+        ops::semaphore::run(ctx.clone(), task, seed, shared.sem.clone())
+    });
     tasks.spawn(ops::latch::run(ctx.clone(), rng.u64(..)));
-    for _ in 0..ops::barrier::TASKS {
-        tasks.spawn(ops::barrier::run_barrier(ctx.clone(), rng.u64(..)));
-    }
+    spawn_tasks(&mut tasks, &mut rng, ops::barrier::TASKS, |_, seed| {
+        ops::barrier::run_barrier(ctx.clone(), seed)
+    });
     tasks.spawn(ops::barrier::run_double(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::counter::run(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::cache::run(ctx.clone(), rng.u64(..)));

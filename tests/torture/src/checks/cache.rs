@@ -12,15 +12,7 @@ use super::Check;
 use crate::resource::{Ev, Record};
 
 pub fn matches_server(records: &[Record]) -> Check {
-    let reports = reports(records, |ev| match ev {
-        Ev::CacheMatch {
-            w,
-            cache,
-            how,
-            text,
-        } => Some((w, cache, how, text)),
-        _ => None,
-    });
+    let (reports, _) = reports(records);
     let mut nodes = 0u64;
     for (_, _, _, text) in reports.iter().filter(|r| r.2 == "ok") {
         nodes += counts(text).get("nodes").copied().unwrap_or(0);
@@ -31,15 +23,7 @@ pub fn matches_server(records: &[Record]) -> Check {
 }
 
 pub fn replay(records: &[Record]) -> Check {
-    let reports = reports(records, |ev| match ev {
-        Ev::CacheReplay {
-            w,
-            cache,
-            how,
-            text,
-        } => Some((w, cache, how, text)),
-        _ => None,
-    });
+    let (_, reports) = reports(records);
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
     for (_, _, _, text) in reports.iter().filter(|r| r.2 == "fits") {
         for (name, n) in counts(text) {
@@ -54,15 +38,29 @@ pub fn replay(records: &[Record]) -> Check {
 
 type Report<'a> = (&'a str, &'a str, &'a str, &'a str);
 
-fn reports<'a>(
-    records: &'a [Record],
-    pick: impl Fn(&'a Ev) -> Option<(&'a String, &'a String, &'a String, &'a String)>,
-) -> Vec<Report<'a>> {
-    records
-        .iter()
-        .filter_map(|r| pick(&r.ev))
-        .map(|(w, cache, how, text)| (w.as_str(), cache.as_str(), how.as_str(), text.as_str()))
-        .collect()
+/// Every cache's reports at the end: how it compared with the server, and how its events
+/// replayed.
+fn reports(records: &[Record]) -> (Vec<Report<'_>>, Vec<Report<'_>>) {
+    let (mut matched, mut replayed) = (Vec::new(), Vec::new());
+    for r in records {
+        let (reports, (w, cache, how, text)) = match &r.ev {
+            Ev::CacheMatch {
+                w,
+                cache,
+                how,
+                text,
+            } => (&mut matched, (w, cache, how, text)),
+            Ev::CacheReplay {
+                w,
+                cache,
+                how,
+                text,
+            } => (&mut replayed, (w, cache, how, text)),
+            _ => continue,
+        };
+        reports.push((w.as_str(), cache.as_str(), how.as_str(), text.as_str()));
+    }
+    (matched, replayed)
 }
 
 /// Every report not `good` is a problem, and so is a worker that said BYE with fewer reports

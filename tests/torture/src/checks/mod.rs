@@ -83,6 +83,32 @@ impl Check {
     }
 }
 
+/// The most overtaken delivery an order check has seen: by how many, and which.
+#[derive(Default)]
+struct Overtaken<'a> {
+    by: usize,
+    id: &'a str,
+}
+
+impl<'a> Overtaken<'a> {
+    fn see(&mut self, by: usize, id: &'a str) {
+        if by > self.by {
+            *self = Overtaken { by, id };
+        }
+    }
+
+    /// The check's problem when past `bound`; `overtakers` says what overtook ("later items").
+    fn past(&self, bound: usize, overtakers: &str) -> Vec<String> {
+        if self.by <= bound {
+            return Vec::new();
+        }
+        vec![format!(
+            "{} was overtaken by {} {overtakers} (bound {bound})",
+            self.id, self.by
+        )]
+    }
+}
+
 pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
     let timeline = Timeline::new(records, facts.end);
     let mut checks = vec![

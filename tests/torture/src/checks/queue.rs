@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use zkrecipes::CLAIM_WINDOW;
 
-use super::{Check, Facts};
+use super::{Check, Facts, Overtaken};
 use crate::resource::{Ev, Record};
 
 /// A take dropped this shortly before its worker was killed may still have
@@ -239,26 +239,17 @@ pub fn order(records: &[Record], facts: &Facts) -> Check {
         .filter_map(|(_, _, id)| seq.get(id).map(|s| (*id, *s)))
         .collect();
     let bound = CLAIM_WINDOW * facts.consumers;
-    let mut worst = (0usize, "");
+    let mut worst = Overtaken::default();
     for (at, (id, s)) in ordered.iter().enumerate() {
         let overtaken = ordered[..at].iter().filter(|(_, other)| other > s).count();
-        if overtaken > worst.0 {
-            worst = (overtaken, id);
-        }
+        worst.see(overtaken, id);
     }
-    let problems = if worst.0 > bound {
-        vec![format!(
-            "{} was overtaken by {} later items (bound {bound})",
-            worst.1, worst.0
-        )]
-    } else {
-        Vec::new()
-    };
+    let problems = worst.past(bound, "later items");
     let summary = format!(
         "calm-items-delivered={} consumers={} worst-overtaking={} bound={bound}",
         ordered.len(),
         facts.consumers,
-        worst.0
+        worst.by
     );
     Check::new("queue-order", problems, summary)
 }

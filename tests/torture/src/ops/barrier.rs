@@ -19,7 +19,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{Barrier, DoubleBarrier};
 
-use super::breathe;
+use super::{begin, breathe, counted_call};
 use crate::resource::Link;
 use crate::worker::{is_timeout, watched, Ctx};
 
@@ -49,8 +49,7 @@ async fn until_finish<T>(ctx: &Ctx, fut: impl Future<Output = zkrecipes::Result<
 }
 
 pub async fn run_barrier(ctx: Arc<Ctx>, seed: u64) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let mut n = 0u64;
     // Two tasks of one worker name their barriers apart.
     let tag = rng.u32(..);
@@ -69,13 +68,17 @@ pub async fn run_barrier(ctx: Arc<Ctx>, seed: u64) {
     }
 }
 
+/// The barrier at `path` (a failure to make it is a violation).
+fn barrier(ctx: &Ctx, path: &str) -> Option<Barrier> {
+    ctx.made("Barrier::new", Barrier::new(&ctx.client, path))
+}
+
 /// Sets a fresh barrier, keeps it up for a while, removes it (again until
 /// the removal is confirmed, or gives up after a few tries).
 async fn set_and_remove(ctx: &Ctx, link: &mut Link, rng: &mut Rng, path: &str) {
     ctx.stats.bump("op.barrier.set");
-    let barrier = match Barrier::new(&ctx.client, path) {
-        Ok(barrier) => barrier,
-        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    let Some(barrier) = barrier(ctx, path) else {
+        return;
     };
     match watched(ctx, "barrier set", Duration::ZERO, barrier.set()).await {
         Ok(()) => {
@@ -125,9 +128,8 @@ async fn wait_on_one(ctx: &Ctx, link: &mut Link, rng: &mut Rng, tag: u32) {
         tokio::time::sleep(Duration::from_millis(rng.u64(20..150))).await;
         return;
     };
-    let barrier = match Barrier::new(&ctx.client, &path) {
-        Ok(barrier) => barrier,
-        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    let Some(barrier) = barrier(ctx, &path) else {
+        return;
     };
     // Seen up by this session first: its later reads are never older (a follower that has
     // not applied the set yet would show it down, and release a waiter that never saw it).
@@ -166,9 +168,8 @@ async fn look_at_one(ctx: &Ctx, link: &mut Link) {
     let Some(path) = pick(ctx, link).await else {
         return;
     };
-    let barrier = match Barrier::new(&ctx.client, &path) {
-        Ok(barrier) => barrier,
-        Err(err) => return ctx.violation(format!("Barrier::new failed: {err}")),
+    let Some(barrier) = barrier(ctx, &path) else {
+        return;
     };
     ctx.stats.bump("op.barrier.look");
     match watched(
@@ -186,14 +187,11 @@ async fn look_at_one(ctx: &Ctx, link: &mut Link) {
         }),
         Err(err) => ctx.error("barrier.look", &err),
     }
-    if let Err(err) = watched(ctx, "barrier is_set", Duration::ZERO, barrier.is_set()).await {
-        ctx.error("barrier.is_set", &err);
-    }
+    counted_call(ctx, "barrier is_set", "barrier.is_set", barrier.is_set()).await;
 }
 
 pub async fn run_double(ctx: Arc<Ctx>, seed: u64) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let members = ctx.dbarrier_members;
     while !ctx.finishing() {
         let answer = link.ask(format!("DJOIN {} {members}", ctx.name)).await;
@@ -204,9 +202,9 @@ pub async fn run_double(ctx: Arc<Ctx>, seed: u64) {
             return ctx.violation(format!("DJOIN answered {answer:?}"));
         };
         let path = format!("{}/round-{round}", ctx.dir("dbarrier"));
-        let barrier = match DoubleBarrier::new(&ctx.client, &path, members) {
-            Ok(barrier) => barrier,
-            Err(err) => return ctx.violation(format!("DoubleBarrier::new failed: {err}")),
+        let made = DoubleBarrier::new(&ctx.client, &path, members);
+        let Some(barrier) = ctx.made("DoubleBarrier::new", made) else {
+            return;
         };
         // Members come at different moments: the first waits for the others.
         tokio::time::sleep(Duration::from_millis(rng.u64(0..800))).await;
@@ -215,69 +213,71 @@ pub async fn run_double(ctx: Arc<Ctx>, seed: u64) {
     }
 }
 
+/// How a stage of a double-barrier round is named: `op` in counters (`enter`), the report
+/// before it (`ENTERING`) and its success (`ENTERED`); its other outcomes are `ENTER_TIMEOUT`,
+/// `ENTER_ERROR:<code>` and `ENTER_CANCELLED`.
+struct Stage {
+    op: &'static str,
+    going: &'static str,
+    done: &'static str,
+}
+
+const ENTER: Stage = Stage {
+    op: "enter",
+    going: "ENTERING",
+    done: "ENTERED",
+};
+
+const LEAVE: Stage = Stage {
+    op: "leave",
+    going: "LEAVING",
+    done: "LEFT",
+};
+
 /// One member's round: enter (its outcome reported), then a moment of work
 /// and leave.
 async fn round_trip(ctx: &Ctx, link: &mut Link, rng: &mut Rng, barrier: &DoubleBarrier, k: u64) {
-    let report = |what: &str| format!("DBAR {} {k} {what}", ctx.name);
-    ctx.stats.bump("op.dbarrier.enter");
-    link.ask(report("ENTERING")).await;
     let t = Duration::from_millis(rng.u64(1000..5000));
-    let entered = until_finish(
-        ctx,
-        watched(ctx, "double barrier enter", t, barrier.enter(t)),
-    );
-    let what = match entered.await {
-        Waited::Done(Ok(true)) => "ENTERED".to_string(),
-        Waited::Done(Ok(false)) => "ENTER_TIMEOUT".to_string(),
-        Waited::Done(Err(err)) => {
-            ctx.error("dbarrier.enter", &err);
-            format!("ENTER_ERROR:{}", err.code())
-        }
-        Waited::Cancelled => "ENTER_CANCELLED".to_string(),
-    };
-    ctx.stats.bump(format!("dbarrier.{what}"));
-    link.ask(report(&what)).await;
-    if what != "ENTERED" {
+    if !pass(ctx, link, k, &ENTER, t, barrier.enter(t)).await {
         return;
     }
     tokio::time::sleep(Duration::from_millis(rng.u64(0..300))).await;
     if rng.u8(..4) == 0 {
         ctx.stats.bump("op.dbarrier.members");
-        let looked = watched(
-            ctx,
-            "double barrier members",
-            Duration::ZERO,
-            barrier.members(),
-        );
-        if let Err(err) = looked.await {
-            ctx.error("dbarrier.members", &err);
-        }
-        let ready = watched(
-            ctx,
-            "double barrier is_ready",
-            Duration::ZERO,
-            barrier.is_ready(),
-        );
-        if let Err(err) = ready.await {
-            ctx.error("dbarrier.is_ready", &err);
-        }
+        let members = barrier.members();
+        counted_call(ctx, "double barrier members", "dbarrier.members", members).await;
+        let ready = barrier.is_ready();
+        counted_call(ctx, "double barrier is_ready", "dbarrier.is_ready", ready).await;
     }
-    ctx.stats.bump("op.dbarrier.leave");
-    link.ask(report("LEAVING")).await;
     let t = Duration::from_secs(8);
-    let left = until_finish(
-        ctx,
-        watched(ctx, "double barrier leave", t, barrier.leave(t)),
-    );
-    let what = match left.await {
-        Waited::Done(Ok(true)) => "LEFT".to_string(),
-        Waited::Done(Ok(false)) => "LEAVE_TIMEOUT".to_string(),
+    pass(ctx, link, k, &LEAVE, t, barrier.leave(t)).await;
+}
+
+/// A stage of round `k`, reported before and with its outcome; whether it passed.
+async fn pass(
+    ctx: &Ctx,
+    link: &mut Link,
+    k: u64,
+    stage: &Stage,
+    t: Duration,
+    wait: impl Future<Output = zkrecipes::Result<bool>>,
+) -> bool {
+    let report = |what: &str| format!("DBAR {} {k} {what}", ctx.name);
+    let op = stage.op;
+    ctx.stats.bump(format!("op.dbarrier.{op}"));
+    link.ask(report(stage.going)).await;
+    let label = format!("double barrier {op}");
+    let failed = op.to_uppercase();
+    let what = match until_finish(ctx, watched(ctx, &label, t, wait)).await {
+        Waited::Done(Ok(true)) => stage.done.to_string(),
+        Waited::Done(Ok(false)) => format!("{failed}_TIMEOUT"),
         Waited::Done(Err(err)) => {
-            ctx.error("dbarrier.leave", &err);
-            format!("LEAVE_ERROR:{}", err.code())
+            ctx.error(&format!("dbarrier.{op}"), &err);
+            format!("{failed}_ERROR:{}", err.code())
         }
-        Waited::Cancelled => "LEAVE_CANCELLED".to_string(),
+        Waited::Cancelled => format!("{failed}_CANCELLED"),
     };
     ctx.stats.bump(format!("dbarrier.{what}"));
     link.ask(report(&what)).await;
+    what == stage.done
 }

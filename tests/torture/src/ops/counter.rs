@@ -17,7 +17,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{DistributedAtomicLong, ErrorCode};
 
-use super::{breathe, cancel_after};
+use super::{begin, breathe, cancel_after, counted_call};
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
 
@@ -30,8 +30,7 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
     if ctx.skips("counter") {
         return;
     }
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let open = |node: &str| DistributedAtomicLong::new(&ctx.client, &ctx.dir(node));
     let (counter, dropped) = match (open(EXACT), open(CANCELLED)) {
         (Ok(counter), Ok(dropped)) => (counter, dropped),
@@ -48,10 +47,7 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
             8 => cancelled(&ctx, &mut link, &mut rng, &dropped, n).await,
             _ => {
                 ctx.stats.bump("op.counter.get");
-                if let Err(err) = watched(&ctx, "counter get", Duration::ZERO, counter.get()).await
-                {
-                    ctx.error("counter.get", &err);
-                }
+                counted_call(&ctx, "counter get", "counter.get", counter.get()).await;
             }
         }
         breathe(&mut rng).await;

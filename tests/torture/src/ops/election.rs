@@ -14,16 +14,16 @@ use fastrand::Rng;
 use tokio::sync::Mutex;
 use zkrecipes::{ElectionEvent, LeaderElectionSupport};
 
-use super::{breathe, next_event, CallBack};
+use super::{breathe, counted_call, listener_call, next_event, CallBack};
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
 
 pub async fn run(ctx: Arc<Ctx>, seed: u64) {
     let mut rng = Rng::with_seed(seed);
     let link = Arc::new(Mutex::new(Link::connect(&ctx.resource).await));
-    let member = match LeaderElectionSupport::new(&ctx.client, &ctx.dir("election"), &ctx.name) {
-        Ok(member) => member,
-        Err(err) => return ctx.violation(format!("LeaderElectionSupport::new failed: {err}")),
+    let made = LeaderElectionSupport::new(&ctx.client, &ctx.dir("election"), &ctx.name);
+    let Some(member) = ctx.made("LeaderElectionSupport::new", made) else {
+        return;
     };
     let listener = listen(ctx.clone(), member.clone(), link.clone());
     let mut started = start(&ctx, &member, &link).await;
@@ -51,16 +51,8 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
             }
             9..=12 => {
                 ctx.stats.bump("op.election.leader_host_name");
-                if let Err(err) = watched(
-                    &ctx,
-                    "leader_host_name",
-                    Duration::ZERO,
-                    member.leader_host_name(),
-                )
-                .await
-                {
-                    ctx.error("election.leader_host_name", &err);
-                }
+                let named = member.leader_host_name();
+                counted_call(&ctx, "leader_host_name", "election.leader_host_name", named).await;
             }
             _ => {
                 if !started {
@@ -99,9 +91,7 @@ async fn stop(ctx: &Ctx, member: &LeaderElectionSupport, link: &Mutex<Link>) {
     let mut link = link.lock().await;
     link.ask(format!("LEADER {} off", ctx.name)).await;
     link.ask(format!("ELECT {} stop", ctx.name)).await;
-    if let Err(err) = watched(ctx, "election stop", Duration::ZERO, member.stop()).await {
-        ctx.error("election.stop", &err);
-    }
+    counted_call(ctx, "election stop", "election.stop", member.stop()).await;
 }
 
 fn listen(
@@ -132,20 +122,9 @@ fn listen(
                 }
                 _ => {}
             }
-            let (ctx2, member) = (ctx.clone(), member.clone());
-            calls.spawn(&ctx, async move {
-                let ctx = ctx2;
-                ctx.stats.bump("listener.leader_host_name");
-                let named = watched(
-                    &ctx,
-                    "leader_host_name() in a listener",
-                    Duration::ZERO,
-                    member.leader_host_name(),
-                )
-                .await;
-                if let Err(err) = named {
-                    ctx.error("listener.leader_host_name", &err);
-                }
+            let member = member.clone();
+            calls.spawn(&ctx, |ctx| async move {
+                listener_call(&ctx, "leader_host_name", member.leader_host_name()).await;
             });
         }
     })

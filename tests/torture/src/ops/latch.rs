@@ -14,19 +14,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fastrand::Rng;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use zkrecipes::{LatchEvent, LeaderLatch};
 
-use super::{breathe, CallBack};
+use super::{begin, breathe, counted_call, listener_call, CallBack};
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
 
 pub async fn run(ctx: Arc<Ctx>, seed: u64) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let gate = Arc::new(Mutex::new(()));
     let (mut latch, mut listener) = match open(&ctx, &gate) {
         Some(opened) => opened,
@@ -55,32 +53,20 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
             }
             9..=11 => {
                 ctx.stats.bump("op.latch.participants");
-                let listed = watched(
-                    &ctx,
-                    "latch participants",
-                    Duration::ZERO,
-                    latch.participants(),
-                )
-                .await;
-                match listed {
-                    Ok(participants) => {
-                        let leaders = participants.iter().filter(|p| p.is_leader).count();
-                        if leaders > 1 {
-                            ctx.violation(format!(
-                                "participants() names {leaders} leaders: {participants:?}"
-                            ));
-                        }
-                    }
-                    Err(err) => ctx.error("latch.participants", &err),
+                let listed = latch.participants();
+                let participants =
+                    counted_call(&ctx, "latch participants", "latch.participants", listed).await;
+                let participants = participants.unwrap_or_default();
+                let leaders = participants.iter().filter(|p| p.is_leader).count();
+                if leaders > 1 {
+                    ctx.violation(format!(
+                        "participants() names {leaders} leaders: {participants:?}"
+                    ));
                 }
             }
             12..=13 => {
                 ctx.stats.bump("op.latch.leader");
-                if let Err(err) =
-                    watched(&ctx, "latch leader", Duration::ZERO, latch.leader()).await
-                {
-                    ctx.error("latch.leader", &err);
-                }
+                counted_call(&ctx, "latch leader", "latch.leader", latch.leader()).await;
                 let leads = latch.has_leadership();
                 ctx.stats.bump(if leads {
                     "latch.leads"
@@ -103,16 +89,10 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
 }
 
 fn open(ctx: &Arc<Ctx>, gate: &Arc<Mutex<()>>) -> Option<(LeaderLatch, JoinHandle<()>)> {
-    match LeaderLatch::new(&ctx.client, &ctx.dir("latch"), &ctx.name) {
-        Ok(latch) => {
-            let listener = listen(ctx.clone(), latch.clone(), gate.clone());
-            Some((latch, listener))
-        }
-        Err(err) => {
-            ctx.violation(format!("LeaderLatch::new failed: {err}"));
-            None
-        }
-    }
+    let made = LeaderLatch::new(&ctx.client, &ctx.dir("latch"), &ctx.name);
+    let latch = ctx.made("LeaderLatch::new", made)?;
+    let listener = listen(ctx.clone(), latch.clone(), gate.clone());
+    Some((latch, listener))
 }
 
 async fn start(ctx: &Ctx, latch: &LeaderLatch) -> bool {
@@ -132,9 +112,7 @@ async fn close(ctx: &Ctx, latch: &LeaderLatch, link: &mut Link, gate: &Mutex<()>
     ctx.stats.bump("op.latch.close");
     let _reporting = gate.lock().await;
     link.ask(format!("LATCH {} off", ctx.name)).await;
-    if let Err(err) = watched(ctx, "latch close", Duration::ZERO, latch.close()).await {
-        ctx.error("latch.close", &err);
-    }
+    counted_call(ctx, "latch close", "latch.close", latch.close()).await;
     if latch.has_leadership() {
         ctx.violation("a closed latch still reports leadership".into());
     }
@@ -181,20 +159,9 @@ fn listen(ctx: Arc<Ctx>, latch: LeaderLatch, gate: Arc<Mutex<()>>) -> JoinHandle
                     }
                 }
             }
-            let (ctx2, latch) = (ctx.clone(), latch.clone());
-            calls.spawn(&ctx, async move {
-                let ctx = ctx2;
-                ctx.stats.bump("listener.latch_participants");
-                let listed = watched(
-                    &ctx,
-                    "participants() in a latch listener",
-                    Duration::ZERO,
-                    latch.participants(),
-                )
-                .await;
-                if let Err(err) = listed {
-                    ctx.error("listener.latch_participants", &err);
-                }
+            let latch = latch.clone();
+            calls.spawn(&ctx, |ctx| async move {
+                listener_call(&ctx, "latch_participants", latch.participants()).await;
                 let _ = latch.has_leadership();
             });
         }

@@ -9,7 +9,8 @@ use fastrand::Rng;
 use zkrecipes::{Lock, Wait, WriteLock};
 
 use super::{
-    breathe, cancel_after, critical, listen_lock, pick, timeout, told_of_a_pause, Held, Holding,
+    begin, breathe, cancel_after, cancelled_wait, critical, listen_lock, none_held_soon, pick,
+    timeout, told_of_a_pause, Held, Holding,
 };
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
@@ -27,22 +28,24 @@ enum Op {
     Reenter,
 }
 
-const OPS: &[(Op, u32)] = &[
-    (Op::Acquire, 12),
-    (Op::LockAs, 22),
-    (Op::TryAcquire, 10),
-    (Op::AcquireTimeout, 12),
-    (Op::CancelAcquire, 12),
-    (Op::CancelLockAs, 12),
-    (Op::Reenter, 8),
-];
+const OPS: &[(Op, u32)] = {
+    use Op::*;
+    &[
+        (Acquire, 12),
+        (LockAs, 22),
+        (TryAcquire, 10),
+        (AcquireTimeout, 12),
+        (CancelAcquire, 12),
+        (CancelLockAs, 12),
+        (Reenter, 8),
+    ]
+};
 
 pub async fn run(ctx: Arc<Ctx>, task: usize, seed: u64, shared: Lock) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let private = match WriteLock::new(&ctx.client, &ctx.dir("lock")) {
-        Ok(lock) => lock,
-        Err(err) => return ctx.violation(format!("WriteLock::new failed: {err}")),
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let made = WriteLock::new(&ctx.client, &ctx.dir("lock"));
+    let Some(private) = ctx.made("WriteLock::new", made) else {
+        return;
     };
     let listener = listen_lock(ctx.clone(), private.clone(), "private-lock");
     while !ctx.finishing() {
@@ -103,14 +106,7 @@ async fn attempt(ctx: &Ctx, link: &mut Link, rng: &mut Rng, lock: &Lock, op: Op)
                 lock.lock_as(owner, Wait::For(t)),
             )
             .await;
-            let held = got.map(|token| {
-                token.map(|token| Held::Owned {
-                    lock: lock.clone(),
-                    owner,
-                    count: 1,
-                    token,
-                })
-            });
+            let held = got.map(|token| token.map(|token| Held::owned(lock, owner, token)));
             outcome(ctx, "lock_as", held)
         }
         Op::TryAcquire => {
@@ -135,21 +131,10 @@ async fn attempt(ctx: &Ctx, link: &mut Link, rng: &mut Rng, lock: &Lock, op: Op)
         Op::CancelLockAs => {
             let owner = ctx.owner();
             let after = cancel_after(rng, ctx.rtt);
-            let wait = if rng.bool() {
-                Wait::Forever
-            } else {
-                Wait::For(timeout(rng, ctx.rtt))
-            };
+            let wait = cancelled_wait(rng, ctx.rtt);
             match tokio::time::timeout(after, lock.lock_as(owner, wait)).await {
                 Ok(got) => {
-                    let held = got.map(|token| {
-                        token.map(|token| Held::Owned {
-                            lock: lock.clone(),
-                            owner,
-                            count: 1,
-                            token,
-                        })
-                    });
+                    let held = got.map(|token| token.map(|token| Held::owned(lock, owner, token)));
                     outcome(ctx, "cancel_lock_as", held)
                 }
                 Err(_) => {
@@ -238,11 +223,8 @@ async fn untold_loss(ctx: &Ctx, epoch: u64) -> bool {
 /// report one (a phantom hold makes `is_held`, `fencing_token` and
 /// `unlock_one` lie). Background releases get a moment.
 pub async fn expect_no_holds(ctx: &Ctx, lock: &Lock, object: &str) {
-    for _ in 0..20 {
-        if lock.holders() == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    if none_held_soon(|| lock.holders()).await {
+        return;
     }
     ctx.violation(format!(
         "{object} object still reports {} hold(s) (token {:?}) 2 s after every hold was released",

@@ -20,7 +20,7 @@ use fastrand::Rng;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::broadcast::Receiver;
 use tokio::task::JoinHandle;
-use zkrecipes::{Lock, LockEvent, LockGuard, Owner};
+use zkrecipes::{Lock, LockEvent, LockGuard, Owner, Wait};
 
 use crate::resource::{Link, Sec};
 use crate::worker::{watched, Ctx};
@@ -63,6 +63,61 @@ pub fn cancel_after(rng: &mut Rng, rtt: Duration) -> Duration {
         1 => Duration::from_micros(rng.u64(300..3000)),
         _ => rtt.mul_f64(rng.f64() * 4.0),
     }
+}
+
+/// What a task starts from: its own random stream (from its seed, so that a seed replays) and
+/// its own link to the resource (a link's answers come in order: tasks do not share one).
+pub async fn begin(ctx: &Ctx, seed: u64) -> (Rng, Link) {
+    (Rng::with_seed(seed), Link::connect(&ctx.resource).await)
+}
+
+/// A call with no bound of its own, watched for a hang, whose failure under faults is an
+/// answer, counted under `stat`: its value, or `None` after an error.
+pub async fn counted_call<T>(
+    ctx: &Ctx,
+    what: &str,
+    stat: &str,
+    call: impl std::future::Future<Output = zkrecipes::Result<T>>,
+) -> Option<T> {
+    match watched(ctx, what, Duration::ZERO, call).await {
+        Ok(out) => Some(out),
+        Err(err) => {
+            ctx.error(stat, &err);
+            None
+        }
+    }
+}
+
+/// Back-pressure for a producer: whether more than `backlog` items wait (`waiting`, a
+/// `size()`), after a moment for the consumers to catch up. Consumers must keep up, or
+/// nothing offered in the calm phase is delivered before the run ends.
+pub async fn backed_up(waiting: zkrecipes::Result<usize>, backlog: usize) -> bool {
+    let backed_up = waiting.is_ok_and(|waiting| waiting > backlog);
+    if backed_up {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    backed_up
+}
+
+/// The wait of an acquire that is dropped mid-way: forever, or bounded as `timeout` draws it.
+pub fn cancelled_wait(rng: &mut Rng, rtt: Duration) -> Wait {
+    if rng.bool() {
+        Wait::Forever
+    } else {
+        Wait::For(timeout(rng, rtt))
+    }
+}
+
+/// Whether `holds` (an object's count of holds or leases) is 0 within 2 s of the last release:
+/// background releases (a dropped guard's, a cancelled one's) get that moment.
+pub async fn none_held_soon(holds: impl Fn() -> usize) -> bool {
+    for _ in 0..20 {
+        if holds() == 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
 }
 
 /// A short random pause between operations, so that 2 cores keep up.
@@ -115,17 +170,25 @@ impl Holding for zkrecipes::Lease {
 }
 
 impl Held {
+    /// A single hold of `owner`, taken by `lock_as`.
+    pub fn owned(lock: &Lock, owner: Owner, token: i64) -> Held {
+        Held::Owned {
+            lock: lock.clone(),
+            owner,
+            count: 1,
+            token,
+        }
+    }
+
     /// Releases every hold count: confirmed, dropped (background), or
     /// abandoned half-way (a dropped release future) — all must end the hold.
     pub async fn release(self, ctx: &Ctx, rng: &mut Rng, what: &str) {
         match self {
             Held::Guard(guard) => match rng.u8(..20) {
                 n if n <= 11 || (n >= 15 && ctx.skips("cancel-release")) => {
-                    ctx.stats.bump(format!("{what}.release"));
-                    if let Err(err) = watched(ctx, "release", Duration::ZERO, guard.release()).await
-                    {
-                        ctx.error(&format!("{what}.release"), &err);
-                    }
+                    let stat = format!("{what}.release");
+                    ctx.stats.bump(&stat);
+                    counted_call(ctx, "release", &stat, guard.release()).await;
                 }
                 12..=14 => {
                     ctx.stats.bump(format!("{what}.release_by_drop"));
@@ -153,12 +216,9 @@ impl Held {
                             return;
                         }
                     } else {
-                        ctx.stats.bump(format!("{what}.unlock_as"));
-                        let unlocked =
-                            watched(ctx, "unlock_as", Duration::ZERO, lock.unlock_as(owner)).await;
-                        if let Err(err) = unlocked {
-                            ctx.error(&format!("{what}.unlock_as"), &err);
-                        }
+                        let stat = format!("{what}.unlock_as");
+                        ctx.stats.bump(&stat);
+                        counted_call(ctx, "unlock_as", &stat, lock.unlock_as(owner)).await;
                     }
                 }
             }
@@ -291,12 +351,17 @@ pub async fn next_event<E: Clone>(ctx: &Ctx, events: &mut Receiver<E>) -> Option
 pub struct CallBack(Arc<AtomicBool>);
 
 impl CallBack {
-    pub fn spawn(&self, ctx: &Ctx, call: impl std::future::Future<Output = ()> + Send + 'static) {
+    /// Runs `call` (given the worker's context) unless one still runs.
+    pub fn spawn<F>(&self, ctx: &Arc<Ctx>, call: impl FnOnce(Arc<Ctx>) -> F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
         if self.0.swap(true, Ordering::SeqCst) {
             ctx.stats.bump("listener.callback_skipped");
             return;
         }
         let busy = self.0.clone();
+        let call = call(ctx.clone());
         tokio::spawn(async move {
             call.await;
             busy.store(false, Ordering::SeqCst);
@@ -304,48 +369,73 @@ impl CallBack {
     }
 }
 
+/// A listener's call `name` back into the library, counted as `listener.<name>` (its
+/// errors too).
+pub async fn listener_call<T>(
+    ctx: &Ctx,
+    name: &str,
+    call: impl std::future::Future<Output = zkrecipes::Result<T>>,
+) -> Option<T> {
+    let stat = format!("listener.{name}");
+    ctx.stats.bump(&stat);
+    counted_call(ctx, &format!("{name}() in a listener"), &stat, call).await
+}
+
 /// Follows a lock object's events: reports SUSPENDED / LOST / RECONNECTED at
 /// once, and on every event calls back into the library (in a task of its
 /// own, one at a time, so that reporting is never held up by a call).
 pub fn listen_lock(ctx: Arc<Ctx>, lock: Lock, object: &'static str) -> JoinHandle<()> {
-    let mut events = lock.subscribe();
+    let events = lock.subscribe();
+    follow_holder_events(ctx, events, object, move |ctx, connection_event| {
+        let lock = lock.clone();
+        async move { callback(&ctx, &lock, connection_event).await }
+    })
+}
+
+/// Follows the events of a lock or semaphore object: each is reported (`report_lock_event`),
+/// then `call` back into the library (told whether it was a connection event) in a task of
+/// its own, one at a time.
+pub fn follow_holder_events<C, F>(
+    ctx: Arc<Ctx>,
+    mut events: Receiver<LockEvent>,
+    object: &'static str,
+    call: C,
+) -> JoinHandle<()>
+where
+    C: Fn(Arc<Ctx>, bool) -> F + Send + 'static,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     tokio::spawn(async move {
         let mut link = Link::connect(&ctx.resource).await;
         let calls = CallBack::default();
         while let Some(event) = next_event(&ctx, &mut events).await {
-            ctx.stats.bump(format!("event.{object}.{}", event.name()));
-            let connection_event =
-                !matches!(event, LockEvent::Acquired { .. } | LockEvent::Released);
-            if matches!(event, LockEvent::Suspended | LockEvent::Lost { .. }) {
-                ctx.disturb();
-            }
-            if connection_event {
-                link.ask(format!("{} {} {object}", event.name(), ctx.name))
-                    .await;
-            }
-            let (ctx2, lock) = (ctx.clone(), lock.clone());
-            calls.spawn(&ctx, async move {
-                callback(&ctx2, &lock, connection_event).await;
-            });
+            let connection_event = report_lock_event(&ctx, &mut link, object, &event).await;
+            calls.spawn(&ctx, |ctx| call(ctx, connection_event));
         }
     })
+}
+
+/// Counts an event of a lock or a semaphore object and reports a connection event (SUSPENDED,
+/// LOST, RECONNECTED) at once: SUSPENDED and LOST end every hold of the worker. Whether it
+/// was one.
+async fn report_lock_event(ctx: &Ctx, link: &mut Link, object: &str, event: &LockEvent) -> bool {
+    ctx.stats.bump(format!("event.{object}.{}", event.name()));
+    if matches!(event, LockEvent::Suspended | LockEvent::Lost { .. }) {
+        ctx.disturb();
+    }
+    let connection_event = !matches!(event, LockEvent::Acquired { .. } | LockEvent::Released);
+    if connection_event {
+        link.ask(format!("{} {} {object}", event.name(), ctx.name))
+            .await;
+    }
+    connection_event
 }
 
 /// What a listener does from inside an event: look at the contenders, and
 /// after a connection event try the lock (an acquire after an ACQUIRED would
 /// feed itself forever).
 async fn callback(ctx: &Ctx, lock: &Lock, try_lock: bool) {
-    ctx.stats.bump("listener.participants");
-    if let Err(err) = watched(
-        ctx,
-        "participants() in a listener",
-        Duration::ZERO,
-        lock.participants(),
-    )
-    .await
-    {
-        ctx.error("listener.participants", &err);
-    }
+    listener_call(ctx, "participants", lock.participants()).await;
     if !try_lock {
         return;
     }
@@ -359,16 +449,13 @@ async fn callback(ctx: &Ctx, lock: &Lock, try_lock: bool) {
     .await;
     match tried {
         Ok(Some(guard)) => {
-            if let Err(err) = watched(
+            counted_call(
                 ctx,
                 "release in a listener",
-                Duration::ZERO,
+                "listener.release",
                 guard.release(),
             )
-            .await
-            {
-                ctx.error("listener.release", &err);
-            }
+            .await;
         }
         Ok(None) => {}
         Err(err) if crate::worker::is_timeout(&err) => {

@@ -8,15 +8,11 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{DistributedQueue, Item};
 
-use super::{breathe, cancel_after, pick, timeout};
-use crate::resource::Link;
+use super::{backed_up, begin, breathe, cancel_after, pick, timeout};
 use crate::worker::{is_timeout, now_us, watched, Ctx};
 
 /// Consumer tasks per worker (the driver's order bound counts them).
 pub const CONSUMERS: usize = 2;
-
-/// A producer pauses while more items than this wait in the queue.
-const BACKLOG: usize = 150;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -43,35 +39,46 @@ impl Op {
     }
 }
 
-const CHAOS_OPS: &[(Op, u32)] = &[
-    (Op::Poll, 15),
-    (Op::PollItem, 15),
-    (Op::TakeTimeout, 15),
-    (Op::TakeItem, 15),
-    (Op::CancelTake, 12),
-    (Op::CancelPoll, 10),
-    (Op::GiveBack, 6),
-    (Op::Peek, 4),
-    (Op::PollMany, 8),
-    (Op::TakeMany, 8),
-    (Op::CancelMany, 6),
-];
+const CHAOS_OPS: &[(Op, u32)] = {
+    use Op::*;
+    &[
+        (Poll, 15),
+        (PollItem, 15),
+        (TakeTimeout, 15),
+        (TakeItem, 15),
+        (CancelTake, 12),
+        (CancelPoll, 10),
+        (GiveBack, 6),
+        (Peek, 4),
+        (PollMany, 8),
+        (TakeMany, 8),
+        (CancelMany, 6),
+    ]
+};
 
 /// In the calm phase no take is dropped and nothing given back: the order
 /// bound is judged on what is delivered then.
-const CALM_OPS: &[(Op, u32)] = &[
-    (Op::Poll, 25),
-    (Op::PollItem, 25),
-    (Op::TakeTimeout, 25),
-    (Op::TakeItem, 25),
-];
+const CALM_OPS: &[(Op, u32)] = {
+    use Op::*;
+    &[
+        (Poll, 25),
+        (PollItem, 25),
+        (TakeTimeout, 25),
+        (TakeItem, 25),
+    ]
+};
+
+/// An object of its own on the run's queue (a consumer's private one, the producer's): a
+/// failure to make one is a violation.
+fn open(ctx: &Ctx) -> Option<DistributedQueue> {
+    let made = DistributedQueue::new(&ctx.client, &ctx.dir("queue"));
+    ctx.made("DistributedQueue::new", made)
+}
 
 pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: DistributedQueue) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let private = match DistributedQueue::new(&ctx.client, &ctx.dir("queue")) {
-        Ok(queue) => queue,
-        Err(err) => return ctx.violation(format!("DistributedQueue::new failed: {err}")),
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let Some(private) = open(&ctx) else {
+        return;
     };
     let me = format!("c{task}");
     while !ctx.finishing() {
@@ -275,21 +282,16 @@ async fn peek(ctx: &Ctx, rng: &mut Rng, queue: &DistributedQueue) {
 /// Offers bursts of items; `OFFER` only once the offer was acknowledged,
 /// `OFFERFAIL` when it failed (the item may or may not be in the queue).
 pub async fn produce(ctx: Arc<Ctx>, seed: u64) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let queue = match DistributedQueue::new(&ctx.client, &ctx.dir("queue")) {
-        Ok(queue) => queue,
-        Err(err) => return ctx.violation(format!("DistributedQueue::new failed: {err}")),
+    /// The producer pauses while more items than this wait in the queue.
+    const BACKLOG: usize = 150;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let Some(queue) = open(&ctx) else {
+        return;
     };
     let mut n = 0u64;
     while !ctx.finishing() {
-        // Back-pressure: consumers must keep up, or no item offered in the
-        // calm phase would be delivered before the run ends.
-        if let Ok(waiting) = queue.size().await {
-            if waiting > BACKLOG {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
+        if backed_up(queue.size().await, BACKLOG).await {
+            continue;
         }
         // A backlog in the calm phase: several consumers then race for the head.
         let burst = if ctx.calm() {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fastrand::Rng;
-use zkrecipes::{ErrorCode, Lock, ReadWriteLock, Wait};
+use zkrecipes::{ErrorCode, Lock, Owner, ReadWriteLock, Wait};
 
-use super::{breathe, cancel_after, critical, pick, timeout, Held, Holding};
+use super::{begin, breathe, cancel_after, critical, pick, timeout, Held, Holding};
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
 use zkrecipes::ffi::OwnedLock;
@@ -23,21 +23,23 @@ enum Op {
     Upgrade,
 }
 
-const OPS: &[(Op, u32)] = &[
-    (Op::Acquire, 20),
-    (Op::AcquireTimeout, 30),
-    (Op::TryAcquire, 15),
-    (Op::Cancel, 20),
-    (Op::Downgrade, 8),
-    (Op::Upgrade, 7),
-];
+const OPS: &[(Op, u32)] = {
+    use Op::*;
+    &[
+        (Acquire, 20),
+        (AcquireTimeout, 30),
+        (TryAcquire, 15),
+        (Cancel, 20),
+        (Downgrade, 8),
+        (Upgrade, 7),
+    ]
+};
 
 pub async fn run(ctx: Arc<Ctx>, task: usize, seed: u64, shared: ReadWriteLock) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let private = match ReadWriteLock::new(&ctx.client, &ctx.dir("rw")) {
-        Ok(rw) => rw,
-        Err(err) => return ctx.violation(format!("ReadWriteLock::new failed: {err}")),
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let made = ReadWriteLock::new(&ctx.client, &ctx.dir("rw"));
+    let Some(private) = ctx.made("ReadWriteLock::new", made) else {
+        return;
     };
     while !ctx.finishing() {
         let is_private = rng.bool();
@@ -110,28 +112,34 @@ async fn attempt(ctx: &Ctx, rng: &mut Rng, lock: &Lock, op: Op) -> Option<Held> 
     }
 }
 
+/// The first hold of `owner` on a side of the lock (`lock_as`, waiting up to 100 ms): `None`
+/// when not granted in time, or failed (counted under `stat`).
+async fn first_hold(
+    ctx: &Ctx,
+    rng: &mut Rng,
+    lock: &Lock,
+    owner: Owner,
+    what: &str,
+    stat: &str,
+) -> Option<Held> {
+    let t = Duration::from_millis(rng.u64(5..100));
+    match watched(ctx, what, t, lock.lock_as(owner, Wait::For(t))).await {
+        Ok(token) => token.map(|token| Held::owned(lock, owner, token)),
+        Err(err) => {
+            ctx.error(stat, &err);
+            None
+        }
+    }
+}
+
 /// The write holder takes the read side as the same owner: granted without
 /// waiting for anybody (its own writer does not block it). Then the write
 /// hold is released and the read hold written under.
 async fn downgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock) {
     let owner = ctx.owner();
-    let t = Duration::from_millis(rng.u64(5..100));
-    let write = match watched(
-        ctx,
-        "write lock_as (downgrade)",
-        t,
-        rw.write_lock().lock_as(owner, Wait::For(t)),
-    )
-    .await
-    {
-        Ok(Some(token)) => Held::Owned {
-            lock: rw.write_lock().clone(),
-            owner,
-            count: 1,
-            token,
-        },
-        Ok(None) => return,
-        Err(err) => return ctx.error("rw.downgrade.write", &err),
+    let (what, stat) = ("write lock_as (downgrade)", "rw.downgrade.write");
+    let Some(write) = first_hold(ctx, rng, rw.write_lock(), owner, what, stat).await else {
+        return;
     };
     critical(ctx, link, Sec::Write, &write, rng).await;
     let epoch = ctx.epoch();
@@ -144,12 +152,7 @@ async fn downgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock
     )
     .await;
     let read = match read {
-        Ok(Some(token)) => Some(Held::Owned {
-            lock: rw.read_lock().clone(),
-            owner,
-            count: 1,
-            token,
-        }),
+        Ok(Some(token)) => Some(Held::owned(rw.read_lock(), owner, token)),
         Ok(None) if ctx.steady(epoch) && write.still_held() => {
             // Reported as a hang: excused only if a fault explains it.
             ctx.stats.bump("rw.downgrade.refused");
@@ -177,23 +180,9 @@ async fn downgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock
 /// WOULD_DEADLOCK at once, not wait for itself.
 async fn upgrade(ctx: &Ctx, link: &mut Link, rng: &mut Rng, rw: &ReadWriteLock) {
     let owner = ctx.owner();
-    let t = Duration::from_millis(rng.u64(5..100));
-    let read = match watched(
-        ctx,
-        "read lock_as (upgrade)",
-        t,
-        rw.read_lock().lock_as(owner, Wait::For(t)),
-    )
-    .await
-    {
-        Ok(Some(token)) => Held::Owned {
-            lock: rw.read_lock().clone(),
-            owner,
-            count: 1,
-            token,
-        },
-        Ok(None) => return,
-        Err(err) => return ctx.error("rw.upgrade.read", &err),
+    let (what, stat) = ("read lock_as (upgrade)", "rw.upgrade.read");
+    let Some(read) = first_hold(ctx, rng, rw.read_lock(), owner, what, stat).await else {
+        return;
     };
     let wait = Wait::For(Duration::from_millis(200));
     match rw.write_lock().lock_as(owner, wait).await {

@@ -15,10 +15,11 @@ use fastrand::Rng;
 
 use tokio::task::JoinHandle;
 use zkrecipes::ffi::OwnedSemaphore;
-use zkrecipes::{Lease, LockEvent, Semaphore, Wait};
+use zkrecipes::{Lease, Semaphore, Wait};
 
 use super::{
-    breathe, cancel_after, critical_all, next_event, pick, timeout, told_of_a_pause, CallBack,
+    begin, breathe, cancel_after, cancelled_wait, counted_call, critical_all, follow_holder_events,
+    listener_call, none_held_soon, pick, timeout, told_of_a_pause,
 };
 use crate::resource::{Link, Sec};
 use crate::worker::{is_timeout, watched, Ctx};
@@ -42,25 +43,26 @@ enum Op {
     Cancel,
 }
 
-const OPS: &[(Op, u32)] = &[
-    (Op::Acquire, 8),
-    (Op::AcquireMany, 6),
-    (Op::AcquireTimeout, 26),
-    (Op::Try, 16),
-    (Op::TryTimeout, 16),
-    (Op::Cancel, 28),
-];
+const OPS: &[(Op, u32)] = {
+    use Op::*;
+    &[
+        (Acquire, 8),
+        (AcquireMany, 6),
+        (AcquireTimeout, 26),
+        (Try, 16),
+        (TryTimeout, 16),
+        (Cancel, 28),
+    ]
+};
 
 pub fn open(ctx: &Ctx, max_leases: u32) -> zkrecipes::Result<Semaphore> {
     Semaphore::new(&ctx.client, &ctx.dir("sem"), max_leases)
 }
 
 pub async fn run(ctx: Arc<Ctx>, task: usize, seed: u64, shared: Semaphore) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let private = match open(&ctx, shared.max_leases()) {
-        Ok(sem) => sem,
-        Err(err) => return ctx.violation(format!("Semaphore::new failed: {err}")),
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let Some(private) = ctx.made("Semaphore::new", open(&ctx, shared.max_leases())) else {
+        return;
     };
     let listener = listen(ctx.clone(), private.clone(), "private-sem");
     let max = shared.max_leases();
@@ -151,11 +153,7 @@ async fn attempt(
         }
         Op::Cancel => {
             let after = cancel_after(rng, ctx.rtt);
-            let wait = if rng.bool() {
-                Wait::Forever
-            } else {
-                Wait::For(timeout(rng, ctx.rtt))
-            };
+            let wait = cancelled_wait(rng, ctx.rtt);
             match tokio::time::timeout(after, sem.acquire_many(count, wait)).await {
                 Ok(got) => got,
                 Err(_) => {
@@ -210,16 +208,8 @@ async fn release(ctx: &Ctx, rng: &mut Rng, sem: &Semaphore, private: bool, lease
         } else {
             for _ in 0..leases.len() {
                 ctx.stats.bump("sem.release_one");
-                let released = watched(
-                    ctx,
-                    "semaphore release_one",
-                    Duration::ZERO,
-                    sem.release_one(),
-                )
-                .await;
-                if let Err(err) = released {
-                    ctx.error("sem.release_one", &err);
-                }
+                let releasing = sem.release_one();
+                counted_call(ctx, "semaphore release_one", "sem.release_one", releasing).await;
             }
         }
         // Released already: their own release answers NOT_OWNER in the background.
@@ -230,11 +220,7 @@ async fn release(ctx: &Ctx, rng: &mut Rng, sem: &Semaphore, private: bool, lease
         match rng.u8(..20) {
             n if n <= 11 || (n >= 15 && ctx.skips("cancel-release")) => {
                 ctx.stats.bump("sem.release");
-                if let Err(err) =
-                    watched(ctx, "lease release", Duration::ZERO, lease.release()).await
-                {
-                    ctx.error("sem.release", &err);
-                }
+                counted_call(ctx, "lease release", "sem.release", lease.release()).await;
             }
             12..=14 => {
                 ctx.stats.bump("sem.release_by_drop");
@@ -254,34 +240,12 @@ async fn release(ctx: &Ctx, rng: &mut Rng, sem: &Semaphore, private: bool, lease
 /// lock's do), and every event calls back into the library (`lease_nodes()`,
 /// `held()`) in a task of its own, one at a time.
 pub fn listen(ctx: Arc<Ctx>, sem: Semaphore, object: &'static str) -> JoinHandle<()> {
-    let mut events = sem.subscribe();
-    tokio::spawn(async move {
-        let mut link = Link::connect(&ctx.resource).await;
-        let calls = CallBack::default();
-        while let Some(event) = next_event(&ctx, &mut events).await {
-            ctx.stats.bump(format!("event.{object}.{}", event.name()));
-            if matches!(event, LockEvent::Suspended | LockEvent::Lost { .. }) {
-                ctx.disturb();
-            }
-            if !matches!(event, LockEvent::Acquired { .. } | LockEvent::Released) {
-                link.ask(format!("{} {} {object}", event.name(), ctx.name))
-                    .await;
-            }
-            let (ctx2, sem) = (ctx.clone(), sem.clone());
-            calls.spawn(&ctx, async move {
-                ctx2.stats.bump("listener.lease_nodes");
-                let listed = watched(
-                    &ctx2,
-                    "lease_nodes() in a listener",
-                    Duration::ZERO,
-                    sem.lease_nodes(),
-                )
-                .await;
-                if let Err(err) = listed {
-                    ctx2.error("listener.lease_nodes", &err);
-                }
-                let _ = sem.held();
-            });
+    let events = sem.subscribe();
+    follow_holder_events(ctx, events, object, move |ctx, _| {
+        let sem = sem.clone();
+        async move {
+            listener_call(&ctx, "lease_nodes", sem.lease_nodes()).await;
+            let _ = sem.held();
         }
     })
 }
@@ -289,11 +253,8 @@ pub fn listen(ctx: Arc<Ctx>, sem: Semaphore, object: &'static str) -> JoinHandle
 /// After every lease of `sem` was released or dropped, the object must hold
 /// none (background releases get a moment).
 pub async fn expect_no_leases(ctx: &Ctx, sem: &Semaphore, object: &str) {
-    for _ in 0..20 {
-        if sem.held() == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    if none_held_soon(|| sem.held()).await {
+        return;
     }
     ctx.violation(format!(
         "{object} object still reports {} lease(s) 2 s after every lease was released",

@@ -14,7 +14,7 @@ use std::time::Duration;
 use fastrand::Rng;
 use zkrecipes::{Delivery, ErrorCode, WorkQueue, WorkQueueOptions};
 
-use super::{breathe, cancel_after, pick, timeout};
+use super::{backed_up, begin, breathe, cancel_after, counted_call, pick, timeout};
 use crate::resource::Link;
 use crate::worker::{is_timeout, now_us, watched, Ctx};
 
@@ -23,10 +23,6 @@ pub const MAX_DELIVERIES: u32 = 4;
 
 /// Consumer tasks per worker.
 pub const CONSUMERS: usize = 2;
-
-/// A producer pauses while more jobs than this wait: consumers keep up, so
-/// that a job given back is soon at the head again.
-const BACKLOG: usize = 60;
 
 #[derive(Clone, Copy, Debug)]
 enum Take {
@@ -51,13 +47,16 @@ enum Settle {
 }
 
 const CHAOS_TAKES: &[(Take, u32)] = &[(Take::Timeout, 70), (Take::Cancel, 22), (Take::Close, 8)];
-const CHAOS_SETTLES: &[(Settle, u32)] = &[
-    (Settle::Ack, 50),
-    (Settle::Nack, 10),
-    (Settle::Drop, 10),
-    (Settle::CancelAck, 5),
-    (Settle::Slow, 25),
-];
+const CHAOS_SETTLES: &[(Settle, u32)] = {
+    use Settle::*;
+    &[
+        (Ack, 50),
+        (Nack, 10),
+        (Drop, 10),
+        (CancelAck, 5),
+        (Slow, 25),
+    ]
+};
 
 /// A prefetch for a queue object: mostly small, sometimes up to 64.
 fn prefetch(rng: &mut Rng) -> usize {
@@ -77,6 +76,11 @@ pub fn open(ctx: &Ctx, prefetch: usize) -> zkrecipes::Result<WorkQueue> {
     WorkQueue::with_options(&ctx.client, &ctx.dir("work"), options)
 }
 
+/// A task's own object on the run's work queue (`open`): a failure to make one is a violation.
+fn made(ctx: &Ctx, prefetch: usize) -> Option<WorkQueue> {
+    ctx.made("WorkQueue::with_options", open(ctx, prefetch))
+}
+
 pub fn shared(ctx: &Ctx, rng: &mut Rng) -> zkrecipes::Result<(WorkQueue, usize)> {
     let p = prefetch(rng);
     Ok((open(ctx, p)?, p))
@@ -86,14 +90,12 @@ pub fn shared(ctx: &Ctx, rng: &mut Rng) -> zkrecipes::Result<(WorkQueue, usize)>
 /// a private one, and in the calm phase use only that (so that the order
 /// check knows every object's prefetch).
 pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: (WorkQueue, usize)) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let me = format!("wc{task}");
     let (shared, shared_prefetch) = shared;
     let mut private_prefetch = prefetch(&mut rng);
-    let mut private = match open(&ctx, private_prefetch) {
-        Ok(queue) => queue,
-        Err(err) => return ctx.violation(format!("WorkQueue::with_options failed: {err}")),
+    let Some(mut private) = made(&ctx, private_prefetch) else {
+        return;
     };
     let mut told_calm = false;
     while !ctx.finishing() {
@@ -136,9 +138,8 @@ pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: (WorkQueue, 
             Take::Close => {
                 let got = close_mid_consume(&ctx, &mut rng, &private).await;
                 private_prefetch = prefetch(&mut rng);
-                match open(&ctx, private_prefetch) {
-                    Ok(queue) => private = queue,
-                    Err(err) => ctx.violation(format!("WorkQueue::with_options failed: {err}")),
+                if let Some(queue) = made(&ctx, private_prefetch) {
+                    private = queue;
                 }
                 got
             }
@@ -156,9 +157,7 @@ pub async fn consume(ctx: Arc<Ctx>, task: usize, seed: u64, shared: (WorkQueue, 
         breathe(&mut rng).await;
     }
     for queue in [&shared, &private] {
-        if let Err(err) = watched(&ctx, "work queue close", Duration::ZERO, queue.close()).await {
-            ctx.error("work.close", &err);
-        }
+        counted_call(&ctx, "work queue close", "work.close", queue.close()).await;
     }
 }
 
@@ -174,9 +173,7 @@ async fn close_mid_consume(
         tokio::spawn(async move { queue.consume(None).await })
     };
     tokio::time::sleep(cancel_after(rng, ctx.rtt)).await;
-    if let Err(err) = watched(ctx, "close() mid-consume", Duration::ZERO, queue.close()).await {
-        ctx.error("work.close", &err);
-    }
+    counted_call(ctx, "close() mid-consume", "work.close", queue.close()).await;
     let ended = watched(ctx, "consume after close()", Duration::ZERO, consuming).await;
     match ended {
         Ok(Err(err)) if err.code() == ErrorCode::Closed => {
@@ -284,19 +281,17 @@ async fn settle(
 /// (with the entry's node name: its place in line), `WQOFFERFAIL` when the
 /// offer failed (the job may or may not be in the queue).
 pub async fn produce(ctx: Arc<Ctx>, seed: u64) {
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
-    let queue = match open(&ctx, 1) {
-        Ok(queue) => queue,
-        Err(err) => return ctx.violation(format!("WorkQueue::with_options failed: {err}")),
+    /// The producer pauses while more jobs than this wait: consumers keep up, so that a job
+    /// given back is soon at the head again.
+    const BACKLOG: usize = 60;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
+    let Some(queue) = made(&ctx, 1) else {
+        return;
     };
     let mut n = 0u64;
     while !ctx.finishing() {
-        if let Ok(waiting) = queue.size().await {
-            if waiting > BACKLOG {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
+        if backed_up(queue.size().await, BACKLOG).await {
+            continue;
         }
         let calm = ctx.calm();
         let batch = if rng.u8(..3) == 0 {

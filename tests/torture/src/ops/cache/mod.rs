@@ -22,16 +22,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fastrand::Rng;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use zkrecipes::{Cache, CacheEvent, CacheScope, CachedNode};
 use zookeeper_client as zk;
 
+use super::begin;
 use crate::resource::Link;
 use crate::worker::{watched, Ctx};
-use replay::{brief, shape, Replay};
+use replay::{brief, by_path, shape, Replay};
 
 /// The subtree the caches follow, under the run's root.
 pub const DIR: &str = "cache";
@@ -56,8 +56,7 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
     if ctx.skips("cache") {
         return;
     }
-    let mut rng = Rng::with_seed(seed);
-    let mut link = Link::connect(&ctx.resource).await;
+    let (mut rng, mut link) = begin(&ctx, seed).await;
     let root = ctx.dir(DIR);
     let writer = tokio::spawn(writes::run(ctx.clone(), root.clone(), rng.u64(..)));
     let mut followed = Vec::new();
@@ -74,9 +73,9 @@ pub async fn run(ctx: Arc<Ctx>, seed: u64) {
             max_depth.map_or("all".to_string(), |d| format!("d{d}"))
         );
         let scope = CacheScope::Tree { max_depth };
-        let cache = match Cache::with_watches(&ctx.client, &root, scope, ordinary) {
-            Ok(cache) => cache,
-            Err(err) => return ctx.violation(format!("Cache::with_watches failed: {err}")),
+        let made = Cache::with_watches(&ctx.client, &root, scope, ordinary);
+        let Some(cache) = ctx.made("Cache::with_watches", made) else {
+            return;
         };
         ctx.stats.bump("cache.started");
         let mut f = Followed {
@@ -305,11 +304,7 @@ async fn match_server(
         Ok(server) => server,
         Err(err) => return format!("failed reading the server's tree: {err}"),
     };
-    let cached: BTreeMap<&str, &CachedNode> = snapshot
-        .iter()
-        .filter(|n| n.path != marker)
-        .map(|n| (n.path.as_str(), n))
-        .collect();
+    let cached = by_path(&snapshot, marker);
     let mut differences = Vec::new();
     for (path, node) in &cached {
         match server.get(*path) {

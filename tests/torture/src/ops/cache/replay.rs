@@ -143,22 +143,28 @@ impl Replay {
         self.copy.insert(path.clone(), node.clone());
     }
 
-    fn changed(&mut self, n: u64, old: &CachedNode, new: &CachedNode) {
-        let path = &new.path;
+    /// An event about a node the copy holds as `expected` (CHANGED from it, DELETED): a misfit
+    /// when it holds none there, or another.
+    fn expect_held(&mut self, n: u64, event: &str, expected: &CachedNode) {
+        let path = &expected.path;
         match self.copy.get(path) {
             None => self.misfit(format!(
-                "event {n} CHANGED {path} while it is not in the copy"
+                "event {n} {event} {path} while it is not in the copy"
             )),
-            Some(had) if had != old => {
+            Some(had) if had != expected => {
                 let text = format!(
-                    "event {n} CHANGED {path} from {} while the copy holds {}",
-                    brief(old),
+                    "event {n} {event} {} while the copy holds {}",
+                    brief(expected),
                     brief(had)
                 );
                 self.misfit(text);
             }
             Some(_) => {}
         }
+    }
+
+    fn changed(&mut self, n: u64, old: &CachedNode, new: &CachedNode) {
+        self.expect_held(n, "CHANGED", old);
         if old.path != new.path
             || old.stat.czxid != new.stat.czxid
             || new.stat.mzxid <= old.stat.mzxid
@@ -169,25 +175,12 @@ impl Replay {
                 brief(new)
             ));
         }
-        self.copy.insert(path.clone(), new.clone());
+        self.copy.insert(new.path.clone(), new.clone());
     }
 
     fn deleted(&mut self, n: u64, node: &CachedNode) {
+        self.expect_held(n, "DELETED", node);
         let path = &node.path;
-        match self.copy.get(path) {
-            None => self.misfit(format!(
-                "event {n} DELETED {path} while it is not in the copy"
-            )),
-            Some(had) if had != node => {
-                let text = format!(
-                    "event {n} DELETED {} while the copy holds {}",
-                    brief(node),
-                    brief(had)
-                );
-                self.misfit(text);
-            }
-            Some(_) => {}
-        }
         let prefix = format!("{path}/");
         if let Some(child) = self.copy.keys().find(|p| p.starts_with(&prefix)) {
             let text = format!("event {n} DELETED {path} while {child} is still in the copy");
@@ -198,11 +191,7 @@ impl Replay {
 
     /// The copy's differences from the cache's `snapshot`, leaving `except` out of both.
     pub fn differences(&self, snapshot: &[CachedNode], except: &str) -> Vec<String> {
-        let cached: BTreeMap<&str, &CachedNode> = snapshot
-            .iter()
-            .filter(|n| n.path != except)
-            .map(|n| (n.path.as_str(), n))
-            .collect();
+        let cached = by_path(snapshot, except);
         let mut differences = Vec::new();
         for (path, node) in self.copy.iter().filter(|(p, _)| *p != except) {
             match cached.get(path.as_str()) {
@@ -265,6 +254,15 @@ fn parent(path: &str) -> &str {
 }
 
 /// A node as one line: path, data, czxid, mzxid.
+/// A cache's `snapshot` by path, leaving `except` out.
+pub fn by_path<'a>(snapshot: &'a [CachedNode], except: &str) -> BTreeMap<&'a str, &'a CachedNode> {
+    snapshot
+        .iter()
+        .filter(|n| n.path != except)
+        .map(|n| (n.path.as_str(), n))
+        .collect()
+}
+
 pub fn brief(node: &CachedNode) -> String {
     format!(
         "{} [{} czxid={:#x} mzxid={:#x}]",
