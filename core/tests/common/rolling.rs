@@ -167,7 +167,11 @@ pub async fn holders_keep_everything(ensemble: &mut Ensemble, options: ClientOpt
     // Counted on a's session, which acknowledged: b's member may not have applied the delete yet
     // (ZooKeeper's reads are per session in order, not across sessions).
     let acked_by = WorkQueue::new(&a, &format!("{root}/jobs")).unwrap();
-    assert_eq!(acked_by.size().await.unwrap(), 0, "the job acknowledged once");
+    assert_eq!(
+        acked_by.size().await.unwrap(),
+        0,
+        "the job acknowledged once"
+    );
     lease.release().await.unwrap();
     latch.close().await.unwrap();
     a.close().await;
