@@ -299,7 +299,7 @@ export declare class WorkQueue {
   readonly maxPayload: number
   readonly deadLetterPath: string
   offer(data: Payload, options?: PriorityOptions): Promise<string>
-  offerAll(items: Payload[], options?: PriorityOptions): Promise<string[]>
+  offerAll(items: readonly Payload[], options?: PriorityOptions): Promise<string[]>
   /** The next job, or null once timeoutMs passed. */
   next(options?: WaitOptions): Promise<Job | null>
   /** Jobs as they come; one the loop body left unsettled goes back. */
@@ -358,6 +358,7 @@ export declare class LeaderElectionSupport extends EventEmitter {
   on(event: 'event' | Lowercase<ElectionEventName>, listener: (event: ElectionEvent) => void): this
   on(event: 'error', listener: (error: unknown) => void): this
   once(event: 'event' | Lowercase<ElectionEventName>, listener: (event: ElectionEvent) => void): this
+  once(event: 'error', listener: (error: unknown) => void): this
   off(event: 'event' | Lowercase<ElectionEventName> | 'error', listener: (...args: any[]) => void): this
 }
 

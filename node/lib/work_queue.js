@@ -23,11 +23,14 @@ function optionalCount (name, value) {
 class Job {
   constructor (handle) {
     this._native = handle
-    this.data = handle.data()
-    this.name = handle.name()
-    this.priority = handle.priority()
-    this.deliveryCount = handle.deliveryCount()
   }
+
+  // Read-only, as typed, and kept by the core after the job is settled; `data` is a fresh
+  // Buffer at every read (as Java's getData() is a copy), so no caller can change another's.
+  get data () { return this._native.data() }
+  get name () { return this._native.name() }
+  get priority () { return this._native.priority() }
+  get deliveryCount () { return this._native.deliveryCount() }
 
   get settled () { return this._native.isSettled() }
   /** Deletes the job. Rejects with SESSION_EXPIRED if the claim went with its session. */
@@ -58,7 +61,8 @@ class WorkQueue {
   /** One transaction per batch under the server's packet limit. */
   async offerAll (items, options) {
     if (!Array.isArray(items)) throw new TypeError('items must be an array')
-    return call(() => this._native.offerAll(items.map(payload), priorityOf(options)))
+    // Array.from, not map: map skips the holes of a sparse array, and each must be refused.
+    return call(() => this._native.offerAll(Array.from(items, payload), priorityOf(options)))
   }
 
   /** The next job, or null once timeoutMs passed. */

@@ -111,3 +111,17 @@ test('many next() calls in flight on one object share the jobs, each acked once'
   assert.deepEqual(got.sort((x, y) => x - y), Array.from({ length: 300 }, (_, i) => i))
   assert.equal(await work.size(), 0)
 }))
+
+test('a job is read-only and readable after it is settled; a sparse batch is refused whole', () => withClients(1, async (c) => {
+  const work = c.workQueue(unique('work'))
+  await assert.rejects(work.offerAll(['a', , 'b']), TypeError) // eslint-disable-line no-sparse-arrays
+  assert.equal(await work.size(), 0, 'nothing of a refused batch is offered')
+  await work.offer('x', { priority: 3 })
+  const job = await work.next({ timeoutMs: 10000 })
+  assert.ok(job)
+  assert.throws(() => { job.data = Buffer.from('changed') }, TypeError)
+  job.data[0] = 0x41 // a copy: the job's own data stays
+  await job.ack()
+  assert.deepEqual([job.data.toString(), job.priority, job.deliveryCount], ['x', 3, 1])
+  assert.equal(job.settled, true)
+}))

@@ -67,6 +67,23 @@ def test_with_blocks_release_their_own_lease_across_threads(client, path):
     assert sem.held == 0
 
 
+def test_a_block_that_released_its_lease_leaves_without_a_second_release(client, path):
+    sem = client.semaphore(path, 1)
+    with sem.acquire(timeout=10) as lease:
+        lease.release()
+    with sem as lease:
+        lease.release()
+
+    async def released_inside() -> None:
+        async with sem as lease:
+            await lease.release_async()
+
+    asyncio.run(released_inside())
+    assert sem.held == 0 and lease_count(client, path) == 0
+    with pytest.raises(zkrecipes.errors.NotOwnerError):
+        lease.release()  # a second release outside any block is still refused
+
+
 def test_acquire_many_is_all_or_none_and_bad_input_is_typed(client, path):
     sem = client.semaphore(path, 3)
     one = sem.acquire()

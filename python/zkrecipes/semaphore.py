@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple, Type
 from . import _native
 from ._args import _client, _count, _timeout
 from ._base import Listened, _told_beside
+from .errors import NotOwnerError
 from .events import Event, LockEvent, lock_event
 
 if TYPE_CHECKING:
@@ -69,7 +70,21 @@ class Lease:
     ) -> None:
         """Releases; a failing release never replaces an exception raised in the block."""
         with _told_beside(exc, self.node_path):
+            self._release_unless_released()
+
+    def _release_unless_released(self) -> None:
+        # A lease the block released itself is done with: leaving the block then is no second
+        # release (as Java's try-with-resources and Node's dispose), while a lost one still says so.
+        try:
             self.release()
+        except NotOwnerError:
+            pass
+
+    async def _release_unless_released_async(self) -> None:
+        try:
+            await self.release_async()
+        except NotOwnerError:
+            pass
 
     def __repr__(self) -> str:
         state = "held" if self.is_held else "not held"
@@ -172,7 +187,7 @@ class Semaphore(Listened[Event[LockEvent]]):
         """Releases the lease of this block; a failing release never replaces an exception raised in it."""
         lease = self._leave()
         with _told_beside(exc, lease.node_path):
-            lease.release()
+            lease._release_unless_released()
 
     async def __aenter__(self) -> Lease:
         """``acquire_async()``; leaving the block releases that lease."""
@@ -187,7 +202,7 @@ class Semaphore(Listened[Event[LockEvent]]):
         """Releases the lease of this block; a failing release never replaces an exception raised in it."""
         lease = self._leave()
         with _told_beside(exc, lease.node_path):
-            await lease.release_async()
+            await lease._release_unless_released_async()
 
     def __repr__(self) -> str:
         return f"<Semaphore {self.path} {self.held} of {self.max_leases} held here>"
