@@ -240,3 +240,42 @@ async fn the_last_member_to_withdraw_closes_the_barrier_for_the_next_round() {
     // The next round on the path needs its quorum again.
     assert!(!one.enter(Duration::from_millis(200)).await.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ready_left_by_a_gone_round_never_opens_the_next_round_without_its_quorum() {
+    let (path, [(_a, one), (_b, two)]) = recipes("double-gone-round", members_of(2)).await;
+    // What a round leaves when its last member's session ends while it leaves: `ready`, and
+    // nobody inside to delete it.
+    let zk = raw().await;
+    let ready = format!("{path}/ready");
+    zk.mkdir(&ready, &open_persistent()).await.unwrap();
+    assert!(
+        !one.enter(Duration::from_millis(300)).await.unwrap(),
+        "alone past a gone round's ready"
+    );
+    assert!(
+        nodes(&path).await.is_empty(),
+        "the timed-out member withdrew, and as the last one inside took the gone round's ready"
+    );
+    zk.create(&ready, &[], &open_persistent()).await.unwrap();
+    // The quorum opens it again: whichever enters first is woken by the second's opening.
+    let (first, second) = tokio::join!(one.enter(LONG), two.enter(LONG));
+    assert!(first.unwrap() && second.unwrap());
+    let (first, second) = tokio::join!(one.leave(LONG), two.leave(LONG));
+    assert!(first.unwrap() && second.unwrap());
+    eventually("nothing left", Duration::from_secs(20), || async {
+        nodes(&path).await.is_empty()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_entering_while_the_round_is_inside_passes_on_its_ready() {
+    let (_path, [(_a, one), (_b, two), (_c, late)]) = recipes("double-late", members_of(2)).await;
+    let (first, second) = tokio::join!(one.enter(LONG), two.enter(LONG));
+    assert!(first.unwrap() && second.unwrap());
+    // Curator's rule, kept: `ready` is there and the round that opened it is inside.
+    assert!(late.enter(Duration::from_secs(5)).await.unwrap());
+    let (a, b, c) = tokio::join!(one.leave(LONG), two.leave(LONG), late.leave(LONG));
+    assert!(a.unwrap() && b.unwrap() && c.unwrap());
+}

@@ -110,9 +110,12 @@ class Resource:
             overlaps = sum(1 for a, b in zip(accepted, accepted[1:]) if b.begin < a.end)  # type: ignore[operator]
             return len(accepted), sum(1 for s in self.sections if s.refused), overlaps
 
-    def max_concurrent_leaders(self, cut: Dict[str, float]) -> int:
-        """Most leaders at one instant among live sessions: a term ends when the worker
-        said so, or when the suite paused or killed its process (`cut`), whichever is first."""
+    def max_concurrent_leaders(self, cut: Dict[str, float], until: float = float("inf")) -> int:
+        """Most leaders at one instant among live sessions, before `until`: a term ends when the
+        worker said so, or when the suite paused or killed its process (`cut`), whichever is
+        first. After `until` (the suite told every worker to stop) leadership is handed on from
+        one stopping worker to the next, and a stopper's report can reach the suite after its
+        successor's: that hand-over says nothing of the recipe."""
         terms: List[Tuple[float, float]] = []
         with self.lock:
             start: Dict[str, float] = {}
@@ -125,6 +128,7 @@ class Resource:
                     terms.append((began, end))
             for name, t in start.items():
                 terms.append((t, cut.get(name, float("inf"))))
+        terms = [(a, min(b, until)) for a, b in terms if a < until]
         events = sorted([(a, 1) for a, _ in terms] + [(b, -1) for _, b in terms], key=lambda e: (e[0], e[1]))
         worst = current = 0
         for _, delta in events:

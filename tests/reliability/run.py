@@ -447,8 +447,9 @@ class Suite:
         time.sleep(2)
         with res.lock:
             res.stop = True
+            stopped_at = time.monotonic()
         stuck = self.wait_workers([n for n in names if n != list(cut)[0]], timeout=30)
-        most = res.max_concurrent_leaders(cut)
+        most = res.max_concurrent_leaders(cut, until=stopped_at)
         self.check(scenario, f"at most one leader at any instant among live sessions (max {most})", most <= 1)
         self.check(scenario, f"the resumed ex-leader and the others stopped cleanly (stuck: {stuck})", not stuck)
         self.finish(scenario, root, server)

@@ -7,7 +7,10 @@
 //!   creation of `ready` by the last member is never missed), and returns `true` only when
 //!   `ready` exists or at least `member_count` member nodes are listed: every wake-up (a
 //!   spurious one, a connection change, a new session) counts again (Curator 5.9's GH-1290
-//!   passed without the quorum). `ready` itself is never counted as a member.
+//!   passed without the quorum). `ready` itself is never counted as a member, and it opens
+//!   the barrier only for members inside that are older than its last opening: a `ready`
+//!   left by a gone round (its last member lost its session while leaving) is counted past,
+//!   never trusted, and the member that makes the quorum writes it again (`open`).
 //! - A member that dies is dropped (its node is ephemeral). A waiter whose session expired
 //!   creates its member node again on the next session, within its deadline.
 //! - `enter` or `leave` that times out (`false`), fails or is cancelled withdraws this
@@ -198,55 +201,80 @@ impl Core {
     }
 
     async fn enter(&self, deadline: Option<Instant>) -> Result<bool> {
-        let ready = self.ready_path();
-        let ready = ready.as_str();
         loop {
             // Watched before our node exists: the last member's `ready` is never missed.
-            let watched =
-                self.client.retrying(
-                    None,
-                    |zk| async move { zk.check_and_watch_stat(ready).await },
-                );
-            let Some((opened, mut watch)) = look(&self.client, deadline, watched).await? else {
+            let Some((mut opened, mut watch)) =
+                look(&self.client, deadline, self.watch_ready()).await?
+            else {
                 return Ok(false);
             };
             let session = self.create_member().await?;
-            if opened.is_some() {
-                return Ok(true);
-            }
             loop {
                 if self.client.session_id()? != session {
                     // Our node went with the session: in again on this one.
                     break;
                 }
-                let listed = look(&self.client, deadline, self.list()).await?;
-                let Some(children) = listed else {
+                if let Some(ready) = &opened {
+                    let opened_now = self.opened_for_those_inside(ready);
+                    match look(&self.client, deadline, opened_now).await? {
+                        None => return Ok(false),
+                        Some(true) => return Ok(true),
+                        // A gone round's `ready`: this round counts its own quorum.
+                        Some(false) => {}
+                    }
+                }
+                let Some(members) = look(&self.client, deadline, self.members()).await? else {
                     return Ok(false);
                 };
-                if children.iter().any(|c| c == READY) {
-                    return Ok(true);
-                }
-                if children.len() >= self.member_count as usize {
-                    self.create_ready().await?;
+                if members.len() >= self.member_count as usize {
+                    self.open().await?;
                     return Ok(true);
                 }
                 if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
                     return Ok(false);
                 }
-                let watched =
-                    self.client.retrying(
-                        None,
-                        |zk| async move { zk.check_and_watch_stat(ready).await },
-                    );
-                let Some((opened, again)) = look(&self.client, deadline, watched).await? else {
+                let Some((again, rearmed)) =
+                    look(&self.client, deadline, self.watch_ready()).await?
+                else {
                     return Ok(false);
                 };
-                if opened.is_some() {
-                    return Ok(true);
-                }
-                watch = again;
+                (opened, watch) = (again, rearmed);
             }
         }
+    }
+
+    /// `ready`'s stat, if it exists, and a watch that fires when it is created, changed or
+    /// deleted.
+    async fn watch_ready(&self) -> Result<(Option<zk::Stat>, zk::OneshotWatcher)> {
+        let ready = self.ready_path();
+        let ready = ready.as_str();
+        self.client
+            .retrying(
+                None,
+                |zk| async move { zk.check_and_watch_stat(ready).await },
+            )
+            .await
+    }
+
+    /// Whether `ready` (as `stat` saw it) opened the barrier for a member inside now: one of
+    /// them has a node older than its last opening (`mzxid`: its creation, or `open`'s
+    /// refresh), which only follows a count of the quorum. A `ready` that no member inside is
+    /// older than was left by a round that is gone (its last member lost its session while
+    /// leaving, so nobody deleted it): trusting it let the next entrants pass without their
+    /// quorum, as Curator's and kazoo's do with that layout.
+    async fn opened_for_those_inside(&self, stat: &zk::Stat) -> Result<bool> {
+        for member in self.members().await? {
+            let node = format!("{}/{member}", self.path);
+            let node = node.as_str();
+            let found = self
+                .client
+                .retrying(None, |zk| async move { zk.check_stat(node).await })
+                .await?;
+            if found.is_some_and(|found| found.czxid < stat.mzxid) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     async fn leave(&self, deadline: Option<Instant>) -> Result<bool> {
@@ -346,22 +374,44 @@ impl Core {
         }
     }
 
-    async fn create_ready(&self) -> Result<()> {
+    /// Opens the barrier for this round, once its quorum is counted: `ready` created, or, if
+    /// one is there (a gone round's, or made by another member of this round meanwhile),
+    /// written again. Either way its `mzxid` is now past every counted member's node
+    /// (`opened_for_those_inside`), and every waiter's watch fires. Nothing is deleted here: a
+    /// delete could take a `ready` that another member has just opened.
+    async fn open(&self) -> Result<()> {
         let ready = self.ready_path();
         let ready = ready.as_str();
         let acls = self.client.acls();
         let identity = self.client.identity().as_bytes();
-        let created = self
-            .client
-            .retrying(None, |zk| async move {
-                let options = zk::CreateMode::Persistent.with_acls(acls);
-                zk.create(ready, identity, &options).await
-            })
-            .await;
-        match created {
-            Ok(_) => Ok(()),
-            Err(err) if err.code() == ErrorCode::NodeExists => Ok(()),
-            Err(err) => Err(err),
+        loop {
+            let created = self
+                .client
+                .retrying(None, |zk| async move {
+                    let options = zk::CreateMode::Persistent.with_acls(acls);
+                    zk.create(ready, identity, &options).await
+                })
+                .await;
+            match created {
+                Ok(_) => return Ok(()),
+                Err(err) if err.code() == ErrorCode::NodeExists => {}
+                Err(err) => return Err(err),
+            }
+            let written = self
+                .client
+                .retrying(None, |zk| async move {
+                    zk.set_data(ready, identity, None).await
+                })
+                .await;
+            match written {
+                Ok(_) => return Ok(()),
+                // Deleted meanwhile (a last leaver of the round before): made anew.
+                Err(err) if err.code() == ErrorCode::NoNode => {}
+                // Another user's `ready` we may not write: the members counted pass, as they
+                // did before `ready` was written again; a waiter still passes on its own count.
+                Err(err) if err.code() == ErrorCode::NoAuth => return Ok(()),
+                Err(err) => return Err(err),
+            }
         }
     }
 
