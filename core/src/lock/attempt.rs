@@ -244,10 +244,7 @@ impl Withdraw for Attempt {
     }
 
     fn withdrawal(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-        if !std::mem::take(&mut self.armed) {
-            return None;
-        }
-        let session = self.session?;
+        let session = disarmed(&mut self.armed, self.session)?;
         let client = self.core.client().clone();
         let dir = self.core.dir().to_string();
         let prefix = self.prefix.clone();
@@ -266,6 +263,15 @@ impl Drop for Attempt {
     fn drop(&mut self) {
         self.withdraw_in_background();
     }
+}
+
+/// The session of an attempt's nodes, if a withdrawal is still owed (once: disarmed now); none
+/// when it was taken already or nothing was created.
+pub(crate) fn disarmed(armed: &mut bool, session: Option<i64>) -> Option<i64> {
+    if !std::mem::take(armed) {
+        return None;
+    }
+    session
 }
 
 /// What a lock's attempt and a semaphore's lease attempt share: the nodes an attempt may have

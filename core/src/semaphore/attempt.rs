@@ -11,7 +11,7 @@ use super::{SemaphoreCore, LEASE_MARKER};
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
-use crate::lock::attempt::{own_children, Withdraw};
+use crate::lock::attempt::{disarmed, own_children, Withdraw};
 use crate::lock::monitor::Keeper;
 
 /// Leases the count allowed, with the session they belong to.
@@ -227,10 +227,7 @@ impl Withdraw for LeaseAttempt {
     }
 
     fn withdrawal(&mut self) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
-        if !std::mem::take(&mut self.armed) {
-            return None;
-        }
-        let session = self.session?;
+        let session = disarmed(&mut self.armed, self.session)?;
         let client = self.core.client().clone();
         let dir = self.core.leases_dir().to_string();
         let prefix = self.prefix.clone();
