@@ -49,6 +49,10 @@ pymethods_with_twins! {
                 let how = Wait::python(timeout, blocking).into_py_result()?;
             } |semaphore| acquire(semaphore, count, how);
             fn lease_nodes | lease_nodes_async() -> Vec<String> {} |semaphore| semaphore.lease_nodes();
+            fn release_all | release_all_async() -> () {} |semaphore| async move {
+                semaphore.release_all().await;
+                Ok::<_, zkrecipes::Error>(())
+            };
         }
         begun {
             fn release_one | release_one_async() -> () {} |semaphore| semaphore.release_one();
@@ -72,22 +76,6 @@ pymethods_with_twins! {
 
         fn held(&self) -> usize {
             self.inner.held()
-        }
-
-        fn release_all(&self, py: Python<'_>) -> PyResult<()> {
-            let semaphore = self.inner.clone();
-            wait(py, move || async move {
-                semaphore.release_all().await;
-                Ok(())
-            })
-        }
-
-        fn release_all_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-            let semaphore = self.inner.clone();
-            awaitable(py, async move {
-                semaphore.release_all().await;
-                Ok(())
-            })
         }
 
         fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
