@@ -25,6 +25,7 @@ pub mod inspect;
 mod latch;
 mod lock;
 mod memory;
+mod observe;
 pub mod path;
 mod queue;
 pub mod runtime;
@@ -55,6 +56,16 @@ pub use wait::Wait;
 pub use work_queue::{
     priority, Delivery, WorkQueue, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY,
 };
+
+/// What the library tells about itself besides its answers: each client's metrics
+/// (`Client::metrics`, every metric in `CATALOG`) and the `tracing` targets of its events
+/// (`TARGETS`: `zkrecipes::lock`, `zkrecipes::session`, …).
+pub mod metrics {
+    pub use crate::observe::{
+        catalog, prometheus_name, HistogramPoint, Instrument, Metric, MetricPoint, MetricValue,
+        MetricsSnapshot, BUCKETS, CATALOG, MAX_PATHS, OTHER_PATH, TARGETS,
+    };
+}
 
 /// The crate README's example compiles (`cargo test --doc`).
 #[doc = include_str!("../README.md")]

@@ -14,6 +14,7 @@ use zookeeper_client as zk;
 
 use crate::emitter::Emitter;
 use crate::error::{Error, Result};
+use crate::observe::{self, MetricsSnapshot, Registry};
 use crate::runtime;
 use crate::security::TlsSetup;
 use options::validate_options;
@@ -68,6 +69,8 @@ struct Inner {
     /// Why the last attempt at a new session after `Lost` failed, until one succeeds; a watch,
     /// so that a call waiting for the next session learns of a refusal (`await_session_after`).
     session_error: watch::Sender<Option<Error>>,
+    /// This client's metrics, shared with its sessions' request observer.
+    registry: Arc<Registry>,
 }
 
 /// Held while work that `close` waits for is in progress.
@@ -98,8 +101,20 @@ impl Client {
         runtime::refuse_if_forked()?;
         let tls = options.tls.as_ref().map(TlsSetup::new).transpose()?;
         let tls_options = tls.as_ref().map(|tls| tls.options.clone());
-        let session =
-            open_session(connect_string.to_string(), options.clone(), tls_options).await?;
+        let registry = Registry::new(options.metric_paths);
+        let observer = observe::request_observer(&registry);
+        let session = open_session(
+            connect_string.to_string(),
+            options.clone(),
+            tls_options,
+            observer,
+        )
+        .await?;
+        observe::state_changed(
+            &registry,
+            ConnectionState::Connected,
+            Some(session.session_id().0),
+        );
         let authenticated_as = whoami(&session, &options).await;
         let credentials = options.auth.is_some()
             || options.sasl.is_some()
@@ -128,6 +143,7 @@ impl Client {
             acl,
             authenticated_as: RwLock::new(authenticated_as),
             session_error: watch::Sender::new(None),
+            registry,
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -235,6 +251,16 @@ impl Client {
         }
     }
 
+    /// What this client has recorded so far: every recipe's waits, holds and outcomes, the
+    /// requests sent and the connection state changes (`zkrecipes::metrics::CATALOG`).
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.registry.snapshot()
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+
     /// Resolves once the client is closed; recipes race their waits against
     /// it, and event streams end with it.
     pub async fn closed(&self) {
@@ -245,6 +271,13 @@ impl Client {
 
 impl Inner {
     fn publish(&self, state: ConnectionState) {
+        let session = self
+            .session
+            .read()
+            .unwrap()
+            .as_ref()
+            .map(|s| s.session_id().0);
+        observe::state_changed(&self.registry, state, session);
         self.state.send_replace(state);
         self.events.emit(state);
     }

@@ -57,6 +57,10 @@ pub struct ClientOptions {
     pub sasl: Option<Sasl>,
     /// The ACL of every node the recipes create.
     pub acl: AclPolicy,
+    /// Whether metrics carry the recipe's path as an attribute (on by default). Off, every
+    /// lock's numbers add up into one series per kind: for a lock per entity, where paths are
+    /// unbounded. On, paths past `metrics::MAX_PATHS` are recorded as `"_other"`.
+    pub metric_paths: bool,
 }
 
 impl Default for ClientOptions {
@@ -69,6 +73,7 @@ impl Default for ClientOptions {
             tls: None,
             sasl: None,
             acl: AclPolicy::Default,
+            metric_paths: true,
         }
     }
 }

@@ -18,6 +18,7 @@ pub(super) async fn open_session(
     connect_string: String,
     options: ClientOptions,
     tls: Option<zk::TlsOptions>,
+    observer: zk::RequestObserver,
 ) -> Result<zk::Client> {
     // Empty entries (a trailing comma, as ZooKeeper's Java client takes) were passed over
     // by the validation; the session crate calls such a string empty.
@@ -31,7 +32,8 @@ pub(super) async fn open_session(
     let task = runtime::handle().spawn(async move {
         let mut connector = zk::Client::connector()
             .with_session_timeout(options.session_timeout)
-            .with_connection_timeout(options.connect_timeout.min(options.session_timeout));
+            .with_connection_timeout(options.connect_timeout.min(options.session_timeout))
+            .with_request_observer(observer);
         if let Some(auth) = &options.auth {
             connector = connector.with_auth(&auth.scheme, &auth.credentials);
         }
@@ -236,15 +238,21 @@ pub(super) async fn supervise(inner: Weak<Inner>, mut watcher: zk::StateWatcher)
 pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatcher> {
     let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
     loop {
-        let (connect_string, options, tls) = {
+        let (connect_string, options, tls, observer) = {
             let strong = inner.upgrade()?;
             if strong.session.read().unwrap().is_none() {
                 return None;
             }
             let tls = strong.tls.as_ref().map(|tls| tls.options.clone());
-            (strong.connect_string.clone(), strong.options.clone(), tls)
+            let observer = crate::observe::request_observer(&strong.registry);
+            (
+                strong.connect_string.clone(),
+                strong.options.clone(),
+                tls,
+                observer,
+            )
         };
-        match open_session(connect_string, options.clone(), tls).await {
+        match open_session(connect_string, options.clone(), tls, observer).await {
             Ok(session) => {
                 let authenticated_as = whoami(&session, &options).await;
                 let strong = inner.upgrade()?;

@@ -14,6 +14,7 @@ mod group;
 mod guard_slot;
 mod latch;
 mod lock;
+pub mod log;
 mod queue;
 mod security;
 mod semaphore;

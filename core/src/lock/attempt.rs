@@ -122,7 +122,7 @@ impl Attempt {
                 // never drop an attempt that already became a hold.
                 self.armed = false;
                 let token = created.fencing_token;
-                core.take_hold(self.owner, created);
+                core.take_hold(self.owner, created, *self.looked.borrow());
                 return Ok(Some(token));
             };
             if try_only {
@@ -151,7 +151,7 @@ impl Attempt {
                 self.armed = false;
                 let token = created.fencing_token;
                 created.watch = Some(own_watch);
-                core.take_hold(self.owner, created);
+                core.take_hold(self.owner, created, *self.looked.borrow());
                 return Ok(Some(token));
             }
         }

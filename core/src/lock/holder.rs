@@ -5,6 +5,7 @@
 //!   release that finds the lock already lost says so (the error, and one
 //!   `LOST` event), never "released".
 
+use crate::observe::Holding;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -20,6 +21,8 @@ pub(super) struct Hold {
     pub fencing_token: i64,
     pub session: i64,
     _following: Following,
+    /// Its numbers and events (`None` for a latch's term, which the latch records).
+    pub holding: Option<Holding>,
     /// Set before our own delete, so that the monitor does not call it a loss.
     releasing: Arc<AtomicBool>,
 }
@@ -50,6 +53,7 @@ impl Hold {
             fencing_token,
             session,
             _following: following,
+            holding: None,
             releasing,
         }
     }

@@ -491,7 +491,6 @@ fn finish(f: &Followed, end: End) {
                 // Our own delete, seen before its reply: the release reports it.
                 return;
             }
-            tracing::warn!("lost lock {}: {reason}", path_of(f));
             lock.end_hold(
                 &f.node,
                 LockEvent::Lost {

@@ -255,7 +255,7 @@ impl MultiLock {
                 break;
             }
             let at = self.order[next];
-            match self.locks[at].lock_as(owner, left).await? {
+            match self.locks[at].lock_as_quietly(owner, left).await? {
                 Some(token) => {
                     tokens[at] = token;
                     taken.note(at);
@@ -265,7 +265,7 @@ impl MultiLock {
             next += 1;
         }
         let tries = self.order[next..].iter().map(|&at| async move {
-            let tried = self.locks[at].lock_as(owner, Wait::No).await;
+            let tried = self.locks[at].lock_as_quietly(owner, Wait::No).await;
             if let Ok(Some(_)) = tried {
                 taken.note(at);
             }

@@ -35,6 +35,8 @@ pub(super) struct LeaseAttempt {
     in_doubt: bool,
     /// Cleared once the nodes became leases: nothing is left to clean up.
     armed: bool,
+    /// Set once it found every lease taken and waited for one.
+    waited: bool,
 }
 
 impl LeaseAttempt {
@@ -47,7 +49,13 @@ impl LeaseAttempt {
             nodes: Vec::new(),
             in_doubt: false,
             armed: true,
+            waited: false,
         }
+    }
+
+    /// Whether it had to wait for a lease to be released.
+    pub(super) fn waited(&self) -> bool {
+        self.waited
     }
 
     /// Creates our nodes and waits until the leases number at most `max_leases`. `None` when
@@ -97,6 +105,7 @@ impl LeaseAttempt {
             if try_only || deadline.is_some_and(|at| Instant::now() >= at) {
                 return Ok(None);
             }
+            self.waited = true;
             // A wait without a watch (the directory vanished) looks again after a moment.
             let changed = async {
                 match watch {

@@ -9,6 +9,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::lock::monitor::{set_watch, Following, Monitor};
 use crate::lock::release_node::{release_node, Released};
 use crate::lock::write_lock::LockEvent;
+use crate::observe::{Holding, SEMAPHORE_HOLDS};
 use crate::runtime;
 
 pub(super) struct HeldLease {
@@ -17,6 +18,8 @@ pub(super) struct HeldLease {
     _following: Following,
     /// Set before our own delete, so that the monitor does not call it a loss.
     releasing: Arc<AtomicBool>,
+    /// Its numbers and events, recorded when the lease goes.
+    pub(super) holding: Holding,
 }
 
 impl HeldLease {
@@ -36,7 +39,8 @@ impl HeldLease {
 impl SemaphoreCore {
     /// Makes the granted nodes held leases, followed from now on. No await: a caller's
     /// deadline can never drop leases that were granted.
-    pub(super) fn take(self: &Arc<Self>, granted: Granted) -> Vec<(String, i64)> {
+    /// `contended`: the acquire had to wait for a lease to be released.
+    pub(super) fn take(self: &Arc<Self>, granted: Granted, contended: bool) -> Vec<(String, i64)> {
         let monitor = Monitor::of(&self.client);
         let mut watch = granted.children_watch.map(set_watch);
         let mut held = self.held.lock().unwrap();
@@ -55,6 +59,14 @@ impl SemaphoreCore {
                 session: granted.session,
                 _following: following,
                 releasing,
+                holding: Holding::begin(
+                    &self.client,
+                    &SEMAPHORE_HOLDS,
+                    &self.path,
+                    None,
+                    Some(fencing_token),
+                    contended,
+                ),
             });
             self.events.emit(LockEvent::Acquired { fencing_token });
             leases.push((node, fencing_token));
@@ -124,7 +136,9 @@ impl SemaphoreCore {
                 Ok(())
             }
             Err(reason) => {
-                if removed.is_some() {
+                if let Some(mut lease) = removed {
+                    lease.holding.lose(&reason);
+                    drop(lease);
                     self.events.emit(LockEvent::Lost {
                         reason: reason.clone(),
                     });

@@ -42,6 +42,7 @@ use crate::lock::attempt::Withdraw;
 use crate::lock::contenders;
 use crate::lock::monitor::Keeper;
 use crate::lock::write_lock::{Lock, LockEvent, Owner};
+use crate::observe::{Waiting, SEMAPHORE_WAITS};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -112,7 +113,7 @@ impl Semaphore {
     }
 
     fn with_limit(client: &Client, path: &str, limit: Limit) -> Result<Semaphore> {
-        let mutex = Lock::new(client, &format!("{path}/locks"))?;
+        let mutex = Lock::internal(client, &format!("{path}/locks"))?;
         let core = SemaphoreCore {
             client: client.clone(),
             path: path.to_string(),
@@ -281,6 +282,18 @@ impl SemaphoreCore {
             ));
         }
         self.client.zk()?;
+        let mut waiting = Waiting::begin(&self.client, &SEMAPHORE_WAITS, &self.path, None);
+        let acquired = self.acquire_counted(count, wait, &mut waiting).await;
+        waiting.end_with(&acquired, |leases| leases.first().map_or(0, |l| l.1));
+        acquired
+    }
+
+    async fn acquire_counted(
+        self: &Arc<Self>,
+        count: u32,
+        wait: Wait,
+        waiting: &mut Waiting,
+    ) -> Result<Option<Vec<(String, i64)>>> {
         let wait = wait.normalized();
         let deadline = wait.deadline();
         loop {
@@ -300,7 +313,10 @@ impl SemaphoreCore {
             // waiting for (later requests of this session come after it).
             match outcome {
                 Ok(Some(granted)) => {
-                    let leases = self.take(granted);
+                    if attempt.waited() {
+                        waiting.queued();
+                    }
+                    let leases = self.take(granted, waiting.contended());
                     drop(mutex);
                     return Ok(Some(leases));
                 }
@@ -378,7 +394,11 @@ impl Keeper for SemaphoreCore {
             let at = held.iter().position(|h| h.node == node);
             at.map(|at| held.remove(at))
         };
-        if ended.is_some() {
+        if let Some(mut lease) = ended {
+            if let LockEvent::Lost { reason } = &event {
+                lease.holding.lose(reason);
+            }
+            drop(lease);
             if let Some(reason) = remember {
                 self.ended.lock().unwrap().push((node.to_string(), reason));
             }

@@ -97,7 +97,7 @@ impl LockCore {
         let (node, fencing_token, session) = self
             .sibling()?
             .hold_of(owner, |h| (h.node.clone(), h.fencing_token, h.session))?;
-        let hold = Hold::new(
+        let mut hold = Hold::new(
             self.client(),
             self.keeper(),
             owner,
@@ -106,6 +106,7 @@ impl LockCore {
             session,
             None,
         );
+        hold.holding = self.holding(fencing_token, false);
         self.holds.lock().unwrap().push(hold);
         self.emit(LockEvent::Acquired { fencing_token });
         Some(fencing_token)
@@ -120,9 +121,14 @@ impl LockCore {
         })
     }
 
-    pub(in crate::lock) fn take_hold(self: &Arc<Self>, owner: Owner, created: Created) {
+    pub(in crate::lock) fn take_hold(
+        self: &Arc<Self>,
+        owner: Owner,
+        created: Created,
+        contended: bool,
+    ) {
         let fencing_token = created.fencing_token;
-        let hold = Hold::new(
+        let mut hold = Hold::new(
             self.client(),
             self.keeper(),
             owner,
@@ -131,6 +137,7 @@ impl LockCore {
             created.session,
             created.watch,
         );
+        hold.holding = self.holding(fencing_token, contended);
         self.holds.lock().unwrap().push(hold);
         self.emit(LockEvent::Acquired { fencing_token });
     }
@@ -144,7 +151,10 @@ impl LockCore {
             let at = holds.iter().position(|h| h.node == node);
             at.map(|at| holds.remove(at))
         };
-        if let Some(hold) = ended {
+        if let Some(mut hold) = ended {
+            if let (LockEvent::Lost { reason }, Some(holding)) = (&event, hold.holding.as_mut()) {
+                holding.lose(reason);
+            }
             if let Some(reason) = remember {
                 self.ended.lock().unwrap().push((hold.owner, reason));
             }

@@ -14,6 +14,7 @@ use super::super::release_node::release_node;
 use crate::client::Client;
 use crate::emitter::Emitter;
 use crate::error::{Error, Result};
+use crate::observe::{Holding, LOCK_HOLDS};
 use crate::runtime;
 
 /// One contender as `participants()` reports it, holder first.
@@ -34,6 +35,16 @@ pub(crate) enum Side {
 }
 
 impl Side {
+    /// The `kind` attribute of this side's lock metrics; `None` for a latch (its own metrics).
+    fn metrics_kind(self) -> Option<&'static str> {
+        match self {
+            Side::Exclusive => Some("lock"),
+            Side::Read => Some("read"),
+            Side::Write => Some("write"),
+            Side::Latch => None,
+        }
+    }
+
     pub(in crate::lock) fn marker(self) -> &'static str {
         match self {
             Side::Exclusive => contenders::EXCLUSIVE_MARKER,
@@ -60,6 +71,8 @@ pub(crate) struct LockCore {
     /// Bumped whenever a hold ends, for a release waiting on a lost hold.
     pub(in crate::lock) ended_count: watch::Sender<u64>,
     pub(in crate::lock) events: Emitter<LockEvent>,
+    /// Whether its waits and holds are counted and logged as a lock's (`Lock::internal`).
+    pub(in crate::lock) observed: bool,
 }
 
 impl Drop for LockCore {
@@ -131,6 +144,25 @@ impl LockCore {
 
     pub(in crate::lock) fn emit(&self, event: LockEvent) {
         self.events.emit(event);
+    }
+
+    /// The `kind` attribute of this lock's metrics; `None` when it records none (a latch's
+    /// contender, a recipe's internal mutex).
+    pub(in crate::lock) fn metrics_kind(&self) -> Option<&'static str> {
+        self.observed.then(|| self.side.metrics_kind()).flatten()
+    }
+
+    /// The numbers and events of a hold of this lock that starts now.
+    pub(in crate::lock) fn holding(&self, fencing_token: i64, contended: bool) -> Option<Holding> {
+        let kind = self.metrics_kind()?;
+        Some(Holding::begin(
+            &self.client,
+            &LOCK_HOLDS,
+            &self.dir,
+            Some(kind),
+            Some(fencing_token),
+            contended,
+        ))
     }
 
     pub(in crate::lock) fn sibling(&self) -> Option<Arc<LockCore>> {

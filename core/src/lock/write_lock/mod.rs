@@ -22,6 +22,7 @@
 //!   `release` reports success only once the delete is confirmed, and reports
 //!   a lock lost before its release as the error it was lost with.
 
+use crate::observe::Waiting;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -70,6 +71,17 @@ impl Lock {
         Lock::with_data(client, dir, side, data)
     }
 
+    /// A lock that is a part of another recipe (the semaphore's mutex): its waits and holds
+    /// are that recipe's, and are neither counted nor logged as a lock's.
+    pub(crate) fn internal(client: &Client, dir: &str) -> Result<Lock> {
+        let lock = Lock::new(client, dir)?;
+        let mut core = Arc::into_inner(lock.core).expect("a new lock is not shared");
+        core.observed = false;
+        Ok(Lock {
+            core: Arc::new(core),
+        })
+    }
+
     pub(crate) fn with_data(client: &Client, dir: &str, side: Side, data: Vec<u8>) -> Result<Lock> {
         path::validate(dir)?;
         client.check_open()?;
@@ -84,6 +96,7 @@ impl Lock {
             ended: Mutex::new(Vec::new()),
             ended_count: watch::channel(0).0,
             events,
+            observed: true,
         };
         Ok(Lock {
             core: Arc::new(core),
@@ -135,7 +148,13 @@ impl Lock {
         LockGuard::new(self.clone(), owner, fencing_token)
     }
 
-    async fn lock_as_unscoped(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
+    /// `waiting`, when given, is told whether the attempt had to queue behind another holder.
+    async fn lock_as_unscoped(
+        &self,
+        owner: Owner,
+        wait: Wait,
+        waiting: Option<&mut Waiting>,
+    ) -> Result<Option<i64>> {
         let core = &self.core;
         core.client.zk()?;
         loop {
@@ -153,6 +172,7 @@ impl Lock {
             return Ok(Some(token));
         }
         let mut attempt = Attempt::new(core.clone(), owner);
+        let queued = attempt.looked();
         let outcome = match wait.normalized() {
             Wait::No => attempt.run(true).await,
             Wait::Forever => attempt.run(false).await,
@@ -169,6 +189,9 @@ impl Lock {
                 }
             }
         };
+        if let (Some(waiting), true) = (waiting, *queued.borrow()) {
+            waiting.queued();
+        }
         match outcome {
             Ok(Some(token)) => Ok(Some(token)),
             Ok(None) => {

@@ -7,6 +7,7 @@ use std::future::Future;
 use super::{not_owner, Lock, Owner};
 use crate::error::Result;
 use crate::handoff::Handoff;
+use crate::observe::{Waiting, LOCK_WAITS};
 use crate::runtime;
 use crate::wait::Wait;
 
@@ -15,7 +16,23 @@ impl Lock {
     /// (never `TIMEOUT`). The form the bindings use (they release with
     /// `unlock_as`). Dropping the future withdraws the attempt's node.
     pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
-        let locked = self.lock_as_unscoped(owner, wait).await;
+        let core = &self.core;
+        let mut waiting = core
+            .metrics_kind()
+            .map(|kind| Waiting::begin(&core.client, &LOCK_WAITS, &core.dir, Some(kind)));
+        let locked = self
+            .lock_as_unscoped(owner, wait, waiting.as_mut())
+            .await
+            .map_err(|err| core.about(err));
+        if let Some(waiting) = waiting {
+            waiting.end_with(&locked, |token| *token);
+        }
+        locked
+    }
+
+    /// `lock_as` without numbers or events: a multi-lock's own acquire records them once.
+    pub(crate) async fn lock_as_quietly(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
+        let locked = self.lock_as_unscoped(owner, wait, None).await;
         locked.map_err(|err| self.core.about(err))
     }
 

@@ -16,7 +16,7 @@ use thiserror::Error;
 use tracing::instrument;
 
 pub use self::watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};
-use super::session::{Depot, MarshalledRequest, Request, Session, SessionOperation, WatchReceiver};
+use super::session::{Depot, MarshalledRequest, OpStat, Request, Session, SessionOperation, WatchReceiver};
 use crate::acl::{Acl, Acls, AuthUser};
 use crate::chroot::{Chroot, ChrootPath, OwnedChroot};
 use crate::endpoint::{self, IterableEndpoints};
@@ -207,8 +207,22 @@ pub struct Client {
     session_timeout: Duration,
     requester: Arc<mpsc::UnboundedSender<Request>>,
     state_watcher: StateWatcher,
-    last_heard: Arc<LastHeard>,
+    /// What a client shares with its clones and its session besides the request channel:
+    /// one pointer, as a `Client` is passed by value (`chroot` answers it back in an `Err`).
+    shared: Arc<Shared>,
 }
+
+#[derive_where(Debug)]
+pub(crate) struct Shared {
+    pub(crate) last_heard: Arc<LastHeard>,
+    #[derive_where(skip(Debug))]
+    pub(crate) observer: Option<RequestObserver>,
+}
+
+/// Told of every request a [Client] sends, before it is queued: its operation's name
+/// ([OpCode::name]) and its server path (chroot included) when it has one. Called on the
+/// caller's thread, so it must be quick: count, or hand off.
+pub type RequestObserver = Arc<dyn Fn(&'static str, Option<&str>) + Send + Sync>;
 
 impl Client {
     const CONFIG_NODE: &'static str = "/zookeeper/config";
@@ -230,9 +244,10 @@ impl Client {
         timeout: Duration,
         requester: Arc<mpsc::UnboundedSender<Request>>,
         state_watcher: StateWatcher,
-        last_heard: Arc<LastHeard>,
+        shared: Shared,
     ) -> Client {
-        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, last_heard }
+        let shared = Arc::new(shared);
+        Client { chroot, version, session, session_timeout: timeout, requester, state_watcher, shared }
     }
 
     fn validate_path<'a>(&'a self, path: &'a str) -> Result<ChrootPath<'a>> {
@@ -273,7 +288,7 @@ impl Client {
     /// (SIGSTOP, a long GC pause) can tell from it, the moment it resumes, that its session may
     /// be gone, before [Self::state] says so (the session's own timer has not run yet).
     pub fn last_heard(&self) -> std::time::Instant {
-        self.last_heard.get()
+        self.shared.last_heard.get()
     }
 
     /// Latest session state.
@@ -309,6 +324,14 @@ impl Client {
     }
 
     fn send_marshalled_request(&self, request: MarshalledRequest) -> StateReceiver {
+        if let Some(observer) = &self.shared.observer {
+            let (code, stat) = request.get_operation_info();
+            let path = match stat {
+                OpStat::Path(path) | OpStat::Watch { path, .. } => Some(path),
+                OpStat::None => None,
+            };
+            observer(code.name(), path);
+        }
         let (operation, receiver) = SessionOperation::new_marshalled(request).with_responser();
         if let Err(err) = self.requester.unbounded_send(operation.into()) {
             let state = self.state();
@@ -1544,6 +1567,8 @@ pub struct Connector {
     server_version: Version,
     session_timeout: Duration,
     connection_timeout: Duration,
+    #[derive_where(skip(Debug))]
+    observer: Option<RequestObserver>,
 }
 
 impl Connector {
@@ -1561,7 +1586,15 @@ impl Connector {
             server_version: Version(u32::MAX, u32::MAX, u32::MAX),
             session_timeout: Duration::ZERO,
             connection_timeout: Duration::ZERO,
+            observer: None,
         }
+    }
+
+    /// Tells `observer` of every request the client sends (see [RequestObserver]): what a
+    /// library on top counts per operation, without wrapping every call.
+    pub fn with_request_observer(mut self, observer: RequestObserver) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Specifies target session timeout to negotiate with ZooKeeper server.
@@ -1777,7 +1810,7 @@ impl Connector {
             session_timeout,
             sender,
             state_watcher,
-            last_heard,
+            Shared { last_heard, observer: self.observer },
         );
         Ok(client)
     }

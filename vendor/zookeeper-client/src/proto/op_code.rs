@@ -41,6 +41,48 @@ pub enum OpCode {
     Error = -1,
 }
 
+impl OpCode {
+    /// The operation's name in snake case (`"create"`, `"get_children"`), as metrics label it:
+    /// a protocol's second version of an operation (`Create2`, `GetChildren2`) is that operation.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpCode::Notification => "notification",
+            OpCode::Create => "create",
+            OpCode::Delete => "delete",
+            OpCode::Exists => "exists",
+            OpCode::GetData => "get_data",
+            OpCode::SetData => "set_data",
+            OpCode::GetACL => "get_acl",
+            OpCode::SetACL => "set_acl",
+            OpCode::GetChildren => "get_children",
+            OpCode::Sync => "sync",
+            OpCode::Ping => "ping",
+            OpCode::GetChildren2 => "get_children",
+            OpCode::Check => "check",
+            OpCode::Multi => "multi",
+            OpCode::Create2 => "create",
+            OpCode::Reconfig => "reconfig",
+            OpCode::CheckWatches => "check_watches",
+            OpCode::RemoveWatches => "remove_watches",
+            OpCode::CreateContainer => "create_container",
+            OpCode::DeleteContainer => "delete_container",
+            OpCode::CreateTtl => "create_ttl",
+            OpCode::MultiRead => "multi_read",
+            OpCode::Auth => "auth",
+            OpCode::SetWatches => "set_watches",
+            OpCode::Sasl => "sasl",
+            OpCode::GetEphemerals => "get_ephemerals",
+            OpCode::GetAllChildrenNumber => "get_all_children_number",
+            OpCode::SetWatches2 => "set_watches",
+            OpCode::AddWatch => "add_watch",
+            OpCode::WhoAmI => "whoami",
+            OpCode::CreateSession => "create_session",
+            OpCode::CloseSession => "close_session",
+            OpCode::Error => "error",
+        }
+    }
+}
+
 impl SerializableRecord for OpCode {
     fn serialize(&self, buf: &mut dyn BufMut) {
         buf.put_i32(Into::into(*self));

@@ -1,0 +1,360 @@
+//! The library's events as a binding hands them to its language's logging: one logger per
+//! recipe (`zkrecipes.lock`, `zkrecipes.session`, …), the host's levels known here so that an
+//! event nobody would see costs no crossing into the host language, and delivery on a thread
+//! of its own.
+//!
+//! Why a thread of its own: an event can be emitted on a runtime thread, inside a recipe's
+//! bookkeeping or a caller's thread; host code (a Python handler, a Java appender, a JavaScript
+//! subscriber) that calls back into the library, blocks, or takes its interpreter's lock there
+//! could stall the recipes or deadlock. The delivery thread keeps the order of events and hands
+//! them over one at a time; the queue is bounded, and what a stalled host could not take is
+//! counted and told in the next record (`dropped`).
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
+use tracing::{Event, Level, Metadata, Subscriber};
+
+/// The logger names, in the order `set_level` indexes them: `zkrecipes.<recipe>` for each
+/// target of `metrics::TARGETS`, and `zkrecipes.zookeeper` for the session crate's own events.
+pub const LOGGERS: &[&str] = &[
+    "zkrecipes.session",
+    "zkrecipes.request",
+    "zkrecipes.lock",
+    "zkrecipes.semaphore",
+    "zkrecipes.queue",
+    "zkrecipes.work_queue",
+    "zkrecipes.election",
+    "zkrecipes.latch",
+    "zkrecipes.barrier",
+    "zkrecipes.cache",
+    "zkrecipes.counter",
+    "zkrecipes.group",
+    "zkrecipes.security",
+    "zkrecipes.zookeeper",
+];
+
+/// A level as the bindings pass it: the most verbose level a logger shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum LogLevel {
+    Off = 0,
+    Error = 1,
+    Warn = 2,
+    Info = 3,
+    Debug = 4,
+    Trace = 5,
+}
+
+impl LogLevel {
+    fn of(level: &Level) -> LogLevel {
+        match *level {
+            Level::ERROR => LogLevel::Error,
+            Level::WARN => LogLevel::Warn,
+            Level::INFO => LogLevel::Info,
+            Level::DEBUG => LogLevel::Debug,
+            Level::TRACE => LogLevel::Trace,
+        }
+    }
+
+    /// `"ERROR"`, `"WARN"`, `"INFO"`, `"DEBUG"`, `"TRACE"` (`"OFF"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Off => "OFF",
+            LogLevel::Error => "ERROR",
+            LogLevel::Warn => "WARN",
+            LogLevel::Info => "INFO",
+            LogLevel::Debug => "DEBUG",
+            LogLevel::Trace => "TRACE",
+        }
+    }
+
+    fn from_u8(value: u8) -> LogLevel {
+        match value {
+            0 => LogLevel::Off,
+            1 => LogLevel::Error,
+            2 => LogLevel::Warn,
+            3 => LogLevel::Info,
+            4 => LogLevel::Debug,
+            _ => LogLevel::Trace,
+        }
+    }
+}
+
+/// One event, as a binding's sink receives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRecord {
+    /// One of `LOGGERS`.
+    pub logger: &'static str,
+    pub level: LogLevel,
+    pub message: String,
+    /// The structured fields (`path`, `fencing_token`, `waited_ms`, `session`, `reason`, …),
+    /// each as text.
+    pub fields: Vec<(&'static str, String)>,
+    /// Events dropped since the previous record because the host did not keep up.
+    pub dropped: u64,
+}
+
+/// A binding's delivery of one record to its language's logging.
+pub type LogSink = Arc<dyn Fn(LogRecord) + Send + Sync>;
+
+/// Events a stalled host may leave waiting before newer ones are dropped.
+const QUEUE_LIMIT: usize = 10_000;
+
+static LEVELS: [AtomicU8; 14] = [const { AtomicU8::new(0) }; 14];
+/// The most verbose level of any logger: the test every event passes first.
+static MOST_VERBOSE: AtomicU8 = AtomicU8::new(0);
+
+/// Sets the level of `logger` (one of `LOGGERS`, or `"zkrecipes"` for every one); `false` for
+/// an unknown name. Called by a binding whenever it learns its host's level.
+pub fn set_level(logger: &str, level: LogLevel) -> bool {
+    let indices: Vec<usize> = match logger {
+        "zkrecipes" => (0..LOGGERS.len()).collect(),
+        _ => match LOGGERS.iter().position(|l| *l == logger) {
+            Some(at) => vec![at],
+            None => return false,
+        },
+    };
+    for at in indices {
+        LEVELS[at].store(level as u8, Ordering::Relaxed);
+    }
+    let most = LEVELS
+        .iter()
+        .map(|l| l.load(Ordering::Relaxed))
+        .max()
+        .unwrap_or(0);
+    MOST_VERBOSE.store(most, Ordering::Relaxed);
+    true
+}
+
+/// The level `logger` has now.
+pub fn level(logger: &str) -> Option<LogLevel> {
+    let at = LOGGERS.iter().position(|l| *l == logger)?;
+    Some(LogLevel::from_u8(LEVELS[at].load(Ordering::Relaxed)))
+}
+
+/// The logger of a `tracing` target: `zkrecipes::lock` → `zkrecipes.lock`; the session crate's
+/// targets → `zkrecipes.zookeeper`; `None` for anything else.
+fn logger_of(target: &str) -> Option<usize> {
+    if let Some(recipe) = target.strip_prefix("zkrecipes::") {
+        // A module's own target (`zkrecipes::client::session`) counts as its recipe's.
+        let recipe = match recipe.split("::").next().unwrap_or(recipe) {
+            "client" | "connect_diagnosis" | "sasl_probe" => "session",
+            "lock" if recipe.contains("multi_lock") => "lock",
+            other => other,
+        };
+        return LOGGERS
+            .iter()
+            .position(|l| l.strip_prefix("zkrecipes.") == Some(recipe));
+    }
+    target
+        .starts_with("zookeeper_client")
+        .then_some(LOGGERS.len() - 1)
+}
+
+fn enabled(target: &str, level: LogLevel) -> bool {
+    if level as u8 > MOST_VERBOSE.load(Ordering::Relaxed) {
+        return false;
+    }
+    logger_of(target).is_some_and(|at| level as u8 <= LEVELS[at].load(Ordering::Relaxed))
+}
+
+struct Queue {
+    records: Mutex<(VecDeque<LogRecord>, u64)>,
+    ready: Condvar,
+    /// Records taken from the queue and delivered, for `flush`.
+    delivered: AtomicU64,
+    queued: AtomicU64,
+    sink: Mutex<Option<LogSink>>,
+}
+
+static QUEUE: OnceLock<Arc<Queue>> = OnceLock::new();
+
+/// Forwards the library's events to `sink` from now on (replacing an earlier sink), on the
+/// delivery thread. The first call makes this the process's `tracing` dispatcher for the
+/// library's copy of `tracing`; `false` if something else already was (a Rust program with
+/// its own subscriber, which then gets the events itself).
+pub fn forward_to(sink: LogSink) -> bool {
+    let mut installed = true;
+    let queue = QUEUE.get_or_init(|| {
+        let queue = Arc::new(Queue {
+            records: Mutex::new((VecDeque::new(), 0)),
+            ready: Condvar::new(),
+            delivered: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
+            sink: Mutex::new(None),
+        });
+        installed = tracing::subscriber::set_global_default(Forwarder).is_ok();
+        let delivering = queue.clone();
+        std::thread::Builder::new()
+            .name("zkrecipes-log".into())
+            .spawn(move || deliver(&delivering))
+            .expect("a thread for log delivery");
+        queue
+    });
+    *queue.sink.lock().unwrap() = Some(sink);
+    installed
+}
+
+/// Waits until every event emitted before this call has been handed to the sink (or the
+/// deadline passes): what a test or a shutdown calls before reading the host's logs.
+pub fn flush(timeout: std::time::Duration) -> bool {
+    let Some(queue) = QUEUE.get() else {
+        return true;
+    };
+    let target = queue.queued.load(Ordering::SeqCst);
+    let until = std::time::Instant::now() + timeout;
+    while queue.delivered.load(Ordering::SeqCst) < target {
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    true
+}
+
+fn deliver(queue: &Queue) {
+    loop {
+        let record = {
+            let mut records = queue.records.lock().unwrap();
+            loop {
+                if let Some(mut record) = records.0.pop_front() {
+                    record.dropped = std::mem::take(&mut records.1);
+                    break record;
+                }
+                records = queue.ready.wait(records).unwrap();
+            }
+        };
+        let sink = queue.sink.lock().unwrap().clone();
+        if let Some(sink) = sink {
+            // A host handler that panics (a binding's bug) must not end delivery for good.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(record)));
+        }
+        queue.delivered.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn enqueue(record: LogRecord) {
+    let Some(queue) = QUEUE.get() else { return };
+    let mut records = queue.records.lock().unwrap();
+    if records.0.len() >= QUEUE_LIMIT {
+        records.1 += 1;
+        return;
+    }
+    records.0.push_back(record);
+    queue.queued.fetch_add(1, Ordering::SeqCst);
+    queue.ready.notify_one();
+}
+
+/// The process's dispatcher once a binding forwards: every event passes the level table;
+/// spans are not kept (the library's waits are reported as events when they end).
+struct Forwarder;
+
+impl Subscriber for Forwarder {
+    fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
+        match metadata.is_span() || logger_of(metadata.target()).is_none() {
+            true => Interest::never(),
+            // Asked at every event: the host's levels change while the process runs.
+            false => Interest::sometimes(),
+        }
+    }
+
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.is_event() && enabled(metadata.target(), LogLevel::of(metadata.level()))
+    }
+
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let metadata = event.metadata();
+        let Some(at) = logger_of(metadata.target()) else {
+            return;
+        };
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        enqueue(LogRecord {
+            logger: LOGGERS[at],
+            level: LogLevel::of(metadata.level()),
+            message: fields.message,
+            fields: fields.fields,
+            dropped: 0,
+        });
+    }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+#[derive(Default)]
+struct Fields {
+    message: String,
+    fields: Vec<(&'static str, String)>,
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "message" => self.message.push_str(value),
+            name => self.fields.push((name, value.to_string())),
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => {
+                let _ = write!(self.message, "{value:?}");
+            }
+            name => self.fields.push((name, format!("{value:?}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_map_to_loggers_and_levels_gate_them() {
+        assert_eq!(
+            logger_of("zkrecipes::lock").map(|at| LOGGERS[at]),
+            Some("zkrecipes.lock")
+        );
+        assert_eq!(
+            logger_of("zkrecipes::work_queue").map(|at| LOGGERS[at]),
+            Some("zkrecipes.work_queue")
+        );
+        assert_eq!(
+            logger_of("zookeeper_client::session").map(|at| LOGGERS[at]),
+            Some("zkrecipes.zookeeper")
+        );
+        assert_eq!(logger_of("hyper::proto"), None);
+        assert_eq!(
+            logger_of("zkrecipes::client::session").map(|at| LOGGERS[at]),
+            Some("zkrecipes.session")
+        );
+        for target in crate::observe::TARGETS {
+            assert!(logger_of(target).is_some(), "{target}");
+        }
+        assert!(set_level("zkrecipes", LogLevel::Warn));
+        assert!(set_level("zkrecipes.lock", LogLevel::Debug));
+        assert!(!set_level("zkrecipes.nothing", LogLevel::Debug));
+        assert!(enabled("zkrecipes::lock", LogLevel::Debug));
+        assert!(!enabled("zkrecipes::queue", LogLevel::Info));
+        assert!(enabled("zkrecipes::queue", LogLevel::Warn));
+        assert_eq!(level("zkrecipes.queue"), Some(LogLevel::Warn));
+        set_level("zkrecipes", LogLevel::Off);
+        assert!(!enabled("zkrecipes::lock", LogLevel::Error));
+    }
+}

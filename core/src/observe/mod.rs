@@ -1,0 +1,22 @@
+//! What the library tells about itself: `tracing` events on one target per recipe, and each
+//! client's metrics (counters, up/down counters, duration histograms) with a snapshot. Decided
+//! here once; the bindings forward the events to their language's logging and convert the
+//! snapshot (`ffi::log`, `ffi::metrics`).
+
+#![allow(dead_code)] // TEMPORARY: until every recipe records
+pub mod catalog;
+mod events;
+mod registry;
+mod requests;
+mod snapshot;
+mod waits;
+
+pub use catalog::{Instrument, Metric, BUCKETS, CATALOG};
+pub use events::TARGETS;
+pub use registry::{MAX_PATHS, OTHER_PATH};
+pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
+
+pub(crate) use events::Recipe;
+pub(crate) use registry::Registry;
+pub(crate) use requests::{request_observer, state_changed};
+pub(crate) use waits::*;
