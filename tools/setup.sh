@@ -58,6 +58,8 @@ if $test_deps; then
   command -v kinit >/dev/null || need+=(krb5-user)
   # The security tests issue an X.509 v1 client certificate with it.
   command -v openssl >/dev/null || need+=(openssl)
+  # The metrics test has a real Prometheus scrape the command line's --metrics-addr.
+  command -v prometheus >/dev/null || need+=(prometheus)
 fi
 if $dist_deps; then
   command -v objdump >/dev/null || need+=(binutils)

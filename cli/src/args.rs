@@ -26,7 +26,8 @@ Exit statuses: CMD's own; 64 usage, 65 bad data, 69 ZooKeeper unavailable,
 70 internal, 75 timeout, 77 permission, 78 TLS configuration refused,
 79 lock/leadership lost (CMD stopped),
 126 CMD not executable, 127 CMD not found.
-Environment: ZK_CONNECT, ZKRECIPES_AUTH (user:password), NO_COLOR.";
+Environment: ZK_CONNECT, ZKRECIPES_AUTH (user:password), ZKRECIPES_LOG
+(e.g. debug, or zkrecipes.lock=debug,info), NO_COLOR.";
 
 /// Locks, leader election and queues on ZooKeeper, for scripts, cron jobs and operators.
 #[derive(Parser, Debug)]
@@ -100,6 +101,15 @@ pub struct Common {
     /// object per line (queue and work output is the items themselves).
     #[arg(long, global = true)]
     pub json: bool,
+    /// More of the library's events on standard error: -v info (acquired after waiting,
+    /// leadership, session changes), -vv debug (every request). Warnings show without it;
+    /// ZKRECIPES_LOG (e.g. zkrecipes.lock=debug) sets loggers one by one.
+    #[arg(short, long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Serve this process's metrics in the Prometheus text format on http://HOST:PORT/metrics
+    /// while the command runs (e.g. 127.0.0.1:9464).
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -419,6 +429,9 @@ pub struct StatusArgs {
     /// Print again whenever something changes, until interrupted.
     #[arg(long)]
     pub watch: bool,
+    /// Then print this client's metrics (Prometheus text; one JSON object per series with --json).
+    #[arg(long, conflicts_with = "watch")]
+    pub metrics: bool,
 }
 
 /// A member's name shows in one-line messages and `--observe` lines: it must

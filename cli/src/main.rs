@@ -12,7 +12,9 @@ mod group;
 mod hold;
 mod lines;
 mod lock;
+mod logging;
 mod member;
+mod metrics_server;
 mod outage;
 mod output;
 mod queue;
@@ -82,8 +84,19 @@ fn main() {
 
 async fn run(cli: Cli) -> Outcome {
     check_path(&cli.command)?;
+    let log_spec = std::env::var("ZKRECIPES_LOG").ok();
+    logging::init(cli.common.verbose, log_spec.as_deref())?;
+    let metrics_listener = cli
+        .common
+        .metrics_addr
+        .as_deref()
+        .map(metrics_server::bind)
+        .transpose()?;
     let output = Output::new(cli.common.json);
     let client = connect::connect(&cli.common).await?;
+    if let Some(listener) = metrics_listener {
+        metrics_server::serve(listener, client.clone())?;
+    }
     let outcome = match cli.command {
         Command::Lock(args) => lock::run(&client, args).await,
         Command::Semaphore(args) => semaphore::run(&client, args).await,

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use zkrecipes::inspect::{NodeStatus, Role, SessionState, Status};
+use zkrecipes::metrics::{MetricValue, MetricsSnapshot};
 
 use crate::exit::Failure;
 use crate::lines::print_line;
@@ -46,6 +47,44 @@ impl Output {
         } else {
             self.status_text(status)
         }
+    }
+
+    /// A client's metrics: the Prometheus text, or with `--json` one object per series
+    /// (`{"metric", "instrument", "unit", "attributes", "value"}`, a histogram's `count`, `sum`,
+    /// `min`, `max`, `p50`, `p99` in seconds).
+    pub fn metrics(&self, snapshot: &MetricsSnapshot) -> String {
+        if !self.json {
+            return snapshot.to_prometheus();
+        }
+        let mut lines = String::new();
+        for point in &snapshot.points {
+            let attributes: serde_json::Map<String, Value> = point
+                .attributes
+                .iter()
+                .map(|(name, value)| (name.to_string(), json!(value)))
+                .collect();
+            let mut line = json!({
+                "metric": point.metric.name,
+                "instrument": point.metric.instrument.as_str(),
+                "unit": point.metric.unit,
+                "attributes": attributes,
+            });
+            match &point.value {
+                MetricValue::Counter(n) => line["value"] = json!(n),
+                MetricValue::UpDownCounter(n) => line["value"] = json!(n),
+                MetricValue::Histogram(h) => {
+                    line["count"] = json!(h.count);
+                    line["sum"] = json!(h.sum);
+                    line["min"] = json!(h.min);
+                    line["max"] = json!(h.max);
+                    line["p50"] = json!(h.quantile(0.5));
+                    line["p99"] = json!(h.quantile(0.99));
+                }
+            }
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+        lines
     }
 
     fn paint(&self, code: &str, text: &str) -> String {

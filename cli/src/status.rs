@@ -19,6 +19,9 @@ pub async fn run(client: &Client, args: StatusArgs, output: &Output) -> Outcome 
     if !args.watch {
         let status = inspect::status(client, &args.path).await?;
         lines::print_line(output.status(&status).trim_end_matches('\n'))?;
+        if args.metrics {
+            lines::print_line(output.metrics(&client.metrics()).trim_end_matches('\n'))?;
+        }
         return Ok(0);
     }
     let mut signals = Signals::install()?;

@@ -74,6 +74,23 @@ impl LogLevel {
         }
     }
 
+    /// A level by name, as users write it in every language and in `ZKRECIPES_LOG`: `error`,
+    /// `warn` (or `warning`), `info`, `debug`, `trace`, `off`, in any case; else
+    /// `INVALID_ARGUMENT` naming the value and the choices.
+    pub fn parse(name: &str) -> crate::Result<LogLevel> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "off" => Ok(LogLevel::Off),
+            "error" => Ok(LogLevel::Error),
+            "warn" | "warning" => Ok(LogLevel::Warn),
+            "info" => Ok(LogLevel::Info),
+            "debug" => Ok(LogLevel::Debug),
+            "trace" => Ok(LogLevel::Trace),
+            _ => Err(crate::Error::invalid_argument(format!(
+                "log level must be one of off, error, warn, info, debug, trace; got {name:?}"
+            ))),
+        }
+    }
+
     fn from_u8(value: u8) -> LogLevel {
         match value {
             0 => LogLevel::Off,
@@ -138,6 +155,17 @@ pub fn level(logger: &str) -> Option<LogLevel> {
     Some(LogLevel::from_u8(LEVELS[at].load(Ordering::Relaxed)))
 }
 
+/// The most verbose level a host's logger shows, asking `shows` from `Trace` up (`Off` if it
+/// shows not even `Error`): what a binding passes to `set_level` after asking its language's
+/// logging, whose own test (`isEnabledFor`, `isTraceEnabled`, …) then decides, not a copy of it.
+pub fn most_verbose_shown(mut shows: impl FnMut(LogLevel) -> bool) -> LogLevel {
+    use LogLevel::*;
+    [Trace, Debug, Info, Warn, Error]
+        .into_iter()
+        .find(|level| shows(*level))
+        .unwrap_or(Off)
+}
+
 /// The logger of a `tracing` target: `zkrecipes::lock` → `zkrecipes.lock`; the session crate's
 /// targets → `zkrecipes.zookeeper`; `None` for anything else.
 fn logger_of(target: &str) -> Option<usize> {
@@ -157,11 +185,21 @@ fn logger_of(target: &str) -> Option<usize> {
         .then_some(LOGGERS.len() - 1)
 }
 
-fn enabled(target: &str, level: LogLevel) -> bool {
-    if level as u8 > MOST_VERBOSE.load(Ordering::Relaxed) {
+/// The level an event is shown at: the session crate's own debug events (every packet sent
+/// and answered) are trace here, below the library's debug events of each request it sends.
+fn shown_level(at: usize, level: &Level) -> LogLevel {
+    match LogLevel::of(level) {
+        LogLevel::Debug if LOGGERS[at] == "zkrecipes.zookeeper" => LogLevel::Trace,
+        level => level,
+    }
+}
+
+fn enabled(target: &str, level: &Level) -> bool {
+    if LogLevel::of(level) as u8 > MOST_VERBOSE.load(Ordering::Relaxed) {
         return false;
     }
-    logger_of(target).is_some_and(|at| level as u8 <= LEVELS[at].load(Ordering::Relaxed))
+    logger_of(target)
+        .is_some_and(|at| shown_level(at, level) as u8 <= LEVELS[at].load(Ordering::Relaxed))
 }
 
 struct Queue {
@@ -265,7 +303,7 @@ impl Subscriber for Forwarder {
     }
 
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.is_event() && enabled(metadata.target(), LogLevel::of(metadata.level()))
+        metadata.is_event() && enabled(metadata.target(), metadata.level())
     }
 
     fn new_span(&self, _: &Attributes<'_>) -> Id {
@@ -285,7 +323,7 @@ impl Subscriber for Forwarder {
         event.record(&mut fields);
         enqueue(LogRecord {
             logger: LOGGERS[at],
-            level: LogLevel::of(metadata.level()),
+            level: shown_level(at, metadata.level()),
             message: fields.message,
             fields: fields.fields,
             dropped: 0,
@@ -350,11 +388,28 @@ mod tests {
         assert!(set_level("zkrecipes", LogLevel::Warn));
         assert!(set_level("zkrecipes.lock", LogLevel::Debug));
         assert!(!set_level("zkrecipes.nothing", LogLevel::Debug));
-        assert!(enabled("zkrecipes::lock", LogLevel::Debug));
-        assert!(!enabled("zkrecipes::queue", LogLevel::Info));
-        assert!(enabled("zkrecipes::queue", LogLevel::Warn));
+        assert!(enabled("zkrecipes::lock", &Level::DEBUG));
+        assert!(!enabled("zkrecipes::queue", &Level::INFO));
+        assert!(enabled("zkrecipes::queue", &Level::WARN));
+        assert!(set_level("zkrecipes.zookeeper", LogLevel::Debug));
+        assert!(!enabled("zookeeper_client::session", &Level::DEBUG));
+        assert!(set_level("zkrecipes.zookeeper", LogLevel::Trace));
+        assert!(enabled("zookeeper_client::session", &Level::DEBUG));
         assert_eq!(level("zkrecipes.queue"), Some(LogLevel::Warn));
         set_level("zkrecipes", LogLevel::Off);
-        assert!(!enabled("zkrecipes::lock", LogLevel::Error));
+        assert!(!enabled("zkrecipes::lock", &Level::ERROR));
+        assert_eq!(LogLevel::parse(" Warning").unwrap(), LogLevel::Warn);
+        assert!(LogLevel::parse("verbose")
+            .unwrap_err()
+            .message()
+            .contains("one of off, error"));
+    }
+
+    #[test]
+    fn a_host_threshold_becomes_the_most_verbose_level_it_shows() {
+        // A host that shows from warnings up (Python's WARNING, say).
+        assert_eq!(most_verbose_shown(|l| l <= LogLevel::Warn), LogLevel::Warn);
+        assert_eq!(most_verbose_shown(|_| true), LogLevel::Trace);
+        assert_eq!(most_verbose_shown(|_| false), LogLevel::Off);
     }
 }

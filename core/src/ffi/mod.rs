@@ -15,6 +15,7 @@ mod guard_slot;
 mod latch;
 mod lock;
 pub mod log;
+pub mod metrics;
 mod queue;
 mod security;
 mod semaphore;

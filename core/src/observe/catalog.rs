@@ -465,4 +465,46 @@ mod tests {
         }
         assert!(BUCKETS.windows(2).all(|w| w[0] < w[1]));
     }
+
+    /// The table of `docs/observability.md`, as the catalog says it.
+    fn table() -> String {
+        let mut table = String::from(
+            "| metric | instrument | unit | attributes | meaning |\n|---|---|---|---|---|\n",
+        );
+        for m in CATALOG {
+            table.push_str(&format!(
+                "| `{}` | {} | `{}` | {} | {} |\n",
+                m.name,
+                m.instrument.as_str(),
+                m.unit,
+                m.attributes
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                m.description
+            ));
+        }
+        table
+    }
+
+    #[test]
+    fn the_docs_list_the_catalog_as_it_is() {
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/observability.md"),
+        )
+        .expect("docs/observability.md");
+        let start = docs
+            .find("<!-- catalog -->\n")
+            .expect("a <!-- catalog --> mark")
+            + 17;
+        let end = docs
+            .find("<!-- /catalog -->")
+            .expect("a <!-- /catalog --> mark");
+        assert!(
+            docs[start..end] == table(),
+            "docs/observability.md's table differs from the catalog; it should read:\n{}",
+            table()
+        );
+    }
 }

@@ -223,7 +223,7 @@ mod tests {
         let h = snapshot
             .histogram("zkrecipes.lock.hold.duration", &[])
             .unwrap();
-        assert_eq!((h.count, h.counts[4], h.counts[BUCKETS.len()]), (2, 1, 1));
+        assert_eq!((h.count, h.counts[3], h.counts[BUCKETS.len()]), (2, 1, 1));
         assert_eq!((h.min, h.max), (0.003, 400.0));
         drop(waiting);
         assert_eq!(registry.snapshot().gauge("zkrecipes.lock.waiters", &[]), 0);

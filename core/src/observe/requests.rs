@@ -24,8 +24,12 @@ pub(crate) fn request_observer(registry: &Arc<Registry>) -> zk::RequestObserver 
 pub(crate) fn state_changed(registry: &Registry, state: ConnectionState, session: Option<i64>) {
     let to = state.as_str().to_ascii_lowercase();
     registry.count(&SESSION_STATE_CHANGES, &[&to]);
-    let session = session.map(session_hex);
-    let session = session.as_deref().unwrap_or("none");
+    let Some(session) = session.map(session_hex) else {
+        // Closed: the session is gone already.
+        tracing::info!(target: "zkrecipes::session", state = state.as_str(), "client {}", state.as_str());
+        return;
+    };
+    let session = session.as_str();
     match state {
         ConnectionState::Lost => tracing::warn!(
             target: "zkrecipes::session", state = state.as_str(), session,

@@ -130,7 +130,8 @@ impl MetricsSnapshot {
     }
 
     /// The Prometheus text exposition format (version 0.0.4): dots become underscores, a
-    /// duration gets `_seconds`, a counter `_total`, an up/down counter is a gauge.
+    /// duration gets `_seconds`, a counter `_total` (its family's name too, as the format
+    /// wants), an up/down counter is a gauge.
     pub fn to_prometheus(&self) -> String {
         let mut text = String::new();
         let mut previous: Option<&str> = None;
@@ -163,7 +164,7 @@ impl MetricsSnapshot {
             };
             match &point.value {
                 MetricValue::Counter(n) => {
-                    let _ = writeln!(text, "{base}_total{} {n}", labels(None));
+                    let _ = writeln!(text, "{base}{} {n}", labels(None));
                 }
                 MetricValue::UpDownCounter(n) => {
                     let _ = writeln!(text, "{base}{} {n}", labels(None));
@@ -191,11 +192,14 @@ impl MetricsSnapshot {
     }
 }
 
-/// `zkrecipes.lock.wait.duration` → `zkrecipes_lock_wait_duration_seconds`.
+/// The Prometheus family name: `zkrecipes.lock.wait.duration` →
+/// `zkrecipes_lock_wait_duration_seconds`, `zkrecipes.lock.acquisitions` →
+/// `zkrecipes_lock_acquisitions_total`.
 pub fn prometheus_name(metric: &Metric) -> String {
     let base = metric.name.replace('.', "_");
-    match metric.unit {
-        "s" => format!("{base}_seconds"),
+    match (metric.unit, metric.instrument) {
+        ("s", _) => format!("{base}_seconds"),
+        (_, Instrument::Counter) => format!("{base}_total"),
         _ => base,
     }
 }
@@ -270,7 +274,7 @@ mod tests {
             ],
         };
         let text = snapshot.to_prometheus();
-        assert!(text.contains("# TYPE zkrecipes_lock_acquisitions counter\n"));
+        assert!(text.contains("# TYPE zkrecipes_lock_acquisitions_total counter\n"));
         assert!(text.contains(
             "zkrecipes_lock_acquisitions_total{path=\"/a\\\"b\",kind=\"lock\",outcome=\"acquired\"} 3\n"
         ));
