@@ -52,6 +52,9 @@ class Runner:
         work = ROOT / "target" / "bench"
         self.contestants = {
             "zkrecipes-rust": [self.args.rust_bench],
+            # Section 13: the Rust contestant with metrics and events at info, and with neither.
+            "zkrecipes-rust-observed": ["env", "ZKRECIPES_BENCH_OBSERVE=on", self.args.rust_bench],
+            "zkrecipes-rust-unobserved": ["env", "ZKRECIPES_BENCH_OBSERVE=off", self.args.rust_bench],
             "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
             "zkrecipes-node": ["node", "--expose-gc", str(work / "node" / "zkrecipes_node.js")],
             "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
@@ -138,7 +141,8 @@ class Runner:
             kept["overtaken_runs"] = [x["overtaken_max"] for x in runs]
         return kept
 
-    def interleaved(self, contestant: str, cycles: int, bursts: int) -> Optional[dict]:
+    def interleaved(self, contestant: str, cycles: int, bursts: int, base: str = "zkrecipes-rust",
+                    round_name: str = "overhead") -> Optional[dict]:
         """Section 7: `contestant` and the Rust contestant, both started, connected and warmed up,
         run the uncontended cycle in turns, `bursts` bursts each of `cycles // bursts` cycles (who
         goes first alternates), so that both see the same drift of the server's fsync time. Its
@@ -147,7 +151,7 @@ class Runner:
         procs: Dict[str, subprocess.Popen] = {}
         results: Dict[str, dict] = {}
         try:
-            for c in ("zkrecipes-rust", contestant):
+            for c in (base, contestant):
                 cmd = self.contestants[c] + ["cycle", self.connect, str(cycles)]
                 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                         cwd=str(BENCH / "contestants"), env=self.env)
@@ -165,11 +169,11 @@ class Runner:
 
             ratios = []
             for i in range(bursts):
-                order = ("zkrecipes-rust", contestant) if i % 2 == 0 else (contestant, "zkrecipes-rust")
+                order = (base, contestant) if i % 2 == 0 else (contestant, base)
                 ms = {c: burst(c) for c in order}
                 if None in ms.values():
                     return self.failed(contestant, "cycle", f"a burst failed (interleaved, burst {i})")
-                ratios.append(ms[contestant] / ms["zkrecipes-rust"])
+                ratios.append(ms[contestant] / ms[base])
             for c, proc in procs.items():
                 assert proc.stdin
                 proc.stdin.write("END\n")
@@ -192,13 +196,13 @@ class Runner:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-        rust, other = results["zkrecipes-rust"], results[contestant]
-        for c, x in (("zkrecipes-rust", rust), (contestant, other)):
-            x.update(contestant=c + self.suffix, workload="cycle", params=[cycles], round="overhead",
+        rust, other = results[base], results[contestant]
+        for c, x in ((base, rust), (contestant, other)):
+            x.update(contestant=c + self.suffix, workload="cycle", params=[cycles], round=round_name,
                      throughput=x["ops"] / x["seconds"])
             self.results.append(x)
         other.update(rust_ms=rust["median_ms"], burst_ratios=ratios)
-        print(f"  {contestant:<17} interleaved with rust: {other['median_ms']:.3f} vs {rust['median_ms']:.3f} ms "
+        print(f"  {contestant:<17} interleaved with {base}: {other['median_ms']:.3f} vs {rust['median_ms']:.3f} ms "
               f"= {other['median_ms'] / rust['median_ms']:.2f}x (bursts: median {statistics.median(ratios):.2f})",
               flush=True)
         return other
@@ -279,7 +283,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11,12", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11,12,13", help="which sections to run, e.g. 8")
     parser.add_argument("--secure-plain", help="section 10: the plain port of the TLS server (tests/with-secure-zk)")
     parser.add_argument("--secure-tls", help="section 10: its TLS port (localhost:PORT)")
     parser.add_argument("--secure-certs", help="section 10: the directory of its ca.pem")
@@ -418,6 +422,19 @@ def main() -> int:
         for runner in (plain, tls, curator_plain):
             r.results.extend(runner.results)
             r.failures.extend(runner.failures)
+    if 13 in want:
+        # The same Rust contestant with metrics recorded and events forwarded at info, against
+        # neither, taking turns as section 7's pairs do; and the queue drain, alternating.
+        print("\n13. observability overhead: metrics on and events at info, against both off", flush=True)
+        pairs, bursts = (1, 4) if args.quick else (5, 30)
+        for _ in range(pairs):
+            r.interleaved("zkrecipes-rust-observed", cycles // 2 if not args.quick else 40, bursts,
+                          base="zkrecipes-rust-unobserved", round_name="observability")
+        for _ in range(1 if args.quick else 3):
+            for c in ("zkrecipes-rust-unobserved", "zkrecipes-rust-observed"):
+                x = r.run(c, "queue", sizes[-1])
+                if x:
+                    x["round"] = "observability"
     if 8 in want:
         print("\n8. scale: lock objects made and dropped, locks held at once, waiters, deep queue", flush=True)
         objects = 2000 if args.quick else 100000
@@ -477,6 +494,31 @@ def vs_rust(results: List[dict], workload: str, contestants: List[str], cells: C
     return rows
 
 
+def observability_markdown(results: List[dict]) -> List[str]:
+    """Section 13: the cost of metrics and events at info (target: at most 3% slower)."""
+    runs = [x for x in results if x.get("round") == "observability"]
+    if not runs:
+        return []
+    lines = ["", "## 13. Observability overhead", "",
+             "The Rust contestant with every metric recorded and events forwarded at info (formatted as a "
+             "log line each), against the same with neither. Cycle: both processes take turns in bursts, as "
+             "in section 7; drain: runs alternate. Target: at most 3% slower.", "",
+             "| workload | runs | off | on | on / off |", "|---|---|---|---|---|"]
+    observed = [x for x in runs if x["contestant"].startswith("zkrecipes-rust-observed") and x["workload"] == "cycle"]
+    if observed:
+        ratios = [x["median_ms"] / x["rust_ms"] for x in observed]
+        lines.append(f"| uncontended cycle (median ms) | {len(observed)} pairs | "
+                     f"{statistics.median(x['rust_ms'] for x in observed):.3f} | "
+                     f"{statistics.median(x['median_ms'] for x in observed):.3f} | {statistics.median(ratios):.3f} |")
+    drains = {c: [x["seconds"] for x in runs if x["workload"] == "queue" and x["contestant"].startswith(c)]
+              for c in ("zkrecipes-rust-unobserved", "zkrecipes-rust-observed")}
+    off, on = drains["zkrecipes-rust-unobserved"], drains["zkrecipes-rust-observed"]
+    if off and on:
+        lines.append(f"| queue drain of {runs[-1]['params'][0]:,} (median s) | {len(on)} each | {statistics.median(off):.3f} | "
+                     f"{statistics.median(on):.3f} | {statistics.median(on) / statistics.median(off):.3f} |")
+    return lines
+
+
 def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: List[int]) -> None:
     lines = ["# Benchmark results", "",
              f"One ZooKeeper 3.9 standalone server on loopback (the harness), {time.strftime('%Y-%m-%d')}; "
@@ -486,6 +528,7 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
               "| contestant | median ms | p99 ms | cycles/s | requests/cycle | median vs zkrecipes |", "|---|---|---|---|---|---|"]
     lines += vs_rust(results, "cycle", PEERS, lambda c, x: f"{c} | {fmt(x['median_ms'], 3)} | {fmt(x['p99_ms'], 3)} | "
                      f"{x['throughput']:.0f} | {x['requests_per_op']:.2f}")
+    lines += observability_markdown(results)
     lines += ["", "## 7. Binding overhead (workload 1)", "",
               "Each binding's process and a Rust contestant's, both started and warmed up, run the uncontended "
               "cycle in turns, in bursts of tens of milliseconds (the server's fsync time drifts more over the "
@@ -723,7 +766,7 @@ if __name__ == "__main__":
         OUT = Path(sys.argv[2])
         saved = json.loads((OUT / "results.json").read_text())
         paired: Dict[str, List[dict]] = {}
-        rounds_run = [x for x in saved if x.get("round") == "overhead"]
+        rounds_run = [x for x in saved if x.get("round") == "overhead"]  # section 13's are "observability"
         for i, x in enumerate(rounds_run):
             if x["contestant"] != "zkrecipes-rust" and "rust_ms" in x:
                 paired.setdefault(x["contestant"], []).append(x)

@@ -167,9 +167,30 @@ fn print_latency(ops: usize, started: Instant, samples: &mut [Duration]) {
 }
 
 /// TLS when `ZKRECIPES_BENCH_TLS_CA` names a CA (section 10: the same workloads over TLS).
+/// `ZKRECIPES_BENCH_OBSERVE`: `off` records no metrics and forwards no events; `on` records
+/// metrics and forwards events at info to a sink that formats each one as a log line (what a
+/// binding's logging does, minus the host); unset is the default (metrics on, no subscriber).
 fn options() -> ClientOptions {
+    let observe = std::env::var("ZKRECIPES_BENCH_OBSERVE").ok();
+    if observe.as_deref() == Some("on") {
+        static FORWARDING: std::sync::Once = std::sync::Once::new();
+        FORWARDING.call_once(|| {
+            use zkrecipes::ffi::log;
+            log::set_level("zkrecipes", log::LogLevel::Info);
+            log::forward_to(Arc::new(|record: log::LogRecord| {
+                std::hint::black_box(format!(
+                    "{} {}: {} {:?}",
+                    record.level.as_str(),
+                    record.logger,
+                    record.message,
+                    record.fields
+                ));
+            }));
+        });
+    }
     ClientOptions {
         tls: std::env::var("ZKRECIPES_BENCH_TLS_CA").ok().map(Tls::new),
+        metrics: observe.as_deref() != Some("off"),
         ..ClientOptions::default()
     }
 }

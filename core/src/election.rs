@@ -40,6 +40,7 @@ use crate::client::{delete_confirmed, expired, with_deadline, Client, Connection
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
+use crate::observe::{Candidacy, ELECTION_TERMS, ELECTION_WAITS};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -506,9 +507,20 @@ enum Step {
 async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result<()>>) {
     let mut first = Some(first);
     let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
+    // Dropped with the driver (a stop, the client's close): a wait cancelled, a term stepped down.
+    let mut candidacy =
+        Candidacy::new(&inner.client, &ELECTION_WAITS, &ELECTION_TERMS, &inner.root);
     loop {
         let mut determined = false;
-        let reason = match run_once(&inner, generation, &mut first, &mut determined).await {
+        candidacy.in_line();
+        let once = run_once(
+            &inner,
+            generation,
+            &mut first,
+            &mut determined,
+            &mut candidacy,
+        );
+        let reason = match once.await {
             Ok(()) => continue,
             Err(err) => err,
         };
@@ -537,8 +549,11 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
         }
         let reason = inner.about(reason);
         let closed = reason.code() == ErrorCode::Closed;
+        // A stop and the client's close returned above: a term that ends here is lost.
+        candidacy.term_ended(Some(&reason));
         inner.emit_for(generation, ElectionEvent::Failed(reason.clone()));
         if let Some(first) = first.take() {
+            candidacy.failed(&reason);
             // Failed to start: withdraw what exists and stay stopped.
             if let Some(offer) = offer {
                 let _ = delete_confirmed(&inner.client, &offer).await;
@@ -565,6 +580,7 @@ async fn run_once(
     generation: u64,
     first: &mut Option<oneshot::Sender<Result<()>>>,
     determined: &mut bool,
+    candidacy: &mut Candidacy,
 ) -> Result<()> {
     let (offer, session) = inner.make_offer(generation).await?;
     // Subscribed after the offer: a start that waited out an expired session
@@ -580,7 +596,10 @@ async fn run_once(
         let (watcher, leading) = match step {
             Step::Again => continue,
             Step::OfferGone => return Err(offer_gone(inner, &offer, session)),
-            Step::Leading(watcher) => (watcher, true),
+            Step::Leading(watcher) => {
+                candidacy.elected(None);
+                (watcher, true)
+            }
             Step::Following(watcher) => (watcher, false),
         };
         let mut changed = std::pin::pin!(watcher.changed());

@@ -9,6 +9,13 @@ use common::*;
 use zkrecipes::ffi::log::{self, LogLevel, LogRecord};
 use zkrecipes::Lock;
 
+#[path = "observe/leaders.rs"]
+mod leaders;
+#[path = "observe/others.rs"]
+mod others;
+#[path = "observe/queues.rs"]
+mod queues;
+
 /// Every record forwarded from now on, for the tests of this binary (one sink per process).
 fn captured() -> Arc<Mutex<Vec<LogRecord>>> {
     static RECORDS: std::sync::OnceLock<Arc<Mutex<Vec<LogRecord>>>> = std::sync::OnceLock::new();

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -58,6 +59,34 @@ def http_get(url: str, timeout: float = 5) -> tuple[int, str]:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
+
+
+def catalog_names() -> set[str]:
+    """The Prometheus names of the catalog, from the table of docs/observability.md (which the
+    core's tests hold to the catalog)."""
+    names = set()
+    for row in (ROOT / "docs" / "observability.md").read_text().splitlines():
+        cells = [c.strip().strip("`") for c in row.split("|")[1:-1]]
+        if len(cells) == 5 and cells[0].startswith("zkrecipes."):
+            base = cells[0].replace(".", "_")
+            if cells[1] == "histogram":
+                names |= {f"{base}_seconds_{part}" for part in ("bucket", "sum", "count")}
+            else:
+                names.add(base + ("_total" if cells[1] == "counter" else ""))
+    return names
+
+
+def dashboard_queries() -> list[str]:
+    dashboard = json.loads((ROOT / "docs" / "grafana" / "zkrecipes-dashboard.json").read_text())
+    return [target["expr"].replace("$__rate_interval", "1m").replace("$path", ".*")
+            for panel in dashboard["panels"] for target in panel["targets"]]
+
+
+def test_the_dashboard_reads_only_metrics_of_the_catalog():
+    known = catalog_names()
+    assert "zkrecipes_lock_wait_duration_seconds_bucket" in known and "zkrecipes_requests_total" in known
+    used = {name for query in dashboard_queries() for name in re.findall(r"zkrecipes_\w+", query)}
+    assert used and used <= known, used - known
 
 
 def test_warnings_only_by_default_info_with_v_and_loggers_one_by_one():
@@ -136,6 +165,11 @@ def test_a_real_prometheus_scrapes_a_held_lock(tmp_path: Path):
         assert (query('sum(zkrecipes_requests_total)') or 0) >= 3
         status, _ = http_get(f"http://127.0.0.1:{port}/other")
         assert status == 404
+        # Every query of the Grafana dashboard is one this Prometheus accepts.
+        for expression in dashboard_queries():
+            url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?query=" + urllib.parse.quote(expression)
+            status, body = http_get(url)
+            assert status == 200 and json.loads(body)["status"] == "success", (expression, body)
     finally:
         prometheus.terminate()
         prometheus.wait(timeout=30)

@@ -35,6 +35,7 @@ use zookeeper_client as zk;
 use super::look::{look, wait, Woke};
 use crate::client::{delete_confirmed, Client};
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::{recipe_event, Recipe, Waiting, BARRIER_WAITS};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -101,39 +102,39 @@ impl DoubleBarrier {
     /// Enters and waits until `member_count` members are in: `true`, or `false` when `wait`
     /// ran out (our node withdrawn).
     pub async fn enter(&self, wait: impl Into<Wait>) -> Result<bool> {
+        let mut waiting = self.core.waiting("enter");
         let deadline = wait.into().normalized().deadline();
         let Some(turn) = self.core.turn(deadline).await else {
+            waiting.end_by(&Ok(false));
             return Ok(false);
         };
         let mut withdraw = Withdraw::armed(&self.core, turn);
-        let entered = self.core.enter(deadline).await;
+        let entered = self.core.enter(deadline, &mut waiting).await;
+        let entered = entered.map_err(|err| self.core.about(err));
+        // Answered: what follows is the withdrawal of a member that did not get in.
+        waiting.end_by(&entered);
         match entered {
-            Ok(true) => {
-                withdraw.disarm();
-                Ok(true)
-            }
-            Ok(false) => {
-                withdraw.now().await;
-                Ok(false)
-            }
-            Err(err) => {
-                withdraw.now().await;
-                Err(self.core.about(err))
-            }
+            Ok(true) => withdraw.disarm(),
+            Ok(false) | Err(_) => withdraw.now().await,
         }
+        entered
     }
 
     /// Leaves and waits until every member left: `true`, or `false` when `wait` ran out (our
     /// node withdrawn in any case).
     pub async fn leave(&self, wait: impl Into<Wait>) -> Result<bool> {
+        let mut waiting = self.core.waiting("leave");
         let deadline = wait.into().normalized().deadline();
         let Some(turn) = self.core.turn(deadline).await else {
+            waiting.end_by(&Ok(false));
             return Ok(false);
         };
         let mut withdraw = Withdraw::armed(&self.core, turn);
-        let left = self.core.leave(deadline).await;
+        let left = self.core.leave(deadline, &mut waiting).await;
+        let left = left.map_err(|err| self.core.about(err));
+        waiting.end_by(&left);
         withdraw.now().await;
-        left.map_err(|err| self.core.about(err))
+        left
     }
 
     /// Takes this member out without waiting for the others: our node is deleted (confirmed)
@@ -179,6 +180,11 @@ impl Core {
         self.client.about(err, "double barrier", &self.path)
     }
 
+    /// The numbers and events of an `enter` or a `leave` (`kind`), from now until answered.
+    fn waiting(&self, kind: &'static str) -> Waiting {
+        Waiting::begin(&self.client, &BARRIER_WAITS, &self.path, Some(kind))
+    }
+
     /// This member's turn for an `enter` or `leave`, `None` when another caller's runs past the
     /// deadline.
     async fn turn(&self, deadline: Option<Instant>) -> Option<OwnedMutexGuard<()>> {
@@ -200,7 +206,7 @@ impl Core {
         format!("{}/{READY}", self.path)
     }
 
-    async fn enter(&self, deadline: Option<Instant>) -> Result<bool> {
+    async fn enter(&self, deadline: Option<Instant>, waiting: &mut Waiting) -> Result<bool> {
         loop {
             // Watched before our node exists: the last member's `ready` is never missed.
             let Some((mut opened, mut watch)) =
@@ -230,6 +236,7 @@ impl Core {
                     self.open().await?;
                     return Ok(true);
                 }
+                waiting.queued();
                 if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
                     return Ok(false);
                 }
@@ -277,7 +284,7 @@ impl Core {
         Ok(false)
     }
 
-    async fn leave(&self, deadline: Option<Instant>) -> Result<bool> {
+    async fn leave(&self, deadline: Option<Instant>, waiting: &mut Waiting) -> Result<bool> {
         loop {
             let Some(members) = look(&self.client, deadline, self.members()).await? else {
                 return Ok(false);
@@ -313,6 +320,7 @@ impl Core {
                 return Ok(false);
             };
             if stat.is_some() {
+                waiting.queued();
                 if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
                     return Ok(false);
                 }
@@ -477,7 +485,16 @@ impl Withdraw {
     async fn now(&mut self) {
         if let Some(core) = self.core.take() {
             if let Err(err) = core.withdraw_member().await {
-                tracing::warn!("cannot withdraw {}: {err}", core.member_path());
+                let (path, node, reason) =
+                    (core.path.as_str(), core.member_path(), err.to_string());
+                recipe_event!(
+                    Recipe::Barrier,
+                    WARN,
+                    path,
+                    node,
+                    reason,
+                    "double barrier {path}: cannot withdraw {node} (it goes with the session): {reason}"
+                );
             }
         }
         self.turn = None;

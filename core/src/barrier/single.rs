@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use super::look::{look, wait, Woke};
 use crate::client::Client;
 use crate::error::{ErrorCode, Result};
+use crate::observe::{Waiting, BARRIER_WAITS};
 use crate::path;
 use crate::wait::Wait;
 
@@ -71,12 +72,15 @@ impl Barrier {
 
     /// Waits until the barrier is down: `true`, or `false` when `wait` ran out first.
     pub async fn wait(&self, wait: impl Into<Wait>) -> Result<bool> {
+        let mut waiting = Waiting::begin(&self.client, &BARRIER_WAITS, &self.path, Some("single"));
         let deadline = wait.into().normalized().deadline();
-        let waited = self.wait_until(deadline).await;
-        waited.map_err(|err| self.about(err))
+        let waited = self.wait_until(deadline, &mut waiting).await;
+        let waited = waited.map_err(|err| self.about(err));
+        waiting.end_by(&waited);
+        waited
     }
 
-    async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {
+    async fn wait_until(&self, deadline: Option<Instant>, waiting: &mut Waiting) -> Result<bool> {
         let path = self.path.as_str();
         loop {
             let watched =
@@ -90,6 +94,7 @@ impl Barrier {
             if stat.is_none() {
                 return Ok(true);
             }
+            waiting.queued();
             if let Woke::Deadline = wait(&self.client, watch, deadline).await? {
                 return Ok(false);
             }

@@ -19,6 +19,7 @@ use super::{CacheEvent, Shared};
 use crate::backoff::Backoff;
 use crate::client::{Client, ConnectionState};
 use crate::error::{Error, ErrorCode};
+use crate::observe::{recipe_event, Recipe};
 use crate::path::join;
 
 /// Reads in flight at once: a 10,000-node subtree loads in pipelined batches, without
@@ -98,7 +99,15 @@ pub(super) async fn run(shared: Weak<Shared>) {
             Stop::End(None) => return,
             Stop::End(Some(err)) => {
                 if let Some(shared) = engine.shared.upgrade() {
-                    tracing::warn!("cache {}: {err}", engine.root);
+                    // It does not try again: its callers hear the error (`start`).
+                    let (path, reason) = (engine.root.as_str(), err.to_string());
+                    recipe_event!(
+                        Recipe::Cache,
+                        ERROR,
+                        path,
+                        reason,
+                        "cache {path}: stopped following: {reason}"
+                    );
                     shared.fail(err);
                 }
                 return;
@@ -214,9 +223,12 @@ impl Engine {
         match zk.watch(&self.root, mode).await {
             Ok(watcher) => self.persistent = Some(watcher),
             Err(zk::Error::Unimplemented) => {
-                tracing::info!(
-                    "cache {}: no persistent watches on this server, using one-shot watches",
-                    self.root
+                let path = self.root.as_str();
+                recipe_event!(
+                    Recipe::Cache,
+                    INFO,
+                    path,
+                    "cache {path}: no persistent watches on this server, using one-shot watches"
                 );
                 self.ordinary = true;
             }
@@ -362,7 +374,13 @@ impl Engine {
                         // A node this client may not read is left out, as if absent; the root
                         // must be readable.
                         Err(zk::Error::NoAuth) if path != root => {
-                            tracing::warn!("cache {root}: no permission to read {path}");
+                            recipe_event!(
+                                Recipe::Cache,
+                                WARN,
+                                path = root.as_str(),
+                                node = path.as_str(),
+                                "cache {root}: no permission to read {path}: left out"
+                            );
                             Ok(Reading {
                                 path,
                                 found: None,

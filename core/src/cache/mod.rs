@@ -21,6 +21,7 @@
 
 mod engine;
 mod reads;
+mod tally;
 mod tree;
 
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
 use crate::path;
 
+use tally::Tally;
 use tree::Tree;
 
 /// What a cache holds of one node.
@@ -163,6 +165,8 @@ struct State {
     /// Why the cache stopped, if it stopped by itself (no permission to read its root).
     failure: Option<Error>,
     closed: bool,
+    /// Its numbers, kept with the copy they count.
+    tally: Tally,
 }
 
 impl Cache {
@@ -207,6 +211,7 @@ impl Cache {
                 subscribers: Vec::new(),
                 failure: None,
                 closed: false,
+                tally: Tally::new(client, path),
             }),
             initialized: watch::channel(false).0,
             engine: Mutex::new(None),
@@ -306,9 +311,7 @@ impl Cache {
 
     /// How many nodes are cached (and shown).
     pub fn len(&self) -> usize {
-        let state = self.shared.state.lock().unwrap();
-        let hidden_root = !self.shared.scope.shows_root() && state.tree.contains(&self.shared.root);
-        state.tree.len() - usize::from(hidden_root)
+        self.shared.shown(&self.shared.state.lock().unwrap().tree)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -358,6 +361,12 @@ impl Shared {
         self.scope.shows_root() || path != self.root
     }
 
+    /// How many nodes of `tree` are shown (a children cache's root is not).
+    fn shown(&self, tree: &Tree) -> usize {
+        let hidden_root = !self.scope.shows_root() && tree.contains(&self.root);
+        tree.len() - usize::from(hidden_root)
+    }
+
     fn snapshot(&self, state: &State) -> Vec<CachedNode> {
         let nodes = state.tree.nodes();
         nodes.filter(|n| self.shows(&n.path)).collect()
@@ -371,10 +380,20 @@ impl Shared {
             return;
         }
         let events = change(&mut state.tree);
-        let shown = events.into_iter().filter(|e| match e.node() {
-            Some(node) => self.shows(&node.path),
-            None => true,
-        });
+        let shown: Vec<CacheEvent> = events
+            .into_iter()
+            .filter(|e| match e.node() {
+                Some(node) => self.shows(&node.path),
+                None => true,
+            })
+            .collect();
+        // Counted before anybody hears of them: a subscriber's look at the metrics after an
+        // event finds it there.
+        for event in &shown {
+            state.tally.saw(event);
+        }
+        let nodes = self.shown(&state.tree);
+        state.tally.holds(nodes);
         for event in shown {
             state
                 .subscribers
@@ -396,6 +415,7 @@ impl Shared {
         state.closed = true;
         state.subscribers.clear();
         state.tree = Tree::new(&self.root);
+        state.tally.holds(0);
         drop(state);
         self.initialized.send_modify(|_| {});
     }

@@ -101,7 +101,7 @@ impl Client {
         runtime::refuse_if_forked()?;
         let tls = options.tls.as_ref().map(TlsSetup::new).transpose()?;
         let tls_options = tls.as_ref().map(|tls| tls.options.clone());
-        let registry = Registry::new(options.metric_paths);
+        let registry = Registry::new(options.metrics, options.metric_paths);
         let observer = observe::request_observer(&registry);
         let session = open_session(
             connect_string.to_string(),

@@ -61,6 +61,9 @@ pub struct ClientOptions {
     /// lock's numbers add up into one series per kind: for a lock per entity, where paths are
     /// unbounded. On, paths past `metrics::MAX_PATHS` are recorded as `"_other"`.
     pub metric_paths: bool,
+    /// Whether the client records metrics at all (on by default; `make bench` measures their
+    /// cost with them off). Off, `Client::metrics` is empty.
+    pub metrics: bool,
 }
 
 impl Default for ClientOptions {
@@ -74,6 +77,7 @@ impl Default for ClientOptions {
             sasl: None,
             acl: AclPolicy::Default,
             metric_paths: true,
+            metrics: true,
         }
     }
 }

@@ -211,6 +211,11 @@ impl Client {
             match result {
                 Err(zk::Error::Throttled) => {
                     // An overloaded server asks us to slow down, not to retry at once.
+                    tracing::warn!(
+                        target: "zkrecipes::session",
+                        reason = "throttled",
+                        "the server throttles this client's requests: retrying after a backoff"
+                    );
                     with_deadline(deadline, backoff.sleep()).await?;
                 }
                 Err(err) if Error::from(err.clone()).is_connection_loss() => {

@@ -270,10 +270,19 @@ pub(super) async fn renew_session(inner: &Weak<Inner>) -> Option<zk::StateWatche
             Err(err) => {
                 // A refusal (credentials, a certificate) will not pass by itself:
                 // said loudly, and kept for `session_error`.
+                let reason = err.to_string();
                 if err.is_refusal() {
-                    tracing::error!("the server refuses a new ZooKeeper session: {err}")
+                    tracing::error!(
+                        target: "zkrecipes::session",
+                        reason,
+                        "the server refuses a new ZooKeeper session: {reason}"
+                    )
                 } else {
-                    tracing::warn!("cannot open a new ZooKeeper session yet: {err}")
+                    tracing::warn!(
+                        target: "zkrecipes::session",
+                        reason,
+                        "cannot open a new ZooKeeper session yet: {reason}"
+                    )
                 }
                 if let Some(strong) = inner.upgrade() {
                     strong.session_error.send_replace(Some(err));

@@ -116,6 +116,9 @@ impl DistributedAtomicLong {
                 Some((_, version)) => self.write_versioned(&data, version).await,
                 None => self.create(&data).await,
             };
+            if let Ok(applied) = written {
+                super::count_update(&self.client, &self.path, "atomic_long", applied);
+            }
             match written {
                 Ok(true) => {
                     return Ok(Some(Updated {

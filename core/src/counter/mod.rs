@@ -8,6 +8,27 @@ pub use shared_count::{SharedCount, VersionedCount};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::catalog::COUNTER_UPDATES;
+use crate::observe::{recipe_event, Recipe};
+
+/// Counts one versioned write of a counter (`kind`: `atomic_long` or `shared_count`): applied,
+/// or refused because another write came first (a conflict, after which it reads again).
+pub(super) fn count_update(client: &Client, path: &str, kind: &'static str, applied: bool) {
+    let outcome = if applied { "updated" } else { "conflict" };
+    client
+        .registry()
+        .count(&COUNTER_UPDATES, &[path, kind, outcome]);
+    if !applied {
+        recipe_event!(
+            Recipe::Counter,
+            DEBUG,
+            path,
+            kind,
+            outcome,
+            "counter {path}: another write came first"
+        );
+    }
+}
 
 /// After a versioned write whose connection dropped (`version`: the version it was written
 /// over, `None` for a create of a missing node): `Ok` once the node is known to be still as it

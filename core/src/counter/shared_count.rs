@@ -24,6 +24,7 @@ use zookeeper_client as zk;
 use crate::client::Client;
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::{recipe_event, Recipe};
 use crate::{path, runtime};
 
 /// A value with the node version it was read at: what `try_set` writes over.
@@ -284,10 +285,12 @@ impl Core {
             drop(zk);
             match written.map_err(Error::from) {
                 Ok(stat) => {
+                    super::count_update(&self.client, &self.path, "shared_count", true);
                     self.cache(value, &stat);
                     return Ok(true);
                 }
                 Err(err) if err.code() == ErrorCode::BadVersion => {
+                    super::count_update(&self.client, &self.path, "shared_count", false);
                     self.read_watched().await.1?;
                     return Ok(false);
                 }
@@ -369,7 +372,17 @@ async fn follow(core: Weak<Core>, watch: Option<zk::OneshotWatcher>) {
         match read {
             Ok(()) => {}
             Err(err) if err.code() == ErrorCode::Closed => return,
-            Err(err) => tracing::warn!("shared count {}: {err}", core.path),
+            Err(err) => {
+                // Read again at the next event or connection change.
+                let (path, reason) = (core.path.as_str(), err.to_string());
+                recipe_event!(
+                    Recipe::Counter,
+                    WARN,
+                    path,
+                    reason,
+                    "shared count {path}: cannot read the value: {reason}"
+                );
+            }
         }
         // A new watch replaces the old one only once set: a state change keeps the old one.
         if next.is_some() {

@@ -3,109 +3,205 @@
 //! quantiles). Each binding helper adds here only what two bindings would otherwise write twice.
 
 use crate::error::{Error, Result};
-use crate::observe::{HistogramPoint, Instrument, Metric, CATALOG};
+use crate::observe::{HistogramPoint, Instrument, Metric, MetricValue, MetricsSnapshot};
+use crate::observe::{BUCKETS, CATALOG};
 
-/// The catalog's metric `name`, as a binding's lookup by name (`counter`, `gauge`, `histogram`)
-/// asks for it: `INVALID_ARGUMENT` when no metric has that name, when it is another instrument
-/// than `instrument`, or when `attributes` (the filter's names) has one the metric does not
-/// carry. Why not just answer 0: a misspelt name or attribute would read as "nothing happened",
-/// and a check built on it would pass or fail for the wrong reason.
-pub fn metric_for_lookup<'a>(
+/// A point's value as one signed 64-bit number, as a JVM `long` carries it: a counter's count
+/// (held at `i64::MAX`, which no counter of a process reaches), an up/down counter's value, a
+/// histogram's count.
+pub fn value_as_i64(value: &MetricValue) -> i64 {
+    match value {
+        MetricValue::Counter(n) => saturating(*n),
+        MetricValue::UpDownCounter(n) => *n,
+        MetricValue::Histogram(h) => saturating(h.count),
+    }
+}
+
+fn saturating(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// `MetricsSnapshot::counter`, for a binding's `counter(name, attributes)`: checked first, so
+/// that a misspelt name or attribute is an error instead of a zero (see `checked`).
+pub fn counter(snapshot: &MetricsSnapshot, name: &str, filter: &[(&str, &str)]) -> Result<i64> {
+    checked(name, Instrument::Counter, filter)?;
+    Ok(saturating(snapshot.counter(name, filter)))
+}
+
+/// `MetricsSnapshot::gauge` (an up/down counter), checked as `counter` is.
+pub fn gauge(snapshot: &MetricsSnapshot, name: &str, filter: &[(&str, &str)]) -> Result<i64> {
+    checked(name, Instrument::UpDownCounter, filter)?;
+    Ok(snapshot.gauge(name, filter))
+}
+
+/// `MetricsSnapshot::histogram`, checked as `counter` is; `None` when nothing matched.
+pub fn histogram(
+    snapshot: &MetricsSnapshot,
     name: &str,
-    instrument: Instrument,
-    attributes: impl IntoIterator<Item = &'a str>,
-) -> Result<&'static Metric> {
+    filter: &[(&str, &str)],
+) -> Result<Option<HistogramPoint>> {
+    checked(name, Instrument::Histogram, filter)?;
+    Ok(snapshot.histogram(name, filter))
+}
+
+/// The catalog's metric `name`, if it is an `instrument` and has every attribute `filter`
+/// names; else `INVALID_ARGUMENT` saying which. The snapshot's own lookups answer 0 for any
+/// name: right for a Rust caller that matches on the catalog's constants, a silent wrong
+/// answer for a caller typing a name in another language.
+fn checked(name: &str, instrument: Instrument, filter: &[(&str, &str)]) -> Result<&'static Metric> {
     let Some(metric) = CATALOG.iter().copied().find(|m| m.name == name) else {
         return Err(Error::invalid_argument(format!(
-            "no metric is named {name:?} (zkrecipes::metrics::CATALOG lists them)"
+            "no metric is named {name:?} (the metrics are zkrecipes.lock.acquisitions, \
+             zkrecipes.requests, ...: see the catalog)"
         )));
     };
     if metric.instrument != instrument {
         return Err(Error::invalid_argument(format!(
-            "{name} is {}, not {}",
-            described(metric.instrument),
-            described(instrument)
+            "{name} is a {} metric; this lookup reads {} metrics",
+            metric.instrument.as_str(),
+            instrument.as_str()
         )));
     }
-    if let Some(unknown) = attributes
-        .into_iter()
-        .find(|a| !metric.attributes.contains(a))
+    if let Some((unknown, _)) = filter
+        .iter()
+        .find(|(attribute, _)| !metric.attributes.contains(attribute))
     {
         return Err(Error::invalid_argument(format!(
-            "{name} has no attribute {unknown:?}; its attributes: {}",
+            "{name} has no attribute {unknown:?} (it has: {})",
             metric.attributes.join(", ")
         )));
     }
     Ok(metric)
 }
 
-fn described(instrument: Instrument) -> &'static str {
-    match instrument {
-        Instrument::Counter => "a counter",
-        Instrument::UpDownCounter => "an up/down counter (a gauge)",
-        Instrument::Histogram => "a histogram",
-    }
-}
-
-/// `histogram`'s `q` quantile in seconds (`None` when it recorded nothing), for `q` from 0 to
-/// 1 as a binding received it; else `INVALID_ARGUMENT` (the core's estimate would clamp a
-/// caller's 99 meant as a percentile to the maximum without a word).
-pub fn quantile(histogram: &HistogramPoint, q: f64) -> Result<Option<f64>> {
+/// The `q` quantile in seconds (`HistogramPoint::quantile`) of a histogram a binding handed to
+/// its language as plain values and got back from it (the JVM's immutable points): `Ok(None)`
+/// when it counted nothing. `INVALID_ARGUMENT` for a `q` outside [0, 1] (a NaN included: the
+/// core's clamp would answer the maximum for it), bounds other than the library's buckets, or
+/// counts that do not add up to `count` — what the library never hands out.
+pub fn quantile(
+    count: i64,
+    min: f64,
+    max: f64,
+    bounds: &[f64],
+    counts: &[i64],
+    q: f64,
+) -> Result<Option<f64>> {
     if !(0.0..=1.0).contains(&q) {
         return Err(Error::invalid_argument(format!(
-            "a quantile is from 0 to 1 (0.99 for the 99th percentile); got {q}"
+            "a quantile must be within [0, 1], got {q}"
         )));
     }
+    if bounds != BUCKETS || counts.len() != BUCKETS.len() + 1 {
+        return Err(Error::invalid_argument(format!(
+            "a histogram has the library's {} bounds and {} counts, got {} and {}",
+            BUCKETS.len(),
+            BUCKETS.len() + 1,
+            bounds.len(),
+            counts.len()
+        )));
+    }
+    let counts: Vec<u64> = counts
+        .iter()
+        .map(|n| u64::try_from(*n))
+        .collect::<Result<_, _>>()
+        .map_err(|_| Error::invalid_argument("a histogram's counts are never negative"))?;
+    if u64::try_from(count).ok() != Some(counts.iter().sum()) {
+        return Err(Error::invalid_argument(format!(
+            "a histogram's count is the sum of its counts, got {count} for {}",
+            counts.iter().sum::<u64>()
+        )));
+    }
+    let histogram = HistogramPoint {
+        count: count as u64,
+        sum: 0.0, // not part of a quantile
+        min,
+        max,
+        bounds: BUCKETS,
+        counts,
+    };
     Ok(histogram.quantile(q))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::catalog::{LOCK_ACQUISITIONS, LOCK_WAITERS};
+    use crate::observe::MetricPoint;
 
-    #[test]
-    fn lookups_name_a_metric_of_the_catalog_its_instrument_and_attributes() {
-        let found = metric_for_lookup(
-            "zkrecipes.lock.acquisitions",
-            Instrument::Counter,
-            ["outcome"],
-        );
-        assert_eq!(found.unwrap().name, "zkrecipes.lock.acquisitions");
-        let misspelt = metric_for_lookup("zkrecipes.lock.acquisition", Instrument::Counter, []);
-        assert!(misspelt
-            .unwrap_err()
-            .message()
-            .contains("no metric is named"));
-        let other = metric_for_lookup("zkrecipes.lock.waiters", Instrument::Counter, []);
-        assert!(other
-            .unwrap_err()
-            .message()
-            .contains("is an up/down counter (a gauge), not a counter"));
-        let attribute = metric_for_lookup(
-            "zkrecipes.lock.acquisitions",
-            Instrument::Counter,
-            ["outcom"],
-        );
-        assert!(attribute
-            .unwrap_err()
-            .message()
-            .contains("no attribute \"outcom\"; its attributes: path, kind, outcome"));
+    fn snapshot() -> MetricsSnapshot {
+        MetricsSnapshot {
+            points: vec![
+                MetricPoint {
+                    metric: &LOCK_ACQUISITIONS,
+                    attributes: vec![
+                        ("path", "/a".into()),
+                        ("kind", "lock".into()),
+                        ("outcome", "timeout".into()),
+                    ],
+                    value: MetricValue::Counter(u64::MAX),
+                },
+                MetricPoint {
+                    metric: &LOCK_WAITERS,
+                    attributes: vec![("path", "/a".into()), ("kind", "lock".into())],
+                    value: MetricValue::UpDownCounter(-2),
+                },
+            ],
+        }
     }
 
     #[test]
-    fn a_quantile_is_between_0_and_1() {
-        let histogram = HistogramPoint {
-            count: 1,
-            sum: 0.5,
-            min: 0.5,
-            max: 0.5,
-            bounds: crate::observe::BUCKETS,
-            counts: vec![0; crate::observe::BUCKETS.len() + 1],
-        };
-        assert!(quantile(&histogram, 0.5).unwrap().is_some());
-        for wrong in [-0.1, 1.5, 99.0, f64::NAN] {
-            let err = quantile(&histogram, wrong).unwrap_err();
-            assert_eq!(err.code(), crate::ErrorCode::InvalidArgument, "{wrong}");
+    fn lookups_refuse_unknown_names_instruments_and_attributes() {
+        let seen = snapshot();
+        let acquisitions = "zkrecipes.lock.acquisitions";
+        assert_eq!(
+            counter(&seen, acquisitions, &[("outcome", "timeout")]).unwrap(),
+            i64::MAX
+        );
+        assert_eq!(counter(&seen, acquisitions, &[("path", "/b")]).unwrap(), 0);
+        assert_eq!(gauge(&seen, "zkrecipes.lock.waiters", &[]).unwrap(), -2);
+        assert_eq!(
+            histogram(&seen, "zkrecipes.lock.wait.duration", &[]).unwrap(),
+            None
+        );
+        let typo = counter(&seen, "zkrecipes.lock.acquisition", &[]).unwrap_err();
+        assert!(typo.message().contains("no metric is named"), "{typo}");
+        let wrong = gauge(&seen, acquisitions, &[]).unwrap_err();
+        assert!(
+            wrong
+                .message()
+                .contains("is a counter metric; this lookup reads up_down_counter"),
+            "{wrong}"
+        );
+        let attribute = counter(&seen, acquisitions, &[("paht", "/a")]).unwrap_err();
+        assert!(
+            attribute.message().contains("path, kind, outcome"),
+            "{attribute}"
+        );
+        assert_eq!(value_as_i64(&MetricValue::Counter(u64::MAX)), i64::MAX);
+    }
+
+    #[test]
+    fn a_quantile_of_plain_values_is_the_cores_and_bad_values_are_refused() {
+        let mut counts = vec![0i64; BUCKETS.len() + 1];
+        counts[2] = 90; // 0.001..0.0025
+        counts[11] = 10; // 1.0..2.5
+        let p50 = quantile(100, 0.002, 2.0, BUCKETS, &counts, 0.5)
+            .unwrap()
+            .unwrap();
+        assert!((0.001..=0.0025).contains(&p50), "{p50}");
+        assert_eq!(
+            quantile(100, 0.002, 2.0, BUCKETS, &counts, 1.0).unwrap(),
+            Some(2.0)
+        );
+        let none = vec![0i64; BUCKETS.len() + 1];
+        assert_eq!(quantile(0, 0.0, 0.0, BUCKETS, &none, 0.5).unwrap(), None);
+        for q in [f64::NAN, -0.1, 1.5] {
+            assert!(quantile(100, 0.002, 2.0, BUCKETS, &counts, q).is_err());
         }
+        assert!(quantile(100, 0.002, 2.0, &BUCKETS[1..], &counts, 0.5).is_err());
+        assert!(quantile(99, 0.002, 2.0, BUCKETS, &counts, 0.5).is_err());
+        counts[0] = -1;
+        assert!(quantile(99, 0.002, 2.0, BUCKETS, &counts, 0.5).is_err());
     }
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 
-use super::{NodeMode, PersistentNode};
+use super::PersistentNode;
 use crate::cache::{Cache, CacheEvent};
 use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
@@ -45,7 +45,7 @@ impl GroupMember {
         Ok(GroupMember {
             id: id.to_string(),
             group: group.to_string(),
-            node: PersistentNode::new(client, &member, NodeMode::Ephemeral, payload)?,
+            node: PersistentNode::group_member(client, &member, payload)?,
             cache: Cache::children(client, group)?,
         })
     }

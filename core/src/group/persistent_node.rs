@@ -26,6 +26,8 @@ use zookeeper_client as zk;
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::catalog::NODE_RECREATIONS;
+use crate::observe::{recipe_event, session_hex, Recipe};
 use crate::path;
 
 /// How the node is created.
@@ -68,6 +70,8 @@ struct Shared {
     client: Client,
     path: String,
     mode: NodeMode,
+    /// What its re-creations are counted as: `persistent_node`, or `group_member`.
+    kind: &'static str,
     /// Curator's protection marker of a sequential node: `_c_<uuid>-`.
     marker: String,
     data: Mutex<Vec<u8>>,
@@ -114,7 +118,10 @@ impl Turn {
                     });
                 }
             }
-            tracing::info!(
+            recipe_event!(
+                Recipe::Group,
+                INFO,
+                path,
                 "persistent node {path}: kept by another object of this client; waiting"
             );
             tokio::select! {
@@ -145,6 +152,25 @@ impl PersistentNode {
         mode: NodeMode,
         data: Vec<u8>,
     ) -> Result<PersistentNode> {
+        PersistentNode::of_kind(client, path, mode, data, "persistent_node")
+    }
+
+    /// A group member's node: an ephemeral node whose re-creations count as a member's.
+    pub(super) fn group_member(
+        client: &Client,
+        path: &str,
+        data: Vec<u8>,
+    ) -> Result<PersistentNode> {
+        PersistentNode::of_kind(client, path, NodeMode::Ephemeral, data, "group_member")
+    }
+
+    fn of_kind(
+        client: &Client,
+        path: &str,
+        mode: NodeMode,
+        data: Vec<u8>,
+        kind: &'static str,
+    ) -> Result<PersistentNode> {
         path::validate(path)?;
         if path == "/" {
             return Err(Error::invalid_argument(
@@ -157,6 +183,7 @@ impl PersistentNode {
             client: client.clone(),
             path: path.to_string(),
             mode,
+            kind,
             marker: format!("_c_{}-", uuid::Uuid::new_v4()),
             data: Mutex::new(data),
             actual: watch::channel(None).0,
@@ -318,8 +345,10 @@ impl Drop for Shared {
 
 /// What one attempt to make the node exist ended with.
 enum Made {
-    /// It exists at this path, ours.
+    /// It exists at this path, ours, as it was.
     Ours(String),
+    /// A create of ours made it now (or made it before its reply was lost).
+    Created(String),
     /// Another session's ephemeral node has the name: wait until it is gone.
     Taken(zk::OneshotWatcher),
 }
@@ -332,6 +361,8 @@ async fn keep(shared: Weak<Shared>) {
     };
     let mut states = client.state_changes();
     let mut backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
+    // Whether the node was ours before: a create after that is a re-creation.
+    let mut had_node = false;
     if let Some(path) = shared
         .upgrade()
         .filter(|node| node.needs_turn())
@@ -367,18 +398,30 @@ async fn keep(shared: Weak<Shared>) {
             return;
         }
         let made = node.make().await;
-        if let Ok(Made::Ours(path)) = &made {
+        if let Ok(Made::Ours(path) | Made::Created(path)) = &made {
             node.actual.send_replace(Some(path.clone()));
+            if matches!(made, Ok(Made::Created(_))) && had_node {
+                node.recreated(path);
+            }
+            had_node = true;
         }
         drop(making);
         let watch = match made {
-            Ok(Made::Ours(path)) => node.watch(&path).await,
+            Ok(Made::Ours(path) | Made::Created(path)) => node.watch(&path).await,
             Ok(Made::Taken(watch)) => Ok(Some(watch)),
             Err(err) if err.is_connection_loss() || err.code() == ErrorCode::SessionExpired => {
                 Ok(None)
             }
             Err(err) => {
-                tracing::warn!("persistent node {}: {err}", node.path);
+                // It does not try again: `start` answers the error, and the node stays gone.
+                let (path, reason) = (node.path.as_str(), err.to_string());
+                recipe_event!(
+                    Recipe::Group,
+                    ERROR,
+                    path,
+                    reason,
+                    "persistent node {path}: stopped keeping the node: {reason}"
+                );
                 *node.failure.lock().unwrap() = Some(err);
                 node.actual.send_modify(|_| {});
                 return;
@@ -411,6 +454,23 @@ async fn keep(shared: Weak<Shared>) {
 }
 
 impl Shared {
+    /// Counts and tells a node made again after it was gone (deleted, or its session expired).
+    fn recreated(&self, actual: &str) {
+        let (path, kind) = (self.path.as_str(), self.kind);
+        self.client
+            .registry()
+            .count(&NODE_RECREATIONS, &[path, kind]);
+        recipe_event!(
+            Recipe::Group,
+            INFO,
+            path,
+            kind,
+            node = actual,
+            "{} {path}: made again as {actual} after it was gone",
+            kind.replace('_', " ")
+        );
+    }
+
     /// An ephemeral node of a fixed name is kept by one object of a client at a time (a
     /// sequential one has a name of its own).
     fn needs_turn(&self) -> bool {
@@ -448,7 +508,7 @@ impl Shared {
         }
         if self.mode.is_sequential() {
             if let Some(path) = self.find_marked(&zk, session).await? {
-                return Ok(Made::Ours(path));
+                return Ok(Made::Created(path));
             }
         }
         let name = self.name();
@@ -462,7 +522,7 @@ impl Shared {
                     } else {
                         name.clone()
                     };
-                    return Ok(Made::Ours(path));
+                    return Ok(Made::Created(path));
                 }
                 Err(err) if err.code() == ErrorCode::NoNode => {
                     let parent = &name[..name.rfind('/').unwrap_or(0).max(1)];
@@ -479,11 +539,15 @@ impl Shared {
                     }
                     if stat.ephemeral_owner == session {
                         // Our own create, whose reply was lost.
-                        return Ok(Made::Ours(name));
+                        return Ok(Made::Created(name));
                     }
-                    tracing::info!(
-                        "persistent node {name}: held by session 0x{:x}; waiting until it is gone",
-                        stat.ephemeral_owner
+                    let owner = session_hex(stat.ephemeral_owner);
+                    recipe_event!(
+                        Recipe::Group,
+                        INFO,
+                        path = self.path.as_str(),
+                        session = owner.as_str(),
+                        "persistent node {name}: held by session {owner}; waiting until it is gone"
                     );
                     return Ok(Made::Taken(watch));
                 }

@@ -10,6 +10,7 @@ use super::{LatchCore, LatchEvent};
 use crate::backoff::Backoff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::write_lock::LockEvent;
+use crate::observe::{recipe_event, Candidacy, Recipe, LATCH_TERMS, LATCH_WAITS};
 
 /// How a leadership ended.
 enum Ended {
@@ -28,10 +29,12 @@ impl LatchCore {
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
         // Subscribed before the first acquire: a loss right after it is never missed.
         let mut lock_events = self.lock.subscribe();
+        let mut candidacy = Candidacy::new(&self.client, &LATCH_WAITS, &LATCH_TERMS, &self.path);
         loop {
             if *stopped.borrow() {
                 break;
             }
+            candidacy.in_line();
             let stop = until_stopped(stopped.clone());
             let in_line = || answer(&joined, Ok(()));
             let acquired = self.lock.acquire_until(self.owner, stop, in_line).await;
@@ -45,22 +48,35 @@ impl LatchCore {
                         let _ = self.lock.unlock_as(self.owner).await;
                         continue;
                     }
+                    candidacy.elected(Some(token));
                     self.leadership.send_replace(Some(token));
                     self.events.emit(LatchEvent::IsLeader {
                         fencing_token: token,
                     });
                     let ended = self.lead(&mut lock_events, &mut stopped).await;
+                    // The term ends before the leadership is cleared: after a stop, whoever sees
+                    // `has_leadership` false finds the gauge at 0. The client's close is a stop.
+                    candidacy.term_ended(match &ended {
+                        Ended::Lost(reason) if reason.code() != ErrorCode::Closed => Some(reason),
+                        Ended::Lost(_) | Ended::Stopped => None,
+                    });
                     self.leadership.send_replace(None);
                     match ended {
                         Ended::Stopped => {
                             if let Err(err) = self.lock.unlock_as(self.owner).await {
-                                tracing::debug!("leaving latch {}: {err}", self.path);
+                                let (path, reason) = (self.path.as_str(), err.to_string());
+                                recipe_event!(
+                                    Recipe::Latch,
+                                    DEBUG,
+                                    path,
+                                    reason,
+                                    "latch {path}: leaving: {reason}"
+                                );
                             }
                             self.events.emit(LatchEvent::NotLeader { reason: None });
                             break;
                         }
                         Ended::Lost(reason) => {
-                            tracing::warn!("lost the leadership of latch {}: {reason}", self.path);
                             self.events.emit(LatchEvent::NotLeader {
                                 reason: Some(self.about(reason)),
                             });
@@ -72,11 +88,19 @@ impl LatchCore {
                     if joined.borrow().is_none() {
                         // The first join failed: the callers of `start` hear it, and nothing
                         // keeps trying behind their backs.
+                        candidacy.failed(&err);
                         self.unstart();
                         answer(&joined, Err(err));
                         return;
                     }
-                    tracing::warn!("latch {}: {err}; trying again", self.path);
+                    let (path, reason) = (self.path.as_str(), err.to_string());
+                    recipe_event!(
+                        Recipe::Latch,
+                        WARN,
+                        path,
+                        reason,
+                        "latch {path}: {reason}; trying again"
+                    );
                     tokio::select! {
                         () = backoff.sleep() => {}
                         () = until_stopped(stopped.clone()) => break,

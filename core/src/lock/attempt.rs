@@ -20,6 +20,7 @@ use super::write_lock::lock_core::LockCore;
 use crate::backoff::Backoff;
 use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::{recipe_event, Recipe};
 use crate::runtime;
 
 /// Our contender node right after its create, with what was pipelined behind it.
@@ -251,7 +252,14 @@ impl Withdraw for Attempt {
         let node = self.node.take();
         Some(async move {
             if let Err(err) = sweep(&client, &dir, &prefix, node, session).await {
-                tracing::warn!("cannot withdraw an abandoned lock node under {dir}: {err}");
+                let reason = err.to_string();
+                recipe_event!(
+                    Recipe::Lock,
+                    WARN,
+                    path = dir.as_str(),
+                    reason,
+                    "lock {dir}: cannot withdraw an abandoned attempt's node (it goes with the session): {reason}"
+                );
             }
         })
     }

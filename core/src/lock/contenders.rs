@@ -6,6 +6,8 @@
 //! kazoo's `<id>__lock__<seq>` / `__rlock__`, Curator's and ours. Anything else
 //! under a lock directory is foreign and ignored, never fatal.
 
+use crate::observe::{recipe_event, Recipe};
+
 /// What a contender asks for. Exclusive locks treat everybody as a writer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -53,7 +55,12 @@ pub(crate) fn sorted(children: &[String]) -> Vec<Contender> {
         .filter_map(|child| {
             let parsed = Contender::parse(child);
             if parsed.is_none() {
-                tracing::debug!("ignoring foreign child {child:?} of a lock directory");
+                recipe_event!(
+                    Recipe::Lock,
+                    DEBUG,
+                    node = child.as_str(),
+                    "ignoring foreign child {child:?} of a lock directory"
+                );
             }
             parsed
         })

@@ -36,6 +36,7 @@ use super::event::LockEvent;
 use super::release_node::{deleted, release_node, Released};
 use crate::client::{expired, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::{recipe_event, session_hex, Recipe};
 use crate::runtime;
 
 /// A watch already set, as the monitor takes it over: the event it will deliver. (A waiter
@@ -527,7 +528,20 @@ fn given_up(client: &Client, noun: &'static str, path: &str, session: i64) -> Er
     let client = client.clone();
     runtime::handle().spawn(async move {
         if let Ok(Released::Deleted) = release_node(&client, noun, &node, session).await {
-            tracing::info!("deleted {node} of a {noun} given up as lost");
+            let recipe = match noun {
+                "lease" => Recipe::Semaphore,
+                _ => Recipe::Lock,
+            };
+            let path = node.rsplit_once('/').map_or("/", |(dir, _)| dir);
+            let session = session_hex(session);
+            recipe_event!(
+                recipe,
+                INFO,
+                path,
+                node = node.as_str(),
+                session = session.as_str(),
+                "deleted {node} of a {noun} given up as lost (its session {session} survived)"
+            );
         }
     });
     Error::new(

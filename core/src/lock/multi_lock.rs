@@ -31,6 +31,7 @@ use super::write_lock::{Lock, LockEvent, Owner};
 use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
+use crate::observe::{recipe_event, Recipe, Waiting, LOCK_WAITS};
 use crate::runtime;
 use crate::wait::Wait;
 
@@ -201,6 +202,16 @@ impl MultiLock {
     /// the order given, or `None` with nothing left held. Dropping the future releases what it
     /// had taken.
     pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<Vec<i64>>> {
+        // One wait of kind `multi` for the whole call (its locks count none of their own), its
+        // path the paths as given, joined by ",".
+        let paths = self.dirs().join(",");
+        let waiting = Waiting::begin(self.locks[0].client(), &LOCK_WAITS, &paths, Some("multi"));
+        let locked = self.lock_all_as(owner, wait).await;
+        waiting.end_by(&locked);
+        locked
+    }
+
+    async fn lock_all_as(&self, owner: Owner, wait: Wait) -> Result<Option<Vec<i64>>> {
         let deadline = wait.deadline();
         loop {
             let mut taken = Taken {
@@ -333,9 +344,17 @@ impl MultiLock {
     /// For a caller that gave up after `lock_as` succeeded: every hold is released, never kept.
     pub(crate) fn abandon_acquired(&self, owner: Owner) {
         let release = self.unlock_as(owner);
+        let paths = self.dirs().join(",");
         runtime::handle().spawn(async move {
             if let Err(err) = release.await {
-                tracing::debug!("undoing an abandoned multi-lock acquire: {err}");
+                let reason = err.to_string();
+                recipe_event!(
+                    Recipe::Lock,
+                    DEBUG,
+                    path = paths.as_str(),
+                    reason,
+                    "multi-lock {paths}: undoing an abandoned acquire: {reason}"
+                );
             }
         });
     }
@@ -386,10 +405,20 @@ impl Taken<'_> {
     /// nothing left behind, a round trip after giving up rather than one per path.
     async fn give_back(&mut self) {
         let owner = self.owner;
-        let releases = self.drain().into_iter().map(|lock| lock.unlock_as(owner));
-        for released in futures_util::future::join_all(releases).await {
+        let releases = self.drain().into_iter().map(|lock| {
+            let released = lock.unlock_as(owner);
+            async move { (lock, released.await) }
+        });
+        for (lock, released) in futures_util::future::join_all(releases).await {
             if let Err(err) = released {
-                tracing::debug!("giving back a multi-lock's partial hold: {err}");
+                let (path, reason) = (lock.dir(), err.to_string());
+                recipe_event!(
+                    Recipe::Lock,
+                    DEBUG,
+                    path,
+                    reason,
+                    "lock {path}: giving back a multi-lock's partial hold: {reason}"
+                );
             }
         }
     }

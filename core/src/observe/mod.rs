@@ -3,7 +3,6 @@
 //! here once; the bindings forward the events to their language's logging and convert the
 //! snapshot (`ffi::log`, `ffi::metrics`).
 
-#![allow(dead_code)] // TEMPORARY: until every recipe records
 pub mod catalog;
 mod events;
 mod registry;
@@ -16,7 +15,7 @@ pub use events::TARGETS;
 pub use registry::{MAX_PATHS, OTHER_PATH};
 pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
 
-pub(crate) use events::Recipe;
-pub(crate) use registry::Registry;
+pub(crate) use events::{millis, recipe_event, session_hex, Recipe};
+pub(crate) use registry::{Gauge, Registry};
 pub(crate) use requests::{request_observer, state_changed};
 pub(crate) use waits::*;

@@ -56,6 +56,9 @@ impl Buckets {
 
 /// One client's metrics.
 pub(crate) struct Registry {
+    /// Whether anything is recorded (`ClientOptions::metrics`): off, every recording returns
+    /// at once and the snapshot is empty.
+    enabled: bool,
     /// Whether points carry the recipe's path (`ClientOptions::metric_paths`).
     paths: bool,
     series: Mutex<HashMap<SeriesKey, Series>>,
@@ -63,8 +66,9 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub(crate) fn new(paths: bool) -> Arc<Registry> {
+    pub(crate) fn new(enabled: bool, paths: bool) -> Arc<Registry> {
         Arc::new(Registry {
+            enabled,
             paths,
             series: Mutex::new(HashMap::new()),
             seen_paths: Mutex::new(HashSet::new()),
@@ -75,6 +79,12 @@ impl Registry {
     /// dropped when paths are off, and becomes `"_other"` past `MAX_PATHS` distinct ones.
     pub(crate) fn key(&self, metric: &'static Metric, values: &[&str]) -> SeriesKey {
         debug_assert_eq!(metric.attributes.len(), values.len(), "{}", metric.name);
+        if !self.enabled {
+            return SeriesKey {
+                metric: metric.name,
+                values: Box::new([]),
+            };
+        }
         let values = metric
             .attributes
             .iter()
@@ -107,6 +117,9 @@ impl Registry {
 
     /// Adds `delta` to a counter or up/down counter.
     pub(crate) fn add(&self, key: &SeriesKey, delta: i64) {
+        if !self.enabled {
+            return;
+        }
         let mut series = self.series.lock().unwrap();
         match series.entry(key.clone()).or_insert(Series::Sum(0)) {
             Series::Sum(sum) => *sum += delta,
@@ -116,6 +129,9 @@ impl Registry {
 
     /// Records a duration into a histogram.
     pub(crate) fn record(&self, key: &SeriesKey, duration: Duration) {
+        if !self.enabled {
+            return;
+        }
         let mut series = self.series.lock().unwrap();
         let entry = series
             .entry(key.clone())
@@ -202,7 +218,7 @@ mod tests {
 
     #[test]
     fn counts_histograms_and_gauges_read_back_as_recorded() {
-        let registry = Registry::new(true);
+        let registry = Registry::new(true, true);
         for outcome in ["acquired", "acquired", "timeout"] {
             registry.count(&LOCK_ACQUISITIONS, &["/a", "lock", outcome]);
         }
@@ -231,7 +247,7 @@ mod tests {
 
     #[test]
     fn paths_can_be_left_out_and_are_capped() {
-        let without = Registry::new(false);
+        let without = Registry::new(true, false);
         without.count(&LOCK_ACQUISITIONS, &["/a", "lock", "acquired"]);
         without.count(&LOCK_ACQUISITIONS, &["/b", "lock", "acquired"]);
         let snapshot = without.snapshot();
@@ -242,7 +258,7 @@ mod tests {
             .all(|(n, _)| *n != "path"));
         assert_eq!(snapshot.counter("zkrecipes.lock.acquisitions", &[]), 2);
 
-        let capped = Registry::new(true);
+        let capped = Registry::new(true, true);
         for n in 0..MAX_PATHS + 5 {
             capped.count(&LOCK_ACQUISITIONS, &[&format!("/l{n}"), "lock", "acquired"]);
         }

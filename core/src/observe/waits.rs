@@ -4,7 +4,8 @@
 //! level it is logged, is decided here once.
 //!
 //! Levels: a wait that had to queue behind another client is logged at info when it ends, and
-//! so is the end of the hold it led to; an uncontended one at debug. A hold lost is a warning.
+//! so is the end of the hold it led to; an uncontended one at debug. A leadership (a `notable`
+//! family) is logged at info however it came. A hold lost is a warning.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +30,8 @@ pub(crate) struct WaitMetrics {
     pub outcomes: Option<&'static Metric>,
     /// An up/down counter of the waits in progress.
     pub waiters: Option<&'static Metric>,
+    /// Its ends are logged at info even when nothing queued: a leadership gained is news.
+    pub notable: bool,
 }
 
 /// The metrics of one kind of hold.
@@ -38,6 +41,11 @@ pub(crate) struct HoldMetrics {
     pub duration: &'static Metric,
     pub holders: &'static Metric,
     pub lost: &'static Metric,
+    /// What its holder does at the end, as the events say it (`"released"`).
+    pub given_up: &'static str,
+    /// Its ends are logged at info even after an uncontended wait: a leadership given up is
+    /// news.
+    pub notable: bool,
 }
 
 pub(crate) const LOCK_WAITS: WaitMetrics = WaitMetrics {
@@ -47,6 +55,7 @@ pub(crate) const LOCK_WAITS: WaitMetrics = WaitMetrics {
     duration: &catalog::LOCK_WAIT,
     outcomes: Some(&catalog::LOCK_ACQUISITIONS),
     waiters: Some(&catalog::LOCK_WAITERS),
+    notable: false,
 };
 pub(crate) const LOCK_HOLDS: HoldMetrics = HoldMetrics {
     recipe: Recipe::Lock,
@@ -54,6 +63,8 @@ pub(crate) const LOCK_HOLDS: HoldMetrics = HoldMetrics {
     duration: &catalog::LOCK_HOLD,
     holders: &catalog::LOCK_HOLDERS,
     lost: &catalog::LOCK_LOST,
+    given_up: "released",
+    notable: false,
 };
 pub(crate) const SEMAPHORE_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Semaphore,
@@ -62,6 +73,7 @@ pub(crate) const SEMAPHORE_WAITS: WaitMetrics = WaitMetrics {
     duration: &catalog::SEMAPHORE_WAIT,
     outcomes: Some(&catalog::SEMAPHORE_ACQUISITIONS),
     waiters: Some(&catalog::SEMAPHORE_WAITERS),
+    notable: false,
 };
 pub(crate) const SEMAPHORE_HOLDS: HoldMetrics = HoldMetrics {
     recipe: Recipe::Semaphore,
@@ -69,6 +81,8 @@ pub(crate) const SEMAPHORE_HOLDS: HoldMetrics = HoldMetrics {
     duration: &catalog::SEMAPHORE_HOLD,
     holders: &catalog::SEMAPHORE_HOLDERS,
     lost: &catalog::SEMAPHORE_LOST,
+    given_up: "released",
+    notable: false,
 };
 pub(crate) const QUEUE_TAKES: WaitMetrics = WaitMetrics {
     recipe: Recipe::Queue,
@@ -77,6 +91,7 @@ pub(crate) const QUEUE_TAKES: WaitMetrics = WaitMetrics {
     duration: &catalog::QUEUE_TAKE,
     outcomes: Some(&catalog::QUEUE_TAKES),
     waiters: Some(&catalog::QUEUE_TAKERS),
+    notable: false,
 };
 pub(crate) const WORK_QUEUE_CONSUMES: WaitMetrics = WaitMetrics {
     recipe: Recipe::WorkQueue,
@@ -85,6 +100,7 @@ pub(crate) const WORK_QUEUE_CONSUMES: WaitMetrics = WaitMetrics {
     duration: &catalog::WORK_QUEUE_CONSUME,
     outcomes: Some(&catalog::WORK_QUEUE_CONSUMES),
     waiters: Some(&catalog::WORK_QUEUE_CONSUMERS),
+    notable: false,
 };
 pub(crate) const ELECTION_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Election,
@@ -93,6 +109,7 @@ pub(crate) const ELECTION_WAITS: WaitMetrics = WaitMetrics {
     duration: &catalog::ELECTION_WAIT,
     outcomes: None,
     waiters: None,
+    notable: true,
 };
 pub(crate) const LATCH_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Latch,
@@ -101,6 +118,7 @@ pub(crate) const LATCH_WAITS: WaitMetrics = WaitMetrics {
     duration: &catalog::LATCH_WAIT,
     outcomes: None,
     waiters: None,
+    notable: true,
 };
 pub(crate) const ELECTION_TERMS: HoldMetrics = HoldMetrics {
     recipe: Recipe::Election,
@@ -108,6 +126,8 @@ pub(crate) const ELECTION_TERMS: HoldMetrics = HoldMetrics {
     duration: &catalog::ELECTION_LEADERSHIP,
     holders: &catalog::ELECTION_LEADERS,
     lost: &catalog::ELECTION_LOST,
+    given_up: "stepped down",
+    notable: true,
 };
 pub(crate) const LATCH_TERMS: HoldMetrics = HoldMetrics {
     recipe: Recipe::Latch,
@@ -115,6 +135,17 @@ pub(crate) const LATCH_TERMS: HoldMetrics = HoldMetrics {
     duration: &catalog::LATCH_LEADERSHIP,
     holders: &catalog::LATCH_LEADERS,
     lost: &catalog::LATCH_LOST,
+    given_up: "stepped down",
+    notable: true,
+};
+pub(crate) const BARRIER_WAITS: WaitMetrics = WaitMetrics {
+    recipe: Recipe::Barrier,
+    noun: "barrier",
+    success: "passed",
+    duration: &catalog::BARRIER_WAIT,
+    outcomes: None,
+    waiters: Some(&catalog::BARRIER_WAITERS),
+    notable: false,
 };
 
 /// How a wait ended.
@@ -164,13 +195,8 @@ impl Waiting {
             started: Instant::now(),
             waiter,
             ended: false,
-            contended: false,
+            contended: metrics.notable,
         }
-    }
-
-    /// How long the wait has lasted.
-    pub(crate) fn waited(&self) -> Duration {
-        self.started.elapsed()
     }
 
     /// The wait had to queue behind another client (it is logged at info when it ends).
@@ -203,6 +229,16 @@ impl Waiting {
         match answer {
             Ok(Some(got)) => self.end(Outcome::Done, Some(token_of(got)), None),
             Ok(None) => self.end(Outcome::TimedOut, None, None),
+            Err(err) => self.end(Outcome::Failed, None, Some(err)),
+        }
+    }
+
+    /// Ends the wait by an answer that carries no fencing token (`Got`): got it is done, not
+    /// got timed out (a poll that found nothing included), an error failed.
+    pub(crate) fn end_by(self, answer: &Result<impl Got>) -> Duration {
+        match answer {
+            Ok(got) if got.got() => self.end(Outcome::Done, None, None),
+            Ok(_) => self.end(Outcome::TimedOut, None, None),
             Err(err) => self.end(Outcome::Failed, None, Some(err)),
         }
     }
@@ -259,6 +295,23 @@ impl Waiting {
     }
 }
 
+/// Whether a wait's answer is what it waited for: `Some` item, `true` for a barrier passed.
+pub(crate) trait Got {
+    fn got(&self) -> bool;
+}
+
+impl<T> Got for Option<T> {
+    fn got(&self) -> bool {
+        self.is_some()
+    }
+}
+
+impl Got for bool {
+    fn got(&self) -> bool {
+        *self
+    }
+}
+
 impl Drop for Waiting {
     fn drop(&mut self) {
         if !self.ended {
@@ -300,7 +353,7 @@ impl Holding {
             path: Box::from(path),
             kind,
             since: Instant::now(),
-            contended,
+            contended: contended || metrics.notable,
             token,
             holder: Some(holder),
             lost: None,
@@ -329,12 +382,13 @@ impl Drop for Holding {
         let values = values(&self.path, self.kind, None);
         self.registry
             .record(&self.registry.key(self.metrics.duration, &values), held);
-        let (recipe, noun, path, held_ms, token) = (
+        let (recipe, noun, path, held_ms, token, given_up) = (
             self.metrics.recipe,
             self.metrics.noun,
             &*self.path,
             millis(held),
             self.token,
+            self.metrics.given_up,
         );
         let kind = self.kind.unwrap_or(noun);
         match &self.lost {
@@ -360,7 +414,7 @@ impl Drop for Holding {
                 kind,
                 held_ms,
                 fencing_token = token,
-                "{noun} {path}: released after holding {held_ms} ms"
+                "{noun} {path}: {given_up} after holding {held_ms} ms"
             ),
             None => recipe_event!(
                 recipe,
@@ -369,7 +423,7 @@ impl Drop for Holding {
                 kind,
                 held_ms,
                 fencing_token = token,
-                "{noun} {path}: released after holding {held_ms} ms"
+                "{noun} {path}: {given_up} after holding {held_ms} ms"
             ),
         }
     }
@@ -386,4 +440,76 @@ fn values<'a>(
     values.extend(kind);
     values.extend(outcome);
     values
+}
+
+/// A participant's way to leadership, again and again: a wait from joining (or lining up again
+/// after a term) until it leads, then a term until the leadership ends. Dropped, a wait in
+/// progress counts as cancelled and a term as stepped down (the participant stopped).
+pub(crate) struct Candidacy {
+    client: Client,
+    waits: &'static WaitMetrics,
+    terms: &'static HoldMetrics,
+    path: Box<str>,
+    waiting: Option<Waiting>,
+    term: Option<Holding>,
+}
+
+impl Candidacy {
+    pub(crate) fn new(
+        client: &Client,
+        waits: &'static WaitMetrics,
+        terms: &'static HoldMetrics,
+        path: &str,
+    ) -> Candidacy {
+        Candidacy {
+            client: client.clone(),
+            waits,
+            terms,
+            path: Box::from(path),
+            waiting: None,
+            term: None,
+        }
+    }
+
+    /// In line for leadership: a wait begins, unless one runs or the participant leads.
+    pub(crate) fn in_line(&mut self) {
+        if self.waiting.is_none() && self.term.is_none() {
+            let waiting = Waiting::begin(&self.client, self.waits, &self.path, None);
+            self.waiting = Some(waiting);
+        }
+    }
+
+    /// Leads from now on (with its fencing token, if it has one); a leader that finds it still
+    /// leads stays in the same term.
+    pub(crate) fn elected(&mut self, token: Option<i64>) {
+        if self.term.is_some() {
+            return;
+        }
+        let contended = match self.waiting.take() {
+            Some(waiting) => {
+                let contended = waiting.contended();
+                waiting.end(Outcome::Done, token, None);
+                contended
+            }
+            None => false,
+        };
+        let term = Holding::begin(&self.client, self.terms, &self.path, None, token, contended);
+        self.term = Some(term);
+    }
+
+    /// The participation failed for good before leading.
+    pub(crate) fn failed(&mut self, reason: &Error) {
+        if let Some(waiting) = self.waiting.take() {
+            waiting.end(Outcome::Failed, None, Some(reason));
+        }
+    }
+
+    /// The term ends, `lost` when the leadership ended without stepping down.
+    pub(crate) fn term_ended(&mut self, lost: Option<&Error>) {
+        if let Some(mut term) = self.term.take() {
+            if let Some(reason) = lost {
+                term.lose(reason);
+            }
+        }
+    }
 }

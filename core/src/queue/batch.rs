@@ -45,7 +45,7 @@ impl DistributedQueue {
     /// transaction; empty when the queue is empty.
     pub async fn poll_many(&self, max: usize) -> Result<Vec<Item>> {
         Ok(self
-            .poll_batch(max, None)
+            .poll_batch(max)
             .await?
             .map(OwedBatch::deliver)
             .unwrap_or_default())
@@ -62,21 +62,45 @@ impl DistributedQueue {
             .unwrap_or_default())
     }
 
+    /// Counted as one take, whatever the batch holds.
     async fn take_batch_until(
+        &self,
+        max: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Option<OwedBatch>> {
+        let waiting = self.taking();
+        let taken = self.take_batch_uncounted(max, deadline).await;
+        waiting.end_by(&taken);
+        taken
+    }
+
+    async fn take_batch_uncounted(
         &self,
         max: usize,
         deadline: Option<Instant>,
     ) -> Result<Option<OwedBatch>> {
         batch_size(max as i64).map_err(|err| self.about(err))?;
         self.wait_for_items(deadline, || {
-            self.poll_bounded(deadline, self.poll_batch(max, deadline))
+            self.poll_bounded(deadline, self.poll_batch_uncounted(max, deadline))
         })
         .await
         .map_err(|err| self.about(err))
     }
 
+    /// A batched poll, counted as one take (an empty queue is its timeout).
+    async fn poll_batch(&self, max: usize) -> Result<Option<OwedBatch>> {
+        let waiting = self.taking();
+        let polled = self.poll_batch_uncounted(max, None).await;
+        waiting.end_by(&polled);
+        polled
+    }
+
     /// `deadline`: as `poll_owed`'s.
-    async fn poll_batch(&self, max: usize, deadline: Option<Instant>) -> Result<Option<OwedBatch>> {
+    async fn poll_batch_uncounted(
+        &self,
+        max: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Option<OwedBatch>> {
         let scoped = self.poll_batch_unscoped(max, deadline).await;
         scoped.map_err(|err| self.about(err))
     }
@@ -333,7 +357,7 @@ impl Drop for OwedBatch {
             for (i, item) in items.into_iter().enumerate() {
                 let marker = if i == last { marker.take() } else { None };
                 if let Err(err) = inner.give_back(&item, marker).await {
-                    tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
+                    super::cannot_put_back(&inner.dir, &item.name, &err);
                 }
             }
         });
@@ -344,7 +368,7 @@ impl Drop for OwedBatch {
 impl DistributedQueue {
     pub(crate) async fn poll_batch_handed(&self, max: i64) -> Result<(Vec<Item>, Option<Handoff>)> {
         let max = batch_size(max).map_err(|err| self.about(err))?;
-        Ok(split(self, self.poll_batch(max, None).await?))
+        Ok(split(self, self.poll_batch(max).await?))
     }
 
     pub(crate) async fn take_batch_handed(

@@ -62,6 +62,8 @@ use crate::client::{with_deadline, Client, Settling, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
+use crate::observe::catalog::QUEUE_OFFERS;
+use crate::observe::{recipe_event, Recipe, Waiting, QUEUE_TAKES};
 use crate::wait::Wait;
 use crate::{path, runtime};
 use cache::Cache;
@@ -164,8 +166,19 @@ impl DistributedQueue {
 
     /// Appends `data`; returns the item's node path.
     pub async fn offer(&self, data: &[u8]) -> Result<String> {
-        let scoped = self.offer_unscoped(data).await;
-        scoped.map_err(|err| self.about(err))
+        let offered = self.offer_unscoped(data).await;
+        if let Ok(item) = &offered {
+            let dir = self.inner.dir.as_str();
+            self.inner.client.registry().count(&QUEUE_OFFERS, &[dir]);
+            recipe_event!(
+                Recipe::Queue,
+                DEBUG,
+                path = dir,
+                item = item.as_str(),
+                "queue {dir}: offered {item}"
+            );
+        }
+        offered.map_err(|err| self.about(err))
     }
 
     async fn offer_unscoped(&self, data: &[u8]) -> Result<String> {
@@ -224,10 +237,25 @@ impl DistributedQueue {
 
     /// `deadline`: a poll of a take that has one starts no new claim after it
     /// (a claim under way runs to its end). Without, it goes on until it
-    /// claims an item or finds the queue empty.
+    /// claims an item or finds the queue empty. Counted as one take (an empty
+    /// queue is its timeout).
     pub(crate) async fn poll_owed(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+        let waiting = self.taking();
+        let polled = self.poll_owed_uncounted(deadline).await;
+        waiting.end_by(&polled);
+        polled
+    }
+
+    /// `poll_owed` as one step of a take, which counts itself.
+    async fn poll_owed_uncounted(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         let scoped = self.poll_owed_unscoped(deadline).await;
         scoped.map_err(|err| self.about(err))
+    }
+
+    /// The numbers and events of one take or poll, from now until its answer (a dropped
+    /// future is a cancelled take).
+    fn taking(&self) -> Waiting {
+        Waiting::begin(&self.inner.client, &QUEUE_TAKES, &self.inner.dir, None)
     }
 
     async fn poll_owed_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
@@ -309,7 +337,7 @@ impl DistributedQueue {
         runtime::handle().spawn(async move {
             let _settling = settling;
             if let Err(err) = queue.give_back(&item).await {
-                tracing::error!("cannot put back {} of {}: {err}", item.name, queue.dir());
+                cannot_put_back(queue.dir(), &item.name, &err);
             }
         });
     }
@@ -358,13 +386,16 @@ impl DistributedQueue {
     }
 
     pub(crate) async fn take_until(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
+        let waiting = self.taking();
         let scoped = self.take_until_unscoped(deadline).await;
-        scoped.map_err(|err| self.about(err))
+        let taken = scoped.map_err(|err| self.about(err));
+        waiting.end_by(&taken);
+        taken
     }
 
     async fn take_until_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {
         self.wait_for_items(deadline, || {
-            self.poll_bounded(deadline, self.poll_owed(deadline))
+            self.poll_bounded(deadline, self.poll_owed_uncounted(deadline))
         })
         .await
     }
@@ -567,6 +598,20 @@ impl Drop for Inner {
 fn item_sequence(name: &str) -> Option<i64> {
     let (prefix, sequence) = split_sequence(name)?;
     (prefix == ITEM_PREFIX).then_some(sequence)
+}
+
+/// An item claimed for a caller who is gone could not go back: it is out of the queue and
+/// was delivered to nobody, which the library cannot mend by itself.
+fn cannot_put_back(dir: &str, item: &str, err: &Error) {
+    let reason = err.to_string();
+    recipe_event!(
+        Recipe::Queue,
+        ERROR,
+        path = dir,
+        item,
+        reason,
+        "queue {dir}: cannot put back {item}, which left the queue undelivered: {reason}"
+    );
 }
 
 pub(crate) fn empty() -> Error {

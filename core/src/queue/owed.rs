@@ -37,7 +37,7 @@ impl Drop for Owed {
             runtime::handle().spawn(async move {
                 let _settling = settling;
                 if let Err(err) = inner.give_back(&item, marker).await {
-                    tracing::error!("cannot put back {} of {}: {err}", item.name, inner.dir);
+                    cannot_put_back(&inner.dir, &item.name, &err);
                 }
             });
         }

@@ -157,10 +157,16 @@ impl Rotation {
                     Ok(certs) => {
                         dynamic.update(certs);
                         seen = now;
-                        tracing::info!("reloaded the TLS certificates");
+                        tracing::info!(target: "zkrecipes::security", "reloaded the TLS certificates");
                     }
+                    // The error names the file and what is wrong with it, never its contents.
                     Err(err) => {
-                        tracing::warn!("TLS certificates changed but do not load yet: {err}")
+                        let reason = err.to_string();
+                        tracing::warn!(
+                            target: "zkrecipes::security",
+                            reason,
+                            "TLS certificates changed but do not load yet: {reason}"
+                        )
                     }
                 }
             }

@@ -13,6 +13,7 @@ use crate::client::{delete_confirmed, expired, Client};
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::attempt::{disarmed, own_children, Withdraw};
 use crate::lock::monitor::Keeper;
+use crate::observe::{recipe_event, Recipe};
 
 /// Leases the count allowed, with the session they belong to.
 pub(super) struct Granted {
@@ -246,9 +247,7 @@ impl Withdraw for LeaseAttempt {
             if !in_doubt {
                 for node in known {
                     if let Err(err) = delete_confirmed(&client, &format!("{dir}/{node}")).await {
-                        tracing::warn!(
-                            "cannot withdraw an abandoned lease node under {dir}: {err}"
-                        );
+                        cannot_withdraw(&dir, &node, &err);
                     }
                 }
                 return;
@@ -263,7 +262,7 @@ impl Withdraw for LeaseAttempt {
             };
             for child in children {
                 if let Err(err) = delete_confirmed(&client, &format!("{dir}/{child}")).await {
-                    tracing::warn!("cannot withdraw an abandoned lease node under {dir}: {err}");
+                    cannot_withdraw(&dir, &child, &err);
                 }
             }
         })
@@ -276,4 +275,17 @@ impl Drop for LeaseAttempt {
     fn drop(&mut self) {
         self.withdraw_in_background();
     }
+}
+
+/// A withdrawal that failed: the node takes a permit until its session ends.
+fn cannot_withdraw(dir: &str, node: &str, err: &Error) {
+    let reason = err.to_string();
+    recipe_event!(
+        Recipe::Semaphore,
+        WARN,
+        path = dir,
+        node,
+        reason,
+        "semaphore {dir}: cannot withdraw the abandoned lease node {node} (it holds a permit until its session ends): {reason}"
+    );
 }

@@ -166,10 +166,10 @@ impl Inner {
                 stale: true,
             });
         }
-        if let Some(max) = self.options.max_deliveries {
+        if self.options.max_deliveries.is_some() {
             let (dead, live): (Vec<_>, Vec<_>) = read
                 .into_iter()
-                .partition(|(_, _, version)| *version >= max as i32);
+                .partition(|(_, _, version)| self.past_max_deliveries(*version));
             for (name, data, version) in dead {
                 self.bury(&name, &data, version).await?;
             }

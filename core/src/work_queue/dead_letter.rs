@@ -4,8 +4,17 @@ use zookeeper_client as zk;
 
 use super::Inner;
 use crate::error::Result;
+use crate::observe::catalog::WORK_QUEUE_DEAD_LETTERS;
+use crate::observe::{recipe_event, Recipe};
 
 impl Inner {
+    /// Whether an entry at `version` (its delivery count) had every delivery it is allowed:
+    /// the next claim of it moves it to the dead letters instead.
+    pub(super) fn past_max_deliveries(&self, version: i32) -> bool {
+        let max = self.options.max_deliveries;
+        max.is_some_and(|max| i64::from(version) >= i64::from(max))
+    }
+
     /// Moves an item past `max_deliveries` to the dead-letter directory,
     /// unless somebody holds it: its version counts the claims, so an item
     /// read at its last version may be in its last delivery right now (found
@@ -29,10 +38,17 @@ impl Inner {
                     source: zk::Error::NoNode,
                 }) => self.client.ensure_path(&self.taken, None).await?,
                 Ok(_) => {
-                    tracing::warn!(
-                        "{}/{name} delivered {version} times: moved to {}",
-                        self.entries,
-                        self.dead
+                    self.client
+                        .registry()
+                        .count(&WORK_QUEUE_DEAD_LETTERS, &[&self.path]);
+                    let (path, dead) = (self.path.as_str(), self.dead.as_str());
+                    recipe_event!(
+                        Recipe::WorkQueue,
+                        WARN,
+                        path,
+                        job = name,
+                        delivery_count = version,
+                        "work queue {path}: {name} delivered {version} times: moved to {dead}"
                     );
                     return Ok(());
                 }

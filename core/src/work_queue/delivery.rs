@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
+use super::settlement::{Settled, Settlement};
 use super::{priority_of, Inner, DEFAULT_PRIORITY};
 use crate::client::ConnectionState;
 use crate::error::{Error, ErrorCode, Result};
@@ -24,6 +25,8 @@ pub(super) struct Claimed {
 pub struct Delivery {
     pub(super) inner: Arc<Inner>,
     pub(super) claimed: Option<Claimed>,
+    /// Its numbers and events, from the moment its consumer got it (`consume`).
+    pub(super) settlement: Option<Settlement>,
 }
 
 impl Delivery {
@@ -89,16 +92,31 @@ impl Delivery {
     /// again, possibly already was).
     pub async fn ack(mut self) -> Result<()> {
         let claimed = self.claimed.take().expect("a delivery is settled once");
+        let settlement = self.settlement.take();
         let inner = self.inner.clone();
         let acked = inner.ack(claimed).await;
+        if let Some(settlement) = settlement {
+            settlement.settle(match &acked {
+                Ok(()) => Settled::Ack,
+                // Not acknowledged by us: the item is delivered again.
+                Err(err) => Settled::Lost(err.clone()),
+            });
+        }
         acked.map_err(|err| inner.about(err))
     }
 
     /// Gives the item back at its place in line.
     pub async fn nack(mut self) -> Result<()> {
         let claimed = self.claimed.take().expect("a delivery is settled once");
+        let settled = self.inner.given_back(&claimed);
         let released = self.inner.release(&claimed).await;
         self.inner.requeue(vec![claimed.name]).await;
+        if let Some(settlement) = self.settlement.take() {
+            settlement.settle(match &released {
+                Ok(()) => settled,
+                Err(err) => Settled::Lost(err.clone()),
+            });
+        }
         released.map_err(|err| self.inner.about(err))
     }
 }
@@ -108,6 +126,9 @@ impl Drop for Delivery {
     /// goes back to the queue.
     fn drop(&mut self) {
         if let Some(claimed) = self.claimed.take() {
+            if let Some(settlement) = self.settlement.take() {
+                settlement.settle(self.inner.given_back(&claimed));
+            }
             self.inner.clone().give_back(vec![claimed]);
         }
     }

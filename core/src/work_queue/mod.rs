@@ -36,6 +36,7 @@ use tokio::time::Instant;
 
 use crate::client::{while_usable, with_deadline, Client, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
+use crate::observe::{recipe_event, Recipe, Waiting, WORK_QUEUE_CONSUMES};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -45,6 +46,7 @@ mod dead_letter;
 mod delivery;
 mod offer;
 mod options;
+mod settlement;
 mod slot;
 
 use acks::AckBatch;
@@ -52,6 +54,7 @@ pub use delivery::Delivery;
 use delivery::{claim_lost, claim_taken_over, Claimed};
 pub(crate) use options::{bad_max_deliveries, bad_prefetch, MAX_PREFETCH};
 pub use options::{priority, WorkQueueOptions, DEFAULT_PRIORITY, MAX_PRIORITY};
+use settlement::Settlement;
 pub use slot::DeliverySlot;
 
 const ENTRY_PREFIX: &str = "entry-";
@@ -167,8 +170,27 @@ impl WorkQueue {
     /// (`timeout` `None`), or `None` once `timeout` passed. Cancelling the
     /// call gives back whatever it claimed.
     pub async fn consume(&self, timeout: impl Into<Wait>) -> Result<Option<Delivery>> {
+        let waiting = Waiting::begin(
+            &self.inner.client,
+            &WORK_QUEUE_CONSUMES,
+            &self.inner.path,
+            None,
+        );
+        let mut consumed = self.consume_uncounted(timeout.into()).await;
+        waiting.end_by(&consumed);
+        if let Ok(Some(delivery)) = &mut consumed {
+            let claimed = delivery
+                .claimed
+                .as_ref()
+                .expect("a new delivery is unsettled");
+            delivery.settlement = Some(Settlement::begin(&self.inner, claimed));
+        }
+        consumed
+    }
+
+    async fn consume_uncounted(&self, timeout: Wait) -> Result<Option<Delivery>> {
         self.inner.check_open()?;
-        let deadline = timeout.into().deadline();
+        let deadline = timeout.deadline();
         let mut closed = self.inner.closed.subscribe();
         // Losing to `close()` drops the claim in flight, whose task gives
         // back what it claimed.
@@ -193,6 +215,7 @@ impl WorkQueue {
                     claimed.map(|claimed| Delivery {
                         inner: worker.clone(),
                         claimed: Some(claimed),
+                        settlement: None,
                     })
                 });
                 let _ = sent.send(got);
@@ -283,7 +306,15 @@ impl Inner {
             let mut names = Vec::new();
             for c in claimed {
                 if let Err(err) = self.release(&c).await {
-                    tracing::warn!("cannot give back {}/{}: {err}", self.entries, c.name);
+                    let (path, job, reason) = (self.path.as_str(), c.name.as_str(), err.to_string());
+                    recipe_event!(
+                        Recipe::WorkQueue,
+                        WARN,
+                        path,
+                        job,
+                        reason,
+                        "work queue {path}: cannot give back {job} (it returns when its claim ends with the session): {reason}"
+                    );
                 }
                 names.push(c.name);
             }

@@ -6,6 +6,8 @@ use zookeeper_client as zk;
 use super::{priority, Inner, ENTRY_PREFIX, OP_OVERHEAD};
 use crate::client::MAX_PACKET;
 use crate::error::{Error, Result};
+use crate::observe::catalog::WORK_QUEUE_OFFERS;
+use crate::observe::{recipe_event, Recipe};
 
 impl Inner {
     pub(super) async fn ensure_dirs(&self) -> Result<()> {
@@ -63,13 +65,15 @@ impl Inner {
             // Not retried after a connection loss: it may have been applied.
             match transaction.commit().await {
                 Ok(results) => {
-                    return Ok(results
+                    let names: Vec<String> = results
                         .into_iter()
                         .filter_map(|r| match r {
                             zk::MultiWriteResult::Create { path, .. } => Some(path),
                             _ => None,
                         })
-                        .collect())
+                        .collect();
+                    self.offered(names.len());
+                    return Ok(names);
                 }
                 Err(zk::MultiWriteError::OperationFailed {
                     source: zk::Error::NoNode,
@@ -78,5 +82,20 @@ impl Inner {
                 Err(err) => return Err(zk::Error::from(err).into()),
             }
         }
+    }
+
+    /// Counts `jobs` offers that the server took (one batch: a batch cut off by a connection
+    /// loss is not counted, as its outcome is unknown).
+    fn offered(&self, jobs: usize) {
+        let path = self.path.as_str();
+        let registry = self.client.registry();
+        registry.add(&registry.key(&WORK_QUEUE_OFFERS, &[path]), jobs as i64);
+        recipe_event!(
+            Recipe::WorkQueue,
+            DEBUG,
+            path,
+            jobs,
+            "work queue {path}: {jobs} offered"
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::future::Future;
 use super::{not_owner, Lock, Owner};
 use crate::error::Result;
 use crate::handoff::Handoff;
-use crate::observe::{Waiting, LOCK_WAITS};
+use crate::observe::{recipe_event, Recipe, Waiting, LOCK_WAITS};
 use crate::runtime;
 use crate::wait::Wait;
 
@@ -99,7 +99,14 @@ impl Lock {
         let dir = self.dir().to_string();
         runtime::handle().spawn(async move {
             if let Err(err) = release.await {
-                tracing::debug!("undoing an abandoned acquire on {dir}: {err}");
+                let reason = err.to_string();
+                recipe_event!(
+                    Recipe::Lock,
+                    DEBUG,
+                    path = dir.as_str(),
+                    reason,
+                    "lock {dir}: undoing an abandoned acquire: {reason}"
+                );
             }
         });
     }
