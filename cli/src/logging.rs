@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use zkrecipes::ffi::log::{self, LogLevel, LogRecord};
+use zkrecipes::ffi::log_line;
 
 use crate::exit::Failure;
 
@@ -43,28 +44,16 @@ pub fn init(verbosity: u8, spec: Option<&str>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `2026-12-07T10:20:00.123Z INFO  zkrecipes.lock: message path=/locks/a fencing_token=7`.
+/// `2026-12-07T10:20:00.123Z INFO  zkrecipes.lock: message path=/locks/a fencing_token=7`: the
+/// message and fields as the JVM bindings write them (`ffi::log_line`).
 fn line(record: &LogRecord, at: SystemTime) -> String {
-    let mut line = format!(
+    format!(
         "{} {:<5} {}: {}",
         utc_timestamp(at),
         record.level.as_str(),
         record.logger,
-        record.message
-    );
-    for (name, value) in &record.fields {
-        match value.contains([' ', '"', '=']) || value.is_empty() {
-            true => line.push_str(&format!(" {name}={value:?}")),
-            false => line.push_str(&format!(" {name}={value}")),
-        }
-    }
-    if record.dropped > 0 {
-        line.push_str(&format!(
-            " (before this, {} events were dropped)",
-            record.dropped
-        ));
-    }
-    line
+        log_line(record)
+    )
 }
 
 /// RFC 3339 in UTC with milliseconds, from the days since 1970 (Howard Hinnant's
