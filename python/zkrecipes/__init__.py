@@ -35,6 +35,8 @@ from .events import CacheEvent, ConnectionState, ElectionEvent, Event, LatchEven
 from .group import GroupMember, NodeMode, PersistentNode
 from .latch import LatchParticipant, LeaderLatch
 from .lock import MultiLock, Participant, ReadLock, ReadWriteLock, WriteLock, WriteSide
+from ._logs import LOGGERS, TRACE, flush_logs, refresh_log_levels, _install as _forward_logs
+from .metrics import HistogramPoint, MetricPoint, MetricsSnapshot
 from .queue import DistributedQueue
 from .security import Acl, Sasl, Tls
 from .semaphore import Lease, Semaphore
@@ -44,6 +46,8 @@ __version__: str = _native.__version__
 
 # Listeners must not run while the interpreter is being torn down.
 _atexit.register(_native._shutdown)
+# The library's events go to `logging`, at the levels it shows.
+_forward_logs()
 
 __all__ = [
     "Acl",
@@ -65,16 +69,20 @@ __all__ = [
     "ElectionEvent",
     "Event",
     "GroupMember",
+    "HistogramPoint",
     "InternalError",
     "InvalidArgumentError",
     "InvalidPathError",
     "Job",
+    "LOGGERS",
     "LatchEvent",
     "LatchParticipant",
     "LeaderElectionSupport",
     "LeaderLatch",
     "Lease",
     "LockEvent",
+    "MetricPoint",
+    "MetricsSnapshot",
     "MultiLock",
     "NoAuthError",
     "NoNodeError",
@@ -94,6 +102,7 @@ __all__ = [
     "Semaphore",
     "SessionExpiredError",
     "SharedCount",
+    "TRACE",
     "Tls",
     "TreeCache",
     "Updated",
@@ -105,4 +114,6 @@ __all__ = [
     "ZkError",
     "ZkInterruptedError",
     "ZkTimeoutError",
+    "flush_logs",
+    "refresh_log_levels",
 ]

@@ -1,6 +1,6 @@
 # Stubs of the private native module (bindings/python). Users import `zkrecipes`.
 import asyncio
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 # Undoes an operation's result that its caller never saw (see `zkrecipes._undoable`).
 _Undo = Optional["Undo"]
@@ -14,10 +14,68 @@ ELECTION_EVENTS: List[str]
 LATCH_EVENTS: List[str]
 CACHE_EVENTS: List[str]
 CONNECTION_STATES: List[str]
+LOGGERS: List[str]
+TRACE: int
 
 def _shutdown() -> None: ...
 def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Undo] = ...) -> None: ...
 def _pem_is_text(value: str) -> bool: ...
+def _forward_logs(deliver: Callable[[str, int, str, List[Tuple[str, Union[int, str]]], int], None]) -> None: ...
+def _refresh_log_levels() -> None: ...
+def _flush_logs(timeout: float) -> bool: ...
+
+class MetricsSnapshot:
+    """What a client had recorded when ``Client.metrics()`` was called (see ``zkrecipes.metrics``)."""
+    @property
+    def points(self) -> List[MetricPoint]:
+        """Every series, in the catalog's order."""
+    def counter(self, name: str, /, **attributes: str) -> int:
+        """Counter ``name`` summed over the series whose attributes include ``attributes``."""
+    def gauge(self, name: str, /, **attributes: str) -> int:
+        """Up/down counter ``name`` (how many wait or hold now) summed over the matching series."""
+    def histogram(self, name: str, /, **attributes: str) -> Optional[HistogramPoint]:
+        """Duration histogram ``name`` merged over the matching series; ``None`` if none matched."""
+    def to_prometheus(self) -> str:
+        """The Prometheus text exposition format (version 0.0.4)."""
+
+class MetricPoint:
+    """One series: a metric with one set of attribute values."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def instrument(self) -> Literal["counter", "up_down_counter", "histogram"]: ...
+    @property
+    def unit(self) -> str:
+        """UCUM, as OpenTelemetry writes it: ``"s"``, or a count's ``"{acquisition}"``."""
+    @property
+    def description(self) -> str: ...
+    @property
+    def attributes(self) -> Dict[str, str]: ...
+    @property
+    def value(self) -> Optional[int]:
+        """A counter's or an up/down counter's value; ``None`` for a histogram."""
+    @property
+    def histogram(self) -> Optional[HistogramPoint]:
+        """A histogram's distribution; ``None`` for a counter."""
+
+class HistogramPoint:
+    """A duration histogram, in seconds: ``counts[i]`` durations were at most ``bounds[i]`` (and
+    above the bound before); the last count is everything above the last bound."""
+    @property
+    def count(self) -> int: ...
+    @property
+    def sum(self) -> float: ...
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    @property
+    def bounds(self) -> List[float]: ...
+    @property
+    def counts(self) -> List[int]: ...
+    def quantile(self, q: float) -> Optional[float]:
+        """The ``q`` quantile (0 to 1) in seconds; ``None`` when nothing was recorded;
+        ``InvalidArgumentError`` for a ``q`` outside 0 to 1."""
 
 # (event name, fencing token of an ACQUIRED or IS_LEADER, ZkError of a LOST, FAILED or NOT_LEADER)
 _Callback = Callable[[str, Optional[int], Optional[BaseException]], None]
@@ -40,6 +98,7 @@ class NativeClient:
         auth: Optional[Tuple[str, str]],
         identity: Optional[str],
         security: Optional[Dict[str, object]],
+        metric_paths: bool,
     ) -> NativeClient: ...
     @staticmethod
     def connect_async(
@@ -49,6 +108,7 @@ class NativeClient:
         auth: Optional[Tuple[str, str]],
         identity: Optional[str],
         security: Optional[Dict[str, object]],
+        metric_paths: bool,
     ) -> Awaitable[NativeClient]: ...
     def state(self) -> str: ...
     def session_id(self) -> int: ...
@@ -59,6 +119,7 @@ class NativeClient:
     def whoami(self) -> List[str]: ...
     def close(self) -> None: ...
     def close_async(self) -> Awaitable[None]: ...
+    def metrics(self) -> MetricsSnapshot: ...
     def subscribe(self, callback: _Callback) -> Subscription: ...
 
 class NativeLock:

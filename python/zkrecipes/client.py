@@ -6,6 +6,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._base import Closing, Listened
+from ._logs import refresh_log_levels
 from .barrier import Barrier, DoubleBarrier
 from .cache import ChildrenCache, NodeCache, TreeCache
 from .counter import DistributedAtomicLong, SharedCount
@@ -15,6 +16,7 @@ from .events import ConnectionState, connection_state
 from .group import Data, GroupMember, NodeMode, PersistentNode
 from .latch import LeaderLatch
 from .lock import MultiLock, ReadWriteLock, WriteLock
+from .metrics import MetricsSnapshot
 from .queue import DistributedQueue
 from .security import AclPolicy, Sasl, Tls, _settings
 from .semaphore import Semaphore
@@ -34,6 +36,11 @@ class Client(Closing, Listened[ConnectionState]):
     ``Sasl.gssapi()`` authenticates, and ``acl`` sets the ACL of every node the recipes create
     (``"open"`` by default without credentials, ``"creator"`` with any).
 
+    ``metrics()`` tells what the client has recorded (waits, holds, outcomes, requests, state
+    changes); ``metric_paths=False`` leaves the recipes' paths out of those numbers (for
+    applications with many or unbounded paths). Events go to the standard ``logging`` module, on
+    the loggers ``zkrecipes.lock``, ``zkrecipes.session``, … (see ``zkrecipes.refresh_log_levels``).
+
     Listeners hear every connection state change (``ConnectionState``).
     """
 
@@ -50,10 +57,12 @@ class Client(Closing, Listened[ConnectionState]):
         tls: Optional[Tls] = None,
         sasl: Optional[Sasl] = None,
         acl: Optional[AclPolicy] = None,
+        metric_paths: bool = True,
     ) -> None:
         """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
+        refresh_log_levels()
         self._native = _native.NativeClient.connect(
-            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
+            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths
         )
 
     @classmethod
@@ -68,11 +77,13 @@ class Client(Closing, Listened[ConnectionState]):
         tls: Optional[Tls] = None,
         sasl: Optional[Sasl] = None,
         acl: Optional[AclPolicy] = None,
+        metric_paths: bool = True,
     ) -> Client:
         """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
+        refresh_log_levels()
         client = cls.__new__(cls)
         client._native = await _native.NativeClient.connect_async(
-            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl)
+            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths
         )
         return client
 
@@ -111,6 +122,12 @@ class Client(Closing, Listened[ConnectionState]):
     def whoami(self) -> List[str]:
         """Asks the server for this session's identities now (after a certificate rotation, say)."""
         return self._native.whoami()
+
+    def metrics(self) -> MetricsSnapshot:
+        """What this client has recorded so far, every number of the catalog (also after
+        ``close()``): ``client.metrics().counter("zkrecipes.lock.acquisitions", outcome="timeout")``,
+        ``.gauge(...)``, ``.histogram(...)``, ``.points``, ``.to_prometheus()``."""
+        return self._native.metrics()
 
     def write_lock(self, dir: str) -> WriteLock:
         """A ``WriteLock`` on ``dir`` (Apache's and Curator's lock nodes)."""

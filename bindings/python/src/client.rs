@@ -5,6 +5,7 @@ use zkrecipes::{Auth, Client, ClientOptions};
 use crate::blocking::{awaitable, wait};
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
+use crate::metrics::MetricsSnapshot;
 use crate::security::SecurityArgs;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
@@ -18,6 +19,7 @@ fn options(
     auth: Option<(String, String)>,
     identity: Option<String>,
     security: Option<SecurityArgs>,
+    metric_paths: bool,
 ) -> zkrecipes::Result<ClientOptions> {
     let mut options = ClientOptions {
         session_timeout: timeout_setting("session_timeout", session_timeout, "s")?,
@@ -27,6 +29,7 @@ fn options(
             credentials: credentials.into_bytes(),
         }),
         identity,
+        metric_paths,
         ..ClientOptions::default()
     };
     if let Some(security) = security {
@@ -38,6 +41,8 @@ fn options(
 #[pymethods]
 impl NativeClient {
     #[staticmethod]
+    // One argument per keyword of Python's `Client(...)`.
+    #[allow(clippy::too_many_arguments)]
     fn connect(
         py: Python<'_>,
         connect_string: String,
@@ -46,9 +51,17 @@ impl NativeClient {
         auth: Option<(String, String)>,
         identity: Option<String>,
         security: Option<SecurityArgs>,
+        metric_paths: bool,
     ) -> PyResult<NativeClient> {
-        let options =
-            options(session_timeout, connect_timeout, auth, identity, security).into_py_result()?;
+        let options = options(
+            session_timeout,
+            connect_timeout,
+            auth,
+            identity,
+            security,
+            metric_paths,
+        )
+        .into_py_result()?;
         let inner = wait(py, move || async move {
             Client::connect(&connect_string, options).await
         })?;
@@ -56,6 +69,8 @@ impl NativeClient {
     }
 
     #[staticmethod]
+    // One argument per keyword of Python's `Client(...)`.
+    #[allow(clippy::too_many_arguments)]
     fn connect_async(
         py: Python<'_>,
         connect_string: String,
@@ -64,9 +79,17 @@ impl NativeClient {
         auth: Option<(String, String)>,
         identity: Option<String>,
         security: Option<SecurityArgs>,
+        metric_paths: bool,
     ) -> PyResult<Bound<'_, PyAny>> {
-        let options =
-            options(session_timeout, connect_timeout, auth, identity, security).into_py_result()?;
+        let options = options(
+            session_timeout,
+            connect_timeout,
+            auth,
+            identity,
+            security,
+            metric_paths,
+        )
+        .into_py_result()?;
         awaitable(py, async move {
             Ok(NativeClient {
                 inner: Client::connect(&connect_string, options).await?,
@@ -119,6 +142,10 @@ impl NativeClient {
             client.close().await;
             Ok(())
         })
+    }
+
+    fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics().into()
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {

@@ -42,12 +42,14 @@ fn dispatcher() -> &'static std::sync::mpsc::Sender<Delivery> {
     })
 }
 
-/// Registered with `atexit` by the package: stops deliveries and waits for the
-/// one in progress (with the GIL released, which that delivery needs).
+/// Registered with `atexit` by the package: stops deliveries (the listeners' and the log
+/// records') and waits for the one in progress (with the GIL released, which it needs).
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTDOWN.store(true, Ordering::SeqCst);
     py.detach(|| drop(DELIVERING.lock().unwrap_or_else(|e| e.into_inner())));
+    // The log records' delivery thread attaches to Python too.
+    crate::log::shutdown(py);
 }
 
 /// Runs `delivery` (which attaches to Python) on the listener thread, in order.

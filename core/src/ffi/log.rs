@@ -213,6 +213,9 @@ struct Queue {
 
 static QUEUE: OnceLock<Arc<Queue>> = OnceLock::new();
 
+/// The name of the thread that hands records to the sink.
+const DELIVERY_THREAD: &str = "zkrecipes-log";
+
 /// Forwards the library's events to `sink` from now on (replacing an earlier sink), on the
 /// delivery thread. The first call makes this the process's `tracing` dispatcher for the
 /// library's copy of `tracing`; `false` if something else already was (a Rust program with
@@ -230,7 +233,7 @@ pub fn forward_to(sink: LogSink) -> bool {
         installed = tracing::subscriber::set_global_default(Forwarder).is_ok();
         let delivering = queue.clone();
         std::thread::Builder::new()
-            .name("zkrecipes-log".into())
+            .name(DELIVERY_THREAD.into())
             .spawn(move || deliver(&delivering))
             .expect("a thread for log delivery");
         queue
@@ -245,6 +248,10 @@ pub fn flush(timeout: std::time::Duration) -> bool {
     let Some(queue) = QUEUE.get() else {
         return true;
     };
+    // A sink that flushes (a host handler calling its binding's flush) would wait for itself.
+    if std::thread::current().name() == Some(DELIVERY_THREAD) {
+        return false;
+    }
     let target = queue.queued.load(Ordering::SeqCst);
     let until = std::time::Instant::now() + timeout;
     while queue.delivered.load(Ordering::SeqCst) < target {
