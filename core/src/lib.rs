@@ -61,9 +61,12 @@ pub use work_queue::{
 /// (`Client::metrics`, every metric in `CATALOG`) and the `tracing` targets of its events
 /// (`TARGETS`: `zkrecipes::lock`, `zkrecipes::session`, …).
 pub mod metrics {
+    #[cfg(feature = "metrics-rs")]
+    pub use crate::observe::export_to_metrics_crate;
     pub use crate::observe::{
         catalog, prometheus_name, HistogramPoint, Instrument, Metric, MetricPoint, MetricValue,
-        MetricsSnapshot, BUCKETS, CATALOG, MAX_PATHS, OTHER_PATH, TARGETS,
+        MetricsSnapshot, MetricsSubscription, Recorded, Recording, RecordingObserver, BUCKETS,
+        CATALOG, MAX_PATHS, OTHER_PATH, TARGETS,
     };
 }
 

@@ -9,6 +9,8 @@ use common::*;
 use zkrecipes::ffi::log::{self, LogLevel, LogRecord};
 use zkrecipes::Lock;
 
+#[path = "observe/feeds.rs"]
+mod feeds;
 #[path = "observe/leaders.rs"]
 mod leaders;
 #[path = "observe/others.rs"]

@@ -257,6 +257,16 @@ impl Client {
         self.inner.registry.snapshot()
     }
 
+    /// Tells `observer` of every recording of this client from now on, until the subscription
+    /// is dropped; the subscription holds what was recorded before (`initial`). What feeds
+    /// another metrics API: see `metrics::export_to_metrics_crate` (feature `metrics-rs`).
+    pub fn observe_metrics(
+        &self,
+        observer: impl Fn(&observe::Recording) + Send + Sync + 'static,
+    ) -> observe::MetricsSubscription {
+        self.inner.registry.observe(Arc::new(observer))
+    }
+
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.inner.registry
     }

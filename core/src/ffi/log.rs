@@ -1,19 +1,12 @@
 //! The library's events as a binding hands them to its language's logging: one logger per
 //! recipe (`zkrecipes.lock`, `zkrecipes.session`, …), the host's levels known here so that an
-//! event nobody would see costs no crossing into the host language, and delivery on a thread
-//! of its own.
-//!
-//! Why a thread of its own: an event can be emitted on a runtime thread, inside a recipe's
-//! bookkeeping or a caller's thread; host code (a Python handler, a Java appender, a JavaScript
-//! subscriber) that calls back into the library, blocks, or takes its interpreter's lock there
-//! could stall the recipes or deadlock. The delivery thread keeps the order of events and hands
-//! them over one at a time; the queue is bounded, and what a stalled host could not take is
-//! counted and told in the next record (`dropped`).
+//! event nobody would see costs no crossing into the host language, and delivery on the thread
+//! that calls the hosts (`ffi::delivery`, which says why). What a stalled host could not take
+//! is counted and told in the next record (`dropped`).
 
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -120,9 +113,6 @@ pub struct LogRecord {
 /// A binding's delivery of one record to its language's logging.
 pub type LogSink = Arc<dyn Fn(LogRecord) + Send + Sync>;
 
-/// Events a stalled host may leave waiting before newer ones are dropped.
-const QUEUE_LIMIT: usize = 10_000;
-
 static LEVELS: [AtomicU8; 14] = [const { AtomicU8::new(0) }; 14];
 /// The most verbose level of any logger: the test every event passes first.
 static MOST_VERBOSE: AtomicU8 = AtomicU8::new(0);
@@ -202,98 +192,37 @@ fn enabled(target: &str, level: &Level) -> bool {
         .is_some_and(|at| shown_level(at, level) as u8 <= LEVELS[at].load(Ordering::Relaxed))
 }
 
-struct Queue {
-    records: Mutex<(VecDeque<LogRecord>, u64)>,
-    ready: Condvar,
-    /// Records taken from the queue and delivered, for `flush`.
-    delivered: AtomicU64,
-    queued: AtomicU64,
-    sink: Mutex<Option<LogSink>>,
-}
-
-static QUEUE: OnceLock<Arc<Queue>> = OnceLock::new();
-
-/// The name of the thread that hands records to the sink.
-const DELIVERY_THREAD: &str = "zkrecipes-log";
+/// Where records go: the binding's sink, replaced by a later `forward_to`.
+static SINK: Mutex<Option<LogSink>> = Mutex::new(None);
+/// Records refused since the last one accepted (the host did not keep up).
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+static INSTALLED: OnceLock<bool> = OnceLock::new();
 
 /// Forwards the library's events to `sink` from now on (replacing an earlier sink), on the
-/// delivery thread. The first call makes this the process's `tracing` dispatcher for the
-/// library's copy of `tracing`; `false` if something else already was (a Rust program with
-/// its own subscriber, which then gets the events itself).
+/// delivery thread (`ffi::delivery`). The first call makes this the process's `tracing`
+/// dispatcher for the library's copy of `tracing`; `false` if something else already was (a
+/// Rust program with its own subscriber, which then gets the events itself).
 pub fn forward_to(sink: LogSink) -> bool {
-    let mut installed = true;
-    let queue = QUEUE.get_or_init(|| {
-        let queue = Arc::new(Queue {
-            records: Mutex::new((VecDeque::new(), 0)),
-            ready: Condvar::new(),
-            delivered: AtomicU64::new(0),
-            queued: AtomicU64::new(0),
-            sink: Mutex::new(None),
-        });
-        installed = tracing::subscriber::set_global_default(Forwarder).is_ok();
-        let delivering = queue.clone();
-        std::thread::Builder::new()
-            .name(DELIVERY_THREAD.into())
-            .spawn(move || deliver(&delivering))
-            .expect("a thread for log delivery");
-        queue
-    });
-    *queue.sink.lock().unwrap() = Some(sink);
-    installed
+    *SINK.lock().unwrap() = Some(sink);
+    *INSTALLED.get_or_init(|| tracing::subscriber::set_global_default(Forwarder).is_ok())
 }
 
 /// Waits until every event emitted before this call has been handed to the sink (or the
-/// deadline passes): what a test or a shutdown calls before reading the host's logs.
+/// deadline passes): what a test or a shutdown calls before reading the host's logs. From the
+/// sink itself it answers `false` at once (it would wait for itself).
 pub fn flush(timeout: std::time::Duration) -> bool {
-    let Some(queue) = QUEUE.get() else {
-        return true;
-    };
-    // A sink that flushes (a host handler calling its binding's flush) would wait for itself.
-    if std::thread::current().name() == Some(DELIVERY_THREAD) {
-        return false;
-    }
-    let target = queue.queued.load(Ordering::SeqCst);
-    let until = std::time::Instant::now() + timeout;
-    while queue.delivered.load(Ordering::SeqCst) < target {
-        if std::time::Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    true
+    super::delivery::flush(timeout)
 }
 
-fn deliver(queue: &Queue) {
-    loop {
-        let record = {
-            let mut records = queue.records.lock().unwrap();
-            loop {
-                if let Some(mut record) = records.0.pop_front() {
-                    record.dropped = std::mem::take(&mut records.1);
-                    break record;
-                }
-                records = queue.ready.wait(records).unwrap();
-            }
-        };
-        let sink = queue.sink.lock().unwrap().clone();
-        if let Some(sink) = sink {
-            // A host handler that panics (a binding's bug) must not end delivery for good.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(record)));
-        }
-        queue.delivered.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn enqueue(record: LogRecord) {
-    let Some(queue) = QUEUE.get() else { return };
-    let mut records = queue.records.lock().unwrap();
-    if records.0.len() >= QUEUE_LIMIT {
-        records.1 += 1;
+fn enqueue(mut record: LogRecord) {
+    let Some(sink) = SINK.lock().unwrap().clone() else {
         return;
+    };
+    record.dropped = DROPPED.swap(0, Ordering::Relaxed);
+    let dropped = record.dropped;
+    if !super::delivery::later(move || sink(record)) {
+        DROPPED.fetch_add(dropped + 1, Ordering::Relaxed);
     }
-    records.0.push_back(record);
-    queue.queued.fetch_add(1, Ordering::SeqCst);
-    queue.ready.notify_one();
 }
 
 /// The process's dispatcher once a binding forwards: every event passes the level table;

@@ -51,8 +51,8 @@ pub fn histogram(
 fn checked(name: &str, instrument: Instrument, filter: &[(&str, &str)]) -> Result<&'static Metric> {
     let Some(metric) = CATALOG.iter().copied().find(|m| m.name == name) else {
         return Err(Error::invalid_argument(format!(
-            "no metric is named {name:?} (the metrics are zkrecipes.lock.acquisitions, \
-             zkrecipes.requests, ...: see the catalog)"
+            "no metric is named {name:?} (zkrecipes.lock.acquisitions, zkrecipes.requests, ...: \
+             docs/observability.md lists them)"
         )));
     };
     if metric.instrument != instrument {

@@ -5,6 +5,9 @@
 
 pub mod catalog;
 mod events;
+#[cfg(feature = "metrics-rs")]
+mod metrics_crate;
+mod recordings;
 mod registry;
 mod requests;
 mod snapshot;
@@ -12,6 +15,9 @@ mod waits;
 
 pub use catalog::{Instrument, Metric, BUCKETS, CATALOG};
 pub use events::TARGETS;
+#[cfg(feature = "metrics-rs")]
+pub use metrics_crate::export_to_metrics_crate;
+pub use recordings::{MetricsSubscription, Recorded, Recording, RecordingObserver};
 pub use registry::{MAX_PATHS, OTHER_PATH};
 pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
 

@@ -3,10 +3,12 @@
 //! well under a microsecond, against a ZooKeeper round trip of a few hundred.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::catalog::{Instrument, Metric, BUCKETS};
+use super::catalog::{Instrument, Metric, BUCKETS, CATALOG};
+use super::recordings::{MetricsSubscription, Recorded, Recording, RecordingObserver};
 use super::snapshot::{HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
 
 /// Past this many distinct recipe paths a client records further paths as `"_other"`: a lock
@@ -63,6 +65,10 @@ pub(crate) struct Registry {
     paths: bool,
     series: Mutex<HashMap<SeriesKey, Series>>,
     seen_paths: Mutex<HashSet<Box<str>>>,
+    /// Told of every recording, under the series lock (`observe`); the flag spares the
+    /// recordings a look at the list while nobody observes.
+    observers: Mutex<Vec<(u64, RecordingObserver)>>,
+    observed: AtomicBool,
 }
 
 impl Registry {
@@ -72,7 +78,63 @@ impl Registry {
             paths,
             series: Mutex::new(HashMap::new()),
             seen_paths: Mutex::new(HashSet::new()),
+            observers: Mutex::new(Vec::new()),
+            observed: AtomicBool::new(false),
         })
+    }
+
+    /// Tells `observer` of every recording from now on, and answers what was recorded before:
+    /// both under the series lock, so that no recording is in both or in neither.
+    pub(crate) fn observe(self: &Arc<Self>, observer: RecordingObserver) -> MetricsSubscription {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let series = self.series.lock().unwrap();
+        let initial = self.snapshot_of(&series);
+        let mut observers = self.observers.lock().unwrap();
+        observers.push((id, observer));
+        self.observed.store(true, Ordering::SeqCst);
+        drop((observers, series));
+        MetricsSubscription {
+            registry: Arc::downgrade(self),
+            id,
+            initial,
+        }
+    }
+
+    pub(super) fn unobserve(&self, id: u64) {
+        let _series = self.series.lock().unwrap();
+        let mut observers = self.observers.lock().unwrap();
+        observers.retain(|(each, _)| *each != id);
+        self.observed.store(!observers.is_empty(), Ordering::SeqCst);
+    }
+
+    /// Tells the observers of a recording (the series lock is held by the caller).
+    fn tell(&self, key: &SeriesKey, value: Recorded) {
+        if !self.observed.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(metric) = CATALOG.iter().copied().find(|m| m.name == key.metric) else {
+            return;
+        };
+        let recording = Recording {
+            metric,
+            attributes: self.attributes(metric, key),
+            value,
+        };
+        for (_, observer) in self.observers.lock().unwrap().iter() {
+            observer(&recording);
+        }
+    }
+
+    /// A series' attributes as the snapshot and recordings give them (`path` left out when off).
+    fn attributes(&self, metric: &'static Metric, key: &SeriesKey) -> Vec<(&'static str, String)> {
+        metric
+            .attributes
+            .iter()
+            .zip(key.values.iter())
+            .filter(|(name, _)| self.paths || **name != "path")
+            .map(|(name, value)| (*name, value.to_string()))
+            .collect()
     }
 
     /// The key of `metric` with `values` (one per attribute, in order). A `path` value is
@@ -125,6 +187,7 @@ impl Registry {
             Series::Sum(sum) => *sum += delta,
             Series::Histogram(_) => debug_assert!(false, "{} is a histogram", key.metric),
         }
+        self.tell(key, Recorded::Add(delta));
     }
 
     /// Records a duration into a histogram.
@@ -140,6 +203,7 @@ impl Registry {
             Series::Histogram(buckets) => buckets.record(duration.as_secs_f64()),
             Series::Sum(_) => debug_assert!(false, "{} is not a histogram", key.metric),
         }
+        self.tell(key, Recorded::Seconds(duration.as_secs_f64()));
     }
 
     /// Counts one of `metric` with `values`.
@@ -149,22 +213,19 @@ impl Registry {
 
     /// Every series recorded so far, in catalog order, then by attribute values.
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
-        let series = self.series.lock().unwrap();
+        self.snapshot_of(&self.series.lock().unwrap())
+    }
+
+    fn snapshot_of(&self, series: &HashMap<SeriesKey, Series>) -> MetricsSnapshot {
         let mut points = Vec::with_capacity(series.len());
-        for metric in super::catalog::CATALOG {
+        for metric in CATALOG {
             let mut of_metric: Vec<_> = series
                 .iter()
                 .filter(|(key, _)| key.metric == metric.name)
                 .collect();
             of_metric.sort_by(|a, b| a.0.values.cmp(&b.0.values));
             for (key, value) in of_metric {
-                let attributes = metric
-                    .attributes
-                    .iter()
-                    .zip(key.values.iter())
-                    .filter(|(name, _)| self.paths || **name != "path")
-                    .map(|(name, value)| (*name, value.to_string()))
-                    .collect();
+                let attributes = self.attributes(metric, key);
                 let value = match (value, metric.instrument) {
                     (Series::Sum(sum), Instrument::Counter) => MetricValue::Counter(*sum as u64),
                     (Series::Sum(sum), _) => MetricValue::UpDownCounter(*sum),
