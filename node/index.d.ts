@@ -35,6 +35,16 @@ export interface ConnectOptions {
    * 'creator' with any (digest, SASL or a client certificate).
    */
   acl?: 'open' | 'creator' | 'creator-world-read' | AclEntry | AclEntry[]
+  /**
+   * The process's logger for the library's events, as `configureLogging({ logger })` sets it:
+   * process-wide (the events carry no client), the last one given wins.
+   */
+  logger?: Logger | null
+  /**
+   * Default true: metrics carry the recipe's path as the `path` attribute (past 1000 paths
+   * recorded as `_other`). false drops the attribute, for clients with unbounded paths.
+   */
+  metricPaths?: boolean
 }
 
 /** A path, PEM text or a PEM Buffer (files are re-read when they change). */
@@ -92,6 +102,11 @@ export declare class Client extends EventEmitter {
    * (a rotated password, an expired ticket or certificate); null once one succeeds.
    */
   readonly sessionError: ZkError | null
+  /**
+   * What this client recorded so far: every recipe's waits, holds and outcomes, the requests
+   * sent and the connection state changes.
+   */
+  metrics(): MetricsSnapshot
   /** Asks the server for this session's identities now. */
   whoami(): Promise<string[]>
   /** Let the process exit while this client is open (like socket.unref()). */
@@ -697,4 +712,135 @@ export declare class GroupMember extends CacheEmitter {
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
+}
+
+// Logs: the library's events on diagnostics_channel and to an optional logger.
+
+/** The loggers of the library's events, one per recipe; `zkrecipes.zookeeper` is the ZooKeeper session's own. */
+export type LoggerName =
+  | 'zkrecipes.session' | 'zkrecipes.request' | 'zkrecipes.lock' | 'zkrecipes.semaphore' | 'zkrecipes.queue'
+  | 'zkrecipes.work_queue' | 'zkrecipes.election' | 'zkrecipes.latch' | 'zkrecipes.barrier' | 'zkrecipes.cache'
+  | 'zkrecipes.counter' | 'zkrecipes.group' | 'zkrecipes.security' | 'zkrecipes.zookeeper'
+/**
+ * The `diagnostics_channel` names, one per logger (`zkrecipes:lock` for `zkrecipes.lock`):
+ * `diagnostics_channel.subscribe('zkrecipes:lock', (message) => ...)` receives a `LogMessage`.
+ */
+export type LogChannelName =
+  | 'zkrecipes:session' | 'zkrecipes:request' | 'zkrecipes:lock' | 'zkrecipes:semaphore' | 'zkrecipes:queue'
+  | 'zkrecipes:work_queue' | 'zkrecipes:election' | 'zkrecipes:latch' | 'zkrecipes:barrier' | 'zkrecipes:cache'
+  | 'zkrecipes:counter' | 'zkrecipes:group' | 'zkrecipes:security' | 'zkrecipes:zookeeper'
+export declare const LOGGERS: readonly LoggerName[]
+export declare const LOG_CHANNELS: readonly LogChannelName[]
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
+/** A level as `setLogLevel` takes it (any case; 'warning' is 'warn'). */
+export type LogLevelSetting = LogLevel | 'off' | 'warning' | Uppercase<LogLevel | 'off' | 'warning'>
+
+/** One event of the library, as its channel publishes it (frozen, shared by every subscriber). */
+export interface LogMessage {
+  readonly level: LogLevel
+  readonly logger: LoggerName
+  /** A sentence for people: 'lock /locks/a: acquired after waiting 3012 ms'. */
+  readonly message: string
+  /**
+   * The structured fields: `path`, `kind`, `outcome`, `session`, `reason`, … as strings;
+   * `fencing_token`, every `…_ms` duration and `…_count` count as numbers (as a string past
+   * Number.MAX_SAFE_INTEGER).
+   */
+  readonly fields: Readonly<Record<string, string | number>>
+  /** Events dropped just before this one because the event loop did not keep up. */
+  readonly dropped: number
+}
+
+/**
+ * A logger for the library's events. pino-like (with `child` and `levels`, as pino and bunyan):
+ * called as `logger.info(fields, message)`; otherwise console-like (console, winston, …):
+ * `logger.info(message, fields)`. `fields` holds the event's fields and `logger`, the
+ * logger's name. Methods by level: error, warn, info, debug, and trace (debug for a
+ * console-like logger); `log`, then `info`, stand in for a missing one. A logger that throws
+ * loses its records (one process warning, code ZKRECIPES_LOGGER_THREW), never the delivery.
+ */
+export interface Logger {
+  info(...args: any[]): unknown
+  error?(...args: any[]): unknown
+  warn?(...args: any[]): unknown
+  debug?(...args: any[]): unknown
+  trace?(...args: any[]): unknown
+  log?(...args: any[]): unknown
+  child?(...args: any[]): unknown
+  levels?: unknown
+}
+
+export interface LoggingOptions {
+  /** The process's logger; null removes it, undefined leaves it. */
+  logger?: Logger | null
+  /** setLogLevel(level) for every logger. */
+  level?: LogLevelSetting
+}
+
+/**
+ * The process's logger and level. Events cross from the core only while somebody listens (the
+ * logger, or a channel's subscribers, looked at when a client connects, at each of these calls
+ * and every second).
+ */
+export declare function configureLogging(options: LoggingOptions): void
+/**
+ * The level of the events handed to JavaScript while somebody listens (default 'info'), for every
+ * logger ('zkrecipes', the default) or one (its logger or channel name). RangeError for a name
+ * that is neither.
+ */
+export declare function setLogLevel(level: LogLevelSetting, logger?: 'zkrecipes' | LoggerName | LogChannelName): void
+/** The level at which the core hands `logger`'s events to JavaScript now: 'off' while nobody listens. */
+export declare function activeLogLevel(logger: LoggerName | LogChannelName): LogLevel | 'off'
+/**
+ * Resolves true once every event emitted before the call was published and logged; false if
+ * `timeoutMs` (default 5000) passed first. For a shutdown, or a test.
+ */
+export declare function flushLogs(options?: WaitOptions): Promise<boolean>
+
+// Metrics: client.metrics().
+
+/** A duration histogram in seconds: `counts[i]` values were at most `bounds[i]` (and above the bound before); the last count is everything above the last bound. */
+export declare class Histogram {
+  private constructor()
+  readonly count: number
+  readonly sum: number
+  readonly min: number
+  readonly max: number
+  readonly bounds: readonly number[]
+  readonly counts: readonly number[]
+  /** The `q` quantile (0 to 1) in seconds, interpolated within its bucket; null when nothing was recorded. INVALID_ARGUMENT outside [0, 1]. */
+  quantile(q: number): number | null
+}
+
+export interface MetricPointBase {
+  /** e.g. 'zkrecipes.lock.acquisitions' (the catalog's name, the same in every language). */
+  readonly name: string
+  /** UCUM: 's', or a count's '{acquisition}'. */
+  readonly unit: string
+  readonly description: string
+  /** e.g. { path: '/locks/a', kind: 'lock', outcome: 'timeout' } (no `path` with metricPaths: false). */
+  readonly attributes: Readonly<Record<string, string>>
+}
+/** One series: a metric with one set of attribute values. */
+export type MetricPoint =
+  | (MetricPointBase & { readonly instrument: 'counter' | 'up_down_counter'; readonly value: number })
+  | (MetricPointBase & { readonly instrument: 'histogram'; readonly histogram: Histogram })
+
+/**
+ * Every series a client recorded up to `client.metrics()`. The lookups sum (or merge) the series
+ * whose attributes include `attributes`; a name that is no metric of that kind, or an attribute
+ * the metric does not have, is a ZkError INVALID_ARGUMENT rather than a silent 0.
+ */
+export declare class MetricsSnapshot {
+  private constructor()
+  readonly points: readonly MetricPoint[]
+  /** e.g. counter('zkrecipes.lock.acquisitions', { outcome: 'timeout' }). */
+  counter(name: string, attributes?: Readonly<Record<string, string>>): number
+  /** An up/down counter, e.g. gauge('zkrecipes.lock.waiters'): how many wait now. */
+  gauge(name: string, attributes?: Readonly<Record<string, string>>): number
+  /** null when no series matched. */
+  histogram(name: string, attributes?: Readonly<Record<string, string>>): Histogram | null
+  /** The Prometheus text exposition format (0.0.4): `zkrecipes_lock_acquisitions_total{...} 90`. */
+  toPrometheus(): string
 }

@@ -15,6 +15,8 @@ const { Barrier, DoubleBarrier } = require('./lib/barrier.js')
 const { SharedCount, DistributedAtomicLong } = require('./lib/counter.js')
 const { Cache, NodeCache, ChildrenCache, TreeCache } = require('./lib/cache.js')
 const { PersistentNode, GroupMember } = require('./lib/group.js')
+const { LOGGERS, LOG_CHANNELS, activeLogLevel, configureLogging, flushLogs, setLogLevel } = require('./lib/logging.js')
+const { Histogram, MetricsSnapshot } = require('./lib/metrics.js')
 
 module.exports = {
   Client,
@@ -41,6 +43,14 @@ module.exports = {
   GroupMember,
   ZkError,
   ERROR_CODES,
+  MetricsSnapshot,
+  Histogram,
+  configureLogging,
+  setLogLevel,
+  activeLogLevel,
+  flushLogs,
+  LOGGERS,
+  LOG_CHANNELS,
   LOCK_EVENTS: Object.freeze(NAMES.lockEvents),
   ELECTION_EVENTS: Object.freeze(NAMES.electionEvents),
   LATCH_EVENTS: Object.freeze(NAMES.latchEvents),

@@ -1,5 +1,9 @@
 // Type-checked in `make test` with `tsc --strict --noEmit`.
-import { Client, ZkError, type ElectionEvent, type LatchEvent, type LatchParticipant } from 'zkrecipes'
+import * as diagnosticsChannel from 'node:diagnostics_channel'
+import {
+  Client, ZkError, configureLogging, setLogLevel, flushLogs, LOG_CHANNELS,
+  type ElectionEvent, type LatchEvent, type LatchParticipant, type LogMessage, type MetricPoint, type Histogram,
+} from 'zkrecipes'
 
 async function main(connect: string): Promise<void> {
   const client = await Client.connect(connect, { sessionTimeoutMs: 10_000, identity: 'worker-1' })
@@ -51,7 +55,31 @@ async function main(connect: string): Promise<void> {
     await round.leave({ timeoutMs: 5_000 })
   }
 
+  // Logs: a channel per recipe, and an optional process-wide logger (console here).
+  diagnosticsChannel.subscribe('zkrecipes:lock', (message) => {
+    const event = message as LogMessage
+    console.log(event.level, event.message, event.fields.fencing_token)
+  })
+  configureLogging({ logger: console, level: 'info' })
+  setLogLevel('debug', 'zkrecipes.lock')
+  console.log('channels', LOG_CHANNELS.join(', '))
+
+  // Metrics: this client's numbers, looked up or as Prometheus text.
+  const metrics = client.metrics()
+  const timeouts: number = metrics.counter('zkrecipes.lock.acquisitions', { outcome: 'timeout' })
+  const waiting: number = metrics.gauge('zkrecipes.lock.waiters')
+  const waits: Histogram | null = metrics.histogram('zkrecipes.lock.wait.duration')
+  const p99: number | null = waits?.quantile(0.99) ?? null
+  for (const point of metrics.points as readonly MetricPoint[]) {
+    const shown = point.instrument === 'histogram' ? point.histogram.count : point.value
+    console.log(point.name, point.attributes, shown)
+  }
+  console.log(timeouts, waiting, p99, metrics.toPrometheus().length)
+  const unpathed = await Client.connect(connect, { metricPaths: false, logger: console })
+  await unpathed.close()
+
   await client.close()
+  await flushLogs({ timeoutMs: 1_000 })
 }
 
 main(process.argv[2] ?? '127.0.0.1:2181').catch((err: unknown) => {

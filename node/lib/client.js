@@ -13,6 +13,8 @@ const { Barrier, DoubleBarrier } = require('./barrier.js')
 const { DistributedAtomicLong, SharedCount } = require('./counter.js')
 const { ChildrenCache, NodeCache, TreeCache } = require('./cache.js')
 const { GroupMember, PersistentNode } = require('./group.js')
+const { configureLogging, watchLogLevels } = require('./logging.js')
+const { MetricsSnapshot } = require('./metrics.js')
 
 class Client extends EventEmitter {
   /**
@@ -22,20 +24,23 @@ class Client extends EventEmitter {
   static async connect (connectString, options = {}) {
     requireString('connectString', connectString)
     if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
-    const { sessionTimeoutMs, connectTimeoutMs, auth, identity, tls, sasl, acl } = options
+    const { sessionTimeoutMs, connectTimeoutMs, auth, identity, tls, sasl, acl, logger, metricPaths } = options
     for (const [name, value] of [['sessionTimeoutMs', sessionTimeoutMs], ['connectTimeoutMs', connectTimeoutMs]]) {
       if (value !== undefined && typeof value !== 'number') throw new TypeError(`${name} must be a number`)
     }
     if (identity !== undefined) requireString('identity', identity)
+    if (metricPaths !== undefined && typeof metricPaths !== 'boolean') throw new TypeError(`metricPaths must be a boolean, got ${typeof metricPaths}`)
     let authScheme, authCredentials
     if (auth !== undefined && auth !== null) {
       if (!Array.isArray(auth) || auth.length !== 2) throw new TypeError('auth must be [scheme, credentials]')
       authScheme = requireString('auth scheme', auth[0])
       authCredentials = requireString('auth credentials', auth[1])
     }
-    const handle = await call(() => native.connect(connectString, {
-      sessionTimeoutMs, connectTimeoutMs, authScheme, authCredentials, identity, ...security(tls, sasl, acl),
-    }))
+    const settings = { sessionTimeoutMs, connectTimeoutMs, authScheme, authCredentials, identity, metricPaths, ...security(tls, sasl, acl) }
+    // The process's logger (the events carry no client); the levels then follow who listens.
+    if (logger !== undefined && logger !== null) configureLogging({ logger })
+    watchLogLevels()
+    const handle = await call(() => native.connect(connectString, settings))
     return new Client(handle)
   }
 
@@ -65,6 +70,12 @@ class Client extends EventEmitter {
     const err = this._native.sessionError()
     return err ? new ZkError(err[0], err[1]) : null
   }
+
+  /**
+   * What this client recorded so far: every recipe's waits, holds and outcomes, the requests
+   * sent and the connection state changes.
+   */
+  metrics () { return new MetricsSnapshot(this._native.metrics()) }
 
   /** Asks the server for this session's identities now. */
   whoami () { return call(() => this._native.whoami()) }

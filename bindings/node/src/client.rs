@@ -7,6 +7,7 @@ use zkrecipes::{Auth, Client, ClientOptions, Pem};
 
 use crate::errors::{promise, IntoJs};
 use crate::listener::{forward, EventCallback, NativeSubscription};
+use crate::metrics::NativeMetrics;
 use crate::promised::promised;
 
 #[napi(object)]
@@ -30,6 +31,8 @@ pub struct ConnectOptions {
     pub sasl_keytab: Option<String>,
     pub acl_policy: Option<String>,
     pub acl_entries: Option<Vec<AclEntry>>,
+    /// Whether metrics carry the recipe's path (default true).
+    pub metric_paths: Option<bool>,
 }
 
 #[napi(object)]
@@ -104,6 +107,7 @@ pub fn connect<'env>(
             _ => None,
         },
         identity: options.identity,
+        metric_paths: options.metric_paths.unwrap_or(defaults.metric_paths),
         ..ClientOptions::default()
     };
     security.apply(&mut options).into_js(env)?;
@@ -156,6 +160,14 @@ impl NativeClient {
             Ok(())
         };
         promise(env, closing, |()| ())
+    }
+
+    /// What this client has recorded so far.
+    #[napi]
+    pub fn metrics(&self) -> NativeMetrics {
+        NativeMetrics {
+            snapshot: self.inner.metrics(),
+        }
     }
 
     #[napi]

@@ -12,6 +12,9 @@ pub mod group_member;
 pub mod latch;
 pub mod listener;
 pub mod lock;
+pub mod log;
+pub mod metrics;
+pub mod ordered;
 pub mod persistent_node;
 mod promised;
 pub mod queue;
@@ -42,6 +45,8 @@ pub struct Names {
     pub latch_events: Vec<String>,
     pub cache_events: Vec<String>,
     pub connection_states: Vec<String>,
+    /// The loggers of the library's events (`zkrecipes.lock`, …).
+    pub loggers: Vec<String>,
 }
 
 #[napi_derive::napi]
@@ -55,6 +60,7 @@ pub fn names() -> Names {
         latch_events: owned(&LatchEvent::names()),
         cache_events: owned(&CacheEvent::names()),
         connection_states: owned(&ConnectionState::names()),
+        loggers: owned(zkrecipes::ffi::log::LOGGERS),
     }
 }
 
