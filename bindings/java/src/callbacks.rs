@@ -8,6 +8,7 @@ use jni::objects::{JClass, JObject};
 use jni::refs::Global;
 use jni::vm::JavaVM;
 use jni::{jni_sig, jni_str, Env, JValue};
+use zkrecipes::ffi::log::{LogRecord, LOGGERS};
 use zkrecipes::ffi::EventDetails;
 
 /// `io.zkrecipes.Native`, captured on a Java thread so that the library's
@@ -167,6 +168,33 @@ pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent
     });
 }
 
+/// A library event for `System.Logger` (`Native.log` logs it): the logger's position in
+/// `LOGGERS` (`Native.names(6)`), the level's number (1 ERROR to 5 TRACE) and the line
+/// (`ffi::log_line`: the message, then the fields as `key=value`). Runs on the core's log
+/// delivery thread, attached as `zkrecipes-log`: the user's appenders run there, and a thread
+/// dump or a log pattern's `%thread` says so.
+pub fn log(record: LogRecord) {
+    let logger = LOGGERS
+        .iter()
+        .position(|l| *l == record.logger)
+        .unwrap_or(0);
+    let line = zkrecipes::ffi::log_line(&record);
+    deliver_as(c"zkrecipes-log", |env, class| {
+        let line: JObject = env.new_string(line)?.into();
+        env.call_static_method(
+            class,
+            jni_str!("log"),
+            jni_sig!("(IILjava/lang/String;)V"),
+            &[
+                JValue::Int(logger as i32),
+                JValue::Int(record.level as i32),
+                JValue::Object(&line),
+            ],
+        )?;
+        Ok(())
+    });
+}
+
 /// The code's position in the core's list (`ErrorCode::ALL`, which `Native.names(0)` gives
 /// Java): `Native.error` resolves it by the name at that position.
 pub fn code_index(err: &zkrecipes::Error) -> i64 {
@@ -182,10 +210,18 @@ pub fn code_index(err: &zkrecipes::Error) -> i64 {
 /// the client's listener thread, a thread blocked in `join`): no user code
 /// runs here.
 fn deliver(call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>) {
+    deliver_as(c"zkrecipes-native", call)
+}
+
+/// `deliver` on a thread that Java is to know as `name` (the name of its attachment).
+fn deliver_as(
+    name: &'static std::ffi::CStr,
+    call: impl FnOnce(&mut Env<'_>, &JClass<'static>) -> jni::errors::Result<()>,
+) {
     let (Ok(vm), Some(class)) = (JavaVM::singleton(), NATIVE.get()) else {
         return;
     };
-    DaemonAttachment::ensure(&vm);
+    DaemonAttachment::ensure(&vm, name);
     // Attached already, so this only borrows the attachment (a scoped one, should the daemon
     // attachment have failed, as before).
     let _ = vm.attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
@@ -211,7 +247,7 @@ thread_local! {
 }
 
 impl DaemonAttachment {
-    fn ensure(vm: &JavaVM) {
+    fn ensure(vm: &JavaVM, name: &'static std::ffi::CStr) {
         let raw = vm.get_raw();
         let _ = DAEMON.try_with(|daemon| {
             let mut daemon = daemon.borrow_mut();
@@ -232,7 +268,7 @@ impl DaemonAttachment {
                 // JVM's default `Thread-N` names from the user's threads; found by review).
                 let mut args = jni::sys::JavaVMAttachArgs {
                     version: jni::sys::JNI_VERSION_1_4,
-                    name: c"zkrecipes-native".as_ptr().cast_mut(),
+                    name: name.as_ptr().cast_mut(),
                     group: std::ptr::null_mut(),
                 };
                 let args = (&mut args as *mut jni::sys::JavaVMAttachArgs).cast();

@@ -37,6 +37,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
     sasl_password: JByteArray<'l>,
     acl_policy: JString<'l>,
     acl_entries: JObjectArray<'l, JString<'l>>,
+    metric_paths: bool,
     future: JObject<'l>,
 ) -> i64 {
     env.with_env(|env| -> Result<i64> {
@@ -56,6 +57,7 @@ pub extern "system" fn Java_io_zkrecipes_Native_clientConnect<'l>(
             connect_timeout: timeout_setting("connectTimeout", connect_timeout_seconds, "s")?,
             auth,
             identity: optional_string(env, &identity)?,
+            metric_paths,
             ..ClientOptions::default()
         };
         // `tls`: ca, cert, key (paths or PEM text), verify hostname ("true"/"false");

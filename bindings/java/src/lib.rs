@@ -21,6 +21,8 @@ mod handles;
 mod latch;
 mod listener;
 mod lock;
+mod logs;
+mod metrics;
 mod names;
 mod packing;
 mod queue;

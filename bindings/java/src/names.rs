@@ -1,5 +1,6 @@
 //! What the library is: its version, and the core's lists of error codes,
-//! event names and states (the JAR's tests check its enums against them).
+//! event names and states (the JAR's tests check its enums against them) and
+//! its loggers' names.
 
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
@@ -15,6 +16,7 @@ fn list(which: i32) -> Vec<&'static str> {
         2 => ElectionEvent::names(),
         4 => LatchEvent::names(),
         5 => CacheEvent::names(),
+        6 => zkrecipes::ffi::log::LOGGERS.to_vec(),
         _ => ConnectionState::names(),
     }
 }

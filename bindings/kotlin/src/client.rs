@@ -32,6 +32,8 @@ pub struct NativeClientOptions {
     pub sasl_keytab: Option<String>,
     pub acl_policy: Option<String>,
     pub acl_entries: Option<Vec<NativeAcl>>,
+    /// Whether metrics carry each recipe's path (`ClientOptions::metric_paths`).
+    pub metric_paths: bool,
 }
 
 /// One ACL entry; perms as letters (`rwcda`, `all`) or the bits in decimal.
@@ -78,6 +80,7 @@ pub async fn connect(
         connect_timeout: setting("connectTimeout", options.connect_timeout_ms)?,
         auth: options.digest.as_deref().map(Auth::digest),
         identity: options.identity,
+        metric_paths: options.metric_paths,
         ..ClientOptions::default()
     };
     settings.apply(&mut options)?;
@@ -110,6 +113,11 @@ impl NativeClient {
 
     pub fn states(&self) -> Arc<NativeEvents> {
         NativeEvents::connection(&self.inner)
+    }
+
+    /// What this client has counted so far (`Metrics.kt` wraps it).
+    pub fn metrics(&self) -> Arc<crate::metrics::NativeMetrics> {
+        Arc::new(crate::metrics::NativeMetrics::new(self.inner.metrics()))
     }
 
     pub fn session_id(&self) -> Result<i64> {

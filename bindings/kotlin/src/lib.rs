@@ -15,6 +15,8 @@ mod events;
 mod group;
 mod latch;
 mod lock;
+mod logs;
+mod metrics;
 mod queue;
 mod semaphore;
 mod tasks;

@@ -7,8 +7,16 @@ import java.util.concurrent.CompletableFuture;
  * One ZooKeeper session shared by any number of recipes; after the session expires it opens a
  * new one by itself. {@link #close()} ends the session: held locks are released and election
  * offers withdrawn.
+ *
+ * <p>The library logs through {@link System.Logger}, one logger per recipe ({@code zkrecipes.lock},
+ * {@code zkrecipes.session}, ...: see {@link #refreshLogLevels()}), and each client counts what
+ * its recipes did ({@link #metrics()}).
  */
 public final class Client extends NativeObject {
+    static {
+        Logs.refresh();
+    }
+
     /**
      * The connection state listeners, run on the client's own listener thread (never a native
      * runtime thread, so a listener may call any blocking method). The sink knows the client only
@@ -25,6 +33,31 @@ public final class Client extends NativeObject {
                 l.stateChanged(client, ConnectionState.valueOf(name));
             }
         });
+    }
+
+    /**
+     * Takes the levels of the library's loggers from the logging configuration again. The library
+     * asks each {@link System.Logger} ({@code zkrecipes.session}, {@code zkrecipes.request},
+     * {@code zkrecipes.lock}, {@code zkrecipes.semaphore}, {@code zkrecipes.queue},
+     * {@code zkrecipes.work_queue}, {@code zkrecipes.election}, {@code zkrecipes.latch},
+     * {@code zkrecipes.barrier}, {@code zkrecipes.cache}, {@code zkrecipes.counter},
+     * {@code zkrecipes.group}, {@code zkrecipes.security}, {@code zkrecipes.zookeeper}) which levels
+     * it logs when this class is loaded and whenever a client is created, and produces no event
+     * below them: call this after changing a level while the program runs (a reloaded Logback or
+     * Log4j configuration, {@code java.util.logging.Logger.setLevel}).
+     */
+    public static void refreshLogLevels() {
+        Logs.refresh();
+    }
+
+    /**
+     * Waits until every library event emitted so far has been handed to its logger (they are
+     * logged on a thread of their own, "zkrecipes-log"): for a shutdown, or a test reading its
+     * log. False if {@code timeout} passed first; ZkException(INVALID_ARGUMENT) for a timeout
+     * that is not positive, or above a day.
+     */
+    public static boolean flushLogs(java.time.Duration timeout) {
+        return Logs.flush(timeout);
     }
 
     /** Connects to {@code connectString} ("h1:2181,h2:2181/chroot"); CONNECTION_LOSS if nobody answers in time. */
@@ -52,6 +85,7 @@ public final class Client extends NativeObject {
     private static long start(String connectString, ClientOptions options, CompletableFuture<Long> handle) {
         Objects.requireNonNull(connectString, "connectString");
         Objects.requireNonNull(options, "options");
+        Logs.refresh();
         TlsOptions tls = options.tls();
         Sasl sasl = options.sasl();
         AclPolicy acl = options.acl();
@@ -60,7 +94,8 @@ public final class Client extends NativeObject {
             return Native.clientConnect(connectString, seconds(options.sessionTimeout()),
                 seconds(options.connectTimeout()), options.authScheme(), options.authCredentials(),
                 options.identity(), tls == null ? null : tls.settings(), sasl == null ? null : sasl.settings(),
-                password, acl == null ? null : acl.name(), acl == null ? null : acl.entries(), Native.raw(handle));
+                password, acl == null ? null : acl.name(), acl == null ? null : acl.entries(), options.metricPaths(),
+                Native.raw(handle));
         } finally {
             // The native side copied it; no copy of ours outlives the call.
             if (password != null) {
@@ -112,6 +147,14 @@ public final class Client extends NativeObject {
 
     public void removeConnectionStateListener(ConnectionStateListener listener) {
         events.remove(listener);
+    }
+
+    /**
+     * What this client has counted so far, now: every recipe's waits, holds and outcomes, the
+     * requests sent and the connection state changes. Each call takes a new snapshot.
+     */
+    public MetricsSnapshot metrics() {
+        return new MetricsSnapshot(with(Native::clientMetrics));
     }
 
     public long getSessionId() {

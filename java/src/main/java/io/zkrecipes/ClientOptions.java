@@ -14,6 +14,7 @@ public final class ClientOptions {
     private TlsOptions tls;
     private Sasl sasl;
     private AclPolicy acl;
+    private boolean metricPaths = true;
 
     public ClientOptions sessionTimeout(Duration timeout) {
         this.sessionTimeout = Objects.requireNonNull(timeout, "sessionTimeout");
@@ -57,6 +58,17 @@ public final class ClientOptions {
         return this;
     }
 
+    /**
+     * Whether the metrics carry each recipe's path as the {@code path} attribute (on by
+     * default). Off, the numbers of every lock add up into one series per kind: for a lock per
+     * entity, where paths are unbounded. On, the paths after the first 1,000 a client saw are
+     * counted together as {@code "_other"}.
+     */
+    public ClientOptions metricPaths(boolean metricPaths) {
+        this.metricPaths = metricPaths;
+        return this;
+    }
+
     Duration sessionTimeout() { return sessionTimeout; }
     Duration connectTimeout() { return connectTimeout; }
     String authScheme() { return authScheme; }
@@ -65,4 +77,5 @@ public final class ClientOptions {
     TlsOptions tls() { return tls; }
     Sasl sasl() { return sasl; }
     AclPolicy acl() { return acl; }
+    boolean metricPaths() { return metricPaths; }
 }

@@ -86,7 +86,7 @@ final class Native {
     static native long clientConnect(String connect, double sessionSeconds, double connectSeconds, String authScheme,
                                      String authCredentials, String identity, String[] tls, String[] sasl,
                                      byte[] saslPassword, String aclPolicy, String[] aclEntries,
-                                     CompletableFuture<Object> f);
+                                     boolean metricPaths, CompletableFuture<Object> f);
     static native boolean clientIsTls(long client);
     static native String clientAuthenticatedAs(long client);
     /** Why no new session comes after LOST (built by {@link #error}), or null. */
@@ -99,6 +99,23 @@ final class Native {
     static native void clientFree(long client);
     static native long clientSubscribe(long client, Object sink);
     static native void subscriptionCancel(long subscription, boolean drain);
+
+    // Logs (Logs.java): the core's level of a logger by the level's name, forwarding, flushing.
+    static native void logLevel(String logger, String level);
+    static native boolean logForward();
+    static native boolean logFlush(double seconds);
+
+    // Metrics (MetricsSnapshot.java): the core's snapshot behind a handle; points travel packed.
+    static native long clientMetrics(long client);
+    static native void metricsFree(long snapshot);
+    static native byte[] metricsPoints(long snapshot);
+    static native String metricsPrometheus(long snapshot);
+    /** {@code filter}: attribute names and values, one after the other. */
+    static native long metricsValue(long snapshot, boolean gauge, String name, String[] filter);
+    /** The merged histogram packed as one of {@link #metricsPoints}' is, or null. */
+    static native byte[] metricsHistogram(long snapshot, String name, String[] filter);
+    /** NaN when the histogram counted nothing. */
+    static native double histogramQuantile(long count, double min, double max, double[] bounds, long[] counts, double q);
 
     static native long lockNew(long client, String dir);
     static native long rwLockNew(long client, String dir);
@@ -284,6 +301,15 @@ final class Native {
         dispatch(sink, name, target -> target.deliver(name, nodes));
     }
 
+    /**
+     * Called by the native library, on its log delivery thread ("zkrecipes-log"), for every
+     * library event at a level its logger takes: {@link Logs#deliver} logs it.
+     */
+    @SuppressWarnings("unused")
+    private static void log(int logger, int level, String line) {
+        Logs.deliver(logger, level, line);
+    }
+
     /** Runs {@code delivery} on the sink's listener thread; this is a native thread, so nothing is thrown back. */
     private static void dispatch(Object sink, String what, Consumer<EventSink<?>> delivery) {
         EventSink<?> target = (EventSink<?>) sink;
@@ -315,7 +341,10 @@ final class Native {
         return new ZkException(code >= 0 && code < CODES.length ? CODES[(int) code] : ZkException.Code.INTERNAL, message);
     }
 
-    /** The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events, 5 cache events. */
+    /**
+     * The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events,
+     * 5 cache events, 6 loggers.
+     */
     static native String[] names(int list);
 
     /**

@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  * it if the object becomes unreachable without being closed.
  */
 abstract class NativeObject implements AutoCloseable {
-    private static final Cleaner CLEANER = Cleaner.create();
+    /** Also frees what is not a NativeObject: a {@link MetricsSnapshot}'s copy of the core's numbers. */
+    static final Cleaner CLEANER = Cleaner.create();
 
     /** A close whose ending met this goes on: the client was closed first. */
     static final Predicate<ZkException> CLIENT_CLOSED = e -> e.getCode() == ZkException.Code.CLOSED;

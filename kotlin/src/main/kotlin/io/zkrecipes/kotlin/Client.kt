@@ -14,6 +14,7 @@ import kotlinx.coroutines.flow.MutableStateFlow
 import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.asStateFlow
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
@@ -46,10 +47,17 @@ data class ClientOptions(
     val sasl: Sasl? = null,
     /** The ACL of every node the recipes create. */
     val acl: AclPolicy? = null,
+    /**
+     * Whether the metrics carry each recipe's path as the `path` attribute. Off, the numbers of
+     * every lock add up into one series per kind: for a lock per entity, where paths are
+     * unbounded. On, the paths after the first 1,000 a client saw are counted together as `_other`.
+     */
+    val metricPaths: Boolean = true,
 ) {
     override fun toString(): String =
         "ClientOptions(sessionTimeout=$sessionTimeout, connectTimeout=$connectTimeout, " +
-            "digest=${if (digest == null) "null" else "<redacted>"}, identity=$identity, tls=$tls, sasl=$sasl, acl=$acl)"
+            "digest=${if (digest == null) "null" else "<redacted>"}, identity=$identity, tls=$tls, sasl=$sasl, acl=$acl, " +
+            "metricPaths=$metricPaths)"
 }
 
 /** Curator's vocabulary: SUSPENDED = disconnected, the session may live on; LOST = it expired. */
@@ -58,6 +66,10 @@ enum class ConnectionState { CONNECTED, SUSPENDED, RECONNECTED, LOST, CLOSED }
 /**
  * One ZooKeeper session, shared by every recipe made from it. `use {}` or [close] ends it: its
  * nodes go at once and every waiting call fails with [ZkException.Closed].
+ *
+ * The library logs through [System.Logger], one logger per recipe (`zkrecipes.lock`,
+ * `zkrecipes.session`, ...: see [refreshLogLevels]), and each client counts what its recipes did
+ * ([metrics]).
  */
 class Client private constructor(internal val native: NativeClient) : AutoCloseable {
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
@@ -76,9 +88,35 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
     }
 
     companion object {
+        init {
+            Logs.refresh()
+        }
+
+        /**
+         * Takes the levels of the library's loggers from the logging configuration again. The
+         * library asks each [System.Logger] (`zkrecipes.session`, `zkrecipes.request`,
+         * `zkrecipes.lock`, `zkrecipes.semaphore`, `zkrecipes.queue`, `zkrecipes.work_queue`,
+         * `zkrecipes.election`, `zkrecipes.latch`, `zkrecipes.barrier`, `zkrecipes.cache`,
+         * `zkrecipes.counter`, `zkrecipes.group`, `zkrecipes.security`, `zkrecipes.zookeeper`)
+         * which levels it logs when this class is loaded and at every connect, and produces no
+         * event below them: call this after changing a level while the program runs (a reloaded
+         * Logback or Log4j configuration, `java.util.logging.Logger.setLevel`).
+         */
+        @JvmStatic
+        fun refreshLogLevels() = Logs.refresh()
+
+        /**
+         * Waits until every library event emitted so far has been handed to its logger (they are
+         * logged on a thread of their own, "zkrecipes-log"): for a shutdown, or a test reading
+         * its log. False if [timeout] passed first; [ZkException.InvalidArgument] for a timeout
+         * that is not positive, or above a day.
+         */
+        suspend fun flushLogs(timeout: Duration): Boolean = withContext(Dispatchers.IO) { Logs.flush(timeout) }
+
         /** Connects; fails with [ZkException] after [ClientOptions.connectTimeout] without a session. */
         suspend fun connect(connectString: String, options: ClientOptions = ClientOptions()): Client {
             NativeLibrary.ensure()
+            Logs.refresh()
             val sasl = options.sasl
             val password = (sasl as? Sasl.DigestMd5)?.passwordBytes()
             val settings = NativeClientOptions(
@@ -99,6 +137,7 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
                 saslKeytab = (sasl as? Sasl.Gssapi)?.keytab?.toString(),
                 aclPolicy = options.acl?.name,
                 aclEntries = options.acl?.nativeEntries(),
+                metricPaths = options.metricPaths,
             )
             try {
                 return Client(native { nativeConnect(connectString, settings) })
@@ -126,6 +165,12 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
      * attempt succeeds.
      */
     val sessionError: ZkException? get() = native.sessionError()?.let { ZkException.of(it.code, it.detail) }
+
+    /**
+     * What this client has counted so far, now: every recipe's waits, holds and outcomes, the
+     * requests sent and the connection state changes. Each call takes a new snapshot.
+     */
+    fun metrics(): MetricsSnapshot = MetricsSnapshot(native.metrics())
 
     /** Asks the server for this session's identities now. */
     suspend fun whoami(): List<String> = native { native.whoami() }

@@ -2,6 +2,7 @@ package io.zkrecipes.kotlin
 
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
+import io.zkrecipes.kotlin.ffi.uniffiCallbackInterfaceNativeLogSink
 import io.zkrecipes.kotlin.ffi.uniffiRustFutureContinuationCallbackImpl
 import java.io.IOException
 import java.nio.file.AtomicMoveNotSupportedException
@@ -39,6 +40,14 @@ internal object NativeLibrary {
         Native.setCallbackThreadInitializer(
             uniffiRustFutureContinuationCallbackImpl,
             CallbackThreadInitializer(true, false, "zkrecipes-callback"),
+        )
+        // The library's events come on the core's log delivery thread (Logs.kt): attached once
+        // too, as a daemon named as a thread dump or a log pattern's %thread should show it. Set
+        // before the generated layer loads: JNA reads a callback's initializer when it makes the
+        // callback's native stub, which for a callback interface is when the layer registers it.
+        Native.setCallbackThreadInitializer(
+            uniffiCallbackInterfaceNativeLogSink.log,
+            CallbackThreadInitializer(true, false, "zkrecipes-log"),
         )
         file.toString()
     }
