@@ -35,6 +35,10 @@ def mntr(port: int) -> Dict[str, str]:
     return dict(line.split("\t", 1) for line in data.decode().splitlines() if "\t" in line)
 
 
+# The JVM contestants' System.Logger (JUL) at WARNING, as a production application configures it.
+JUL_WARNINGS = f"-Djava.util.logging.config.file={BENCH / 'contestants' / 'logging.properties'}"
+
+
 class Runner:
     def __init__(self, args: argparse.Namespace, connect: str, mntr_port: Optional[int] = None,
                  env: Optional[Dict[str, str]] = None, jvm_options: Optional[List[str]] = None,
@@ -57,8 +61,8 @@ class Runner:
             "zkrecipes-rust-unobserved": ["env", "ZKRECIPES_BENCH_OBSERVE=off", self.args.rust_bench],
             "zkrecipes-python": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "zkrecipes_py.py")],
             "zkrecipes-node": ["node", "--expose-gc", str(work / "node" / "zkrecipes_node.js")],
-            "zkrecipes-java": ["java", "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
-            "zkrecipes-kotlin": ["java", "-cp", env.kotlin_cp, "ZkrecipesKotlin"],
+            "zkrecipes-java": ["java", JUL_WARNINGS, "-cp", f"{env.jar}:{work / 'java-zkrecipes'}", "ZkrecipesJava"],
+            "zkrecipes-kotlin": ["java", JUL_WARNINGS, "-cp", env.kotlin_cp, "ZkrecipesKotlin"],
             "apache": ["java", "-cp", f"{work / 'java-apache'}:{env.apache_cp}", "ApacheJava"],
             "curator": ["java", *(jvm_options or []), "-cp", f"{work / 'java-curator'}:{env.curator_cp}", "CuratorJava"],
             "kazoo": [str(work / "venv" / "bin" / "python"), str(BENCH / "contestants" / "kazoo_py.py")],

@@ -5,6 +5,8 @@ import java.io.*;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -124,7 +126,25 @@ public class Worker {
             auditor.join();
             producer.join();
             election.stop();
+            // What this worker's own metrics say, for the demo's table (the core estimates the
+            // percentiles).
+            MetricsSnapshot metrics = client.metrics();
+            Map<String, String> lockPath = Map.of("path", root + "/lock");
+            Optional<HistogramPoint> waits = metrics.histogram("zkrecipes.lock.wait.duration", lockPath);
+            Optional<HistogramPoint> holds = metrics.histogram("zkrecipes.lock.hold.duration", lockPath);
+            ledger.ask(String.format(java.util.Locale.ROOT, "METRICS %s %.3f %.3f %.3f %.3f %d %d", name,
+                    millis(waits, 0.5), millis(waits, 0.99), millis(holds, 0.5), millis(holds, 0.99),
+                    metrics.counter("zkrecipes.lock.acquisitions", Map.of("path", root + "/lock", "outcome", "acquired")),
+                    metrics.counter("zkrecipes.work_queue.redeliveries")));
         }
         System.exit(0);
+    }
+
+    /** A histogram's {@code q} quantile in milliseconds (0 when nothing was recorded). */
+    private static double millis(Optional<HistogramPoint> histogram, double q) {
+        return histogram.flatMap(h -> {
+            java.util.OptionalDouble seconds = h.quantile(q);
+            return seconds.isPresent() ? Optional.of(seconds.getAsDouble() * 1000) : Optional.empty();
+        }).orElse(0.0);
     }
 }

@@ -11,6 +11,8 @@ Workers talk to it over a line protocol on 127.0.0.1 (one request, one reply):
     AUDIT <worker> <read token> / AUDITED <worker> <read token> -> OK <balance> / OK
                                     (an audit is open in between)
     DONE?                           -> YES | NO
+    METRICS <worker> <lock wait p50 ms> <p99 ms> <hold p50 ms> <p99 ms> <lock acquisitions> <redeliveries>
+                                    -> OK           (from the worker's own client.metrics(), as it stops)
 
 A write during an open audit is a violation, with one exception that the fencing tokens of the
 audit lock decide: an audit whose worker is gone (killed by the demo, or crashed: its connection
@@ -64,6 +66,10 @@ class Ledger:
     workers: Dict[str, int] = field(default_factory=dict)
     events: List[str] = field(default_factory=list)
     last_holder: Optional[Tuple[str, int]] = None
+    # APPLY requests per worker (a STALE or DUP one included): each was made holding the lock once.
+    apply_calls: Dict[str, int] = field(default_factory=dict)
+    # What each worker's metrics said as it stopped (METRICS).
+    metrics: Dict[str, Tuple[float, float, float, float, int, int]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handle(self, line: str) -> str:
@@ -92,6 +98,7 @@ class Ledger:
                 return "OK"
             if cmd == "APPLY":
                 job, token, worker, audit_token = int(args[0]), int(args[1]), args[2], int(args[3])
+                self.apply_calls[worker] = self.apply_calls.get(worker, 0) + 1
                 if token < self.highest_token:
                     self.stale += 1
                     self.events.append(f"{worker} REJECTED: stale token {token} < {self.highest_token}")
@@ -120,6 +127,10 @@ class Ledger:
                     self.auditing[key] -= 1
                 else:
                     self.auditing.pop(key, None)
+                return "OK"
+            if cmd == "METRICS":
+                w50, w99, h50, h99 = (float(a) for a in args[1:5])
+                self.metrics[args[0]] = (w50, w99, h50, h99, int(args[5]), int(args[6]))
                 return "OK"
             if cmd == "DONE?":
                 return "YES" if len(self.applied) >= self.jobs else "NO"

@@ -182,6 +182,10 @@ class Demo:
                                                 (("py", a.python), ("node", a.node), ("java", a.java),
                                                  ("kt", a.kotlin)) if n > 0)),
             ("every surviving worker exited cleanly", survivors_ok),
+            # Each APPLY was made holding the worker's lock once: its own metrics must say so.
+            ("every surviving worker's metrics count one lock acquisition per write it made",
+             all(ledger.metrics.get(n, (0,) * 6)[4] == ledger.apply_calls.get(n, 0)
+                 for n in self.workers if not killed or n != killed[0])),
         ]
         print("\n== summary ==")
         print(f"jobs {a.jobs}, workers {len(self.workers)} ({a.python} Python, {a.node} Node.js, {a.java} Java, "
@@ -193,6 +197,16 @@ class Demo:
               + (f"; killed {killed[0]}" if killed else ""))
         print(f"jobs re-offered: none (the work queue redelivers); duplicate deliveries refused by the account: "
               f"{ledger.duplicates}")
+        print("\nfrom each worker's own metrics (client.metrics() in its language; the lock is "
+              f"{a.jobs} writes shared by {len(self.workers)} workers):")
+        print(f"  {'worker':<8} {'lock wait p50 / p99 ms':>24} {'hold p50 / p99 ms':>20} {'acquired':>9} {'redelivered':>12}")
+        for n in sorted(self.workers, key=lambda n: (["py", "node", "java", "kt"].index(n.split("-")[0])
+                                                      if n.split("-")[0] in ("py", "node", "java", "kt") else 9, n)):
+            m = ledger.metrics.get(n)
+            if m is None:
+                print(f"  {n:<8} {'(killed before it could report)' if killed and n == killed[0] else '(no report)'}")
+                continue
+            print(f"  {n:<8} {m[0]:>11.1f} / {m[1]:>8.1f} {m[2]:>9.1f} / {m[3]:>7.1f} {m[4]:>9} {m[5]:>12}")
         for text, ok in checks:
             print(f"  [{'ok' if ok else 'FAIL'}] {text}")
         ok = all(ok for _, ok in checks)

@@ -95,6 +95,15 @@ async function main () {
   await producing
   if (failure) throw failure
   await election.stop()
+  // What this worker's own metrics say, for the demo's table (the core estimates the percentiles).
+  const metrics = client.metrics()
+  const lockPath = `${root}/lock`
+  const ms = (h, q) => (h ? (h.quantile(q) ?? 0) * 1000 : 0).toFixed(3)
+  const waits = metrics.histogram('zkrecipes.lock.wait.duration', { path: lockPath })
+  const holds = metrics.histogram('zkrecipes.lock.hold.duration', { path: lockPath })
+  await ask(`METRICS ${name} ${ms(waits, 0.5)} ${ms(waits, 0.99)} ${ms(holds, 0.5)} ${ms(holds, 0.99)} ` +
+    `${metrics.counter('zkrecipes.lock.acquisitions', { path: lockPath, outcome: 'acquired' })} ` +
+    `${metrics.counter('zkrecipes.work_queue.redeliveries')}`)
   await client.close()
   process.exit(0)
 }

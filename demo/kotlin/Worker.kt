@@ -100,6 +100,21 @@ object KotlinWorker {
             // (withLock's finally), before the election stops and the client closes.
             listOf(producer, auditor, watcher).forEach { it.cancelAndJoin() }
             election.stop()
+            // What this worker's own metrics say, for the demo's table (the core estimates the
+            // percentiles).
+            val metrics = client.metrics()
+            val lockPath = mapOf("path" to "$root/lock")
+            val waits = metrics.histogram("zkrecipes.lock.wait.duration", lockPath)
+            val holds = metrics.histogram("zkrecipes.lock.hold.duration", lockPath)
+            fun millis(h: io.zkrecipes.kotlin.HistogramPoint?, q: Double) = (h?.quantile(q) ?: 0.0) * 1000
+            val acquired = metrics.counter("zkrecipes.lock.acquisitions", lockPath + ("outcome" to "acquired"))
+            ledger.ask(
+                String.format(
+                    java.util.Locale.ROOT, "METRICS %s %.3f %.3f %.3f %.3f %d %d", name,
+                    millis(waits, 0.5), millis(waits, 0.99), millis(holds, 0.5), millis(holds, 0.99),
+                    acquired, metrics.counter("zkrecipes.work_queue.redeliveries"),
+                ),
+            )
         }
     }
 }
