@@ -17,6 +17,8 @@ mod leaders;
 mod others;
 #[path = "observe/queues.rs"]
 mod queues;
+#[path = "observe/spans.rs"]
+mod spans;
 
 /// Every record forwarded from now on, for the tests of this binary (one sink per process).
 fn captured() -> Arc<Mutex<Vec<LogRecord>>> {

@@ -56,6 +56,26 @@ macro_rules! recipe_event {
 }
 pub(crate) use recipe_event;
 
+/// A `tracing` span at info on the target of `$recipe` (as `recipe_event!` for events).
+macro_rules! recipe_span {
+    ($recipe:expr, $($arg:tt)+) => {{
+        use $crate::observe::Recipe as R;
+        match $recipe {
+            R::Lock => ::tracing::info_span!(target: "zkrecipes::lock", $($arg)+),
+            R::Semaphore => ::tracing::info_span!(target: "zkrecipes::semaphore", $($arg)+),
+            R::Queue => ::tracing::info_span!(target: "zkrecipes::queue", $($arg)+),
+            R::WorkQueue => ::tracing::info_span!(target: "zkrecipes::work_queue", $($arg)+),
+            R::Election => ::tracing::info_span!(target: "zkrecipes::election", $($arg)+),
+            R::Latch => ::tracing::info_span!(target: "zkrecipes::latch", $($arg)+),
+            R::Barrier => ::tracing::info_span!(target: "zkrecipes::barrier", $($arg)+),
+            R::Cache => ::tracing::info_span!(target: "zkrecipes::cache", $($arg)+),
+            R::Counter => ::tracing::info_span!(target: "zkrecipes::counter", $($arg)+),
+            R::Group => ::tracing::info_span!(target: "zkrecipes::group", $($arg)+),
+        }
+    }};
+}
+pub(crate) use recipe_span;
+
 /// Whole milliseconds, as the events' `waited_ms` and `held_ms` fields give a duration.
 pub(crate) fn millis(duration: std::time::Duration) -> u64 {
     duration.as_millis().min(u64::MAX as u128) as u64

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::catalog::{self, Metric};
-use super::events::{millis, recipe_event, Recipe};
+use super::events::{millis, recipe_event, recipe_span, Recipe};
 use super::registry::{Gauge, Registry};
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -21,6 +21,8 @@ use crate::error::{Error, Result};
 /// The metrics of one kind of wait.
 pub(crate) struct WaitMetrics {
     pub recipe: Recipe,
+    /// The name of the wait's span (`zkrecipes.lock.acquire`), as OpenTelemetry shows it.
+    pub span: &'static str,
     /// What is waited for, as the events name it (`"lock"`, `"lease"`, `"item"`).
     pub noun: &'static str,
     /// The outcome of a wait that got what it waited for (`"acquired"`, `"taken"`).
@@ -50,6 +52,7 @@ pub(crate) struct HoldMetrics {
 
 pub(crate) const LOCK_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Lock,
+    span: "zkrecipes.lock.acquire",
     noun: "lock",
     success: "acquired",
     duration: &catalog::LOCK_WAIT,
@@ -68,6 +71,7 @@ pub(crate) const LOCK_HOLDS: HoldMetrics = HoldMetrics {
 };
 pub(crate) const SEMAPHORE_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Semaphore,
+    span: "zkrecipes.semaphore.acquire",
     noun: "lease",
     success: "acquired",
     duration: &catalog::SEMAPHORE_WAIT,
@@ -86,6 +90,7 @@ pub(crate) const SEMAPHORE_HOLDS: HoldMetrics = HoldMetrics {
 };
 pub(crate) const QUEUE_TAKES: WaitMetrics = WaitMetrics {
     recipe: Recipe::Queue,
+    span: "zkrecipes.queue.take",
     noun: "item",
     success: "taken",
     duration: &catalog::QUEUE_TAKE,
@@ -95,6 +100,7 @@ pub(crate) const QUEUE_TAKES: WaitMetrics = WaitMetrics {
 };
 pub(crate) const WORK_QUEUE_CONSUMES: WaitMetrics = WaitMetrics {
     recipe: Recipe::WorkQueue,
+    span: "zkrecipes.work_queue.consume",
     noun: "delivery",
     success: "delivered",
     duration: &catalog::WORK_QUEUE_CONSUME,
@@ -104,6 +110,7 @@ pub(crate) const WORK_QUEUE_CONSUMES: WaitMetrics = WaitMetrics {
 };
 pub(crate) const ELECTION_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Election,
+    span: "zkrecipes.election.await_leadership",
     noun: "leadership",
     success: "leader",
     duration: &catalog::ELECTION_WAIT,
@@ -113,6 +120,7 @@ pub(crate) const ELECTION_WAITS: WaitMetrics = WaitMetrics {
 };
 pub(crate) const LATCH_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Latch,
+    span: "zkrecipes.latch.await_leadership",
     noun: "leadership",
     success: "leader",
     duration: &catalog::LATCH_WAIT,
@@ -140,6 +148,7 @@ pub(crate) const LATCH_TERMS: HoldMetrics = HoldMetrics {
 };
 pub(crate) const BARRIER_WAITS: WaitMetrics = WaitMetrics {
     recipe: Recipe::Barrier,
+    span: "zkrecipes.barrier.wait",
     noun: "barrier",
     success: "passed",
     duration: &catalog::BARRIER_WAIT,
@@ -169,6 +178,10 @@ pub(crate) struct Waiting {
     path: Box<str>,
     kind: Option<&'static str>,
     started: Instant,
+    /// The wait as a `tracing` span (`zkrecipes.lock.acquire`, …), open while it lasts: a
+    /// program's OpenTelemetry layer shows where a slow request waited. Its fields are filled
+    /// in when the wait ends.
+    span: tracing::Span,
     waiter: Option<Gauge>,
     ended: bool,
     /// It had to queue behind another client: its end, and the hold it led to, at info.
@@ -193,6 +206,16 @@ impl Waiting {
             path: Box::from(path),
             kind,
             started: Instant::now(),
+            span: recipe_span!(
+                metrics.recipe,
+                "zkrecipes.wait",
+                otel.name = metrics.span,
+                path,
+                kind = kind.unwrap_or(metrics.noun),
+                outcome = tracing::field::Empty,
+                waited_ms = tracing::field::Empty,
+                fencing_token = tracing::field::Empty,
+            ),
             waiter,
             ended: false,
             contended: metrics.notable,
@@ -254,6 +277,11 @@ impl Waiting {
             Outcome::Cancelled => "cancelled",
             Outcome::Failed => "error",
         };
+        self.span.record("outcome", word);
+        self.span.record("waited_ms", millis(waited));
+        if let Some(token) = token {
+            self.span.record("fencing_token", token);
+        }
         let values = values(&self.path, self.kind, Some(word));
         let key = self.registry.key(self.metrics.duration, &values);
         self.registry.record(&key, waited);
