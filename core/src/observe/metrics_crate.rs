@@ -5,7 +5,8 @@
 use metrics::{Label, Unit};
 
 use super::catalog::{Instrument, CATALOG};
-use super::recordings::{MetricsSubscription, Recorded, Recording};
+use super::recordings::{Recorded, Recording};
+use super::registry::MetricsSubscription;
 use super::snapshot::MetricValue;
 use crate::client::Client;
 

@@ -17,8 +17,8 @@ pub use catalog::{Instrument, Metric, BUCKETS, CATALOG};
 pub use events::TARGETS;
 #[cfg(feature = "metrics-rs")]
 pub use metrics_crate::export_to_metrics_crate;
-pub use recordings::{MetricsSubscription, Recorded, Recording, RecordingObserver};
-pub use registry::{MAX_PATHS, OTHER_PATH};
+pub use recordings::{Recorded, Recording, RecordingObserver};
+pub use registry::{MetricsSubscription, MAX_PATHS, OTHER_PATH};
 pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
 
 pub(crate) use events::{millis, recipe_event, session_hex, Recipe};

@@ -4,11 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use super::catalog::{Instrument, Metric, BUCKETS, CATALOG};
-use super::recordings::{MetricsSubscription, Recorded, Recording, RecordingObserver};
+use super::recordings::{Recorded, Recording, RecordingObserver};
 use super::snapshot::{HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
 
 /// Past this many distinct recipe paths a client records further paths as `"_other"`: a lock
@@ -101,7 +101,7 @@ impl Registry {
         }
     }
 
-    pub(super) fn unobserve(&self, id: u64) {
+    fn unobserve(&self, id: u64) {
         let _series = self.series.lock().unwrap();
         let mut observers = self.observers.lock().unwrap();
         observers.retain(|(each, _)| *each != id);
@@ -246,6 +246,37 @@ impl Registry {
             }
         }
         MetricsSnapshot { points }
+    }
+}
+
+/// Recordings go to the observer while this lives (`Client::observe_metrics`).
+pub struct MetricsSubscription {
+    registry: Weak<Registry>,
+    id: u64,
+    /// What was recorded before the observer was added, taken at the same moment: an adapter
+    /// starts its counters and up/down counters from it (a histogram's past values are gone).
+    initial: MetricsSnapshot,
+}
+
+impl MetricsSubscription {
+    pub fn initial(&self) -> &MetricsSnapshot {
+        &self.initial
+    }
+}
+
+impl Drop for MetricsSubscription {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.upgrade() {
+            registry.unobserve(self.id);
+        }
+    }
+}
+
+impl std::fmt::Debug for MetricsSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsSubscription")
+            .field("id", &self.id)
+            .finish()
     }
 }
 
