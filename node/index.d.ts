@@ -844,3 +844,47 @@ export declare class MetricsSnapshot {
   /** The Prometheus text exposition format (0.0.4): `zkrecipes_lock_acquisitions_total{...} 90`. */
   toPrometheus(): string
 }
+
+// Metrics: OpenTelemetry.
+
+/**
+ * Any OpenTelemetry MeterProvider (an SDK's, or `metrics.getMeterProvider()` of
+ * @opentelemetry/api), typed by what is used of it so that these types need no @opentelemetry/api.
+ */
+export interface OpenTelemetryMeterProvider {
+  getMeter(name: string, version?: string, options?: any): any
+}
+
+export interface OpenTelemetryOptions {
+  /** Default: the global one, `metrics.getMeterProvider()` of @opentelemetry/api. */
+  meterProvider?: OpenTelemetryMeterProvider | null
+}
+
+/** The OpenTelemetry feed of one client: stopped by close() or when the client closes. */
+export declare class OpenTelemetryInstrumentation {
+  private constructor()
+  /** Whether the feed has stopped (close(), or the client closed). */
+  readonly closed: boolean
+  /**
+   * Recordings of this process that never reached a meter because the meters did not keep up
+   * (the library's delivery queue or the event loop's was full): the meters are short by these.
+   */
+  readonly dropped: number
+  /** Stops the feed: what the client records from now on never reaches the meter. Closing twice is harmless. */
+  close(): void
+  /**
+   * Resolves true once every recording the client made before the call has been fed to the meter;
+   * false if `timeoutMs` (default 5000) passed first. Then read or export the meter.
+   */
+  flush(options?: WaitOptions): Promise<boolean>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/**
+ * Feeds every recording of `client` to OpenTelemetry: one instrument per metric of the catalog
+ * (counters, up/down counters, and histograms in seconds with the library's bucket bounds as
+ * advice) on the meter 'zkrecipes' of `meterProvider`; counters and up/down counters start at the
+ * client's totals so far. Needs the optional peer dependency @opentelemetry/api (an Error with code
+ * ZKRECIPES_NO_OPENTELEMETRY names it when it is missing).
+ */
+export declare function instrumentOpenTelemetry(client: Client, options?: OpenTelemetryOptions): OpenTelemetryInstrumentation

@@ -17,6 +17,7 @@ const { Cache, NodeCache, ChildrenCache, TreeCache } = require('./lib/cache.js')
 const { PersistentNode, GroupMember } = require('./lib/group.js')
 const { LOGGERS, LOG_CHANNELS, activeLogLevel, configureLogging, flushLogs, setLogLevel } = require('./lib/logging.js')
 const { Histogram, MetricsSnapshot } = require('./lib/metrics.js')
+const { OpenTelemetryInstrumentation, instrumentOpenTelemetry } = require('./lib/opentelemetry.js')
 
 module.exports = {
   Client,
@@ -45,6 +46,8 @@ module.exports = {
   ERROR_CODES,
   MetricsSnapshot,
   Histogram,
+  instrumentOpenTelemetry,
+  OpenTelemetryInstrumentation,
   configureLogging,
   setLogLevel,
   activeLogLevel,

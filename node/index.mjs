@@ -4,7 +4,7 @@ export const {
   Client, Lock, MultiLock, WriteLock, ReadWriteLock, DistributedQueue, WorkQueue, Job, Semaphore, Lease, LeaderElectionSupport,
   LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, Cache, NodeCache, ChildrenCache, TreeCache,
   PersistentNode, GroupMember, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CACHE_EVENTS,
-  CONNECTION_STATES, MetricsSnapshot, Histogram, configureLogging, setLogLevel, activeLogLevel, flushLogs, LOGGERS,
-  LOG_CHANNELS,
+  CONNECTION_STATES, MetricsSnapshot, Histogram, instrumentOpenTelemetry, OpenTelemetryInstrumentation, configureLogging,
+  setLogLevel, activeLogLevel, flushLogs, LOGGERS, LOG_CHANNELS,
 } = zkrecipes
 export default zkrecipes

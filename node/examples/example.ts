@@ -1,7 +1,9 @@
 // Type-checked in `make test` with `tsc --strict --noEmit`.
 import * as diagnosticsChannel from 'node:diagnostics_channel'
+import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import {
-  Client, ZkError, configureLogging, setLogLevel, flushLogs, LOG_CHANNELS,
+  Client, ZkError, configureLogging, setLogLevel, flushLogs, LOG_CHANNELS, instrumentOpenTelemetry,
+  type OpenTelemetryInstrumentation,
   type ElectionEvent, type LatchEvent, type LatchParticipant, type LogMessage, type MetricPoint, type Histogram,
 } from 'zkrecipes'
 
@@ -77,6 +79,12 @@ async function main(connect: string): Promise<void> {
   console.log(timeouts, waiting, p99, metrics.toPrometheus().length)
   const unpathed = await Client.connect(connect, { metricPaths: false, logger: console })
   await unpathed.close()
+
+  // Metrics in OpenTelemetry: every recording fed to an SDK's meter until the client closes.
+  const meterProvider = new MeterProvider()
+  const otel: OpenTelemetryInstrumentation = instrumentOpenTelemetry(client, { meterProvider })
+  const fed: boolean = await otel.flush({ timeoutMs: 1_000 })
+  console.log('fed', fed, otel.closed, otel.dropped)
 
   await client.close()
   await flushLogs({ timeoutMs: 1_000 })

@@ -174,6 +174,10 @@ function optionsOf (options, like) {
 
 const frozen = (object) => Object.freeze(object)
 
+// A Client's set of functions to call once it is closed (what lives exactly as long as the
+// client, as an OpenTelemetry adapter): their modules need no Client module, as above.
+const AT_CLOSE = Symbol('atClose')
+
 /**
  * A 64-bit counter at `path` (Curator's DistributedAtomicLong node: 8 bytes, big-endian), values
  * as bigint. Every update is a versioned write repeated until it applies: N increments from any
@@ -183,4 +187,4 @@ const frozen = (object) => Object.freeze(object)
  * applied (never twice).
  */
 
-module.exports = { AsyncLocalStorage, DISPATCH, ERROR_CODES, EVENT_OF, EventEmitter, KIND, NAMES, ZkError, asyncDispose, call, dataOf, deliver, describe, frozen, native, nativeEvents, now, optionsOf, payload, requireClient, requireString, timeoutOf }
+module.exports = { AT_CLOSE, AsyncLocalStorage, DISPATCH, ERROR_CODES, EVENT_OF, EventEmitter, KIND, NAMES, ZkError, asyncDispose, call, dataOf, deliver, describe, frozen, native, nativeEvents, now, optionsOf, payload, requireClient, requireString, timeoutOf }

@@ -1,7 +1,7 @@
 'use strict'
 // Client: the session, its state events, and a factory method per recipe.
 
-const { DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireString } = require('./base.js')
+const { AT_CLOSE, DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireString } = require('./base.js')
 const { security } = require('./security.js')
 const { MultiLock, ReadWriteLock, WriteLock } = require('./lock.js')
 const { DistributedQueue } = require('./queue.js')
@@ -50,6 +50,7 @@ class Client extends EventEmitter {
     this._native = handle
     // An open client keeps the process alive, like a socket; unref() lets it exit.
     this._keepAlive = setInterval(() => {}, 0x7fffffff)
+    this[AT_CLOSE] = new Set()
     nativeEvents(this)
   }
 
@@ -108,6 +109,8 @@ class Client extends EventEmitter {
     } finally {
       if (this._keepAlive) clearInterval(this._keepAlive)
       this._keepAlive = null
+      // Each never throws; a copy, since each removes itself.
+      for (const closing of [...this[AT_CLOSE]]) closing()
     }
   }
 

@@ -16,6 +16,9 @@ CACHE_EVENTS: List[str]
 CONNECTION_STATES: List[str]
 LOGGERS: List[str]
 TRACE: int
+# (name, instrument, unit, description, attributes) of every metric, in the catalog's order.
+METRIC_CATALOG: List[Tuple[str, str, str, str, List[str]]]
+HISTOGRAM_BUCKETS: List[float]
 
 def _shutdown() -> None: ...
 def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Undo] = ...) -> None: ...
@@ -23,6 +26,8 @@ def _pem_is_text(value: str) -> bool: ...
 def _forward_logs(deliver: Callable[[str, int, str, List[Tuple[str, Union[int, str]]], int], None]) -> None: ...
 def _refresh_log_levels() -> None: ...
 def _flush_logs(timeout: float) -> bool: ...
+def _flush_recordings(timeout: float) -> bool: ...
+def _recordings_dropped() -> int: ...
 
 class MetricsSnapshot:
     """What a client had recorded when ``Client.metrics()`` was called (see ``zkrecipes.metrics``)."""
@@ -77,6 +82,21 @@ class HistogramPoint:
         """The ``q`` quantile (0 to 1) in seconds; ``None`` when nothing was recorded;
         ``InvalidArgumentError`` for a ``q`` outside 0 to 1."""
 
+class MetricsFeed:
+    """A client's recordings going to a callable (``NativeClient.forward_recordings``)."""
+    @property
+    def initial(self) -> MetricsSnapshot:
+        """What the client had recorded when the feed started."""
+    @property
+    def is_live(self) -> bool:
+        """False after ``close()``, and once the client has closed."""
+    def close(self, timeout: float) -> bool:
+        """Ends the feed once what was recorded before reached the callable (up to ``timeout``
+        seconds); nothing reaches it after. ``False`` if some was dropped at the deadline."""
+
+# (metric name, attributes, value): an int added, or a float of seconds for a histogram.
+_Deliver = Callable[[str, Dict[str, str], Union[int, float]], None]
+
 # (event name, fencing token of an ACQUIRED or IS_LEADER, ZkError of a LOST, FAILED or NOT_LEADER)
 _Callback = Callable[[str, Optional[int], Optional[BaseException]], None]
 
@@ -120,6 +140,7 @@ class NativeClient:
     def close(self) -> None: ...
     def close_async(self) -> Awaitable[None]: ...
     def metrics(self) -> MetricsSnapshot: ...
+    def forward_recordings(self, deliver: _Deliver) -> MetricsFeed: ...
     def subscribe(self, callback: _Callback) -> Subscription: ...
 
 class NativeLock:

@@ -18,8 +18,41 @@ library's catalog (``zkrecipes::metrics::CATALOG`` in Rust); each point carries 
 - ``HistogramPoint``: ``count``, ``sum``, ``min``, ``max`` (seconds), ``bounds`` and ``counts``
   (its buckets, not cumulative) and ``quantile(q)`` for ``q`` from 0 to 1.
 - ``snapshot.to_prometheus()``: the Prometheus text exposition format.
+- ``CATALOG``: every metric the library records, a ``Metric`` (``name``, ``instrument``,
+  ``unit``, ``description``, ``attributes``) each; ``BUCKETS``: the upper bounds, in seconds, of
+  every duration histogram's buckets. ``zkrecipes.opentelemetry`` makes its instruments from them.
 """
 
+from __future__ import annotations
+
+from typing import NamedTuple, Tuple
+
+from . import _native
 from ._native import HistogramPoint, MetricPoint, MetricsSnapshot
 
-__all__ = ["HistogramPoint", "MetricPoint", "MetricsSnapshot"]
+
+class Metric(NamedTuple):
+    """One metric of the library's catalog."""
+
+    #: ``"zkrecipes.lock.acquisitions"``, ``"zkrecipes.lock.wait.duration"``, …
+    name: str
+    #: ``"counter"``, ``"up_down_counter"`` or ``"histogram"``.
+    instrument: str
+    #: UCUM, as OpenTelemetry writes it: ``"s"``, or a count's ``"{acquisition}"``.
+    unit: str
+    description: str
+    #: The attribute names a point may have (``path`` is left out with ``metric_paths=False``).
+    attributes: Tuple[str, ...]
+
+
+#: Every metric, in the order snapshots list them (the core's catalog, not a copy of it).
+CATALOG: Tuple[Metric, ...] = tuple(
+    Metric(name, instrument, unit, description, tuple(attributes))
+    for name, instrument, unit, description, attributes in _native.METRIC_CATALOG
+)
+
+#: The upper bounds, in seconds, of every duration histogram's buckets (the last bucket is
+#: everything above them).
+BUCKETS: Tuple[float, ...] = tuple(_native.HISTOGRAM_BUCKETS)
+
+__all__ = ["BUCKETS", "CATALOG", "HistogramPoint", "Metric", "MetricPoint", "MetricsSnapshot"]

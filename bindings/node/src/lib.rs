@@ -18,6 +18,7 @@ pub mod ordered;
 pub mod persistent_node;
 mod promised;
 pub mod queue;
+pub mod recordings;
 pub mod rwlock;
 pub mod semaphore;
 pub mod work_queue;

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 use zkrecipes::ffi::timeout_setting;
 use zkrecipes::{Auth, Client, ClientOptions};
@@ -6,11 +8,23 @@ use crate::blocking::{awaitable, wait};
 use crate::errors::IntoPyResult;
 use crate::listener::{forward, Subscription};
 use crate::metrics::MetricsSnapshot;
+use crate::recordings::{Feeds, MetricsFeed};
 use crate::security::SecurityArgs;
 
 #[pyclass(module = "zkrecipes._native", frozen)]
 pub struct NativeClient {
     pub inner: Client,
+    /// The metric feeds of this client (`forward_recordings`), told when it has closed.
+    feeds: Arc<Feeds>,
+}
+
+impl From<Client> for NativeClient {
+    fn from(inner: Client) -> Self {
+        NativeClient {
+            inner,
+            feeds: Arc::default(),
+        }
+    }
 }
 
 fn options(
@@ -65,7 +79,7 @@ impl NativeClient {
         let inner = wait(py, move || async move {
             Client::connect(&connect_string, options).await
         })?;
-        Ok(NativeClient { inner })
+        Ok(inner.into())
     }
 
     #[staticmethod]
@@ -91,9 +105,9 @@ impl NativeClient {
         )
         .into_py_result()?;
         awaitable(py, async move {
-            Ok(NativeClient {
-                inner: Client::connect(&connect_string, options).await?,
-            })
+            Ok(NativeClient::from(
+                Client::connect(&connect_string, options).await?,
+            ))
         })
     }
 
@@ -129,23 +143,31 @@ impl NativeClient {
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let client = self.inner.clone();
+        let (client, feeds) = (self.inner.clone(), self.feeds.clone());
         wait(py, move || async move {
             client.close().await;
+            feeds.client_closed();
             Ok(())
         })
     }
 
     fn close_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let client = self.inner.clone();
+        let (client, feeds) = (self.inner.clone(), self.feeds.clone());
         awaitable(py, async move {
             client.close().await;
+            feeds.client_closed();
             Ok(())
         })
     }
 
     fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics().into()
+    }
+
+    /// `deliver(name, attributes, value)` for every recording from now on, on the library's
+    /// delivery thread (see `recordings.rs`).
+    fn forward_recordings(&self, deliver: Py<PyAny>) -> MetricsFeed {
+        self.feeds.forward(&self.inner, deliver)
     }
 
     fn subscribe(&self, callback: Py<PyAny>) -> Subscription {

@@ -42,14 +42,14 @@ fn dispatcher() -> &'static std::sync::mpsc::Sender<Delivery> {
     })
 }
 
-/// Registered with `atexit` by the package: stops deliveries (the listeners' and the log
-/// records') and waits for the one in progress (with the GIL released, which it needs).
+/// Registered with `atexit` by the package: stops deliveries (the listeners', the log records'
+/// and the metric recordings') and waits for the one in progress (with the GIL released, which it needs).
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTDOWN.store(true, Ordering::SeqCst);
     py.detach(|| drop(DELIVERING.lock().unwrap_or_else(|e| e.into_inner())));
-    // The log records' delivery thread attaches to Python too.
-    crate::log::shutdown(py);
+    // The core's delivery thread (log records, metric recordings) attaches to Python too.
+    crate::host_calls::shutdown(py);
 }
 
 /// Runs `delivery` (which attaches to Python) on the listener thread, in order.

@@ -3,26 +3,16 @@
 //!
 //! The core delivers on its own thread ("zkrecipes-log"), never on a runtime thread nor under a
 //! recipe's lock, so a handler may block or call the library. That thread attaches to Python
-//! for each record; at interpreter exit (`_shutdown`) it stops, as the listeners' thread does.
+//! for each record (`host_calls`); at interpreter exit it stops, as the listeners' thread does.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use pyo3::prelude::*;
 use zkrecipes::ffi::log::{self, LogLevel, LogRecord, LOGGERS};
 use zkrecipes::ffi::{integer_field, timeout_setting};
 
 use crate::errors::IntoPyResult;
-
-/// Set at interpreter exit: attaching a thread to a finalizing interpreter crashes the process.
-static SHUTDOWN: AtomicBool = AtomicBool::new(false);
-/// Held while a record is delivered, so that shutdown can wait for the one in progress.
-static DELIVERING: Mutex<()> = Mutex::new(());
-
-/// How long interpreter exit waits for the events still queued (a client's last words when
-/// closed at the end of a script) to reach the handlers, before `logging.shutdown` flushes them.
-const FLUSH_AT_EXIT: Duration = Duration::from_secs(1);
+use crate::host_calls;
 
 /// Python's number for a core level. Trace has no level of Python's own: `DEBUG - 5`, which
 /// the package names `TRACE`.
@@ -44,11 +34,7 @@ fn python_level(level: LogLevel) -> i32 {
 pub fn _forward_logs(deliver: Py<PyAny>) {
     let deliver = Arc::new(deliver);
     log::forward_to(Arc::new(move |record: LogRecord| {
-        let _delivering = DELIVERING.lock().unwrap_or_else(|e| e.into_inner());
-        if SHUTDOWN.load(Ordering::SeqCst) {
-            return;
-        }
-        Python::attach(|py| {
+        host_calls::attached(|py| {
             let delivered = fields(py, &record.fields).and_then(|fields| {
                 let args = (
                     record.logger,
@@ -117,16 +103,6 @@ pub fn _refresh_log_levels(py: Python<'_>) -> PyResult<()> {
 pub fn _flush_logs(py: Python<'_>, timeout: f64) -> PyResult<bool> {
     let timeout = timeout_setting("timeout", timeout, "s").into_py_result()?;
     Ok(py.detach(|| log::flush(timeout)))
-}
-
-/// At interpreter exit: lets what is queued reach the handlers (for a moment), then stops
-/// delivering and waits for the record in progress.
-pub fn shutdown(py: Python<'_>) {
-    py.detach(|| {
-        log::flush(FLUSH_AT_EXIT);
-        SHUTDOWN.store(true, Ordering::SeqCst);
-        drop(DELIVERING.lock().unwrap_or_else(|e| e.into_inner()));
-    });
 }
 
 /// The names of the library's loggers and the levels as `logging` numbers them, for the package.

@@ -218,10 +218,14 @@ fn enqueue(mut record: LogRecord) {
     let Some(sink) = SINK.lock().unwrap().clone() else {
         return;
     };
-    record.dropped = DROPPED.swap(0, Ordering::Relaxed);
-    let dropped = record.dropped;
-    if !super::delivery::later(move || sink(record)) {
-        DROPPED.fetch_add(dropped + 1, Ordering::Relaxed);
+    // The count is taken as the record is handed over: drops while it waited in the queue
+    // are told with it, without waiting for another event.
+    let delivered = super::delivery::later(move || {
+        record.dropped = DROPPED.swap(0, Ordering::Relaxed);
+        sink(record)
+    });
+    if !delivered {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
     }
 }
 

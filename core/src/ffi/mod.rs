@@ -8,6 +8,7 @@
 
 mod barrier;
 mod cache;
+mod catalog;
 mod client;
 mod counter;
 mod delivery;
@@ -31,6 +32,7 @@ pub use crate::semaphore::LeaseSlot;
 pub use crate::work_queue::DeliverySlot;
 pub use barrier::member_count;
 pub use cache::max_depth;
+pub use catalog::{base_unit, catalog_index};
 pub use client::{pem, pem_is_text, timeout_setting};
 pub use counter::{int32, int64};
 pub use group::node_mode;
