@@ -10,6 +10,7 @@ use jni::vm::JavaVM;
 use jni::{jni_sig, jni_str, Env, JValue};
 use zkrecipes::ffi::log::{LogRecord, LOGGERS};
 use zkrecipes::ffi::EventDetails;
+use zkrecipes::metrics::{Recorded, Recording};
 
 /// `io.zkrecipes.Native`, captured on a Java thread so that the library's
 /// class loader is used (a native thread's FindClass sees only the system one).
@@ -193,6 +194,48 @@ pub fn log(record: LogRecord) {
         )?;
         Ok(())
     });
+}
+
+/// A metric recording for a `MetricsFeed` (`Native.recorded` hands it over): the metric's
+/// index in the catalog (`ffi::catalog_index`), its attributes as names and values one after
+/// the other, and the number added or the duration in seconds (`value_of`). On the core's
+/// delivery thread, attached as `zkrecipes-log`, as the log records: the user's meters run there.
+pub fn recorded(feed: &Global<JObject<'static>>, recording: &Recording) {
+    let metric = zkrecipes::ffi::catalog_index(recording.metric) as i32;
+    deliver_as(c"zkrecipes-log", |env, class| {
+        let attributes = env.new_object_array(
+            (recording.attributes.len() * 2) as i32,
+            jni_str!("java/lang/String"),
+            JObject::null(),
+        )?;
+        for (at, (name, value)) in recording.attributes.iter().enumerate() {
+            let name = env.new_string(name)?;
+            attributes.set_element(env, 2 * at, &name)?;
+            let value = env.new_string(value)?;
+            attributes.set_element(env, 2 * at + 1, &value)?;
+        }
+        env.call_static_method(
+            class,
+            jni_str!("recorded"),
+            jni_sig!("(Ljava/lang/Object;I[Ljava/lang/String;D)V"),
+            &[
+                JValue::Object(feed.as_ref()),
+                JValue::Int(metric),
+                JValue::Object(&attributes),
+                JValue::Double(value_of(recording.value)),
+            ],
+        )?;
+        Ok(())
+    });
+}
+
+/// A recording's number as Java takes it: a count added (exact as a double up to 2^53, far
+/// beyond any one addition) or a duration in seconds.
+fn value_of(value: Recorded) -> f64 {
+    match value {
+        Recorded::Add(n) => n as f64,
+        Recorded::Seconds(seconds) => seconds,
+    }
 }
 
 /// The code's position in the core's list (`ErrorCode::ALL`, which `Native.names(0)` gives

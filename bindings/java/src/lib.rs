@@ -26,6 +26,7 @@ mod metrics;
 mod names;
 mod packing;
 mod queue;
+mod recordings;
 mod semaphore;
 mod strings;
 mod tasks;

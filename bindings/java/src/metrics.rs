@@ -162,7 +162,7 @@ fn pack_histogram(bytes: &mut Vec<u8>, histogram: &HistogramPoint) {
     }
 }
 
-fn pack_str(bytes: &mut Vec<u8>, text: &str) {
+pub(crate) fn pack_str(bytes: &mut Vec<u8>, text: &str) {
     bytes.extend_from_slice(&(text.len() as u32).to_be_bytes());
     bytes.extend_from_slice(text.as_bytes());
 }

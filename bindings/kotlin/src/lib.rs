@@ -18,6 +18,7 @@ mod lock;
 mod logs;
 mod metrics;
 mod queue;
+mod recordings;
 mod semaphore;
 mod tasks;
 mod work_queue;

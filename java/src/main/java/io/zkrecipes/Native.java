@@ -117,6 +117,18 @@ final class Native {
     /** NaN when the histogram counted nothing. */
     static native double histogramQuantile(long count, double min, double max, double[] bounds, long[] counts, double q);
 
+    // Recordings (MetricsFeed.java, Metric.java): the catalog, each recording as it happens.
+    /** The catalog packed as {@link Metric} reads it. */
+    static native byte[] metricCatalog();
+    static native double[] metricBuckets();
+    /** Starts handing the client's recordings to {@code target} ({@link #recorded}); the feed's handle. */
+    static native long metricsFeedStart(long client, MetricsFeed.Target target);
+    /** What the client had recorded when the feed started, as a {@link MetricsSnapshot}'s handle. */
+    static native long metricsFeedInitial(long feed);
+    static native void metricsFeedFree(long feed);
+    static native boolean recordingsFlush(double seconds);
+    static native long recordingsDropped();
+
     static native long lockNew(long client, String dir);
     static native long rwLockNew(long client, String dir);
     static native long rwLockSide(long rwLock, boolean write);
@@ -308,6 +320,16 @@ final class Native {
     @SuppressWarnings("unused")
     private static void log(int logger, int level, String line) {
         Logs.deliver(logger, level, line);
+    }
+
+    /**
+     * Called by the native library, on its delivery thread ("zkrecipes-log"), for every recording
+     * of a client a {@link MetricsFeed} follows: {@code metric} is the metric's index in
+     * {@link Metric#catalog()}, {@code attributes} names and values one after the other.
+     */
+    @SuppressWarnings("unused")
+    private static void recorded(Object target, int metric, String[] attributes, double value) {
+        ((MetricsFeed.Target) target).deliver(metric, attributes, value);
     }
 
     /** Runs {@code delivery} on the sink's listener thread; this is a native thread, so nothing is thrown back. */

@@ -3,6 +3,7 @@ package io.zkrecipes.kotlin
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
 import io.zkrecipes.kotlin.ffi.uniffiCallbackInterfaceNativeLogSink
+import io.zkrecipes.kotlin.ffi.uniffiCallbackInterfaceNativeRecordingSink
 import io.zkrecipes.kotlin.ffi.uniffiRustFutureContinuationCallbackImpl
 import java.io.IOException
 import java.nio.file.AtomicMoveNotSupportedException
@@ -47,6 +48,11 @@ internal object NativeLibrary {
         // callback's native stub, which for a callback interface is when the layer registers it.
         Native.setCallbackThreadInitializer(
             uniffiCallbackInterfaceNativeLogSink.log,
+            CallbackThreadInitializer(true, false, "zkrecipes-log"),
+        )
+        // The metric recordings come on the same thread (MetricsFeed.kt), attached the same way.
+        Native.setCallbackThreadInitializer(
+            uniffiCallbackInterfaceNativeRecordingSink.recorded,
             CallbackThreadInitializer(true, false, "zkrecipes-log"),
         )
         file.toString()
