@@ -66,7 +66,7 @@ pub mod metrics {
     pub use crate::observe::{
         catalog, prometheus_name, HistogramPoint, Instrument, Metric, MetricPoint, MetricValue,
         MetricsSnapshot, MetricsSubscription, Recorded, Recording, RecordingObserver, BUCKETS,
-        CATALOG, MAX_PATHS, OTHER_PATH, TARGETS,
+        CATALOG, MAX_PATHS, OTHER_PATH, TARGETS, WAIT_SPANS,
     };
 }
 

@@ -20,6 +20,7 @@ pub use metrics_crate::export_to_metrics_crate;
 pub use recordings::{Recorded, Recording, RecordingObserver};
 pub use registry::{MetricsSubscription, MAX_PATHS, OTHER_PATH};
 pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
+pub use waits::WAIT_SPANS;
 
 pub(crate) use events::{millis, recipe_event, session_hex, Recipe};
 pub(crate) use registry::{Gauge, Registry};

@@ -157,6 +157,36 @@ pub(crate) const BARRIER_WAITS: WaitMetrics = WaitMetrics {
     notable: false,
 };
 
+/// Every wait as the bindings' OpenTelemetry spans name it, by the recipe call that waits:
+/// `(call, span name, the outcome of a wait that got what it waited for)`, the same names as the
+/// core's own `tracing` spans (`otel.name`) and the metrics' `outcome` (else `timeout`,
+/// `cancelled` or `error`).
+pub const WAIT_SPANS: &[(&str, &str, &str)] = &[
+    ("lock.acquire", LOCK_WAITS.span, LOCK_WAITS.success),
+    (
+        "semaphore.acquire",
+        SEMAPHORE_WAITS.span,
+        SEMAPHORE_WAITS.success,
+    ),
+    ("queue.take", QUEUE_TAKES.span, QUEUE_TAKES.success),
+    (
+        "work_queue.consume",
+        WORK_QUEUE_CONSUMES.span,
+        WORK_QUEUE_CONSUMES.success,
+    ),
+    (
+        "election.await_leadership",
+        ELECTION_WAITS.span,
+        ELECTION_WAITS.success,
+    ),
+    (
+        "latch.await_leadership",
+        LATCH_WAITS.span,
+        LATCH_WAITS.success,
+    ),
+    ("barrier.wait", BARRIER_WAITS.span, BARRIER_WAITS.success),
+];
+
 /// How a wait ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
