@@ -1,7 +1,10 @@
 // A demo worker in Java: election member, producer when leading, consumer always.
 // Run as a single-file program with the zkrecipes JAR on the classpath.
+// With ZKRECIPES_DEMO_METRICS_PORT (`run.py --prometheus`) it serves its client's metrics there.
+import com.sun.net.httpserver.HttpServer;
 import io.zkrecipes.*;
 import java.io.*;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,12 +37,75 @@ public class Worker {
         }
     }
 
+    /**
+     * This client's metrics at http://127.0.0.1:&lt;port&gt;/metrics for the demo's Prometheus, and a
+     * wait for a scrape begun after the work, so that Prometheus's last sample is the final count.
+     */
+    static final class MetricsEndpoint implements AutoCloseable {
+        private final HttpServer server;
+        private long lastScrapeBegan = System.nanoTime();
+
+        /** The endpoint on the port the demo gave, or null when it asked for none. */
+        static MetricsEndpoint fromEnvironment(Client client) throws IOException {
+            String port = System.getenv("ZKRECIPES_DEMO_METRICS_PORT");
+            return port == null ? null : new MetricsEndpoint(client, Integer.parseInt(port));
+        }
+
+        private MetricsEndpoint(Client client, int port) throws IOException {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+            server.createContext("/", exchange -> {
+                long began = System.nanoTime();
+                try {
+                    if (!exchange.getRequestURI().getPath().equals("/metrics")) {
+                        exchange.sendResponseHeaders(404, -1);
+                        return;
+                    }
+                    byte[] body = client.metrics().toPrometheus().getBytes(StandardCharsets.UTF_8);
+                    exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+                    exchange.sendResponseHeaders(200, body.length);
+                    exchange.getResponseBody().write(body);
+                } finally {
+                    exchange.close();
+                }
+                // Counted once written: the worker may exit as soon as it is told.
+                scraped(began);
+            });
+            server.start();
+        }
+
+        private synchronized void scraped(long began) {
+            if (began - lastScrapeBegan > 0) {
+                lastScrapeBegan = began;
+            }
+            notifyAll();
+        }
+
+        synchronized boolean awaitScrape(Duration timeout) throws InterruptedException {
+            long since = System.nanoTime();
+            long deadline = since + timeout.toNanos();
+            while (lastScrapeBegan - since <= 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = args[0], root = args[1], name = args[2];
         Ledger ledger = new Ledger(args[3]);
         ledger.ask("HELLO " + name + " " + ProcessHandle.current().pid());
         ClientOptions options = new ClientOptions().identity(name).sessionTimeout(Duration.ofSeconds(Long.parseLong(args[4])));
-        try (Client client = Client.connect(connect, options)) {
+        try (Client client = Client.connect(connect, options);
+                MetricsEndpoint endpoint = MetricsEndpoint.fromEnvironment(client)) {
             WriteLock lock = new WriteLock(client, root + "/lock");
             ReadWriteLock audit = new ReadWriteLock(client, root + "/audit");
             // At least once: a job whose worker dies is delivered again to another.
@@ -126,6 +192,9 @@ public class Worker {
             auditor.join();
             producer.join();
             election.stop();
+            if (endpoint != null) {
+                endpoint.awaitScrape(Duration.ofSeconds(5));
+            }
             // What this worker's own metrics say, for the demo's table (the core estimates the
             // percentiles).
             MetricsSnapshot metrics = client.metrics();

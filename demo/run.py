@@ -3,16 +3,22 @@ queue and one lock through zkrecipes, against a real ZooKeeper, and the demo
 checks the outcome itself.
 
     python3 demo/run.py --wheel W --npm-tarball T --jar J --kotlin-cp CP --harness H
-        [--python 2 --node 2 --java 2 --kotlin 1 --jobs 200]
+        [--python 2 --node 2 --java 2 --kotlin 1 --jobs 200] [--prometheus [RESULTS.json]]
 
 Midway the current leader is killed with SIGKILL; another process takes over.
 Exit code 0 only if every check of the summary holds. Ctrl-C stops everything
 and cleans up.
+
+With --prometheus each worker serves its client's metrics for a real Prometheus
+that scrapes them every second; at the end every query of the Grafana dashboard
+is asked of it and the answers are written to RESULTS.json, for
+tools/render_dashboard.py (demo/prometheus.py tells how).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import selectors
 import shutil
@@ -28,8 +34,14 @@ from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ledger import Ledger, LedgerServer  # noqa: E402
+from prometheus import (ALL_PATHS, METRICS_PORT_VARIABLE, RATE_WINDOW, SCRAPE_INTERVAL_SECONDS,  # noqa: E402
+                        DemoPrometheus, free_port)
 
 DEMO = Path(__file__).resolve().parent
+ROOT = DEMO.parent
+LANGUAGES = {"py": "Python", "node": "Node.js", "java": "Java", "kt": "Kotlin"}
+# The recipes the workers use, for the chart's notes on the panels this run leaves empty.
+RECIPES_USED = ["lock", "work_queue", "election"]
 COLORS = {"py": "\033[33m", "node": "\033[32m", "java": "\033[36m", "kt": "\033[35m"}
 RESET = "\033[0m"
 
@@ -47,6 +59,9 @@ class Demo:
         self.harness: Optional[subprocess.Popen[str]] = None
         self.workers: Dict[str, subprocess.Popen[bytes]] = {}
         self.started = time.monotonic()
+        # With --prometheus: the port each worker serves its metrics on, and the scraper.
+        self.metrics_ports: Dict[str, int] = {}
+        self.prometheus: Optional[DemoPrometheus] = None
 
     def log(self, message: str) -> None:
         print(f"[{time.monotonic() - self.started:6.1f}s] {message}", flush=True)
@@ -96,6 +111,9 @@ class Demo:
         env = dict(os.environ)
         if self.args.skip_audit_lock and name.startswith("py-"):
             env["ZKRECIPES_DEMO_SKIP_AUDIT_LOCK"] = "1"
+        env.pop(METRICS_PORT_VARIABLE, None)
+        if name in self.metrics_ports:
+            env[METRICS_PORT_VARIABLE] = str(self.metrics_ports[name])
         self.workers[name] = subprocess.Popen(
             command + [connect, root, name, ledger, str(self.args.session_timeout)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
@@ -111,13 +129,19 @@ class Demo:
         server = LedgerServer(ledger)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         root = f"/zkrecipes-demo/{uuid.uuid4().hex[:8]}"
-        for lang, count, command in (("py", a.python, commands[0]), ("node", a.node, commands[1]),
-                                     ("java", a.java, commands[2]), ("kt", a.kotlin, commands[3])):
-            for i in range(1, count + 1):
-                self.spawn(f"{lang}-{i}", command, connect, root, server.address)
+        planned = [(f"{lang}-{i}", command)
+                   for lang, count, command in (("py", a.python, commands[0]), ("node", a.node, commands[1]),
+                                                ("java", a.java, commands[2]), ("kt", a.kotlin, commands[3]))
+                   for i in range(1, count + 1)]
+        if a.prometheus:
+            self.start_prometheus([name for name, _ in planned])
+        started_at = time.time()
+        for name, command in planned:
+            self.spawn(name, command, connect, root, server.address)
         self.log(f"started {len(self.workers)} workers: {', '.join(color(n) for n in self.workers)}")
 
         killed: Optional[Tuple[str, float]] = None
+        killed_at: Optional[float] = None
         failover: Optional[float] = None
         seen_events = 0
         last_progress = 0.0
@@ -142,6 +166,7 @@ class Demo:
                 ledger.mark_dead(victim)
                 os.kill(workers[victim], signal.SIGKILL)
                 killed = (victim, time.monotonic())
+                killed_at = time.time()
             now = time.monotonic()
             if now - last_progress >= 1.0 or done >= a.jobs:
                 last_progress = now
@@ -160,9 +185,74 @@ class Demo:
             except subprocess.TimeoutExpired:
                 self.log(f"{name} did not stop by itself")
         server.shutdown()
-        return self.summary(ledger, killed, failover)
+        scraped: List[Tuple[str, bool]] = []
+        if self.prometheus is not None:
+            scraped = self.chart_the_dashboard(ledger, root, killed, started_at, killed_at)
+        return self.summary(ledger, killed, failover, scraped)
 
-    def summary(self, ledger: Ledger, killed: Optional[Tuple[str, float]], failover: Optional[float]) -> int:
+    # -- Prometheus (--prometheus) -------------------------------------------------------------
+
+    def start_prometheus(self, names: List[str]) -> None:
+        self.metrics_ports = {name: free_port() for name in names}
+        logs = self.tmp / "logs"
+        logs.mkdir(exist_ok=True)
+        self.prometheus = DemoPrometheus(self.tmp / "prometheus", self.metrics_ports, logs / "prometheus.log")
+        self.prometheus.wait_ready()
+        self.log(f"Prometheus {self.prometheus.version()} at {self.prometheus.url} scrapes every worker's /metrics "
+                 "each second")
+
+    def chart_the_dashboard(self, ledger: Ledger, root: str, killed: Optional[Tuple[str, float]],
+                            started_at: float, killed_at: Optional[float]) -> List[Tuple[str, bool]]:
+        """Asks the dashboard's queries over the run, writes them to the results file, and says
+        whether the scrape agrees with what each worker reported itself."""
+        a, prometheus = self.args, self.prometheus
+        assert prometheus is not None
+        ended_at = time.time()
+        dashboard = Path(a.dashboard)
+        panels = prometheus.chart_data(dashboard, started_at, ended_at)
+        # The workers waited for a scrape after their work before reporting METRICS: the last
+        # scraped count of each survivor is the count it reported.
+        agree = {}
+        for name in self.workers:
+            if killed and name == killed[0] or name not in ledger.metrics:
+                continue
+            scraped = prometheus.last_value(f'zkrecipes_lock_acquisitions_total{{worker="{name}",path="{root}/lock",'
+                                            'outcome="acquired"}', ended_at)
+            agree[name] = scraped == ledger.metrics[name][4]
+            if not agree[name]:
+                self.log(f"{name}: Prometheus's last scrape counts {scraped} lock acquisitions, "
+                         f"the worker {ledger.metrics[name][4]}")
+        results = {
+            "prometheus": {"version": prometheus.version(), "scrape_interval_seconds": SCRAPE_INTERVAL_SECONDS,
+                           "variables": {"$__rate_interval": RATE_WINDOW, "$path": ALL_PATHS}},
+            "dashboard": {"file": os.path.relpath(dashboard.resolve(), ROOT),
+                          "title": json.loads(dashboard.read_text())["title"]},
+            "run": {
+                "command": "make demo",
+                "jobs": a.jobs,
+                "workers": {name: LANGUAGES[name.split("-")[0]] for name in self.workers},
+                "recipes": RECIPES_USED,
+                "root": root,
+                "start": started_at,
+                "end": ended_at,
+                "step_seconds": SCRAPE_INTERVAL_SECONDS,
+                "events": ([{"at": killed_at, "text": f"leader {killed[0]} killed (SIGKILL)"}]
+                           if killed and killed_at is not None else []),
+            },
+            "panels": panels,
+        }
+        out = Path(a.prometheus)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1) + "\n")
+        charted = sum(1 for panel in panels if any(t["data"]["result"] for t in panel["targets"]))
+        self.log(f"Prometheus answered the dashboard's {sum(len(p['targets']) for p in panels)} queries over "
+                 f"{ended_at - started_at:.0f} s ({charted} of {len(panels)} panels have data): {out}")
+        prometheus.stop()
+        return [(f"Prometheus's last scrape of every surviving worker counts the lock acquisitions it reported "
+                 f"({sum(agree.values())}/{len(agree)})", bool(agree) and all(agree.values()))]
+
+    def summary(self, ledger: Ledger, killed: Optional[Tuple[str, float]], failover: Optional[float],
+                scraped: List[Tuple[str, bool]]) -> int:
         a = self.args
         per_language: Dict[str, int] = {}
         for worker, n in ledger.applied_by.items():
@@ -186,7 +276,7 @@ class Demo:
             ("every surviving worker's metrics count one lock acquisition per write it made",
              all(ledger.metrics.get(n, (0,) * 6)[4] == ledger.apply_calls.get(n, 0)
                  for n in self.workers if not killed or n != killed[0])),
-        ]
+        ] + scraped
         print("\n== summary ==")
         print(f"jobs {a.jobs}, workers {len(self.workers)} ({a.python} Python, {a.node} Node.js, {a.java} Java, "
               f"{a.kotlin} Kotlin), "
@@ -223,6 +313,8 @@ class Demo:
                 except ProcessLookupError:
                     pass
                 proc.wait()
+        if self.prometheus is not None:
+            self.prometheus.stop()
         if self.harness is not None:
             assert self.harness.stdin is not None
             self.harness.stdin.close()
@@ -244,6 +336,13 @@ def main() -> int:
                         help="the Python workers apply jobs without the audit's write lock: the demo must fail "
                              "its 'no write during an audit' check (shows that the check can fail; audits are 50 ms "
                              "a second, so give it --jobs 800 for a few overlaps)")
+    parser.add_argument("--prometheus", nargs="?", const=str(ROOT / "target" / "dashboard" / "results.json"),
+                        metavar="RESULTS.json",
+                        help="each worker serves its metrics to a real Prometheus; the dashboard's queries over the "
+                             "run go to RESULTS.json (default target/dashboard/results.json), for "
+                             "tools/render_dashboard.py")
+    parser.add_argument("--dashboard", default=str(ROOT / "docs" / "grafana" / "zkrecipes-dashboard.json"),
+                        help="the Grafana dashboard whose queries --prometheus asks")
     parser.add_argument("--wheel", required=True)
     parser.add_argument("--npm-tarball", required=True)
     parser.add_argument("--jar", required=True)

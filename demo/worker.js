@@ -1,5 +1,7 @@
 'use strict'
 // A demo worker in Node.js: election member, producer when leading, consumer always.
+// With ZKRECIPES_DEMO_METRICS_PORT (`run.py --prometheus`) it serves its client's metrics there.
+const http = require('node:http')
 const net = require('node:net')
 const readline = require('node:readline')
 const zk = require('zkrecipes')
@@ -23,10 +25,50 @@ function ledgerClient (address) {
   }
 }
 
+// This client's metrics at http://127.0.0.1:<port>/metrics for the demo's Prometheus, and a wait
+// for a scrape begun after the work, so that Prometheus's last sample is the final count.
+function serveMetrics (client, port) {
+  let lastScrapeBegan = -Infinity
+  let waiting = []
+  const server = http.createServer((request, response) => {
+    if (request.url !== '/metrics') {
+      response.writeHead(404).end()
+      return
+    }
+    const began = performance.now()
+    const body = client.metrics().toPrometheus()
+    response.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' })
+    // Counted once written: the worker may exit as soon as it is told.
+    response.end(body, () => {
+      lastScrapeBegan = Math.max(lastScrapeBegan, began)
+      const woken = waiting
+      waiting = []
+      for (const check of woken) check()
+    })
+  })
+  server.listen(port, '127.0.0.1')
+  return {
+    awaitScrape (timeoutMs) {
+      const since = performance.now()
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs)
+        const check = () => {
+          if (lastScrapeBegan <= since) return waiting.push(check)
+          clearTimeout(timer)
+          resolve(true)
+        }
+        waiting.push(check)
+      })
+    }
+  }
+}
+
 async function main () {
   const ask = ledgerClient(ledgerAddr)
   await ask(`HELLO ${name} ${process.pid}`)
   const client = await zk.Client.connect(connect, { sessionTimeoutMs: Number(sessionTimeout) * 1000, identity: name })
+  const metricsPort = process.env.ZKRECIPES_DEMO_METRICS_PORT
+  const endpoint = metricsPort ? serveMetrics(client, Number(metricsPort)) : null
   const lock = client.writeLock(`${root}/lock`)
   const audit = client.readWriteLock(`${root}/audit`)
   const jobs = client.workQueue(`${root}/jobs`) // at least once: a dead worker's job goes to another
@@ -95,6 +137,7 @@ async function main () {
   await producing
   if (failure) throw failure
   await election.stop()
+  if (endpoint) await endpoint.awaitScrape(5000)
   // What this worker's own metrics say, for the demo's table (the core estimates the percentiles).
   const metrics = client.metrics()
   const lockPath = `${root}/lock`

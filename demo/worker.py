@@ -2,8 +2,10 @@
 
 With ZKRECIPES_DEMO_SKIP_AUDIT_LOCK=1 (`run.py --skip-audit-lock`) it applies jobs without the
 audit's write lock: the demo's ledger must then count writes during audits and fail.
+With ZKRECIPES_DEMO_METRICS_PORT (`run.py --prometheus`) it serves its client's metrics there.
 """
 
+import http.server
 import os
 import socket
 import sys
@@ -28,9 +30,49 @@ class Ledger:
             return self.reader.readline().strip()
 
 
+class MetricsEndpoint:
+    """This client's metrics at http://127.0.0.1:<port>/metrics for the demo's Prometheus, and a
+    wait for a scrape begun after the work, so that Prometheus's last sample is the final count."""
+
+    def __init__(self, client: zkrecipes.Client, port: int) -> None:
+        self.served = threading.Condition()
+        self.last_scrape_began = float("-inf")
+        endpoint = self
+
+        class Scrape(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path != "/metrics":
+                    self.send_error(404)
+                    return
+                began = time.monotonic()
+                body = client.metrics().to_prometheus().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                # Counted once written: the worker may exit as soon as it is told.
+                with endpoint.served:
+                    endpoint.last_scrape_began = max(endpoint.last_scrape_began, began)
+                    endpoint.served.notify_all()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # one line a second per scrape would bury the worker's own log
+
+        server = http.server.HTTPServer(("127.0.0.1", port), Scrape)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def await_scrape(self, timeout: float) -> bool:
+        since = time.monotonic()
+        with self.served:
+            return self.served.wait_for(lambda: self.last_scrape_began > since, timeout)
+
+
 ledger = Ledger(ledger_addr)
 ledger.ask(f"HELLO {name} {os.getpid()}")
 client = zkrecipes.Client(connect, session_timeout=float(session_timeout), identity=name)
+metrics_port = os.environ.get("ZKRECIPES_DEMO_METRICS_PORT")
+endpoint = MetricsEndpoint(client, int(metrics_port)) if metrics_port else None
 lock = client.write_lock(f"{root}/lock")
 audit = client.read_write_lock(f"{root}/audit")
 # At least once: a job whose worker dies is delivered again to another.
@@ -100,6 +142,8 @@ stopping.set()
 for helper in helpers:
     helper.join()
 election.stop()
+if endpoint is not None:
+    endpoint.await_scrape(timeout=5.0)
 # What this worker's own metrics say, for the demo's table (the core estimates the percentiles).
 metrics = client.metrics()
 lock_path = f"{root}/lock"
