@@ -888,3 +888,23 @@ export declare class OpenTelemetryInstrumentation {
  * ZKRECIPES_NO_OPENTELEMETRY names it when it is missing).
  */
 export declare function instrumentOpenTelemetry(client: Client, options?: OpenTelemetryOptions): OpenTelemetryInstrumentation
+
+// Tracing: OpenTelemetry spans around the waits.
+
+/**
+ * One wait that gets an OpenTelemetry span once the application registered a tracer provider
+ * globally (with @opentelemetry/api, an optional peer dependency): the recipe call, the span's
+ * name, and the `outcome` of a wait that got what it waited for (else `timeout`, `cancelled` or
+ * `error`).
+ */
+export interface WaitSpan {
+  /** 'lock.acquire', 'semaphore.acquire', 'queue.take', 'work_queue.consume', 'election.await_leadership', 'latch.await_leadership', 'barrier.wait'. */
+  readonly call: string
+  /** 'zkrecipes.lock.acquire', … */
+  readonly name: string
+  /** 'acquired', 'taken', 'delivered', 'leader', 'passed'. */
+  readonly success: string
+}
+
+/** Every wait with a span, as the core names them. */
+export declare const WAIT_SPANS: readonly WaitSpan[]

@@ -18,6 +18,7 @@ const { PersistentNode, GroupMember } = require('./lib/group.js')
 const { LOGGERS, LOG_CHANNELS, activeLogLevel, configureLogging, flushLogs, setLogLevel } = require('./lib/logging.js')
 const { Histogram, MetricsSnapshot } = require('./lib/metrics.js')
 const { OpenTelemetryInstrumentation, instrumentOpenTelemetry } = require('./lib/opentelemetry.js')
+const { WAIT_SPANS } = require('./lib/wait_spans.js')
 
 module.exports = {
   Client,
@@ -48,6 +49,7 @@ module.exports = {
   Histogram,
   instrumentOpenTelemetry,
   OpenTelemetryInstrumentation,
+  WAIT_SPANS,
   configureLogging,
   setLogLevel,
   activeLogLevel,

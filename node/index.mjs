@@ -5,6 +5,6 @@ export const {
   LeaderLatch, Barrier, DoubleBarrier, SharedCount, DistributedAtomicLong, Cache, NodeCache, ChildrenCache, TreeCache,
   PersistentNode, GroupMember, ZkError, ERROR_CODES, LOCK_EVENTS, ELECTION_EVENTS, LATCH_EVENTS, CACHE_EVENTS,
   CONNECTION_STATES, MetricsSnapshot, Histogram, instrumentOpenTelemetry, OpenTelemetryInstrumentation, configureLogging,
-  setLogLevel, activeLogLevel, flushLogs, LOGGERS, LOG_CHANNELS,
+  setLogLevel, activeLogLevel, flushLogs, LOGGERS, LOG_CHANNELS, WAIT_SPANS,
 } = zkrecipes
 export default zkrecipes

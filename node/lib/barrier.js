@@ -2,6 +2,9 @@
 // Barrier and DoubleBarrier.
 
 const { call, describe, native, now, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const WAIT = waitSpan('barrier.wait')
 
 /** Holds waiters back while it is up (Curator's DistributedBarrier: up while its node exists). */
 class Barrier {
@@ -12,6 +15,7 @@ class Barrier {
   }
 
   get path () { return this._native.path() }
+  get [WAIT_PATH] () { return this._native.path() }
   async set () { await call(() => this._native.set()) }
   /** Takes the barrier down, releasing every waiter. */
   async remove () { await call(() => this._native.remove()) }
@@ -19,7 +23,7 @@ class Barrier {
   /** true once the barrier is down; false if timeoutMs passed first (0: a check). */
   async wait (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.wait(timeoutMs))
+    return traced(this, WAIT, () => call(() => this._native.wait(timeoutMs)))
   }
 }
 
@@ -33,19 +37,20 @@ class DoubleBarrier {
   }
 
   get path () { return this._native.path() }
+  get [WAIT_PATH] () { return this._native.path() }
   get memberCount () { return this._native.memberCount() }
   /** This member's node, there while it is in. */
   get nodePath () { return this._native.nodePath() }
   /** true once memberCount members are in; false if timeoutMs passed first (this member withdrawn). */
   async enter (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.enter(timeoutMs))
+    return traced(this, WAIT, () => call(() => this._native.enter(timeoutMs)), 'enter')
   }
 
   /** true once every member left; false if timeoutMs passed first (this member's node gone anyway). */
   async leave (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.leave(timeoutMs))
+    return traced(this, WAIT, () => call(() => this._native.leave(timeoutMs)), 'leave')
   }
 
   async members () { return call(() => this._native.members()) }

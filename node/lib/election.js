@@ -2,6 +2,9 @@
 // LeaderElectionSupport: Apache's election recipe.
 
 const { DISPATCH, EventEmitter, KIND, asyncDispose, call, deliver, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const AWAIT = waitSpan('election.await_leadership')
 
 class LeaderElectionSupport extends EventEmitter {
   constructor (client, root, hostName) {
@@ -11,6 +14,7 @@ class LeaderElectionSupport extends EventEmitter {
     if (hostName === undefined) hostName = client.identity
     requireString('hostName', hostName)
     this._native = now(() => new native.NativeElection(handle, root, hostName))
+    Object.defineProperty(this, WAIT_PATH, { value: root })
     nativeEvents(this)
   }
 
@@ -26,7 +30,7 @@ class LeaderElectionSupport extends EventEmitter {
   /** Resolves true once leading, false if timeoutMs passed first. */
   async awaitLeadership (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.awaitLeadership(timeoutMs))
+    return traced(this, AWAIT, () => call(() => this._native.awaitLeadership(timeoutMs)))
   }
 
   async [asyncDispose] () { await this.stop() }

@@ -2,6 +2,9 @@
 // LeaderLatch: Curator's leader latch.
 
 const { DISPATCH, EventEmitter, KIND, asyncDispose, call, deliver, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const AWAIT = waitSpan('latch.await_leadership')
 
 /**
  * One participant of the leader latch at `path` (Curator's LeaderLatch nodes). `start()` takes
@@ -30,6 +33,7 @@ class LeaderLatch extends EventEmitter {
   }
 
   get path () { return this._native.path() }
+  get [WAIT_PATH] () { return this._native.path() }
   /** This participant's id (default: the client's identity). */
   get id () { return this._native.id() }
   /** Our node while leading, else null. */
@@ -47,7 +51,7 @@ class LeaderLatch extends EventEmitter {
   /** The fencing token once leading; null if timeoutMs passed first (0: a check). */
   async awaitLeadership (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.awaitLeadership(timeoutMs))
+    return traced(this, AWAIT, () => call(() => this._native.awaitLeadership(timeoutMs)))
   }
 
   /** The current leader, or null when nobody takes part. */

@@ -2,6 +2,15 @@
 // Lock, WriteLock, MultiLock and ReadWriteLock, with the async-flow scopes of withLock.
 
 const { AsyncLocalStorage, DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_KIND, WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const ACQUIRE = waitSpan('lock.acquire')
+
+// Every acquire of a lock or a multi-lock (acquire, tryAcquire, withLock): the token (a
+// multi-lock's tokens), null if not obtained; inside the wait's span when tracing is on.
+function locked (lock, blocking, timeoutMs, owner) {
+  return traced(lock, ACQUIRE, () => call(() => lock._native.lock(blocking, timeoutMs, owner)), lock[WAIT_KIND])
+}
 
 // The scope of the async flow inside a `withLock`: { owner, active }. Async work started inside
 // carries the store along (timers, emitters): the scope ends with its outermost `withLock`, and
@@ -42,7 +51,7 @@ class Owned {
   async acquire (options) {
     const timeoutMs = timeoutOf(options)
     const scope = activeScope()
-    const got = (await call(() => this._native.lock(true, timeoutMs, scope?.owner))) !== null
+    const got = (await locked(this, true, timeoutMs, scope?.owner)) !== null
     if (got && scope) scope.locks.add(this)
     return got
   }
@@ -50,7 +59,7 @@ class Owned {
   /** One request when the lock is visibly held. */
   async tryAcquire () {
     const scope = activeScope()
-    const got = (await call(() => this._native.lock(false, undefined, scope?.owner))) !== null
+    const got = (await locked(this, false, undefined, scope?.owner)) !== null
     if (got && scope) scope.locks.add(this)
     return got
   }
@@ -83,7 +92,7 @@ class Owned {
     const timeoutMs = timeoutOf(options)
     const outer = activeScope()
     const scope = outer ?? { owner: native.newOwner(), active: true, locks: new Set() }
-    const token = await call(() => this._native.lock(true, timeoutMs, scope.owner))
+    const token = await locked(this, true, timeoutMs, scope.owner)
     if (token === null) {
       if (scope !== outer) scope.active = false
       throw new ZkError('TIMEOUT', `the lock on ${this._what} did not come within ${timeoutMs} ms`)
@@ -133,6 +142,7 @@ class Lock extends EventEmitter {
 
   get dir () { return this._native.dir() }
   get _what () { return this.dir }
+  get [WAIT_PATH] () { return this._native.dir() }
 
   async participants () { return call(() => this._native.participants()) }
 }
@@ -168,6 +178,8 @@ class MultiLock extends Owned {
 
   get dirs () { return this._native.dirs() }
   get _what () { return this.dirs.join(', ') }
+  // As the core's own span and metrics name a multi-lock's wait: its paths, joined by ','.
+  get [WAIT_PATH] () { return this._native.dirs().join(',') }
 }
 
 class WriteLock extends Lock {
@@ -185,6 +197,8 @@ class ReadWriteLock {
     const rw = now(() => new native.NativeReadWriteLock(handle, dir))
     this.readLock = new Lock(rw.readLock())
     this.writeLock = new Lock(rw.writeLock())
+    Object.defineProperty(this.readLock, WAIT_KIND, { value: 'read' })
+    Object.defineProperty(this.writeLock, WAIT_KIND, { value: 'write' })
   }
 
   /** Releases every hold of both sides (the write side first: a downgraded hold ends last). */
@@ -196,5 +210,6 @@ class ReadWriteLock {
 
 Lock.prototype[KIND] = 'Lock'
 MultiLock.prototype[KIND] = 'MultiLock'
+MultiLock.prototype[WAIT_KIND] = 'multi'
 
 module.exports = { Lock, MultiLock, ReadWriteLock, WriteLock }

@@ -2,12 +2,16 @@
 // DistributedQueue.
 
 const { asyncDispose, call, describe, native, now, payload, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const TAKE = waitSpan('queue.take')
 
 class DistributedQueue {
   constructor (client, dir) {
     const handle = requireClient(client)
     requireString('dir', dir)
     this._native = now(() => new native.NativeQueue(handle, dir))
+    Object.defineProperty(this, WAIT_PATH, { value: dir })
   }
 
   get maxPayload () { return this._native.maxPayload() }
@@ -21,7 +25,7 @@ class DistributedQueue {
   /** Waits for an item; null if timeoutMs passed first. */
   async take (options) {
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.take(timeoutMs))
+    return traced(this, TAKE, () => call(() => this._native.take(timeoutMs)))
   }
 
   /** Up to `max` head items (1 to 1000) in queue order, taken in one transaction; [] when empty. */
@@ -34,7 +38,7 @@ class DistributedQueue {
   async takeMany (max, options) {
     if (!Number.isInteger(max)) throw new TypeError(`max must be an integer number, got ${describe(max)}`)
     const timeoutMs = timeoutOf(options)
-    return call(() => this._native.takeMany(max, timeoutMs))
+    return traced(this, TAKE, () => call(() => this._native.takeMany(max, timeoutMs)))
   }
 
   async size () { return call(() => this._native.size()) }

@@ -2,6 +2,11 @@
 // Semaphore and its Lease.
 
 const { DISPATCH, EventEmitter, KIND, asyncDispose, call, deliver, describe, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const ACQUIRE = waitSpan('semaphore.acquire')
+// The fencing token of an acquire's span: its first lease's, as the core's own span says.
+const firstToken = (handles) => handles[0].fencingToken()
 
 class Lease {
   constructor (handle) { this._native = handle }
@@ -32,6 +37,7 @@ class Semaphore extends EventEmitter {
   [DISPATCH] (event) { deliver(this, event.type.toLowerCase(), [event]) }
 
   get path () { return this._native.path() }
+  get [WAIT_PATH] () { return this._native.path() }
   get maxLeases () { return this._native.maxLeases() }
   /** How many leases this object holds now. */
   get held () { return this._native.held() }
@@ -46,7 +52,7 @@ class Semaphore extends EventEmitter {
   async acquireMany (count, options) {
     if (!Number.isInteger(count)) throw new TypeError(`count must be an integer number, got ${describe(count)}`)
     const timeoutMs = timeoutOf(options)
-    const handles = await call(() => this._native.acquire(count, timeoutMs))
+    const handles = await traced(this, ACQUIRE, () => call(() => this._native.acquire(count, timeoutMs)), null, firstToken)
     return handles === null ? null : handles.map((h) => new Lease(h))
   }
 

@@ -2,6 +2,9 @@
 // WorkQueue and its Job: at-least-once delivery with ack and nack.
 
 const { asyncDispose, call, native, now, payload, requireClient, requireString, timeoutOf } = require('./base.js')
+const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
+
+const CONSUME = waitSpan('work_queue.consume')
 
 function priorityOf (options) {
   if (options === undefined || options === null) return undefined
@@ -54,6 +57,7 @@ class WorkQueue {
   }
 
   get maxPayload () { return this._native.maxPayload() }
+  get [WAIT_PATH] () { return this.path }
   get deadLetterPath () { return this._native.deadLetterPath() }
 
   /** Resolves to the job's node path; `{ priority }` 0-999, lower first (default 100). */
@@ -68,7 +72,7 @@ class WorkQueue {
   /** The next job, or null once timeoutMs passed. */
   async next (options) {
     const timeoutMs = timeoutOf(options)
-    const handle = await call(() => this._native.consume(timeoutMs))
+    const handle = await traced(this, CONSUME, () => call(() => this._native.consume(timeoutMs)))
     return handle === null ? null : new Job(handle)
   }
 

@@ -21,12 +21,17 @@ from _helpers import line_of
 
 def blocked_in(thread: threading.Thread, function: str, seconds: float = 10.0) -> None:
     """Returns once `thread` runs inside zkrecipes' `function` (there it waits in the
-    native call, without the GIL); fails after `seconds`."""
+    native call, without the GIL); fails after `seconds`. The native call is made by `function`
+    itself or by a lambda of its file that the wait's span helper calls (`_spans.traced`)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         frame = sys._current_frames().get(thread.ident or -1)
-        if frame is not None and frame.f_code.co_name == function and "zkrecipes" in frame.f_code.co_filename:
-            return
+        if frame is not None and "zkrecipes" in frame.f_code.co_filename:
+            if frame.f_code.co_name == function:
+                return
+            caller = frame.f_back.f_back if frame.f_code.co_name == "<lambda>" and frame.f_back else None
+            if caller is not None and caller.f_code.co_name == function and caller.f_code.co_filename == frame.f_code.co_filename:
+                return
         time.sleep(0.005)
     pytest.fail(f"{thread.name} did not get into {function}() within {seconds} s")
 

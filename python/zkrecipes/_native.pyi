@@ -19,6 +19,8 @@ TRACE: int
 # (name, instrument, unit, description, attributes) of every metric, in the catalog's order.
 METRIC_CATALOG: List[Tuple[str, str, str, str, List[str]]]
 HISTOGRAM_BUCKETS: List[float]
+# (call, span name, outcome of a wait that got what it waited for) of every wait that has a span.
+WAIT_SPANS: List[Tuple[str, str, str]]
 
 def _shutdown() -> None: ...
 def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Undo] = ...) -> None: ...

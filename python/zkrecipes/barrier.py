@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, List, Optional, Type
 from . import _native
 from ._args import _client, _count, _timeout
 from ._base import _told_beside
+from ._spans import traced, traced_async, wait_span
 from .errors import ZkError, ZkTimeoutError
 
 if TYPE_CHECKING:
     from .client import Client
+
+
+_WAIT = wait_span("barrier.wait")
 
 
 class Barrier:
@@ -60,11 +64,13 @@ class Barrier:
         """``True`` once the barrier is down (at once if it is not up), ``False`` if ``timeout``
         seconds pass first (``None`` or ``-1``: wait forever; ``0``: a check). Ctrl-C interrupts
         the wait."""
-        return self._native.wait(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return traced(_WAIT, self._native.path, lambda: self._native.wait(seconds))
 
     async def wait_async(self, timeout: Optional[float] = None) -> bool:
         """``wait`` without blocking the event loop."""
-        return await self._native.wait_async(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return await traced_async(_WAIT, self._native.path, lambda: self._native.wait_async(seconds))
 
     def __repr__(self) -> str:
         return f"<Barrier {self.path}>"
@@ -103,8 +109,9 @@ class DoubleBarrier:
         """Enters, then ``True`` once ``member_count`` members are in; ``False`` if ``timeout``
         seconds pass first (``None`` or ``-1``: wait forever; ``0``: a check), this member's
         node withdrawn. Ctrl-C interrupts the wait and withdraws the node."""
+        seconds = _timeout(timeout)
         try:
-            return self._native.enter(_timeout(timeout))
+            return traced(_WAIT, self._native.path, lambda: self._native.enter(seconds), "enter")
         except ZkError:
             raise  # withdrawn by the core
         except BaseException:
@@ -113,8 +120,9 @@ class DoubleBarrier:
 
     async def enter_async(self, timeout: Optional[float] = None) -> bool:
         """``enter`` without blocking the event loop; cancelling it withdraws this member."""
+        seconds = _timeout(timeout)
         try:
-            return await self._native.enter_async(_timeout(timeout))
+            return await traced_async(_WAIT, self._native.path, lambda: self._native.enter_async(seconds), "enter")
         except ZkError:
             raise
         except BaseException:
@@ -124,11 +132,13 @@ class DoubleBarrier:
     def leave(self, timeout: Optional[float] = None) -> bool:
         """Leaves, then ``True`` once every member has left; ``False`` if ``timeout`` seconds
         pass first. This member's node is gone in every case."""
-        return self._native.leave(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return traced(_WAIT, self._native.path, lambda: self._native.leave(seconds), "leave")
 
     async def leave_async(self, timeout: Optional[float] = None) -> bool:
         """``leave`` without blocking the event loop."""
-        return await self._native.leave_async(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return await traced_async(_WAIT, self._native.path, lambda: self._native.leave_async(seconds), "leave")
 
     def members(self) -> List[str]:
         """The member nodes' names now (``ready`` not among them), in Curator's order."""

@@ -8,10 +8,14 @@ from typing import TYPE_CHECKING, Optional, Type
 from . import _native
 from ._base import Listened
 from ._args import _client, _timeout
+from ._spans import traced, traced_async, wait_span
 from .events import ElectionEvent, Event, election_event
 
 if TYPE_CHECKING:
     from .client import Client
+
+
+_AWAIT = wait_span("election.await_leadership")
 
 
 class LeaderElectionSupport(Listened[Event[ElectionEvent]]):
@@ -29,6 +33,7 @@ class LeaderElectionSupport(Listened[Event[ElectionEvent]]):
         """A member of the election under ``root``; ``host_name`` (default: the client's identity) is what other members read as the leader."""
         native_client = _client(client)
         self._native = _native.NativeElection(native_client, root, native_client.identity() if host_name is None else host_name)
+        self._root = root
 
     def start(self) -> None:
         """Offers this member; returns once it knows whether it leads."""
@@ -60,11 +65,17 @@ class LeaderElectionSupport(Listened[Event[ElectionEvent]]):
 
     def await_leadership(self, timeout: Optional[float] = None) -> bool:
         """``True`` once leading; ``False`` if ``timeout`` seconds pass first."""
-        return self._native.await_leadership(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return traced(_AWAIT, self._path, lambda: self._native.await_leadership(seconds))
 
     async def await_leadership_async(self, timeout: Optional[float] = None) -> bool:
         """``await_leadership`` without blocking the event loop."""
-        return await self._native.await_leadership_async(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return await traced_async(_AWAIT, self._path, lambda: self._native.await_leadership_async(seconds))
+
+    def _path(self) -> str:
+        """The ``path`` of its waits' spans: the election's root."""
+        return self._root
 
     def __enter__(self) -> LeaderElectionSupport:
         """Starts the member; leaving the block stops it."""

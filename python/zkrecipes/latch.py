@@ -8,10 +8,14 @@ from typing import TYPE_CHECKING, List, Optional
 from . import _native
 from ._base import Listened, Started
 from ._args import _client, _timeout
+from ._spans import traced, traced_async, wait_span
 from .events import Event, LatchEvent, latch_event
 
 if TYPE_CHECKING:
     from .client import Client
+
+
+_AWAIT = wait_span("latch.await_leadership")
 
 
 @dataclass(frozen=True)
@@ -111,11 +115,13 @@ class LeaderLatch(Started, Listened[Event[LatchEvent]]):
         ``InvalidArgumentError`` on a latch never started, ``ClosedError`` once it is closed
         (also while waiting). Ctrl-C interrupts the wait.
         """
-        return self._native.await_leadership(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return traced(_AWAIT, self._native.path, lambda: self._native.await_leadership(seconds))
 
     async def await_leadership_async(self, timeout: Optional[float] = None) -> Optional[int]:
         """``await_leadership`` without blocking the event loop."""
-        return await self._native.await_leadership_async(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return await traced_async(_AWAIT, self._native.path, lambda: self._native.await_leadership_async(seconds))
 
     def leader(self) -> Optional[LatchParticipant]:
         """The current leader, ``None`` when nobody takes part."""

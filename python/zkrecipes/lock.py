@@ -4,11 +4,12 @@ task), fenced."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Awaitable, Generic, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
+from typing import TYPE_CHECKING, Awaitable, ClassVar, Generic, List, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar
 
 from . import _native
 from ._args import _client, _timeout
 from ._base import Listened, Scoped, _told_beside
+from ._spans import traced, traced_async, wait_span
 from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
@@ -40,6 +41,8 @@ def _task_owner() -> int:
 
 K = TypeVar("K")
 
+_ACQUIRE = wait_span("lock.acquire")
+
 
 class _NativeOwned(Protocol[K]):
     """The native calls a lock and a multi-lock share; ``K`` is what a hold is fenced with."""
@@ -59,6 +62,8 @@ class _Owned(Scoped, Generic[K]):
 
     __slots__ = ()
     _native: _NativeOwned[K]
+    # The `kind` of its acquires' spans, for the locks that have one.
+    _wait_kind: ClassVar[Optional[str]] = None
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -68,7 +73,9 @@ class _Owned(Scoped, Generic[K]):
         node is gone. ``timeout=0`` is a try: it takes a free lock without waiting. The GIL is
         released while waiting and Ctrl-C interrupts the wait, withdrawing the waiting node.
         """
-        return self._native.lock(_thread_owner(), blocking, _timeout(timeout)) is not None
+        owner, seconds = _thread_owner(), _timeout(timeout)
+        locked = traced(_ACQUIRE, self._wait_path, lambda: self._native.lock(owner, blocking, seconds), self._wait_kind)
+        return locked is not None
 
     def release(self) -> None:
         """Drops one hold; the last one deletes the node and returns once the server confirmed.
@@ -79,7 +86,11 @@ class _Owned(Scoped, Generic[K]):
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
-        return (await undoable(self._native.lock_async(_task_owner(), blocking, _timeout(timeout)))) is not None
+        owner, seconds = _task_owner(), _timeout(timeout)
+        locked = await traced_async(
+            _ACQUIRE, self._wait_path, lambda: undoable(self._native.lock_async(owner, blocking, seconds)), self._wait_kind
+        )
+        return locked is not None
 
     async def release_async(self) -> None:
         """``release`` for a hold taken with ``acquire_async`` (per asyncio task)."""
@@ -101,6 +112,10 @@ class _Owned(Scoped, Generic[K]):
 
     @property
     def _what(self) -> str:
+        raise NotImplementedError
+
+    def _wait_path(self) -> str:
+        """The ``path`` of its acquires' spans."""
         raise NotImplementedError
 
     def _enter(self) -> None:
@@ -160,6 +175,9 @@ class _Lock(_Owned[int], Listened[Event[LockEvent]]):
     def _what(self) -> str:
         return self.dir
 
+    def _wait_path(self) -> str:
+        return self._native.dir()
+
     def __repr__(self) -> str:
         state = f"held, token {self.fencing_token}" if self.is_held else "not held"
         return f"<{type(self).__name__} {self.dir} {state}>"
@@ -180,12 +198,14 @@ class ReadLock(_Lock):
     """The shared side of a ``ReadWriteLock``."""
 
     __slots__ = ()
+    _wait_kind = "read"
 
 
 class WriteSide(_Lock):
     """The exclusive side of a ``ReadWriteLock``."""
 
     __slots__ = ()
+    _wait_kind = "write"
 
 
 class ReadWriteLock:
@@ -224,6 +244,7 @@ class MultiLock(_Owned[List[int]]):
 
     __slots__ = ("_native", "__weakref__")
     _native: NativeMultiLock
+    _wait_kind = "multi"
 
     def __init__(self, client: Client, dirs: Sequence[str]) -> None:
         """Exclusive locks on every directory of ``dirs`` (at least one, none twice)."""
@@ -246,6 +267,10 @@ class MultiLock(_Owned[List[int]]):
     @property
     def _what(self) -> str:
         return ", ".join(self.dirs)
+
+    def _wait_path(self) -> str:
+        # As the core's own span and metrics name a multi-lock's wait: its paths, joined by ",".
+        return ",".join(self._native.dirs())
 
     def __repr__(self) -> str:
         state = f"held, tokens {self.fencing_tokens}" if self.is_held else "not held"

@@ -21,6 +21,9 @@ library's catalog (``zkrecipes::metrics::CATALOG`` in Rust); each point carries 
 - ``CATALOG``: every metric the library records, a ``Metric`` (``name``, ``instrument``,
   ``unit``, ``description``, ``attributes``) each; ``BUCKETS``: the upper bounds, in seconds, of
   every duration histogram's buckets. ``zkrecipes.opentelemetry`` makes its instruments from them.
+- ``WAIT_SPANS``: every wait that gets an OpenTelemetry span once the application set a tracer
+  provider, a ``WaitSpan`` (``call``, span ``name``, ``success`` outcome) each:
+  ``WaitSpan("lock.acquire", "zkrecipes.lock.acquire", "acquired")``, …
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import NamedTuple, Tuple
 
 from . import _native
 from ._native import HistogramPoint, MetricPoint, MetricsSnapshot
+from ._spans import WaitSpan
 
 
 class Metric(NamedTuple):
@@ -55,4 +59,8 @@ CATALOG: Tuple[Metric, ...] = tuple(
 #: everything above them).
 BUCKETS: Tuple[float, ...] = tuple(_native.HISTOGRAM_BUCKETS)
 
-__all__ = ["BUCKETS", "CATALOG", "HistogramPoint", "Metric", "MetricPoint", "MetricsSnapshot"]
+#: Every wait with a span, as the core names them (the spans the package makes, and the core's
+#: own `tracing` spans' ``otel.name``).
+WAIT_SPANS: Tuple[WaitSpan, ...] = tuple(WaitSpan(*row) for row in _native.WAIT_SPANS)
+
+__all__ = ["BUCKETS", "CATALOG", "HistogramPoint", "Metric", "MetricPoint", "MetricsSnapshot", "WAIT_SPANS", "WaitSpan"]

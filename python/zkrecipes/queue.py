@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Any, List, Optional, Union
 from . import _native
 from ._args import _client, _count, _timeout
 from ._base import Closing
+from ._spans import traced, traced_async, wait_span
 from ._undoable import undoable
 
 if TYPE_CHECKING:
     from .client import Client
 
 Payload = Union[bytes, bytearray, memoryview]
+
+_TAKE = wait_span("queue.take")
 
 
 def _bytes(data: Any) -> bytes:
@@ -33,6 +36,7 @@ class DistributedQueue(Closing):
     def __init__(self, client: Client, dir: str) -> None:
         """A queue on ``dir`` of ``client``; the directory is created on first use."""
         self._native = _native.NativeQueue(_client(client), dir)
+        self._dir = dir
 
     @property
     def max_payload(self) -> int:
@@ -61,7 +65,8 @@ class DistributedQueue(Closing):
 
     def take(self, timeout: Optional[float] = None) -> Optional[bytes]:
         """Waits for an item: ``None`` if ``timeout`` seconds pass first (``None`` or ``-1``: wait as long as it takes)."""
-        return self._native.take(_timeout(timeout))
+        seconds = _timeout(timeout)
+        return traced(_TAKE, self._path, lambda: self._native.take(seconds))
 
     def poll_many(self, max: int) -> List[bytes]:
         """Removes up to ``max`` items (1 to 1000) from the head, in queue order, in one
@@ -71,7 +76,8 @@ class DistributedQueue(Closing):
     def take_many(self, max: int, timeout: Optional[float] = None) -> List[bytes]:
         """Waits for an item as ``take`` does, then removes up to ``max`` as ``poll_many``
         does; ``[]`` if ``timeout`` seconds pass first."""
-        return self._native.take_many(_count("max", max), _timeout(timeout))
+        most, seconds = _count("max", max), _timeout(timeout)
+        return traced(_TAKE, self._path, lambda: self._native.take_many(most, seconds))
 
     def size(self) -> int:
         """The number of items: the directory's child count, one request at any depth.
@@ -106,7 +112,8 @@ class DistributedQueue(Closing):
 
     async def take_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
         """``take`` without blocking the event loop; cancelling it gives a taken item back."""
-        return await undoable(self._native.take_async(_timeout(timeout)))
+        seconds = _timeout(timeout)
+        return await traced_async(_TAKE, self._path, lambda: undoable(self._native.take_async(seconds)))
 
     async def poll_many_async(self, max: int) -> List[bytes]:
         """``poll_many`` without blocking the event loop; cancelling it gives the batch back."""
@@ -114,11 +121,16 @@ class DistributedQueue(Closing):
 
     async def take_many_async(self, max: int, timeout: Optional[float] = None) -> List[bytes]:
         """``take_many`` without blocking the event loop; cancelling it gives the batch back."""
-        return await undoable(self._native.take_many_async(_count("max", max), _timeout(timeout)))
+        most, seconds = _count("max", max), _timeout(timeout)
+        return await traced_async(_TAKE, self._path, lambda: undoable(self._native.take_many_async(most, seconds)))
 
     async def size_async(self) -> int:
         """``size`` without blocking the event loop."""
         return await self._native.size_async()
+
+    def _path(self) -> str:
+        """The ``path`` of its takes' spans."""
+        return self._dir
 
     def close(self) -> None:
         """Deletes this consumer's claim marker (also done when the object is collected); the

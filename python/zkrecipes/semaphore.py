@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple, Type
 from . import _native
 from ._args import _client, _count, _timeout
 from ._base import Listened, _told_beside
+from ._spans import traced, traced_async, wait_span
 from .errors import NotOwnerError
 from .events import Event, LockEvent, lock_event
 
@@ -19,6 +20,13 @@ if TYPE_CHECKING:
 # The leases of the `with` blocks a thread or asyncio task is in, innermost last: each block
 # releases its own lease on the way out, not another thread's.
 _ENTERED: ContextVar[Tuple[Tuple[int, "Lease"], ...]] = ContextVar("zkrecipes_semaphore_entered", default=())
+
+_ACQUIRE = wait_span("semaphore.acquire")
+
+
+def _first_token(leases: List[_native.NativeLease]) -> int:
+    """The fencing token of an acquire's span: its first lease's, as the core's own span says."""
+    return leases[0].fencing_token()
 
 
 class Lease:
@@ -135,7 +143,9 @@ class Semaphore(Listened[Event[LockEvent]]):
     def acquire_many(self, count: int, blocking: bool = True, timeout: Optional[float] = None) -> Optional[List[Lease]]:
         """``count`` leases, all or none (``InvalidArgumentError`` for 0 or more than
         ``max_leases``)."""
-        return self._wrap(self._native.acquire(_count("count", count), blocking, _timeout(timeout)))
+        n, seconds = _count("count", count), _timeout(timeout)
+        leases = traced(_ACQUIRE, self._native.path, lambda: self._native.acquire(n, blocking, seconds), None, _first_token)
+        return self._wrap(leases)
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> Optional[Lease]:
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the attempt."""
@@ -146,7 +156,11 @@ class Semaphore(Listened[Event[LockEvent]]):
         self, count: int, blocking: bool = True, timeout: Optional[float] = None
     ) -> Optional[List[Lease]]:
         """Awaitable ``acquire_many``."""
-        return self._wrap(await self._native.acquire_async(_count("count", count), blocking, _timeout(timeout)))
+        n, seconds = _count("count", count), _timeout(timeout)
+        leases = await traced_async(
+            _ACQUIRE, self._native.path, lambda: self._native.acquire_async(n, blocking, seconds), None, _first_token
+        )
+        return self._wrap(leases)
 
     def release(self) -> None:
         """Releases the oldest lease this object holds, whoever took it (as

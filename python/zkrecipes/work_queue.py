@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any, Generator, Iterable, List, Optional, Type
 from . import _native
 from ._args import _client, _timeout
 from ._base import Closing, Scoped
+from ._spans import traced, traced_async, wait_span
 from .queue import Payload, _bytes
 
 if TYPE_CHECKING:
     from .client import Client
 
 DEFAULT_PRIORITY = 100
+
+_CONSUME = wait_span("work_queue.consume")
 
 
 def _priority(priority: Any) -> int:
@@ -110,7 +113,8 @@ class _Consuming(Coroutine):  # type: ignore[type-arg]
         self._coro: Optional[Coroutine[Any, Any, Optional[Job]]] = None
 
     async def _get(self) -> Optional[Job]:
-        native = await self._queue._native.consume_async(_timeout(self._timeout))
+        queue, seconds = self._queue, _timeout(self._timeout)
+        native = await traced_async(_CONSUME, queue._path, lambda: queue._native.consume_async(seconds))
         return Job(native) if native is not None else None
 
     def _started(self) -> Coroutine[Any, Any, Optional[Job]]:
@@ -161,7 +165,7 @@ class WorkQueue(Closing):
     a job delivered ``max_deliveries`` times moves to ``dead_letter_path`` instead of looping.
     """
 
-    __slots__ = ("_native", "__weakref__")
+    __slots__ = ("_native", "_path_given", "__weakref__")
 
     def __init__(self, client: Client, path: str, *, prefetch: int = 1, max_deliveries: Optional[int] = None) -> None:
         """A work queue under ``path`` of ``client``."""
@@ -170,6 +174,7 @@ class WorkQueue(Closing):
         if max_deliveries is not None and (isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int)):
             raise TypeError("max_deliveries must be an int or None")
         self._native = _native.NativeWorkQueue(_client(client), path, prefetch, max_deliveries)
+        self._path_given = path
 
     @property
     def max_payload(self) -> int:
@@ -200,13 +205,18 @@ class WorkQueue(Closing):
     def consume(self, timeout: Optional[float] = None) -> Optional[Job]:
         """The next job, claimed for this worker; ``None`` once ``timeout`` seconds passed
         (``None``: wait as long as it takes, so ``with queue.consume() as job:`` always has one)."""
-        native = self._native.consume(_timeout(timeout))
+        seconds = _timeout(timeout)
+        native = traced(_CONSUME, self._path, lambda: self._native.consume(seconds))
         return Job(native) if native is not None else None
 
     def consume_async(self, timeout: Optional[float] = None) -> _Consuming:
         """``await queue.consume_async(timeout)``, or ``async with queue.consume_async() as job:``.
         Cancelling the awaiting task gives back whatever it claimed."""
         return _Consuming(self, timeout)
+
+    def _path(self) -> str:
+        """The ``path`` of its consumes' spans."""
+        return self._path_given
 
     def size(self) -> int:
         """Jobs in the queue, claimed ones included (one request). A job that used up

@@ -21,6 +21,7 @@ pub mod queue;
 pub mod recordings;
 pub mod rwlock;
 pub mod semaphore;
+pub mod wait_spans;
 pub mod work_queue;
 
 /// napi's own runtime only awaits results of the core's shared runtime:

@@ -1,12 +1,15 @@
 //! The core's metric catalog and histogram bounds as plain Python values, for the package's
 //! `zkrecipes.metrics.CATALOG` and the adapters that make one instrument per metric
-//! (`zkrecipes.opentelemetry`): named, typed and described once, in the core.
+//! (`zkrecipes.opentelemetry`), and the waits the package's OpenTelemetry spans are made around
+//! (`zkrecipes._spans`): named, typed and described once, in the core.
 
 use pyo3::prelude::*;
-use zkrecipes::metrics::{BUCKETS, CATALOG};
+use zkrecipes::metrics::{BUCKETS, CATALOG, WAIT_SPANS};
 
 /// `METRIC_CATALOG`: `(name, instrument, unit, description, attributes)` of every metric, in
-/// the catalog's order; `HISTOGRAM_BUCKETS`: every duration histogram's upper bounds in seconds.
+/// the catalog's order; `HISTOGRAM_BUCKETS`: every duration histogram's upper bounds in seconds;
+/// `WAIT_SPANS`: `(call, span name, outcome of a wait that got what it waited for)` of every
+/// wait (`("lock.acquire", "zkrecipes.lock.acquire", "acquired")`).
 pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let catalog: Vec<_> = CATALOG
         .iter()
@@ -22,5 +25,6 @@ pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .collect();
     m.add("METRIC_CATALOG", catalog)?;
     m.add("HISTOGRAM_BUCKETS", BUCKETS.to_vec())?;
+    m.add("WAIT_SPANS", WAIT_SPANS.to_vec())?;
     Ok(())
 }
