@@ -1,9 +1,10 @@
 //! What the library is: its version, and the core's lists of error codes,
-//! event names and states (the JAR's tests check its enums against them) and
-//! its loggers' names.
+//! event names and states (the JAR's tests check its enums against them), its
+//! loggers' names and its waits' span names.
 
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
+use zkrecipes::metrics::WAIT_SPANS;
 use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
 
 use crate::export::export;
@@ -17,6 +18,12 @@ fn list(which: i32) -> Vec<&'static str> {
         4 => LatchEvent::names(),
         5 => CacheEvent::names(),
         6 => zkrecipes::ffi::log::LOGGERS.to_vec(),
+        // Each wait's call, span name and success outcome, one after the other: the OpenTelemetry
+        // spans of `WaitSpans.java` take their names from here, not from a copy.
+        7 => WAIT_SPANS
+            .iter()
+            .flat_map(|&(call, span, success)| [call, span, success])
+            .collect(),
         _ => ConnectionState::names(),
     }
 }

@@ -21,4 +21,5 @@ mod queue;
 mod recordings;
 mod semaphore;
 mod tasks;
+mod wait_spans;
 mod work_queue;

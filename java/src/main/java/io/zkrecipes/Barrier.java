@@ -49,7 +49,8 @@ public final class Barrier extends NativeObject {
     }
 
     private Native.Op<Boolean> waitOp(boolean forever, long timeoutNanos) {
-        return waits.track(begin((h, f) -> Native.barrierWait(h, forever, timeoutNanos, f)));
+        return waits.track(beginWait(WaitSpans.Call.BARRIER_WAIT, path, null, WaitSpans.NO_TOKEN,
+            (h, f) -> Native.barrierWait(h, forever, timeoutNanos, f), null));
     }
 
     public String getPath() {

@@ -108,7 +108,8 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private Native.Op<byte[]> takeOp(boolean forever, long timeoutNanos) {
-        return begin((h, f) -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack);
+        return beginWait(WaitSpans.Call.QUEUE_TAKE, dir, null, WaitSpans.NO_TOKEN,
+            (h, f) -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack);
     }
 
     /**
@@ -137,7 +138,10 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private Native.Op<List<byte[]>> manyOp(int max, boolean wait, boolean forever, long timeoutNanos) {
-        return begin((h, f) -> Native.queueMany(h, max, wait, forever, timeoutNanos, f), this::giveBack);
+        Task many = (h, f) -> Native.queueMany(h, max, wait, forever, timeoutNanos, f);
+        // A poll (no wait) is a plain call; a take of a batch waits as a take does.
+        return wait ? beginWait(WaitSpans.Call.QUEUE_TAKE, dir, null, WaitSpans.NO_TOKEN, many, this::giveBack)
+            : begin(many, this::giveBack);
     }
 
     /** The directory's child count: one request at any depth (a foreign child is counted too). */

@@ -50,7 +50,8 @@ public final class DoubleBarrier extends NativeObject {
     private Native.Op<Boolean> pass(boolean leave, boolean forever, long timeoutNanos) {
         // An enter that succeeded after its caller gave up (an interrupt at that very moment)
         // must not leave a member behind that its caller thinks is out.
-        return waits.track(begin((h, f) -> Native.doubleBarrierPass(h, leave, forever, timeoutNanos, f),
+        return waits.track(beginWait(WaitSpans.Call.BARRIER_WAIT, path, leave ? "leave" : "enter", WaitSpans.NO_TOKEN,
+            (h, f) -> Native.doubleBarrierPass(h, leave, forever, timeoutNanos, f),
             entered -> {
                 if (!leave && Boolean.TRUE.equals(entered)) {
                     withdraw();

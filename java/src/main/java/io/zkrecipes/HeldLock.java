@@ -55,6 +55,12 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     /** What the lock is on, for messages. */
     abstract String what();
 
+    /** The {@code path} of an acquire's span: the lock's directory, a multi-lock's joined by commas. */
+    abstract String waitPath();
+
+    /** The {@code kind} of an acquire's span: a read/write lock's side, {@code multi}; null for a lock. */
+    abstract String waitKind();
+
     /** The events to stop before the native object is freed, if any. */
     EventSink<?> eventsToStop() {
         return null;
@@ -63,11 +69,12 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     private Native.Op<Object> acquire(boolean forever, long timeoutNanos) {
         long owner = owner();
         // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
-        return with(h -> Native.start(f -> calls.acquire().start(h, owner, forever, timeoutNanos, f),
+        return beginWait(WaitSpans.Call.LOCK_ACQUIRE, waitPath(), waitKind(), WaitSpans.ANSWER_IS_TOKEN,
+            (h, f) -> calls.acquire().start(h, owner, forever, timeoutNanos, f),
             token -> with(g -> {
                 calls.abandon().call(g, owner);
                 return null;
-            })));
+            }));
     }
 
     /** Waits as long as it takes; interrupts are remembered, not obeyed (as {@code Lock.lock()}). */

@@ -79,7 +79,8 @@ public final class LeaderElectionSupport extends NativeObject {
     /** {@code true} once this member leads, {@code false} if the timeout passed first. */
     public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
         long nanos = Objects.requireNonNull(unit, "unit").toNanos(timeout);
-        return Native.joinInterruptibly(begin((h, f) -> Native.electionAwaitLeadership(h, false, nanos, f)));
+        return Native.joinInterruptibly(beginWait(WaitSpans.Call.ELECTION_AWAIT_LEADERSHIP, rootNodeName, null,
+            WaitSpans.NO_TOKEN, (h, f) -> Native.electionAwaitLeadership(h, false, nanos, f), null));
     }
 
     /** A {@code null} listener (Apache's constructors allow one) is ignored. */

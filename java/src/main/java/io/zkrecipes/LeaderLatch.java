@@ -105,7 +105,8 @@ public final class LeaderLatch extends NativeObject {
     }
 
     private Native.Op<Long> awaitOp(boolean forever, long timeoutNanos) {
-        return begin((h, f) -> Native.latchAwait(h, forever, timeoutNanos, f));
+        return beginWait(WaitSpans.Call.LATCH_AWAIT_LEADERSHIP, path, null, WaitSpans.ANSWER_IS_TOKEN,
+            (h, f) -> Native.latchAwait(h, forever, timeoutNanos, f), null);
     }
 
     /** Whether this participant leads now (its node first and held in the client's current session). */

@@ -37,6 +37,17 @@ public class MultiLock extends HeldLock<long[]> {
         return String.join(", ", dirs);
     }
 
+    /** As the core's numbers and events name a multi-lock's wait: the paths as given, joined by commas. */
+    @Override
+    String waitPath() {
+        return String.join(",", dirs);
+    }
+
+    @Override
+    String waitKind() {
+        return "multi";
+    }
+
     /** The current thread's fencing tokens, one per path in the order given; {@code null} if it holds none. */
     public long[] getFencingTokens() {
         long owner = owner();

@@ -365,7 +365,7 @@ final class Native {
 
     /**
      * The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events,
-     * 5 cache events, 6 loggers.
+     * 5 cache events, 6 loggers, 7 waits (each wait's call, span name and success outcome, one after the other).
      */
     static native String[] names(int list);
 
@@ -447,7 +447,12 @@ final class Native {
 
     /** Starts a native operation that completes a fresh future of type T. */
     static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call) {
-        return start(call, null);
+        return start(call, null, null);
+    }
+
+    /** As {@link #start(Function, Consumer, WaitSpan)}, for an operation that is no wait. */
+    static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo) {
+        return start(call, undo, null);
     }
 
     /**
@@ -456,9 +461,13 @@ final class Native {
      * Cancelling the caller's future (cancel, orTimeout, completeExceptionally) cancels the native
      * operation, which withdraws what it created; a result that arrives after that is handed to
      * {@code undo} (release the lock, give the item back), never dropped.
+     *
+     * <p>{@code span}, if any, is ended with the answer before the caller's future is completed
+     * with it, or with what ended the wait (a cancel, a timeout, a close) as it is given up: a
+     * caller that has its answer finds the wait's span ended.
      */
     @SuppressWarnings("unchecked")
-    static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo) {
+    static <T> Op<T> start(Function<CompletableFuture<Object>, Long> call, Consumer<Object> undo, WaitSpan span) {
         CompletableFuture<Object> inner = new CompletableFuture<>();
         // Completed once a result the caller gave up on has been undone (by whichever of the
         // two paths below gets there first; the other waits for it).
@@ -487,7 +496,10 @@ final class Native {
         // not as a dependent of the future: a dependent may be run by another thread that
         // touched the future at the same moment (CompletableFuture.complete runs the dependents
         // even when it lost), and cancel() then returned before the undo (RacesIT, 1 in ~300).
-        Runnable gaveUp = () -> {
+        Consumer<Throwable> gaveUp = reason -> {
+            if (span != null) {
+                span.end(null, reason);
+            }
             if (!inner.isDone()) {
                 cancel(task[0]);
             }
@@ -500,29 +512,36 @@ final class Native {
         AtomicBoolean joined = new AtomicBoolean();
         task[0] = call.apply(inner);
         inner.whenComplete((value, error) -> {
-            if (!joined.get()) {
+            // A span's end may export it, which is the application's code: never on a native thread.
+            if (!joined.get() || span != null) {
                 // The caller's future may have stages of the caller's: they never run here.
-                CALLBACKS.execute(() -> handOver(outer, value, error, undoOnce, false));
+                CALLBACKS.execute(() -> handOver(outer, value, error, undoOnce, false, span));
                 return;
             }
             // Only a thread blocked in join waits on this future: completing it here wakes that
             // thread at once (two thread switches fewer per call), and an undo, which may block,
             // still goes to CALLBACKS.
-            handOver(outer, value, error, undoOnce, true);
+            handOver(outer, value, error, undoOnce, true, null);
         });
         // Other ways to fail the future (obtrudeException) still stop the operation.
         outer.whenComplete((value, error) -> {
             if (error != null) {
-                gaveUp.run();
+                gaveUp.accept(error);
             }
         });
         return new Op<>(outer, task[0], joined);
     }
 
-    /** Completes the caller's future with the native result; a result it gave up on is undone. */
+    /**
+     * Completes the caller's future with the native result, ending {@code span} with it first; a
+     * result it gave up on is undone (its span was ended as it gave up).
+     */
     @SuppressWarnings("unchecked")
     private static <T> void handOver(CompletableFuture<T> outer, Object value, Throwable error, Consumer<Object> undo,
-            boolean onNativeThread) {
+            boolean onNativeThread, WaitSpan span) {
+        if (span != null && !outer.isDone()) {
+            span.end(value, error);
+        }
         if (error != null) {
             outer.completeExceptionally(error);
             return;
@@ -538,29 +557,33 @@ final class Native {
         }
     }
 
-    /** A caller's future whose cancel and completeExceptionally return only after the undo. */
+    /**
+     * A caller's future whose cancel and completeExceptionally return only after the undo; the
+     * undo is told why the caller gave up (for the wait's span).
+     */
     private static final class GivingUpFuture<T> extends CompletableFuture<T> {
-        private final Runnable gaveUp;
+        private final Consumer<Throwable> gaveUp;
 
-        GivingUpFuture(Runnable gaveUp) {
+        GivingUpFuture(Consumer<Throwable> gaveUp) {
             this.gaveUp = gaveUp;
         }
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            return gaveUpIf(super.cancel(mayInterruptIfRunning));
+            if (super.cancel(mayInterruptIfRunning)) {
+                gaveUp.accept(new java.util.concurrent.CancellationException("the caller cancelled the wait"));
+                return true;
+            }
+            return false;
         }
 
         @Override
         public boolean completeExceptionally(Throwable error) {
-            return gaveUpIf(super.completeExceptionally(error));
-        }
-
-        private boolean gaveUpIf(boolean ended) {
-            if (ended) {
-                gaveUp.run();
+            if (super.completeExceptionally(error)) {
+                gaveUp.accept(error);
+                return true;
             }
-            return ended;
+            return false;
         }
 
         // Dependents (thenApply, ...) are plain futures: giving up on one of them is not giving

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 import java.util.function.Predicate;
@@ -116,6 +117,28 @@ abstract class NativeObject implements AutoCloseable {
     /** As {@link #begin(Task)}; a result its caller gave up on is handed to {@code undo}. */
     final <T> Native.Op<T> begin(Task task, Consumer<Object> undo) {
         return with(h -> Native.<T>start(f -> task.start(h, f), undo));
+    }
+
+    /**
+     * Starts a wait: {@code task} on the live handle, in an OpenTelemetry span when the
+     * application set a tracer provider ({@link WaitSpans}), which ends when the caller's future
+     * does, whichever form (blocking, interruptible, async) waits on it. The one place every
+     * recipe's waits go through. {@code call} names the wait, {@code path} and {@code kind}
+     * (null: none) are the span's attributes, {@code token} reads the fencing token from the
+     * answer; {@code undo} as in {@link #begin(Task, Consumer)}.
+     */
+    final <T> Native.Op<T> beginWait(WaitSpans.Call call, String path, String kind, Function<Object, Object> token,
+            Task task, Consumer<Object> undo) {
+        WaitSpan span = WaitSpans.start(call, path, kind, token);
+        try {
+            return with(h -> Native.<T>start(f -> task.start(h, f), undo, span));
+        } catch (RuntimeException | Error failed) {
+            // The wait never started (a closed object, bad input): its span says why.
+            if (span != null) {
+                span.end(null, failed);
+            }
+            throw failed;
+        }
     }
 
     /** Starts {@code task} and waits for it as {@link Native#join} does. */

@@ -17,8 +17,8 @@ public final class ReadWriteLock implements java.util.concurrent.locks.ReadWrite
         Objects.requireNonNull(dir, "dir");
         long pair = client.withHandle(h -> Native.rwLockNew(h, dir));
         try {
-            this.readLock = new ZkLock(client, Native.rwLockSide(pair, false), dir);
-            this.writeLock = new ZkLock(client, Native.rwLockSide(pair, true), dir);
+            this.readLock = new ZkLock(client, Native.rwLockSide(pair, false), dir, "read");
+            this.writeLock = new ZkLock(client, Native.rwLockSide(pair, true), dir, "write");
         } finally {
             Native.rwLockFree(pair);
         }

@@ -94,9 +94,18 @@ public final class Semaphore extends NativeObject {
     }
 
     private Native.Op<List<Lease>> acquireOp(int permits, boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = begin((h, f) -> Native.semaphoreAcquire(h, permits, forever, timeoutNanos, f),
-            Semaphore::releaseUnseen);
+        Native.Op<Object> op = beginWait(WaitSpans.Call.SEMAPHORE_ACQUIRE, path, null, Semaphore::firstToken,
+            (h, f) -> Native.semaphoreAcquire(h, permits, forever, timeoutNanos, f), Semaphore::releaseUnseen);
         return Claim.handedOver(op, Semaphore::leases, got -> got.forEach(Lease::abandon));
+    }
+
+    /**
+     * The fencing token of the first lease granted, as the core's numbers and events tell an
+     * acquire's: read before the caller's future completes, while the handles are the acquire's.
+     */
+    private static Object firstToken(Object packed) {
+        long[] raw = handles((byte[]) packed);
+        return raw.length == 0 ? null : Native.leaseFencingToken(raw[0]);
     }
 
     private static List<Lease> leases(Object packed) {

@@ -101,8 +101,8 @@ public final class WorkQueue extends NativeObject {
     }
 
     private Native.Op<Delivery> consumeOp(boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = begin((h, f) -> Native.workQueueConsume(h, forever, timeoutNanos, f),
-            WorkQueue::giveBack);
+        Native.Op<Object> op = beginWait(WaitSpans.Call.WORK_QUEUE_CONSUME, path, null, WaitSpans.NO_TOKEN,
+            (h, f) -> Native.workQueueConsume(h, forever, timeoutNanos, f), WorkQueue::giveBack);
         return Claim.handedOver(op, handle -> new Delivery((Long) handle), Delivery::abandon);
     }
 

@@ -19,17 +19,34 @@ public class ZkLock extends HeldLock<Long> {
         Native::lockHoldCount, Native::lockIsHeld, Native::lockReleaseAll);
 
     private final String dir;
+    /** The side of a read/write lock ({@code read}, {@code write}); null for an exclusive lock. */
+    private final String side;
     private final EventSink<LockListener> events =
         events("lock", (l, name, token, reason) -> l.onEvent(LockEvent.of(name, token, reason)));
 
     ZkLock(Client client, long handle, String dir) {
+        this(client, handle, dir, null);
+    }
+
+    ZkLock(Client client, long handle, String dir, String side) {
         super(client, handle, Native::lockFree, CALLS);
         this.dir = dir;
+        this.side = side;
     }
 
     @Override
     String what() {
         return dir;
+    }
+
+    @Override
+    String waitPath() {
+        return dir;
+    }
+
+    @Override
+    String waitKind() {
+        return side;
     }
 
     @Override

@@ -23,7 +23,8 @@ class Barrier(client: Client, path: String) : AutoCloseable {
     suspend fun isSet(): Boolean = native { native.isSet() }
 
     /** `true` once the barrier is down (at once if it is not up), `false` if [timeout] passed first (zero or negative: a check). */
-    suspend fun wait(timeout: Duration = Duration.INFINITE): Boolean = native { native.wait(timeout.toNativeMillis()) }
+    suspend fun wait(timeout: Duration = Duration.INFINITE): Boolean =
+        waiting(WaitCall.BARRIER_WAIT, { path }, null, { null }) { native { native.wait(timeout.toNativeMillis()) } }
 
     /** Ends the [wait]s of other coroutines on this object ([ZkException.Closed]); every later call is [ZkException.Closed]. */
     override fun close() = native.end()

@@ -9,7 +9,7 @@ import kotlin.time.Duration
  * Apache's `DistributedQueue`: FIFO, an item taken is deleted. An item taken for a coroutine
  * cancelled before it saw the item goes back at its place.
  */
-class DistributedQueue(client: Client, path: String) : AutoCloseable {
+class DistributedQueue(client: Client, private val path: String) : AutoCloseable {
     private val native = native { NativeQueue(client.native, path) }
 
     /** The largest item, in bytes, that [offer] accepts. */
@@ -28,8 +28,9 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
     suspend fun take(): ByteArray = take(Duration.INFINITE)!!
 
     /** Waits up to [timeout] for an item; `null` if none came. */
-    suspend fun take(timeout: Duration): ByteArray? =
+    suspend fun take(timeout: Duration): ByteArray? = waiting(WaitCall.QUEUE_TAKE, { path }, null, { null }) {
         obtaining(NativeTaken::close) { native.take(timeout.toNativeMillis(), it) }?.let(::handOver)
+    }
 
     /**
      * Takes up to [max] items (1 to 1000) from the head, in queue order, in one transaction (one
@@ -41,8 +42,10 @@ class DistributedQueue(client: Client, path: String) : AutoCloseable {
 
     /** Waits up to [timeout] for an item, then takes up to [max] as [pollMany] does; empty if none came. */
     suspend fun takeMany(max: Int, timeout: Duration = Duration.INFINITE): List<ByteArray> =
-        obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toNativeMillis(), it) }
-            ?.let(::handOverMany) ?: emptyList()
+        waiting(WaitCall.QUEUE_TAKE, { path }, null, { null }) {
+            obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toNativeMillis(), it) }
+                ?.let(::handOverMany) ?: emptyList()
+        }
 
     /** Items in the queue (one request). */
     suspend fun size(): Int = native { native.size() }.toInt()

@@ -27,12 +27,15 @@ class DoubleBarrier(client: Client, path: String, memberCount: Int) : AutoClosea
      * at that very moment.
      */
     suspend fun enter(timeout: Duration = Duration.INFINITE): Boolean =
-        obtaining({ entered: Boolean -> if (entered) native.withdrawLater() }) {
-            native.enter(timeout.toNativeMillis(), it)
-        } ?: false
+        waiting(WaitCall.BARRIER_WAIT, { path }, "enter", { null }) {
+            obtaining({ entered: Boolean -> if (entered) native.withdrawLater() }) {
+                native.enter(timeout.toNativeMillis(), it)
+            } ?: false
+        }
 
     /** Leaves: `true` once every member left, `false` if [timeout] passed first (our node withdrawn in any case). */
-    suspend fun leave(timeout: Duration = Duration.INFINITE): Boolean = native { native.leave(timeout.toNativeMillis()) }
+    suspend fun leave(timeout: Duration = Duration.INFINITE): Boolean =
+        waiting(WaitCall.BARRIER_WAIT, { path }, "leave", { null }) { native { native.leave(timeout.toNativeMillis()) } }
 
     /** The member nodes' names now (`ready` not among them), in Curator's order. */
     suspend fun members(): List<String> = native { native.members() }

@@ -5,7 +5,7 @@ import kotlinx.coroutines.flow.Flow
 import kotlin.time.Duration
 
 /** Apache's `LeaderElectionSupport`: the lowest offer leads; a leader that goes hands over. */
-class LeaderElectionSupport(client: Client, root: String, hostName: String = client.identity) : AutoCloseable {
+class LeaderElectionSupport(client: Client, private val root: String, hostName: String = client.identity) : AutoCloseable {
     private val native = native { NativeElection(client.native, root, hostName) }
 
     /** Offers this member; returns once it knows whether it leads. Takes effect when called. */
@@ -21,7 +21,9 @@ class LeaderElectionSupport(client: Client, root: String, hostName: String = cli
 
     /** `true` once leading; `false` if [timeout] passed first. */
     suspend fun awaitLeadership(timeout: Duration = Duration.INFINITE): Boolean =
-        native { native.awaitLeadership(timeout.toNativeMillis()) }
+        waiting(WaitCall.ELECTION_AWAIT_LEADERSHIP, { root }, null, { null }) {
+            native { native.awaitLeadership(timeout.toNativeMillis()) }
+        }
 
     val events: Flow<ElectionEvent>
         get() = eventFlow(native::events) { ElectionEvent(ElectionEvent.Type.valueOf(it.name), it.reasonException()) }

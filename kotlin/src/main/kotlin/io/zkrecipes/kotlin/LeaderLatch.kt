@@ -51,7 +51,9 @@ class LeaderLatch(client: Client, path: String, id: String? = null) : AutoClosea
      * the participant stays in line.
      */
     suspend fun awaitLeadership(timeout: Duration = Duration.INFINITE): Long? =
-        native { native.awaitLeadership(timeout.toNativeMillis()) }
+        waiting(WaitCall.LATCH_AWAIT_LEADERSHIP, { path }, null, { it }) {
+            native { native.awaitLeadership(timeout.toNativeMillis()) }
+        }
 
     /** Every participant in line, the leader first (Curator's and ours alike). */
     suspend fun participants(): List<LatchParticipant> = native { native.participants() }.map { it.toParticipant() }

@@ -42,10 +42,12 @@ class MultiLock(client: Client, dirs: List<String>) : AutoCloseable {
      * The hold, or `null` if [timeout] passed first ([Duration.INFINITE]: as long as it takes;
      * zero: a try). Cancelling the coroutine gives back what was taken.
      */
-    suspend fun acquire(timeout: Duration = Duration.INFINITE): MultiLockHold? {
-        val (hold, tokens) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
-        return if (tokens.isNotEmpty()) MultiLockHold(hold, tokens) else null
-    }
+    suspend fun acquire(timeout: Duration = Duration.INFINITE): MultiLockHold? =
+        // Its span as the core's numbers name a multi-lock's wait: the paths as given, joined by commas.
+        waiting(WaitCall.LOCK_ACQUIRE, { paths.joinToString(",") }, "multi", { it?.fencingTokens }) {
+            val (hold, tokens) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
+            if (tokens.isNotEmpty()) MultiLockHold(hold, tokens) else null
+        }
 
     /** `null` unless every lock is free now. */
     suspend fun tryAcquire(): MultiLockHold? = acquire(Duration.ZERO)

@@ -6,8 +6,8 @@ import io.zkrecipes.kotlin.ffi.NativeReadWriteLock
 class ReadWriteLock(client: Client, path: String) : AutoCloseable {
     private val native = native { NativeReadWriteLock(client.native, path) }
 
-    val readLock: Lock = Lock(native.readLock())
-    val writeLock: Lock = Lock(native.writeLock())
+    val readLock: Lock = Lock(native.readLock(), "read")
+    val writeLock: Lock = Lock(native.writeLock(), "write")
 
     /** Releases every hold of both sides. */
     override fun close() {

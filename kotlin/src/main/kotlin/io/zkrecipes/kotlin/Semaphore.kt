@@ -62,10 +62,13 @@ class Semaphore(client: Client, path: String, maxLeases: Int) : AutoCloseable {
     /** [count] leases, all or none, within [timeout]; `null` if not obtained. */
     suspend fun tryAcquire(count: Int, timeout: Duration = Duration.ZERO): List<Lease>? = obtain(count, timeout)
 
+    // Every acquire's one wait; its span's token is the first lease's, as the core's numbers tell it.
     private suspend fun obtain(count: Int, timeout: Duration): List<Lease>? =
-        obtaining({ granted: List<NativeGranted> -> granted.forEach { it.lease.abandon() } }) {
-            native.acquire(count.toLong(), timeout.toNativeMillis(), it)
-        }?.map { Lease(it.lease, it.fencingToken, it.nodePath) }
+        waiting(WaitCall.SEMAPHORE_ACQUIRE, { path }, null, { it?.firstOrNull()?.fencingToken }) {
+            obtaining({ granted: List<NativeGranted> -> granted.forEach { it.lease.abandon() } }) {
+                native.acquire(count.toLong(), timeout.toNativeMillis(), it)
+            }?.map { Lease(it.lease, it.fencingToken, it.nodePath) }
+        }
 
     /**
      * Runs [block] holding a lease and releases it afterwards, also when [block] throws or the

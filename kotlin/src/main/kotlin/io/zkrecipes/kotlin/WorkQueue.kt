@@ -47,7 +47,7 @@ class Delivery internal constructor(private val native: NativeDelivery) : AutoCl
  * [prefetch] jobs are claimed per transaction; a job delivered [maxDeliveries] times (`null`: no
  * limit) moves to [deadLetterPath].
  */
-class WorkQueue(client: Client, path: String, prefetch: Int = 1, maxDeliveries: Int? = null) : AutoCloseable {
+class WorkQueue(client: Client, private val path: String, prefetch: Int = 1, maxDeliveries: Int? = null) : AutoCloseable {
     private val native = native { NativeWorkQueue(client.native, path, prefetch.toLong(), maxDeliveries?.toLong()) }
 
     val maxPayload: Int get() = native.maxPayload().toInt()
@@ -67,7 +67,9 @@ class WorkQueue(client: Client, path: String, prefetch: Int = 1, maxDeliveries: 
      * Cancelling the coroutine gives back whatever it claimed.
      */
     suspend fun consume(timeout: Duration = Duration.INFINITE): Delivery? =
-        obtaining(NativeDelivery::close) { native.consume(timeout.toNativeMillis(), it) }?.let(::Delivery)
+        waiting(WaitCall.WORK_QUEUE_CONSUME, { path }, null, { null }) {
+            obtaining(NativeDelivery::close) { native.consume(timeout.toNativeMillis(), it) }?.let(::Delivery)
+        }
 
     /**
      * Jobs as they come, until [timeout] passes without one. A job the collector neither

@@ -32,7 +32,11 @@ class LockHold internal constructor(private val native: NativeHold, val fencingT
  * An exclusive lock (Apache's `WriteLock` layout) or one side of a [ReadWriteLock]. Every acquire
  * is an owner of its own: coroutines exclude each other as processes do.
  */
-open class Lock internal constructor(internal val native: NativeLock) : AutoCloseable {
+open class Lock internal constructor(
+    internal val native: NativeLock,
+    /** The side of a read/write lock (`read`, `write`), the `kind` of its acquires' spans; null for a lock. */
+    private val side: String? = null,
+) : AutoCloseable {
     /** The lock's directory. */
     val path: String get() = native.dir()
 
@@ -43,13 +47,15 @@ open class Lock internal constructor(internal val native: NativeLock) : AutoClos
      * The hold, or `null` if [timeout] passed first ([Duration.INFINITE]: as long as it takes;
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
-    suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? {
-        // The native hold is made first and filled inside the call, which returns a plain number
-        // (see `NativeLock.acquire`): a cancellation at any point loses nothing. An acquire still
-        // running is dropped, its node withdrawn; a hold that came anyway is given up at once.
-        val (hold, token) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
-        return if (token >= 0) LockHold(hold, token) else null
-    }
+    suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? =
+        waiting(WaitCall.LOCK_ACQUIRE, { path }, side, { it?.fencingToken }) {
+            // The native hold is made first and filled inside the call, which returns a plain
+            // number (see `NativeLock.acquire`): a cancellation at any point loses nothing. An
+            // acquire still running is dropped, its node withdrawn; a hold that came anyway is
+            // given up at once.
+            val (hold, token) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
+            if (token >= 0) LockHold(hold, token) else null
+        }
 
     /** One request when the lock is visibly held; `null` then. */
     suspend fun tryAcquire(): LockHold? = acquire(Duration.ZERO)
