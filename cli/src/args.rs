@@ -101,9 +101,9 @@ pub struct Common {
     /// object per line (queue and work output is the items themselves).
     #[arg(long, global = true)]
     pub json: bool,
-    /// More of the library's events on standard error: -v info (acquired after waiting,
-    /// leadership, session changes), -vv debug (every request). Warnings show without it;
-    /// ZKRECIPES_LOG (e.g. zkrecipes.lock=debug) sets loggers one by one.
+    /// The library's events on standard error: -v warnings and info (acquired after waiting,
+    /// leadership, session changes), -vv debug (every request), -vvv trace; ZKRECIPES_LOG
+    /// (e.g. zkrecipes.lock=debug) sets loggers one by one.
     #[arg(short, long = "verbose", global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Serve this process's metrics in the Prometheus text format on http://HOST:PORT/metrics

@@ -1,8 +1,10 @@
 //! `-v`, `-vv` and `ZKRECIPES_LOG`: the library's events on standard error, one line each,
 //! through the same forwarding the language bindings use (`zkrecipes::ffi::log`).
 //!
-//! Warnings show by default (a lost lock, a dead letter); `-v` adds info (acquired after
-//! waiting, leadership, session changes), `-vv` debug (every request), `-vvv` trace.
+//! Without a flag the library says nothing: the command's own one-line messages and exit
+//! statuses already tell what a script needs (a lost lock is exit 79), and a failure stays one
+//! line. `-v` shows warnings and info (acquired after waiting, leadership, session changes),
+//! `-vv` debug (every request), `-vvv` trace.
 //! `ZKRECIPES_LOG` is a comma list applied after `-v`: a bare level sets every logger
 //! (`debug`), `logger=level` one (`zkrecipes.lock=debug`).
 
@@ -16,7 +18,7 @@ use crate::exit::Failure;
 
 pub fn init(verbosity: u8, spec: Option<&str>) -> Result<(), Failure> {
     let base = match verbosity {
-        0 => LogLevel::Warn,
+        0 => LogLevel::Off,
         1 => LogLevel::Info,
         2 => LogLevel::Debug,
         _ => LogLevel::Trace,

@@ -89,7 +89,7 @@ def test_the_dashboard_reads_only_metrics_of_the_catalog():
     assert used and used <= known, used - known
 
 
-def test_warnings_only_by_default_info_with_v_and_loggers_one_by_one():
+def test_nothing_by_default_info_with_v_and_loggers_one_by_one():
     lock = unique("levels")
     quiet = run("lock", lock, "--", "true")
     assert quiet.returncode == 0, quiet.stderr
