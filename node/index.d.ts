@@ -894,16 +894,18 @@ export declare function instrumentOpenTelemetry(client: Client, options?: OpenTe
 /**
  * One wait that gets an OpenTelemetry span once the application registered a tracer provider
  * globally (with @opentelemetry/api, an optional peer dependency): the recipe call, the span's
- * name, and the `outcome` of a wait that got what it waited for (else `timeout`, `cancelled` or
- * `error`).
+ * name, the `outcome` of a wait that got what it waited for (else `timeout`, `cancelled` or
+ * `error`), and the span's `kind`.
  */
 export interface WaitSpan {
-  /** 'lock.acquire', 'semaphore.acquire', 'queue.take', 'work_queue.consume', 'election.await_leadership', 'latch.await_leadership', 'barrier.wait'. */
+  /** 'lock.acquire', 'read_lock.acquire', 'write_lock.acquire', 'multi_lock.acquire', 'semaphore.acquire', 'queue.take', 'work_queue.consume', 'election.await_leadership', 'latch.await_leadership', 'barrier.wait', 'double_barrier.enter', 'double_barrier.leave'. */
   readonly call: string
   /** 'zkrecipes.lock.acquire', … */
   readonly name: string
   /** 'acquired', 'taken', 'delivered', 'leader', 'passed'. */
   readonly success: string
+  /** The span's `kind` attribute: 'lock', 'read', 'write', 'multi', 'lease', 'item', 'delivery', 'leadership', 'single', 'enter', 'leave'. */
+  readonly kind: string
 }
 
 /** Every wait with a span, as the core names them. */

@@ -50,16 +50,37 @@ pub fn serve(listener: std::net::TcpListener, client: Client) -> Result<(), Fail
     Ok(())
 }
 
-async fn answer(mut stream: TcpStream, client: &Client) -> std::io::Result<()> {
+/// How a request's head arrived.
+enum Head {
+    Complete(Vec<u8>),
+    /// Past `REQUEST_LIMIT`: answered 431, not cut off.
+    TooLarge,
+    /// The client went away first.
+    Closed,
+}
+
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<Head> {
     let mut request = Vec::with_capacity(512);
     let mut buffer = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
         let read = stream.read(&mut buffer).await?;
-        if read == 0 || request.len() + read > REQUEST_LIMIT {
-            return Ok(());
+        if read == 0 {
+            return Ok(Head::Closed);
+        }
+        if request.len() + read > REQUEST_LIMIT {
+            return Ok(Head::TooLarge);
         }
         request.extend_from_slice(&buffer[..read]);
     }
+    Ok(Head::Complete(request))
+}
+
+async fn answer(mut stream: TcpStream, client: &Client) -> std::io::Result<()> {
+    let request = match read_head(&mut stream).await? {
+        Head::Complete(request) => request,
+        Head::Closed => return Ok(()),
+        Head::TooLarge => return refuse_too_large(stream).await,
+    };
     let first = String::from_utf8_lossy(&request);
     let mut words = first.split_whitespace();
     let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
@@ -81,13 +102,43 @@ async fn answer(mut stream: TcpStream, client: &Client) -> std::io::Result<()> {
             "GET /metrics\n".to_string(),
         ),
     };
+    respond(&mut stream, status, content_type, &body, method != "HEAD").await?;
+    stream.shutdown().await
+}
+
+async fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &str,
+    with_body: bool,
+) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).await?;
-    if method != "HEAD" {
+    if with_body {
         stream.write_all(body.as_bytes()).await?;
     }
-    stream.shutdown().await
+    Ok(())
+}
+
+/// A head past `REQUEST_LIMIT` gets 431, then what the client still sends is read and dropped
+/// until it stops (within the request's time): closing a socket with unread data resets it,
+/// and the client would see the reset instead of the answer.
+async fn refuse_too_large(mut stream: TcpStream) -> std::io::Result<()> {
+    let body = format!("a scrape's request head is at most {REQUEST_LIMIT} bytes\n");
+    respond(
+        &mut stream,
+        "431 Request Header Fields Too Large",
+        "text/plain",
+        &body,
+        true,
+    )
+    .await?;
+    stream.shutdown().await?;
+    let mut buffer = [0u8; 8192];
+    while stream.read(&mut buffer).await? > 0 {}
+    Ok(())
 }

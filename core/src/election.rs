@@ -40,7 +40,7 @@ use crate::client::{delete_confirmed, expired, with_deadline, Client, Connection
 use crate::emitter::Emitter;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
-use crate::observe::{Candidacy, ELECTION_TERMS, ELECTION_WAITS};
+use crate::observe::{Candidacy, ELECTION_AWAIT_LEADERSHIP, ELECTION_TERMS};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -508,8 +508,12 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
     let mut first = Some(first);
     let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
     // Dropped with the driver (a stop, the client's close): a wait cancelled, a term stepped down.
-    let mut candidacy =
-        Candidacy::new(&inner.client, &ELECTION_WAITS, &ELECTION_TERMS, &inner.root);
+    let mut candidacy = Candidacy::new(
+        &inner.client,
+        &ELECTION_AWAIT_LEADERSHIP,
+        &ELECTION_TERMS,
+        &inner.root,
+    );
     loop {
         let mut determined = false;
         candidacy.in_line();

@@ -65,8 +65,8 @@ pub mod metrics {
     pub use crate::observe::export_to_metrics_crate;
     pub use crate::observe::{
         catalog, prometheus_name, HistogramPoint, Instrument, Metric, MetricPoint, MetricValue,
-        MetricsSnapshot, MetricsSubscription, Recorded, Recording, RecordingObserver, BUCKETS,
-        CATALOG, MAX_PATHS, OTHER_PATH, TARGETS, WAIT_SPANS,
+        MetricsSnapshot, MetricsSubscription, Recorded, Recording, RecordingObserver, WaitCall,
+        BUCKETS, CATALOG, MAX_PATHS, OTHER_PATH, TARGETS, WAIT_CALLS,
     };
 }
 

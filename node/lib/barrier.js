@@ -5,6 +5,8 @@ const { call, describe, native, now, requireClient, requireString, timeoutOf } =
 const { WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
 
 const WAIT = waitSpan('barrier.wait')
+const ENTER = waitSpan('double_barrier.enter')
+const LEAVE = waitSpan('double_barrier.leave')
 
 /** Holds waiters back while it is up (Curator's DistributedBarrier: up while its node exists). */
 class Barrier {
@@ -44,13 +46,13 @@ class DoubleBarrier {
   /** true once memberCount members are in; false if timeoutMs passed first (this member withdrawn). */
   async enter (options) {
     const timeoutMs = timeoutOf(options)
-    return traced(this, WAIT, () => call(() => this._native.enter(timeoutMs)), 'enter')
+    return traced(this, ENTER, () => call(() => this._native.enter(timeoutMs)))
   }
 
   /** true once every member left; false if timeoutMs passed first (this member's node gone anyway). */
   async leave (options) {
     const timeoutMs = timeoutOf(options)
-    return traced(this, WAIT, () => call(() => this._native.leave(timeoutMs)), 'leave')
+    return traced(this, LEAVE, () => call(() => this._native.leave(timeoutMs)))
   }
 
   async members () { return call(() => this._native.members()) }

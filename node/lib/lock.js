@@ -2,14 +2,12 @@
 // Lock, WriteLock, MultiLock and ReadWriteLock, with the async-flow scopes of withLock.
 
 const { AsyncLocalStorage, DISPATCH, EventEmitter, KIND, ZkError, asyncDispose, call, deliver, native, nativeEvents, now, requireClient, requireString, timeoutOf } = require('./base.js')
-const { WAIT_KIND, WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
-
-const ACQUIRE = waitSpan('lock.acquire')
+const { WAIT_CALL, WAIT_PATH, traced, waitSpan } = require('./wait_spans.js')
 
 // Every acquire of a lock or a multi-lock (acquire, tryAcquire, withLock): the token (a
 // multi-lock's tokens), null if not obtained; inside the wait's span when tracing is on.
 function locked (lock, blocking, timeoutMs, owner) {
-  return traced(lock, ACQUIRE, () => call(() => lock._native.lock(blocking, timeoutMs, owner)), lock[WAIT_KIND])
+  return traced(lock, lock[WAIT_CALL], () => call(() => lock._native.lock(blocking, timeoutMs, owner)))
 }
 
 // The scope of the async flow inside a `withLock`: { owner, active }. Async work started inside
@@ -178,8 +176,7 @@ class MultiLock extends Owned {
 
   get dirs () { return this._native.dirs() }
   get _what () { return this.dirs.join(', ') }
-  // As the core's own span and metrics name a multi-lock's wait: its paths, joined by ','.
-  get [WAIT_PATH] () { return this._native.dirs().join(',') }
+  get [WAIT_PATH] () { return this._native.observedPath() }
 }
 
 class WriteLock extends Lock {
@@ -197,8 +194,8 @@ class ReadWriteLock {
     const rw = now(() => new native.NativeReadWriteLock(handle, dir))
     this.readLock = new Lock(rw.readLock())
     this.writeLock = new Lock(rw.writeLock())
-    Object.defineProperty(this.readLock, WAIT_KIND, { value: 'read' })
-    Object.defineProperty(this.writeLock, WAIT_KIND, { value: 'write' })
+    Object.defineProperty(this.readLock, WAIT_CALL, { value: waitSpan('read_lock.acquire') })
+    Object.defineProperty(this.writeLock, WAIT_CALL, { value: waitSpan('write_lock.acquire') })
   }
 
   /** Releases every hold of both sides (the write side first: a downgraded hold ends last). */
@@ -210,6 +207,7 @@ class ReadWriteLock {
 
 Lock.prototype[KIND] = 'Lock'
 MultiLock.prototype[KIND] = 'MultiLock'
-MultiLock.prototype[WAIT_KIND] = 'multi'
+Lock.prototype[WAIT_CALL] = waitSpan('lock.acquire')
+MultiLock.prototype[WAIT_CALL] = waitSpan('multi_lock.acquire')
 
 module.exports = { Lock, MultiLock, ReadWriteLock, WriteLock }

@@ -52,7 +52,7 @@ class Semaphore extends EventEmitter {
   async acquireMany (count, options) {
     if (!Number.isInteger(count)) throw new TypeError(`count must be an integer number, got ${describe(count)}`)
     const timeoutMs = timeoutOf(options)
-    const handles = await traced(this, ACQUIRE, () => call(() => this._native.acquire(count, timeoutMs)), null, firstToken)
+    const handles = await traced(this, ACQUIRE, () => call(() => this._native.acquire(count, timeoutMs)), firstToken)
     return handles === null ? null : handles.map((h) => new Lease(h))
   }
 

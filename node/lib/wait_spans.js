@@ -11,8 +11,8 @@
 // The application's own copy of the API is the one found (its registration is global anyway).
 //
 // Span names and the outcome of a wait that got what it waited for come from the core
-// (native.waitSpans()). A span carries `path`, `kind` where the call has one (`read`/`write`,
-// `multi`, `enter`/`leave`), `outcome` (that word, or `timeout`, `cancelled`, `error`),
+// (native.waitSpans()). A span carries `path`, `kind` (as the core names it: `lock`, `read`,
+// `multi`, `single`, `enter`, `lease`, …), `outcome` (that word, or `timeout`, `cancelled`, `error`),
 // `fencing_token` when the wait got one, and `waited_ms`; an error that went to the caller sets
 // its status to ERROR and is recorded on it.
 
@@ -24,12 +24,12 @@ const TRACER_NAME = 'zkrecipes'
 
 // What a class answers for the `path` of its waits' spans (asked only when a span is made).
 const WAIT_PATH = Symbol('waitPath')
-// The `kind` of a lock's acquires' spans, for the locks that have one.
-const WAIT_KIND = Symbol('waitKind')
+// Which acquire a lock's is (`waitSpan('read_lock.acquire')`, …): its span's name and kind.
+const WAIT_CALL = Symbol('waitCall')
 
 const SPANS = new Map(native.waitSpans().map((span) => [span.call, Object.freeze(span)]))
 
-/** Every wait with a span: `{ call, name, success }`, in the core's order. */
+/** Every wait with a span: `{ call, name, success, kind }`, in the core's order. */
 const WAIT_SPANS = Object.freeze([...SPANS.values()])
 
 /** The span of the recipe call `call` ('lock.acquire'): looked up when a recipe module loads. */
@@ -99,11 +99,10 @@ function ended (span, started, outcome) {
  * token in an answer that got it (by default a bigint answer is one). `null`, `false` or an
  * empty array is a wait that timed out.
  */
-async function traced (recipe, span, wait, kind, tokenOf = tokenItself) {
+async function traced (recipe, span, wait, tokenOf = tokenItself) {
   const found = tracer()
   if (found === null) return wait()
-  const attributes = { path: recipe[WAIT_PATH] }
-  if (kind !== undefined && kind !== null) attributes.kind = kind
+  const attributes = { path: recipe[WAIT_PATH], kind: span.kind }
   const made = found.startSpan(span.name, { attributes }, api.context.active())
   const started = performance.now()
   let answer
@@ -131,4 +130,4 @@ async function traced (recipe, span, wait, kind, tokenOf = tokenItself) {
   return answer
 }
 
-module.exports = { WAIT_KIND, WAIT_PATH, WAIT_SPANS, traced, waitSpan }
+module.exports = { WAIT_CALL, WAIT_PATH, WAIT_SPANS, traced, waitSpan }

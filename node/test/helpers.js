@@ -102,4 +102,20 @@ function collectedAfterDropping (count, make) {
   return JSON.parse(out)
 }
 
-module.exports = { zk, connectString, unique, withClients, sleep, eventually, record, assertEsmExports, harness, collectedAfterDropping }
+// The metrics tests' scenario: `mine` acquires and releases 100 times; every tenth time `theirs`
+// holds the lock and `mine` times out after 300 ms.
+async function hundredAcquisitionsTenTimedOut (mine, theirs) {
+  const assert = require('node:assert/strict')
+  for (let i = 0; i < 100; i++) {
+    if (i % 10 === 9) {
+      assert.equal(await theirs.acquire(), true)
+      assert.equal(await mine.acquire({ timeoutMs: 300 }), false)
+      await theirs.release()
+    } else {
+      assert.equal(await mine.acquire({ timeoutMs: 20000 }), true)
+      await mine.release()
+    }
+  }
+}
+
+module.exports = { zk, connectString, unique, withClients, sleep, eventually, record, assertEsmExports, harness, collectedAfterDropping, hundredAcquisitionsTenTimedOut }

@@ -5,7 +5,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dc = require('node:diagnostics_channel')
-const { zk, connectString, unique, withClients, eventually, assertEsmExports } = require('./helpers')
+const { zk, connectString, unique, withClients, eventually, assertEsmExports, hundredAcquisitionsTenTimedOut } = require('./helpers')
 
 // Every message published on `channel` from now on; `until(what, find)` resolves with what
 // `find(messages)` returns once truthy, rejects after `timeoutMs`; `stop()` unsubscribes.
@@ -67,16 +67,7 @@ test('100 acquisitions of which 10 time out behind another client: counted, gaug
       const dir = unique('observe-lock')
       const mine = a.writeLock(dir)
       const theirs = b.writeLock(dir)
-      for (let i = 0; i < 100; i++) {
-        if (i % 10 === 9) {
-          assert.equal(await theirs.acquire(), true)
-          assert.equal(await mine.acquire({ timeoutMs: 300 }), false)
-          await theirs.release()
-        } else {
-          assert.equal(await mine.acquire({ timeoutMs: 20000 }), true)
-          await mine.release()
-        }
-      }
+      await hundredAcquisitionsTenTimedOut(mine, theirs)
       const at = { path: dir }
       const seen = a.metrics()
       assert.equal(seen.counter('zkrecipes.lock.acquisitions', { ...at, outcome: 'timeout' }), 10)
@@ -322,4 +313,30 @@ test('bad input is a clear TypeError, RangeError or INVALID_ARGUMENT, never a cr
     assert.throws(() => waits.quantile(NaN), invalid(/within \[0, 1\]/))
     assert.throws(() => waits.quantile('0.5'), TypeError)
   })
+})
+
+test("a worker thread's clients are told on the main thread's channels, and a worker that ends with a client open harms nothing", async () => {
+  const { Worker } = require('node:worker_threads')
+  const heard = listen('zkrecipes:session')
+  // Sets the level the subscriber wants now (without it, the next look, within a second, would).
+  zk.setLogLevel('info', 'zkrecipes.session')
+  const connectedAs = (session) => (messages) => messages.find((m) => m.fields.session === session && m.fields.state === 'CONNECTED')
+  const hex = (id) => '0x' + BigInt.asUintN(64, BigInt(id)).toString(16)
+  try {
+    const worker = new Worker(`
+      const { parentPort, workerData } = require('node:worker_threads')
+      const zk = require(workerData.pkg)
+      zk.Client.connect(workerData.connect).then((client) => parentPort.postMessage(String(client.sessionId)))
+    `, { eval: true, workerData: { pkg: require.resolve('zkrecipes'), connect: connectString } })
+    const failed = new Promise((resolve, reject) => worker.once('error', reject))
+    const [session] = await Promise.race([require('node:events').once(worker, 'message'), failed])
+    await heard.until("the worker's session CONNECTED", connectedAs(hex(session)))
+    // Ended with its client still open: its native objects go with its environment.
+    await worker.terminate()
+    await withClients(1, async (c) => {
+      await heard.until("the main thread's session CONNECTED, after the worker ended", connectedAs(hex(c.sessionId)))
+    })
+  } finally {
+    heard.stop()
+  }
 })

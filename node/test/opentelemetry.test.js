@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics')
-const { zk, connectString, unique, withClients, assertEsmExports } = require('./helpers')
+const { zk, connectString, unique, withClients, assertEsmExports, hundredAcquisitionsTenTimedOut } = require('./helpers')
 
 const PACKAGE_DIR = path.dirname(require.resolve('zkrecipes'))
 const { version: PACKAGE_VERSION } = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'))
@@ -83,16 +83,7 @@ test('100 acquisitions of which 10 time out behind another client, as the SDK ex
     const dir = unique('otel-lock')
     const mine = a.writeLock(dir)
     const theirs = b.writeLock(dir)
-    for (let i = 0; i < 100; i++) {
-      if (i % 10 === 9) {
-        assert.equal(await theirs.acquire(), true)
-        assert.equal(await mine.acquire({ timeoutMs: 300 }), false)
-        await theirs.release()
-      } else {
-        assert.equal(await mine.acquire({ timeoutMs: 20000 }), true)
-        await mine.release()
-      }
-    }
+    await hundredAcquisitionsTenTimedOut(mine, theirs)
     await flushed(otel)
     const seen = await collected(reader)
     const at = { path: dir }

@@ -62,11 +62,22 @@ function assertChildOf (span, parent) {
 }
 
 test('the span names are the core\'s, exported as WAIT_SPANS', async () => {
-  assert.deepEqual(Object.keys(NAMES).sort(), [
-    'barrier.wait', 'election.await_leadership', 'latch.await_leadership', 'lock.acquire', 'queue.take',
-    'semaphore.acquire', 'work_queue.consume',
-  ])
+  assert.deepEqual(Object.fromEntries(zk.WAIT_SPANS.map(({ call, kind }) => [call, kind])), {
+    'lock.acquire': 'lock',
+    'read_lock.acquire': 'read',
+    'write_lock.acquire': 'write',
+    'multi_lock.acquire': 'multi',
+    'semaphore.acquire': 'lease',
+    'queue.take': 'item',
+    'work_queue.consume': 'delivery',
+    'election.await_leadership': 'leadership',
+    'latch.await_leadership': 'leadership',
+    'barrier.wait': 'single',
+    'double_barrier.enter': 'enter',
+    'double_barrier.leave': 'leave',
+  })
   assert.equal(NAMES['lock.acquire'], 'zkrecipes.lock.acquire')
+  assert.equal(NAMES['read_lock.acquire'], 'zkrecipes.lock.acquire')
   assert.ok(Object.isFrozen(zk.WAIT_SPANS))
   await assertEsmExports(['WAIT_SPANS'])
 })
@@ -98,7 +109,7 @@ test("a contended acquire is a child of the caller's span, with the lock's token
   assert.equal(typeof token, 'bigint')
   assert.equal(span.attributes.fencing_token, Number(token))
   assert.ok(span.attributes.waited_ms >= Math.floor(held), `waited ${span.attributes.waited_ms} ms, held ${held} ms`)
-  assert.equal('kind' in span.attributes, false, 'a plain lock has no kind')
+  assert.equal(span.attributes.kind, 'lock', "as the core's metrics name a plain lock's acquire")
   assert.equal(span.status.code, SpanStatusCode.UNSET)
 }))
 
@@ -144,6 +155,9 @@ test('a multi-lock (kind multi) and a semaphore (its lease\'s token)', () => wit
   const span = await onlySpan(dirs.join(','))
   assert.deepEqual([span.attributes.kind, span.attributes.outcome], ['multi', 'acquired'])
   assert.equal('fencing_token' in span.attributes, false, "one per path: the core's span has none either")
+  // The span names the wait as the metrics do: the same path, kind and outcome.
+  const wait = c.metrics().histogram('zkrecipes.lock.wait.duration', { path: dirs.join(','), kind: 'multi', outcome: 'acquired' })
+  assert.equal(wait?.count, 1)
 
   const semaphore = c.semaphore(`${dir}/s`, 2)
   const lease = await semaphore.acquire()
@@ -212,7 +226,7 @@ test('a barrier, and a double barrier (kinds enter and leave)', () => withClient
   await barrier.remove()
   assert.equal(await barrier.wait({ timeoutMs: DEADLINE_MS }), true)
   const waits = await spansOf(where, 2)
-  assert.deepEqual(waits.map((s) => [s.name, s.attributes.outcome]), [[NAMES['barrier.wait'], 'timeout'], [NAMES['barrier.wait'], 'passed']])
+  assert.deepEqual(waits.map((s) => [s.name, s.attributes.kind, s.attributes.outcome]), [[NAMES['barrier.wait'], 'single', 'timeout'], [NAMES['barrier.wait'], 'single', 'passed']])
 
   const twice = unique('double')
   const double = c.doubleBarrier(twice, 1)

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, List, Optional
 
 import pytest
 
-from zkrecipes import Client, ClosedError, NodeEvent, VersionedCount
+from zkrecipes import Client, ClosedError, NodeEvent, VersionedCount, WorkQueue
 
 # How long a test waits for something it expects; only a failure takes this long.
 DEADLINE = 20.0
@@ -82,6 +82,18 @@ class HeardCounts(Heard):
 
     def value_within(self, value: int, seconds: float) -> bool:
         return self.heard_within(lambda values: any(v.value == value for v in values), seconds)
+
+
+def nack_twice_then_ack(work: WorkQueue) -> None:
+    """The metrics tests' job: offered, nacked twice, acked at its third delivery."""
+    work.offer(b"resize image 42")
+    for expected_count in (1, 2, 3):
+        job = work.consume(timeout=DEADLINE)
+        assert job is not None and job.delivery_count == expected_count
+        if expected_count < 3:
+            job.nack()
+        else:
+            job.ack()
 
 
 def until(what: Callable[[], bool], seconds: float = DEADLINE) -> bool:

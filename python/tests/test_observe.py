@@ -21,7 +21,7 @@ import pytest
 import zkrecipes
 from zkrecipes import Client, Sasl, Tls, WriteLock
 
-from _helpers import DEADLINE, until
+from _helpers import DEADLINE, nack_twice_then_ack, until
 
 
 class Captured(logging.Handler):
@@ -240,6 +240,8 @@ def test_a_session_state_change_is_counted_and_logged(make_client):
             "the session's CONNECTED", lambda r: getattr(r, "session", None) == session and getattr(r, "state", None) == "CONNECTED"
         )
         assert connected.levelno == logging.INFO and session in connected.getMessage()
+        # Delivered on the library's thread, named as the OS names it (not Python's "Dummy-N").
+        assert connected.threadName == "zkrecipes-log"
         client.close()
         records.until("the session's CLOSED", lambda r: getattr(r, "state", None) == "CLOSED")
         assert client.metrics().counter("zkrecipes.session.state_changes", to="closed") == 1
@@ -249,14 +251,7 @@ def test_a_job_nacked_twice_then_acked_counts_two_redeliveries(make_client, path
     with captured("zkrecipes.work_queue", logging.INFO) as records:
         client = make_client()
         work = client.work_queue(path)
-        work.offer(b"resize image 42")
-        for expected_count in (1, 2, 3):
-            job = work.consume(timeout=DEADLINE)
-            assert job is not None and job.delivery_count == expected_count
-            if expected_count < 3:
-                job.nack()
-            else:
-                job.ack()
+        nack_twice_then_ack(work)
         seen = client.metrics()
         assert seen.counter("zkrecipes.work_queue.redeliveries") == 2
         assert seen.counter("zkrecipes.work_queue.deliveries", path=path) == 3

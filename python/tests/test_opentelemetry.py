@@ -20,7 +20,7 @@ from zkrecipes import Client
 from zkrecipes.metrics import BUCKETS, CATALOG
 from zkrecipes.opentelemetry import Instrumentation, instrument
 
-from _helpers import DEADLINE, until
+from _helpers import DEADLINE, nack_twice_then_ack, until
 
 ACQUISITIONS = "zkrecipes.lock.acquisitions"
 WAITS = "zkrecipes.lock.wait.duration"
@@ -217,14 +217,7 @@ def test_a_job_nacked_twice_then_acked_counts_two_redeliveries(make_client, sdk,
     client = make_client()
     with instrument(client, sdk.provider) as otel:
         work = client.work_queue(path)
-        work.offer(b"resize image 42")
-        for expected_count in (1, 2, 3):
-            job = work.consume(timeout=DEADLINE)
-            assert job is not None and job.delivery_count == expected_count
-            if expected_count < 3:
-                job.nack()
-            else:
-                job.ack()
+        nack_twice_then_ack(work)
         assert otel.flush(DEADLINE)
         assert sdk.total("zkrecipes.work_queue.redeliveries", path=path) == 2
         assert sdk.total("zkrecipes.work_queue.deliveries", path=path) == 3

@@ -16,7 +16,7 @@ import uuid
 import zkrecipes
 
 CHILD = r"""
-import signal, sys
+import signal, sys, threading
 # SIGCONT blocked in every thread (the client's threads inherit the mask) and waited for by the
 # main thread: it asks the moment the process runs again (a handler would run only once the
 # thread that got the signal let the main thread notice).
@@ -28,6 +28,8 @@ latch = client.leader_latch(path + "/latch", id="paused")
 latch.start()
 assert latch.await_leadership(timeout=30) is not None
 lock = client.write_lock(path + "/lock")
+lost = threading.Event()
+lock.add_listener(lambda event: event.kind == "LOST" and lost.set())
 assert lock.acquire(timeout=30)
 lease = client.semaphore(path + "/semaphore", 1).acquire(timeout=30)
 assert lease is not None
@@ -40,13 +42,19 @@ def busy():
     while True:
         len(queue)
 
-import threading
 for _ in range(2):
     threading.Thread(target=busy, daemon=True).start()
 print(f"READY leads={latch.has_leadership()} held={lock.is_held} lease={lease.is_held}", flush=True)
 signal.sigwait([signal.SIGCONT])
 print(f"RESUMED leads={latch.has_leadership()} held={lock.is_held} token={lock.fencing_token} "
       f"lease={lease.is_held}", flush=True)
+# The numbers agree with the answers once the lock has heard it was lost: no holder left, one
+# hold lost, the leadership's term ended.
+assert lost.wait(30), "the lock heard LOST"
+seen = client.metrics()
+print(f"METRICS lock_holders={seen.gauge('zkrecipes.lock.holders', path=path + '/lock')} "
+      f"lock_lost={seen.counter('zkrecipes.lock.lost', path=path + '/lock')} "
+      f"latch_leaders={seen.gauge('zkrecipes.latch.leaders', path=path + '/latch')}", flush=True)
 signal.sigwait([signal.SIGTERM])
 """
 
@@ -76,6 +84,7 @@ def test_a_process_paused_past_its_session_neither_leads_nor_holds_when_it_resum
             assert their_lease is not None
             os.kill(child.pid, signal.SIGCONT)
             assert read_line(child, 30) == "RESUMED leads=False held=False token=None lease=False"
+            assert read_line(child, 60) == "METRICS lock_holders=0 lock_lost=1 latch_leaders=0"
             their_lease.release()
             theirs.release()
             rival.close()

@@ -96,16 +96,22 @@ def queued(lock: Any, contenders: int) -> None:
 
 
 def test_the_span_names_are_the_cores():
-    assert set(NAMES) == {
-        "lock.acquire",
-        "semaphore.acquire",
-        "queue.take",
-        "work_queue.consume",
-        "election.await_leadership",
-        "latch.await_leadership",
-        "barrier.wait",
+    kinds = {span.call: span.kind for span in WAIT_SPANS}
+    assert kinds == {
+        "lock.acquire": "lock",
+        "read_lock.acquire": "read",
+        "write_lock.acquire": "write",
+        "multi_lock.acquire": "multi",
+        "semaphore.acquire": "lease",
+        "queue.take": "item",
+        "work_queue.consume": "delivery",
+        "election.await_leadership": "leadership",
+        "latch.await_leadership": "leadership",
+        "barrier.wait": "single",
+        "double_barrier.enter": "enter",
+        "double_barrier.leave": "leave",
     }
-    assert NAMES["lock.acquire"] == "zkrecipes.lock.acquire"
+    assert NAMES["lock.acquire"] == NAMES["read_lock.acquire"] == "zkrecipes.lock.acquire"
     assert all(span.name.startswith("zkrecipes.") for span in WAIT_SPANS)
 
 
@@ -142,7 +148,7 @@ def test_a_contended_acquire_is_a_child_of_the_callers_span_with_its_token_and_w
     assert found["outcome"] == "acquired"
     assert found["fencing_token"] == token
     assert found["waited_ms"] >= int(held * 1000)
-    assert "kind" not in found  # a plain lock has none
+    assert found["kind"] == "lock"  # as the core's metrics name a plain lock's acquire
     assert span.status.status_code == StatusCode.UNSET
 
 
@@ -224,6 +230,9 @@ def test_a_multi_lock_and_a_semaphore(make_client, exporter, path):
     found = attributes(only_span(exporter, joined))
     assert found["kind"] == "multi" and found["outcome"] == "acquired"
     assert "fencing_token" not in found  # one per path: the core's span has none either
+    # The span names the wait as the metrics do: the same path, kind and outcome.
+    wait = client.metrics().histogram("zkrecipes.lock.wait.duration", path=joined, kind="multi", outcome="acquired")
+    assert wait is not None and wait.count == 1
 
     semaphore = client.semaphore(f"{path}/s", 2)
     with semaphore as lease:
@@ -294,7 +303,7 @@ def test_a_barrier_and_a_double_barrier(make_client, exporter, path):
     assert barrier.wait(timeout=DEADLINE) is True
     spans = spans_of(exporter, f"{path}/single", 2)
     assert [s.name for s in spans] == [NAMES["barrier.wait"]] * 2
-    assert [attributes(s)["outcome"] for s in spans] == ["timeout", "passed"]
+    assert [(attributes(s)["kind"], attributes(s)["outcome"]) for s in spans] == [("single", "timeout"), ("single", "passed")]
 
     double = make_client().double_barrier(f"{path}/double", 1)
     with double.entered(DEADLINE):

@@ -17,6 +17,7 @@ call the library.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Dict, List, Tuple, Union
 
 from . import _native
@@ -34,6 +35,17 @@ _OWN = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "z
 
 # The parent of every logger of the library's.
 _ROOT = logging.getLogger("zkrecipes")
+
+# The name of the library's delivery thread, as the OS and Python's records (`%(threadName)s`) show it.
+_DELIVERY_THREAD = "zkrecipes-log"
+
+
+def _name_delivery_thread() -> None:
+    """Names the calling thread, the library's delivery thread, as the OS does: Python sees a
+    thread it did not start as ``Dummy-N`` otherwise."""
+    thread = threading.current_thread()
+    if thread.name != _DELIVERY_THREAD:
+        thread.name = _DELIVERY_THREAD
 
 
 def refresh_log_levels() -> None:
@@ -56,6 +68,7 @@ def flush_logs(timeout: float = 5.0) -> bool:
 
 def _deliver(name: str, level: int, message: str, fields: List[Tuple[str, Union[int, str]]], dropped: int) -> None:
     """Called by the library's delivery thread with each event."""
+    _name_delivery_thread()
     if dropped and _ROOT.isEnabledFor(logging.WARNING):
         # Told on the library's own logger (the events lost were of any), with the fields every
         # zkrecipes record has, for formatters that show them.

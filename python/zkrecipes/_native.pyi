@@ -20,7 +20,7 @@ TRACE: int
 METRIC_CATALOG: List[Tuple[str, str, str, str, List[str]]]
 HISTOGRAM_BUCKETS: List[float]
 # (call, span name, outcome of a wait that got what it waited for) of every wait that has a span.
-WAIT_SPANS: List[Tuple[str, str, str]]
+WAIT_SPANS: List[Tuple[str, str, str, str]]
 
 def _shutdown() -> None: ...
 def _resolve(future: Any, ok: bool, value: Any, undo: Optional[Undo] = ...) -> None: ...
@@ -111,27 +111,15 @@ class Undo:
 class Subscription:
     def cancel(self) -> None: ...
 
+# Python's `Client(...)` arguments in its order: connect string, session and connect timeouts,
+# auth, identity, the security settings, metric_paths.
+ConnectArgs = Tuple[str, float, float, Optional[Tuple[str, str]], Optional[str], Optional[Dict[str, object]], bool]
+
 class NativeClient:
     @staticmethod
-    def connect(
-        connect_string: str,
-        session_timeout: float,
-        connect_timeout: float,
-        auth: Optional[Tuple[str, str]],
-        identity: Optional[str],
-        security: Optional[Dict[str, object]],
-        metric_paths: bool,
-    ) -> NativeClient: ...
+    def connect(args: ConnectArgs) -> NativeClient: ...
     @staticmethod
-    def connect_async(
-        connect_string: str,
-        session_timeout: float,
-        connect_timeout: float,
-        auth: Optional[Tuple[str, str]],
-        identity: Optional[str],
-        security: Optional[Dict[str, object]],
-        metric_paths: bool,
-    ) -> Awaitable[NativeClient]: ...
+    def connect_async(args: ConnectArgs) -> Awaitable[NativeClient]: ...
     def state(self) -> str: ...
     def session_id(self) -> int: ...
     def identity(self) -> str: ...
@@ -173,6 +161,7 @@ class NativeMultiLock:
     def fencing_tokens(self) -> Optional[List[int]]: ...
     def fencing_tokens_of(self, owner: int) -> Optional[List[int]]: ...
     def dirs(self) -> List[str]: ...
+    def observed_path(self) -> str: ...
 
 class NativeReadWriteLock:
     def __init__(self, client: NativeClient, dir: str) -> None: ...

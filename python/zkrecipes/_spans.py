@@ -10,8 +10,8 @@ set: no tracer asked for, no span made). This module never imports OpenTelemetry
 
 The spans' names come from the core (``_native.WAIT_SPANS``), as do the words of a wait that got
 what it waited for (``acquired``, ``taken``, ``delivered``, ``leader``, ``passed``). A span carries
-``path``, ``kind`` where the call has one (``read``/``write``, ``multi``, ``enter``/``leave``),
-``outcome``, ``fencing_token`` when the wait got one, and ``waited_ms``; an exception that went
+``path``, ``kind`` (as the core names it: ``lock``, ``read``, ``multi``, ``single``, ``enter``,
+``lease``, …), ``outcome``, ``fencing_token`` when the wait got one, and ``waited_ms``; an exception that went
 to the caller sets its status to ERROR and is recorded on it.
 """
 
@@ -40,9 +40,11 @@ class WaitSpan(NamedTuple):
     name: str
     #: The outcome of a wait that got what it waited for, ``"acquired"``.
     success: str
+    #: The span's ``kind`` attribute, ``"read"``, ``"multi"``, ``"lease"``.
+    kind: str
 
 
-_WAIT_SPANS: Dict[str, WaitSpan] = {call: WaitSpan(call, name, success) for call, name, success in _native.WAIT_SPANS}
+_WAIT_SPANS: Dict[str, WaitSpan] = {row[0]: WaitSpan(*row) for row in _native.WAIT_SPANS}
 
 
 def wait_span(call: str) -> WaitSpan:
@@ -94,11 +96,8 @@ class _Waiting:
 
     __slots__ = ("_span", "_success", "_started")
 
-    def __init__(self, tracer: Any, span: WaitSpan, path: str, kind: Optional[str]) -> None:
-        attributes: Dict[str, Any] = {"path": path}
-        if kind is not None:
-            attributes["kind"] = kind
-        self._span = tracer.start_span(span.name, attributes=attributes)
+    def __init__(self, tracer: Any, span: WaitSpan, path: str) -> None:
+        self._span = tracer.start_span(span.name, attributes={"path": path, "kind": span.kind})
         self._success = span.success
         self._started = time.monotonic_ns()
 
@@ -134,7 +133,6 @@ def traced(
     span: WaitSpan,
     path: Callable[[], str],
     wait: Callable[[], T],
-    kind: Optional[str] = None,
     token_of: Callable[[Any], Optional[int]] = _token_itself,
 ) -> T:
     """``wait()``'s answer, inside a span named ``span`` when a tracer provider is set.
@@ -145,7 +143,7 @@ def traced(
     tracer = _tracer()
     if tracer is None:
         return wait()
-    waiting = _Waiting(tracer, span, path(), kind)
+    waiting = _Waiting(tracer, span, path())
     try:
         answer = wait()
     except BaseException as exc:
@@ -159,7 +157,6 @@ async def traced_async(
     span: WaitSpan,
     path: Callable[[], str],
     wait: Callable[[], Awaitable[T]],
-    kind: Optional[str] = None,
     token_of: Callable[[Any], Optional[int]] = _token_itself,
 ) -> T:
     """``traced`` for an awaited wait: the span starts when the awaiting task calls, in its
@@ -167,7 +164,7 @@ async def traced_async(
     tracer = _tracer()
     if tracer is None:
         return await wait()
-    waiting = _Waiting(tracer, span, path(), kind)
+    waiting = _Waiting(tracer, span, path())
     try:
         answer = await wait()
     except BaseException as exc:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 
 _WAIT = wait_span("barrier.wait")
+_ENTER = wait_span("double_barrier.enter")
+_LEAVE = wait_span("double_barrier.leave")
 
 
 class Barrier:
@@ -111,7 +113,7 @@ class DoubleBarrier:
         node withdrawn. Ctrl-C interrupts the wait and withdraws the node."""
         seconds = _timeout(timeout)
         try:
-            return traced(_WAIT, self._native.path, lambda: self._native.enter(seconds), "enter")
+            return traced(_ENTER, self._native.path, lambda: self._native.enter(seconds))
         except ZkError:
             raise  # withdrawn by the core
         except BaseException:
@@ -122,7 +124,7 @@ class DoubleBarrier:
         """``enter`` without blocking the event loop; cancelling it withdraws this member."""
         seconds = _timeout(timeout)
         try:
-            return await traced_async(_WAIT, self._native.path, lambda: self._native.enter_async(seconds), "enter")
+            return await traced_async(_ENTER, self._native.path, lambda: self._native.enter_async(seconds))
         except ZkError:
             raise
         except BaseException:
@@ -133,12 +135,12 @@ class DoubleBarrier:
         """Leaves, then ``True`` once every member has left; ``False`` if ``timeout`` seconds
         pass first. This member's node is gone in every case."""
         seconds = _timeout(timeout)
-        return traced(_WAIT, self._native.path, lambda: self._native.leave(seconds), "leave")
+        return traced(_LEAVE, self._native.path, lambda: self._native.leave(seconds))
 
     async def leave_async(self, timeout: Optional[float] = None) -> bool:
         """``leave`` without blocking the event loop."""
         seconds = _timeout(timeout)
-        return await traced_async(_WAIT, self._native.path, lambda: self._native.leave_async(seconds), "leave")
+        return await traced_async(_LEAVE, self._native.path, lambda: self._native.leave_async(seconds))
 
     def members(self) -> List[str]:
         """The member nodes' names now (``ready`` not among them), in Curator's order."""

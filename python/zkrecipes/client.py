@@ -62,7 +62,7 @@ class Client(Closing, Listened[ConnectionState]):
         """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
         refresh_log_levels()
         self._native = _native.NativeClient.connect(
-            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths
+            (connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths)
         )
 
     @classmethod
@@ -83,7 +83,7 @@ class Client(Closing, Listened[ConnectionState]):
         refresh_log_levels()
         client = cls.__new__(cls)
         client._native = await _native.NativeClient.connect_async(
-            connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths
+            (connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths)
         )
         return client
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Awaitable, ClassVar, Generic, List, NamedTuple
 from . import _native
 from ._args import _client, _timeout
 from ._base import Listened, Scoped, _told_beside
-from ._spans import traced, traced_async, wait_span
+from ._spans import WaitSpan, traced, traced_async, wait_span
 from ._undoable import undoable
 from .events import Event, LockEvent, lock_event
 
@@ -41,8 +41,6 @@ def _task_owner() -> int:
 
 K = TypeVar("K")
 
-_ACQUIRE = wait_span("lock.acquire")
-
 
 class _NativeOwned(Protocol[K]):
     """The native calls a lock and a multi-lock share; ``K`` is what a hold is fenced with."""
@@ -62,8 +60,8 @@ class _Owned(Scoped, Generic[K]):
 
     __slots__ = ()
     _native: _NativeOwned[K]
-    # The `kind` of its acquires' spans, for the locks that have one.
-    _wait_kind: ClassVar[Optional[str]] = None
+    # Its acquire, as the core names it for the spans.
+    _acquire: ClassVar[WaitSpan] = wait_span("lock.acquire")
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``threading.RLock.acquire``: ``True`` once held, ``False`` if not obtained.
@@ -74,7 +72,7 @@ class _Owned(Scoped, Generic[K]):
         released while waiting and Ctrl-C interrupts the wait, withdrawing the waiting node.
         """
         owner, seconds = _thread_owner(), _timeout(timeout)
-        locked = traced(_ACQUIRE, self._wait_path, lambda: self._native.lock(owner, blocking, seconds), self._wait_kind)
+        locked = traced(self._acquire, self._wait_path, lambda: self._native.lock(owner, blocking, seconds))
         return locked is not None
 
     def release(self) -> None:
@@ -88,7 +86,7 @@ class _Owned(Scoped, Generic[K]):
         """Awaitable ``acquire``; cancelling the awaiting task withdraws the waiting node."""
         owner, seconds = _task_owner(), _timeout(timeout)
         locked = await traced_async(
-            _ACQUIRE, self._wait_path, lambda: undoable(self._native.lock_async(owner, blocking, seconds)), self._wait_kind
+            self._acquire, self._wait_path, lambda: undoable(self._native.lock_async(owner, blocking, seconds))
         )
         return locked is not None
 
@@ -198,14 +196,14 @@ class ReadLock(_Lock):
     """The shared side of a ``ReadWriteLock``."""
 
     __slots__ = ()
-    _wait_kind = "read"
+    _acquire = wait_span("read_lock.acquire")
 
 
 class WriteSide(_Lock):
     """The exclusive side of a ``ReadWriteLock``."""
 
     __slots__ = ()
-    _wait_kind = "write"
+    _acquire = wait_span("write_lock.acquire")
 
 
 class ReadWriteLock:
@@ -244,7 +242,7 @@ class MultiLock(_Owned[List[int]]):
 
     __slots__ = ("_native", "__weakref__")
     _native: NativeMultiLock
-    _wait_kind = "multi"
+    _acquire = wait_span("multi_lock.acquire")
 
     def __init__(self, client: Client, dirs: Sequence[str]) -> None:
         """Exclusive locks on every directory of ``dirs`` (at least one, none twice)."""
@@ -269,8 +267,7 @@ class MultiLock(_Owned[List[int]]):
         return ", ".join(self.dirs)
 
     def _wait_path(self) -> str:
-        # As the core's own span and metrics name a multi-lock's wait: its paths, joined by ",".
-        return ",".join(self._native.dirs())
+        return self._native.observed_path()
 
     def __repr__(self) -> str:
         state = f"held, tokens {self.fencing_tokens}" if self.is_held else "not held"

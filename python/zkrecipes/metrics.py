@@ -22,8 +22,8 @@ library's catalog (``zkrecipes::metrics::CATALOG`` in Rust); each point carries 
   ``unit``, ``description``, ``attributes``) each; ``BUCKETS``: the upper bounds, in seconds, of
   every duration histogram's buckets. ``zkrecipes.opentelemetry`` makes its instruments from them.
 - ``WAIT_SPANS``: every wait that gets an OpenTelemetry span once the application set a tracer
-  provider, a ``WaitSpan`` (``call``, span ``name``, ``success`` outcome) each:
-  ``WaitSpan("lock.acquire", "zkrecipes.lock.acquire", "acquired")``, …
+  provider, a ``WaitSpan`` (``call``, span ``name``, ``success`` outcome, span ``kind``) each:
+  ``WaitSpan("read_lock.acquire", "zkrecipes.lock.acquire", "acquired", "read")``, …
 """
 
 from __future__ import annotations

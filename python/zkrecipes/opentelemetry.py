@@ -42,6 +42,7 @@ except ImportError as _missing:
     ) from _missing
 
 from . import _native
+from ._logs import _name_delivery_thread
 from .client import Client
 from .metrics import BUCKETS, CATALOG, Metric, MetricsSnapshot
 
@@ -110,6 +111,7 @@ def instrument(client: Client, meter_provider: Optional[_otel.MeterProvider] = N
     # Only the instruments: the library holds this function as long as the client lives, so it
     # must not hold the client (a cycle through native code, which the collector cannot see).
     def deliver(name: str, attributes: Dict[str, str], value: Union[int, float]) -> None:
+        _name_delivery_thread()
         records[name](value, attributes)
 
     feed = client._native.forward_recordings(deliver)

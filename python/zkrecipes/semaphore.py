@@ -144,7 +144,7 @@ class Semaphore(Listened[Event[LockEvent]]):
         """``count`` leases, all or none (``InvalidArgumentError`` for 0 or more than
         ``max_leases``)."""
         n, seconds = _count("count", count), _timeout(timeout)
-        leases = traced(_ACQUIRE, self._native.path, lambda: self._native.acquire(n, blocking, seconds), None, _first_token)
+        leases = traced(_ACQUIRE, self._native.path, lambda: self._native.acquire(n, blocking, seconds), _first_token)
         return self._wrap(leases)
 
     async def acquire_async(self, blocking: bool = True, timeout: Optional[float] = None) -> Optional[Lease]:
@@ -158,7 +158,7 @@ class Semaphore(Listened[Event[LockEvent]]):
         """Awaitable ``acquire_many``."""
         n, seconds = _count("count", count), _timeout(timeout)
         leases = await traced_async(
-            _ACQUIRE, self._native.path, lambda: self._native.acquire_async(n, blocking, seconds), None, _first_token
+            _ACQUIRE, self._native.path, lambda: self._native.acquire_async(n, blocking, seconds), _first_token
         )
         return self._wrap(leases)
 

@@ -22,6 +22,8 @@ from typing import List, Optional
 
 import pytest
 
+from _cli_helpers import eventually
+
 ROOT = Path(__file__).resolve().parents[2]
 ZK = os.environ["ZK_CONNECT"]
 CLI = os.environ.get("ZKRECIPES_CLI", str(ROOT / "target/debug/zkrecipes"))
@@ -53,16 +55,6 @@ def status(path: str) -> dict:
     done = run("status", path, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def eventually(what: str, check, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def within(timeout: float, what: str, read):

@@ -10,13 +10,14 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
+
+from _cli_helpers import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = os.environ.get("ZKRECIPES_CLI", str(ROOT / "target/debug/zkrecipes"))
@@ -42,23 +43,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def eventually(what: str, check, timeout: float = 60):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
 def http_get(url: str, timeout: float = 5) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
+
+
+def huge_head_answer(port: int) -> bytes:
+    """What the endpoint answers a request whose head is 2 MB: sent whole (the server reads
+    what it does not want), then read until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nX-Big: " + b"a" * (2 << 20) + b"\r\n\r\n")
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
 
 
 def catalog_names() -> set[str]:
@@ -165,6 +167,13 @@ def test_a_real_prometheus_scrapes_a_held_lock(tmp_path: Path):
         assert (query('sum(zkrecipes_requests_total)') or 0) >= 3
         status, _ = http_get(f"http://127.0.0.1:{port}/other")
         assert status == 404
+        # A client that never finishes its request holds up nobody; a huge head gets 431, not a
+        # reset connection; the endpoint goes on answering.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
+            stalled.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            assert http_get(f"http://127.0.0.1:{port}/metrics")[0] == 200
+        assert huge_head_answer(port).startswith(b"HTTP/1.1 431 ")
+        assert http_get(f"http://127.0.0.1:{port}/metrics")[0] == 200
         # Every query of the Grafana dashboard is one this Prometheus accepts.
         for expression in dashboard_queries():
             url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?query=" + urllib.parse.quote(expression)

@@ -202,6 +202,13 @@ export! {
 export_free!(Java_io_zkrecipes_Native_multiLockFree, MultiLock);
 
 export! {
+    /// The path its metrics and spans carry.
+    fn Java_io_zkrecipes_Native_multiLockObservedPath<'l>(env; handle: i64) -> JString<'l> {
+        Ok(env.new_string(unsafe { borrow::<MultiLock>(handle) }?.observed_path())?)
+    }
+}
+
+export! {
     /// `owner`'s fencing tokens packed as longs (`Native.longs`), `null` if it holds none.
     fn Java_io_zkrecipes_Native_multiLockFencingTokens<'l>(env; handle: i64, owner: i64) -> JByteArray<'l> {
         match unsafe { borrow::<MultiLock>(handle) }?.fencing_tokens_of(Owner(owner as u64)) {

@@ -4,7 +4,7 @@
 
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
-use zkrecipes::metrics::WAIT_SPANS;
+use zkrecipes::metrics::WAIT_CALLS;
 use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
 
 use crate::export::export;
@@ -18,11 +18,11 @@ fn list(which: i32) -> Vec<&'static str> {
         4 => LatchEvent::names(),
         5 => CacheEvent::names(),
         6 => zkrecipes::ffi::log::LOGGERS.to_vec(),
-        // Each wait's call, span name and success outcome, one after the other: the OpenTelemetry
-        // spans of `WaitSpans.java` take their names from here, not from a copy.
-        7 => WAIT_SPANS
+        // Each wait's call, span name, success outcome and kind, one after the other: the
+        // OpenTelemetry spans of `WaitSpans.java` take their names from here, not from a copy.
+        7 => WAIT_CALLS
             .iter()
-            .flat_map(|&(call, span, success)| [call, span, success])
+            .flat_map(|wait| [wait.call, wait.span, wait.success, wait.kind])
             .collect(),
         _ => ConnectionState::names(),
     }

@@ -224,6 +224,11 @@ impl NativeMultiLock {
         self.locks.dirs().into_iter().map(str::to_string).collect()
     }
 
+    /// The path its metrics and spans carry.
+    pub fn observed_path(&self) -> String {
+        self.locks.observed_path()
+    }
+
     /// `release_all()` for a thread that may block.
     pub fn release_all_blocking(&self) {
         let locks = self.locks.clone();

@@ -204,6 +204,12 @@ impl NativeMultiLock {
     pub fn dirs(&self) -> Vec<String> {
         self.inner.dirs().into_iter().map(str::to_string).collect()
     }
+
+    /// The path its metrics and spans carry.
+    #[napi]
+    pub fn observed_path(&self) -> String {
+        self.inner.observed_path()
+    }
 }
 
 fn big_ints(tokens: Vec<i64>) -> Vec<BigInt> {

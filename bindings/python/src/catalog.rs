@@ -4,12 +4,12 @@
 //! (`zkrecipes._spans`): named, typed and described once, in the core.
 
 use pyo3::prelude::*;
-use zkrecipes::metrics::{BUCKETS, CATALOG, WAIT_SPANS};
+use zkrecipes::metrics::{BUCKETS, CATALOG, WAIT_CALLS};
 
 /// `METRIC_CATALOG`: `(name, instrument, unit, description, attributes)` of every metric, in
 /// the catalog's order; `HISTOGRAM_BUCKETS`: every duration histogram's upper bounds in seconds;
-/// `WAIT_SPANS`: `(call, span name, outcome of a wait that got what it waited for)` of every
-/// wait (`("lock.acquire", "zkrecipes.lock.acquire", "acquired")`).
+/// `WAIT_SPANS`: `(call, span name, outcome of a wait that got what it waited for, kind)` of
+/// every wait (`("read_lock.acquire", "zkrecipes.lock.acquire", "acquired", "read")`).
 pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let catalog: Vec<_> = CATALOG
         .iter()
@@ -25,6 +25,10 @@ pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .collect();
     m.add("METRIC_CATALOG", catalog)?;
     m.add("HISTOGRAM_BUCKETS", BUCKETS.to_vec())?;
-    m.add("WAIT_SPANS", WAIT_SPANS.to_vec())?;
+    let waits: Vec<_> = WAIT_CALLS
+        .iter()
+        .map(|wait| (wait.call, wait.span, wait.success, wait.kind))
+        .collect();
+    m.add("WAIT_SPANS", waits)?;
     Ok(())
 }

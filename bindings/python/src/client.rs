@@ -27,55 +27,54 @@ impl From<Client> for NativeClient {
     }
 }
 
-fn options(
-    session_timeout: f64,
-    connect_timeout: f64,
-    auth: Option<(String, String)>,
-    identity: Option<String>,
-    security: Option<SecurityArgs>,
-    metric_paths: bool,
-) -> zkrecipes::Result<ClientOptions> {
-    let mut options = ClientOptions {
-        session_timeout: timeout_setting("session_timeout", session_timeout, "s")?,
-        connect_timeout: timeout_setting("connect_timeout", connect_timeout, "s")?,
-        auth: auth.map(|(scheme, credentials)| Auth {
-            scheme,
-            credentials: credentials.into_bytes(),
-        }),
-        identity,
-        metric_paths,
-        ..ClientOptions::default()
-    };
-    if let Some(security) = security {
-        zkrecipes::ffi::SecuritySettings::from(security).apply(&mut options)?;
-    }
-    Ok(options)
-}
+/// The arguments of Python's `Client(...)`, in its order, as one tuple: `connect` and
+/// `connect_async` read them alike.
+#[derive(FromPyObject)]
+pub struct ConnectArgs(
+    String,
+    f64,
+    f64,
+    Option<(String, String)>,
+    Option<String>,
+    Option<SecurityArgs>,
+    bool,
+);
 
-#[pymethods]
-impl NativeClient {
-    #[staticmethod]
-    // One argument per keyword of Python's `Client(...)`.
-    #[allow(clippy::too_many_arguments)]
-    fn connect(
-        py: Python<'_>,
-        connect_string: String,
-        session_timeout: f64,
-        connect_timeout: f64,
-        auth: Option<(String, String)>,
-        identity: Option<String>,
-        security: Option<SecurityArgs>,
-        metric_paths: bool,
-    ) -> PyResult<NativeClient> {
-        let options = options(
+impl ConnectArgs {
+    /// The connect string and the client's options, checked.
+    fn into_connect(self) -> zkrecipes::Result<(String, ClientOptions)> {
+        let ConnectArgs(
+            connect_string,
             session_timeout,
             connect_timeout,
             auth,
             identity,
             security,
             metric_paths,
-        )
-        .into_py_result()?;
+        ) = self;
+        let mut options = ClientOptions {
+            session_timeout: timeout_setting("session_timeout", session_timeout, "s")?,
+            connect_timeout: timeout_setting("connect_timeout", connect_timeout, "s")?,
+            auth: auth.map(|(scheme, credentials)| Auth {
+                scheme,
+                credentials: credentials.into_bytes(),
+            }),
+            identity,
+            metric_paths,
+            ..ClientOptions::default()
+        };
+        if let Some(security) = security {
+            zkrecipes::ffi::SecuritySettings::from(security).apply(&mut options)?;
+        }
+        Ok((connect_string, options))
+    }
+}
+
+#[pymethods]
+impl NativeClient {
+    #[staticmethod]
+    fn connect(py: Python<'_>, args: ConnectArgs) -> PyResult<NativeClient> {
+        let (connect_string, options) = args.into_connect().into_py_result()?;
         let inner = wait(py, move || async move {
             Client::connect(&connect_string, options).await
         })?;
@@ -83,27 +82,8 @@ impl NativeClient {
     }
 
     #[staticmethod]
-    // One argument per keyword of Python's `Client(...)`.
-    #[allow(clippy::too_many_arguments)]
-    fn connect_async(
-        py: Python<'_>,
-        connect_string: String,
-        session_timeout: f64,
-        connect_timeout: f64,
-        auth: Option<(String, String)>,
-        identity: Option<String>,
-        security: Option<SecurityArgs>,
-        metric_paths: bool,
-    ) -> PyResult<Bound<'_, PyAny>> {
-        let options = options(
-            session_timeout,
-            connect_timeout,
-            auth,
-            identity,
-            security,
-            metric_paths,
-        )
-        .into_py_result()?;
+    fn connect_async(py: Python<'_>, args: ConnectArgs) -> PyResult<Bound<'_, PyAny>> {
+        let (connect_string, options) = args.into_connect().into_py_result()?;
         awaitable(py, async move {
             Ok(NativeClient::from(
                 Client::connect(&connect_string, options).await?,

@@ -152,4 +152,9 @@ owned_lock_methods!(NativeMultiLock, Vec<i64>, {
     fn dirs(&self) -> Vec<String> {
         self.inner.dirs().into_iter().map(str::to_string).collect()
     }
+
+    /// The path its metrics and spans carry.
+    fn observed_path(&self) -> String {
+        self.inner.observed_path()
+    }
 });

@@ -35,7 +35,9 @@ use zookeeper_client as zk;
 use super::look::{look, wait, Woke};
 use crate::client::{delete_confirmed, Client};
 use crate::error::{Error, ErrorCode, Result};
-use crate::observe::{recipe_event, Recipe, Waiting, BARRIER_WAITS};
+use crate::observe::{
+    recipe_event, Recipe, WaitCall, Waiting, DOUBLE_BARRIER_ENTER, DOUBLE_BARRIER_LEAVE,
+};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -102,7 +104,7 @@ impl DoubleBarrier {
     /// Enters and waits until `member_count` members are in: `true`, or `false` when `wait`
     /// ran out (our node withdrawn).
     pub async fn enter(&self, wait: impl Into<Wait>) -> Result<bool> {
-        let mut waiting = self.core.waiting("enter");
+        let mut waiting = self.core.waiting(&DOUBLE_BARRIER_ENTER);
         let deadline = wait.into().normalized().deadline();
         let Some(turn) = self.core.turn(deadline).await else {
             waiting.end_by(&Ok(false));
@@ -123,7 +125,7 @@ impl DoubleBarrier {
     /// Leaves and waits until every member left: `true`, or `false` when `wait` ran out (our
     /// node withdrawn in any case).
     pub async fn leave(&self, wait: impl Into<Wait>) -> Result<bool> {
-        let mut waiting = self.core.waiting("leave");
+        let mut waiting = self.core.waiting(&DOUBLE_BARRIER_LEAVE);
         let deadline = wait.into().normalized().deadline();
         let Some(turn) = self.core.turn(deadline).await else {
             waiting.end_by(&Ok(false));
@@ -180,9 +182,9 @@ impl Core {
         self.client.about(err, "double barrier", &self.path)
     }
 
-    /// The numbers and events of an `enter` or a `leave` (`kind`), from now until answered.
-    fn waiting(&self, kind: &'static str) -> Waiting {
-        Waiting::begin(&self.client, &BARRIER_WAITS, &self.path, Some(kind))
+    /// The numbers and events of an `enter` or a `leave` (`call`), from now until answered.
+    fn waiting(&self, call: &'static WaitCall) -> Waiting {
+        Waiting::begin(&self.client, call, &self.path)
     }
 
     /// This member's turn for an `enter` or `leave`, `None` when another caller's runs past the

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::look::{look, wait, Woke};
 use crate::client::Client;
 use crate::error::{ErrorCode, Result};
-use crate::observe::{Waiting, BARRIER_WAITS};
+use crate::observe::{Waiting, BARRIER_WAIT};
 use crate::path;
 use crate::wait::Wait;
 
@@ -72,7 +72,7 @@ impl Barrier {
 
     /// Waits until the barrier is down: `true`, or `false` when `wait` ran out first.
     pub async fn wait(&self, wait: impl Into<Wait>) -> Result<bool> {
-        let mut waiting = Waiting::begin(&self.client, &BARRIER_WAITS, &self.path, Some("single"));
+        let mut waiting = Waiting::begin(&self.client, &BARRIER_WAIT, &self.path);
         let deadline = wait.into().normalized().deadline();
         let waited = self.wait_until(deadline, &mut waiting).await;
         let waited = waited.map_err(|err| self.about(err));

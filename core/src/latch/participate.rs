@@ -10,7 +10,7 @@ use super::{LatchCore, LatchEvent};
 use crate::backoff::Backoff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::write_lock::LockEvent;
-use crate::observe::{recipe_event, Candidacy, Recipe, LATCH_TERMS, LATCH_WAITS};
+use crate::observe::{recipe_event, Candidacy, Recipe, LATCH_AWAIT_LEADERSHIP, LATCH_TERMS};
 
 /// How a leadership ended.
 enum Ended {
@@ -29,7 +29,12 @@ impl LatchCore {
         let mut backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
         // Subscribed before the first acquire: a loss right after it is never missed.
         let mut lock_events = self.lock.subscribe();
-        let mut candidacy = Candidacy::new(&self.client, &LATCH_WAITS, &LATCH_TERMS, &self.path);
+        let mut candidacy = Candidacy::new(
+            &self.client,
+            &LATCH_AWAIT_LEADERSHIP,
+            &LATCH_TERMS,
+            &self.path,
+        );
         loop {
             if *stopped.borrow() {
                 break;

@@ -31,7 +31,7 @@ use super::write_lock::{Lock, LockEvent, Owner};
 use crate::client::Client;
 use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
-use crate::observe::{recipe_event, Recipe, Waiting, LOCK_WAITS};
+use crate::observe::{recipe_event, Recipe, Waiting, MULTI_LOCK_ACQUIRE};
 use crate::runtime;
 use crate::wait::Wait;
 
@@ -80,6 +80,11 @@ impl MultiLock {
             locks: locks.into(),
             order: order.into(),
         })
+    }
+
+    /// The path its numbers, events and spans carry: its paths as given, joined by `,`.
+    pub fn observed_path(&self) -> String {
+        self.dirs().join(",")
     }
 
     /// The lock directories, in the order given.
@@ -204,8 +209,8 @@ impl MultiLock {
     pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<Vec<i64>>> {
         // One wait of kind `multi` for the whole call (its locks count none of their own), its
         // path the paths as given, joined by ",".
-        let paths = self.dirs().join(",");
-        let waiting = Waiting::begin(self.locks[0].client(), &LOCK_WAITS, &paths, Some("multi"));
+        let path = self.observed_path();
+        let waiting = Waiting::begin(self.locks[0].client(), &MULTI_LOCK_ACQUIRE, &path);
         let locked = self.lock_all_as(owner, wait).await;
         waiting.end_by(&locked);
         locked

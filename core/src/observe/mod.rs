@@ -11,6 +11,7 @@ mod recordings;
 mod registry;
 mod requests;
 mod snapshot;
+mod wait_calls;
 mod waits;
 
 pub use catalog::{Instrument, Metric, BUCKETS, CATALOG};
@@ -20,9 +21,10 @@ pub use metrics_crate::export_to_metrics_crate;
 pub use recordings::{Recorded, Recording, RecordingObserver};
 pub use registry::{MetricsSubscription, MAX_PATHS, OTHER_PATH};
 pub use snapshot::{prometheus_name, HistogramPoint, MetricPoint, MetricValue, MetricsSnapshot};
-pub use waits::WAIT_SPANS;
+pub use wait_calls::{WaitCall, WAIT_CALLS};
 
 pub(crate) use events::{millis, recipe_event, session_hex, Recipe};
 pub(crate) use registry::{Gauge, Registry};
 pub(crate) use requests::{request_observer, state_changed};
+pub(crate) use wait_calls::*;
 pub(crate) use waits::*;

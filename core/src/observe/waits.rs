@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::catalog::{self, Metric};
 use super::events::{millis, recipe_event, recipe_span, Recipe};
 use super::registry::{Gauge, Registry};
+use super::wait_calls::WaitCall;
 use crate::client::Client;
 use crate::error::{Error, Result};
 
@@ -157,36 +158,6 @@ pub(crate) const BARRIER_WAITS: WaitMetrics = WaitMetrics {
     notable: false,
 };
 
-/// Every wait as the bindings' OpenTelemetry spans name it, by the recipe call that waits:
-/// `(call, span name, the outcome of a wait that got what it waited for)`, the same names as the
-/// core's own `tracing` spans (`otel.name`) and the metrics' `outcome` (else `timeout`,
-/// `cancelled` or `error`).
-pub const WAIT_SPANS: &[(&str, &str, &str)] = &[
-    ("lock.acquire", LOCK_WAITS.span, LOCK_WAITS.success),
-    (
-        "semaphore.acquire",
-        SEMAPHORE_WAITS.span,
-        SEMAPHORE_WAITS.success,
-    ),
-    ("queue.take", QUEUE_TAKES.span, QUEUE_TAKES.success),
-    (
-        "work_queue.consume",
-        WORK_QUEUE_CONSUMES.span,
-        WORK_QUEUE_CONSUMES.success,
-    ),
-    (
-        "election.await_leadership",
-        ELECTION_WAITS.span,
-        ELECTION_WAITS.success,
-    ),
-    (
-        "latch.await_leadership",
-        LATCH_WAITS.span,
-        LATCH_WAITS.success,
-    ),
-    ("barrier.wait", BARRIER_WAITS.span, BARRIER_WAITS.success),
-];
-
 /// How a wait ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -219,13 +190,8 @@ pub(crate) struct Waiting {
 }
 
 impl Waiting {
-    /// `kind` is the metric's `kind` attribute, for families that have one.
-    pub(crate) fn begin(
-        client: &Client,
-        metrics: &'static WaitMetrics,
-        path: &str,
-        kind: Option<&'static str>,
-    ) -> Waiting {
+    pub(crate) fn begin(client: &Client, call: &'static WaitCall, path: &str) -> Waiting {
+        let (metrics, kind) = (call.family, call.metric_kind);
         let registry = client.registry().clone();
         let waiter = metrics
             .waiters
@@ -241,7 +207,7 @@ impl Waiting {
                 "zkrecipes.wait",
                 otel.name = metrics.span,
                 path,
-                kind = kind.unwrap_or(metrics.noun),
+                kind = call.kind,
                 outcome = tracing::field::Empty,
                 waited_ms = tracing::field::Empty,
                 fencing_token = tracing::field::Empty,
@@ -505,7 +471,7 @@ fn values<'a>(
 /// progress counts as cancelled and a term as stepped down (the participant stopped).
 pub(crate) struct Candidacy {
     client: Client,
-    waits: &'static WaitMetrics,
+    waits: &'static WaitCall,
     terms: &'static HoldMetrics,
     path: Box<str>,
     waiting: Option<Waiting>,
@@ -515,7 +481,7 @@ pub(crate) struct Candidacy {
 impl Candidacy {
     pub(crate) fn new(
         client: &Client,
-        waits: &'static WaitMetrics,
+        waits: &'static WaitCall,
         terms: &'static HoldMetrics,
         path: &str,
     ) -> Candidacy {
@@ -532,7 +498,7 @@ impl Candidacy {
     /// In line for leadership: a wait begins, unless one runs or the participant leads.
     pub(crate) fn in_line(&mut self) {
         if self.waiting.is_none() && self.term.is_none() {
-            let waiting = Waiting::begin(&self.client, self.waits, &self.path, None);
+            let waiting = Waiting::begin(&self.client, self.waits, &self.path);
             self.waiting = Some(waiting);
         }
     }

@@ -63,7 +63,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::handoff::Handoff;
 use crate::lock::contenders::{sort_by_sequence, split_sequence};
 use crate::observe::catalog::QUEUE_OFFERS;
-use crate::observe::{recipe_event, Recipe, Waiting, QUEUE_TAKES};
+use crate::observe::{recipe_event, Recipe, Waiting, QUEUE_TAKE};
 use crate::wait::Wait;
 use crate::{path, runtime};
 use cache::Cache;
@@ -255,7 +255,7 @@ impl DistributedQueue {
     /// The numbers and events of one take or poll, from now until its answer (a dropped
     /// future is a cancelled take).
     fn taking(&self) -> Waiting {
-        Waiting::begin(&self.inner.client, &QUEUE_TAKES, &self.inner.dir, None)
+        Waiting::begin(&self.inner.client, &QUEUE_TAKE, &self.inner.dir)
     }
 
     async fn poll_owed_unscoped(&self, deadline: Option<Instant>) -> Result<Option<Owed>> {

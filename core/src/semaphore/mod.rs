@@ -42,7 +42,7 @@ use crate::lock::attempt::Withdraw;
 use crate::lock::contenders;
 use crate::lock::monitor::Keeper;
 use crate::lock::write_lock::{Lock, LockEvent, Owner};
-use crate::observe::{Waiting, SEMAPHORE_WAITS};
+use crate::observe::{Waiting, SEMAPHORE_ACQUIRE};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -282,7 +282,7 @@ impl SemaphoreCore {
             ));
         }
         self.client.zk()?;
-        let mut waiting = Waiting::begin(&self.client, &SEMAPHORE_WAITS, &self.path, None);
+        let mut waiting = Waiting::begin(&self.client, &SEMAPHORE_ACQUIRE, &self.path);
         let acquired = self.acquire_counted(count, wait, &mut waiting).await;
         waiting.end_with(&acquired, |leases| leases.first().map_or(0, |l| l.1));
         acquired

@@ -36,7 +36,7 @@ use tokio::time::Instant;
 
 use crate::client::{while_usable, with_deadline, Client, MAX_PACKET};
 use crate::error::{Error, ErrorCode, Result};
-use crate::observe::{recipe_event, Recipe, Waiting, WORK_QUEUE_CONSUMES};
+use crate::observe::{recipe_event, Recipe, Waiting, WORK_QUEUE_CONSUME};
 use crate::wait::Wait;
 use crate::{path, runtime};
 
@@ -170,12 +170,7 @@ impl WorkQueue {
     /// (`timeout` `None`), or `None` once `timeout` passed. Cancelling the
     /// call gives back whatever it claimed.
     pub async fn consume(&self, timeout: impl Into<Wait>) -> Result<Option<Delivery>> {
-        let waiting = Waiting::begin(
-            &self.inner.client,
-            &WORK_QUEUE_CONSUMES,
-            &self.inner.path,
-            None,
-        );
+        let waiting = Waiting::begin(&self.inner.client, &WORK_QUEUE_CONSUME, &self.inner.path);
         let mut consumed = self.consume_uncounted(timeout.into()).await;
         waiting.end_by(&consumed);
         if let Ok(Some(delivery)) = &mut consumed {

@@ -6,16 +6,21 @@ use zkrecipes::{
     WorkQueue,
 };
 
-#[tokio::test]
-async fn a_latch_counts_its_wait_and_its_term() {
-    let records = captured();
-    let (path, client, latch) = recipe("observe-latch", |c, p| LeaderLatch::new(c, p, "a")).await;
+/// Starts `latch` and waits until it leads.
+async fn leads(latch: &LeaderLatch) {
     latch.start().await.unwrap();
     let led = latch
         .await_leadership(Duration::from_secs(10))
         .await
         .unwrap();
     assert!(led.is_some());
+}
+
+#[tokio::test]
+async fn a_latch_counts_its_wait_and_its_term() {
+    let records = captured();
+    let (path, client, latch) = recipe("observe-latch", |c, p| LeaderLatch::new(c, p, "a")).await;
+    leads(&latch).await;
     let at = ("path", path.as_str());
     let leading = client.metrics();
     assert_eq!(leading.gauge("zkrecipes.latch.leaders", &[at]), 1);
@@ -105,12 +110,7 @@ async fn an_expired_session_is_counted_once_with_what_it_took() {
     let (proxy, client) = behind_proxy(Duration::from_secs(2)).await;
     let latch_path = unique("observe-expiry-latch");
     let latch = LeaderLatch::new(&client, &latch_path, "a").unwrap();
-    latch.start().await.unwrap();
-    let led = latch
-        .await_leadership(Duration::from_secs(10))
-        .await
-        .unwrap();
-    assert!(led.is_some());
+    leads(&latch).await;
     let work_path = unique("observe-expiry-work");
     let work = WorkQueue::new(&client, &work_path).unwrap();
     work.offer(b"job").await.unwrap();

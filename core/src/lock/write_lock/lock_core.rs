@@ -14,7 +14,9 @@ use super::super::release_node::release_node;
 use crate::client::Client;
 use crate::emitter::Emitter;
 use crate::error::{Error, Result};
-use crate::observe::{Holding, LOCK_HOLDS};
+use crate::observe::{
+    Holding, WaitCall, LOCK_ACQUIRE, LOCK_HOLDS, READ_LOCK_ACQUIRE, WRITE_LOCK_ACQUIRE,
+};
 use crate::runtime;
 
 /// One contender as `participants()` reports it, holder first.
@@ -35,12 +37,13 @@ pub(crate) enum Side {
 }
 
 impl Side {
-    /// The `kind` attribute of this side's lock metrics; `None` for a latch (its own metrics).
-    fn metrics_kind(self) -> Option<&'static str> {
+    /// The acquire of this side's lock, as its metrics and spans name it; `None` for a latch
+    /// (its own metrics).
+    fn wait_call(self) -> Option<&'static WaitCall> {
         match self {
-            Side::Exclusive => Some("lock"),
-            Side::Read => Some("read"),
-            Side::Write => Some("write"),
+            Side::Exclusive => Some(&LOCK_ACQUIRE),
+            Side::Read => Some(&READ_LOCK_ACQUIRE),
+            Side::Write => Some(&WRITE_LOCK_ACQUIRE),
             Side::Latch => None,
         }
     }
@@ -146,20 +149,20 @@ impl LockCore {
         self.events.emit(event);
     }
 
-    /// The `kind` attribute of this lock's metrics; `None` when it records none (a latch's
-    /// contender, a recipe's internal mutex).
-    pub(in crate::lock) fn metrics_kind(&self) -> Option<&'static str> {
-        self.observed.then(|| self.side.metrics_kind()).flatten()
+    /// The acquire of this lock, as its metrics and spans name it; `None` when it records
+    /// none (a latch's contender, a recipe's internal mutex).
+    pub(in crate::lock) fn wait_call(&self) -> Option<&'static WaitCall> {
+        self.observed.then(|| self.side.wait_call()).flatten()
     }
 
     /// The numbers and events of a hold of this lock that starts now.
     pub(in crate::lock) fn holding(&self, fencing_token: i64, contended: bool) -> Option<Holding> {
-        let kind = self.metrics_kind()?;
+        let call = self.wait_call()?;
         Some(Holding::begin(
             &self.client,
             &LOCK_HOLDS,
             &self.dir,
-            Some(kind),
+            call.metric_kind,
             Some(fencing_token),
             contended,
         ))

@@ -7,7 +7,7 @@ use std::future::Future;
 use super::{not_owner, Lock, Owner};
 use crate::error::Result;
 use crate::handoff::Handoff;
-use crate::observe::{recipe_event, Recipe, Waiting, LOCK_WAITS};
+use crate::observe::{recipe_event, Recipe, Waiting};
 use crate::runtime;
 use crate::wait::Wait;
 
@@ -18,8 +18,8 @@ impl Lock {
     pub(crate) async fn lock_as(&self, owner: Owner, wait: Wait) -> Result<Option<i64>> {
         let core = &self.core;
         let mut waiting = core
-            .metrics_kind()
-            .map(|kind| Waiting::begin(&core.client, &LOCK_WAITS, &core.dir, Some(kind)));
+            .wait_call()
+            .map(|call| Waiting::begin(&core.client, call, &core.dir));
         let locked = self
             .lock_as_unscoped(owner, wait, waiting.as_mut())
             .await

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
  * they were disconnected (they look again at the reconnect).
  */
 public final class Barrier extends NativeObject {
+    private static final WaitSpans.Call WAIT = WaitSpans.call("barrier.wait");
     private final String path;
     private final Waits waits = new Waits();
 
@@ -49,7 +50,7 @@ public final class Barrier extends NativeObject {
     }
 
     private Native.Op<Boolean> waitOp(boolean forever, long timeoutNanos) {
-        return waits.track(beginWait(WaitSpans.Call.BARRIER_WAIT, path, null, WaitSpans.NO_TOKEN,
+        return waits.track(beginWait(WAIT, path, WaitSpans.NO_TOKEN,
             (h, f) -> Native.barrierWait(h, forever, timeoutNanos, f), null));
     }
 

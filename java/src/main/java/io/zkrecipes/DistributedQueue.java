@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
  * fails with CONNECTION_LOSS may or may not have enqueued the item.
  */
 public final class DistributedQueue extends NativeObject {
+    private static final WaitSpans.Call TAKE = WaitSpans.call("queue.take");
     private final String dir;
 
     public DistributedQueue(Client client, String dir) {
@@ -108,7 +109,7 @@ public final class DistributedQueue extends NativeObject {
     }
 
     private Native.Op<byte[]> takeOp(boolean forever, long timeoutNanos) {
-        return beginWait(WaitSpans.Call.QUEUE_TAKE, dir, null, WaitSpans.NO_TOKEN,
+        return beginWait(TAKE, dir, WaitSpans.NO_TOKEN,
             (h, f) -> Native.queueTake(h, forever, timeoutNanos, f), this::giveBack);
     }
 
@@ -140,7 +141,7 @@ public final class DistributedQueue extends NativeObject {
     private Native.Op<List<byte[]>> manyOp(int max, boolean wait, boolean forever, long timeoutNanos) {
         Task many = (h, f) -> Native.queueMany(h, max, wait, forever, timeoutNanos, f);
         // A poll (no wait) is a plain call; a take of a batch waits as a take does.
-        return wait ? beginWait(WaitSpans.Call.QUEUE_TAKE, dir, null, WaitSpans.NO_TOKEN, many, this::giveBack)
+        return wait ? beginWait(TAKE, dir, WaitSpans.NO_TOKEN, many, this::giveBack)
             : begin(many, this::giveBack);
     }
 

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
  * member's node, so a later round never counts a member that gave up.
  */
 public final class DoubleBarrier extends NativeObject {
+    private static final WaitSpans.Call LEAVE = WaitSpans.call("double_barrier.leave");
+    private static final WaitSpans.Call ENTER = WaitSpans.call("double_barrier.enter");
     private final String path;
     private final Waits waits = new Waits();
 
@@ -50,7 +52,7 @@ public final class DoubleBarrier extends NativeObject {
     private Native.Op<Boolean> pass(boolean leave, boolean forever, long timeoutNanos) {
         // An enter that succeeded after its caller gave up (an interrupt at that very moment)
         // must not leave a member behind that its caller thinks is out.
-        return waits.track(beginWait(WaitSpans.Call.BARRIER_WAIT, path, leave ? "leave" : "enter", WaitSpans.NO_TOKEN,
+        return waits.track(beginWait(leave ? LEAVE : ENTER, path, WaitSpans.NO_TOKEN,
             (h, f) -> Native.doubleBarrierPass(h, leave, forever, timeoutNanos, f),
             entered -> {
                 if (!leave && Boolean.TRUE.equals(entered)) {

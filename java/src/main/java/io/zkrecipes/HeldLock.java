@@ -55,11 +55,11 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     /** What the lock is on, for messages. */
     abstract String what();
 
-    /** The {@code path} of an acquire's span: the lock's directory, a multi-lock's joined by commas. */
+    /** The {@code path} of an acquire's span, as the core's metrics name it. */
     abstract String waitPath();
 
-    /** The {@code kind} of an acquire's span: a read/write lock's side, {@code multi}; null for a lock. */
-    abstract String waitKind();
+    /** Which acquire it is, as the core names it for the spans (a lock's, a read side's, a multi-lock's). */
+    abstract WaitSpans.Call acquireCall();
 
     /** The events to stop before the native object is freed, if any. */
     EventSink<?> eventsToStop() {
@@ -69,7 +69,7 @@ public abstract class HeldLock<T> extends NativeObject implements Lock {
     private Native.Op<Object> acquire(boolean forever, long timeoutNanos) {
         long owner = owner();
         // A hold obtained for a caller that gave up (cancel, timeout, interrupt) is released.
-        return beginWait(WaitSpans.Call.LOCK_ACQUIRE, waitPath(), waitKind(), WaitSpans.ANSWER_IS_TOKEN,
+        return beginWait(acquireCall(), waitPath(), WaitSpans.ANSWER_IS_TOKEN,
             (h, f) -> calls.acquire().start(h, owner, forever, timeoutNanos, f),
             token -> with(g -> {
                 calls.abandon().call(g, owner);

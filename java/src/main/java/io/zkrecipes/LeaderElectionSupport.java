@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
  * itself again once the client has a new session, unless stopped.
  */
 public final class LeaderElectionSupport extends NativeObject {
+    private static final WaitSpans.Call AWAIT_LEADERSHIP = WaitSpans.call("election.await_leadership");
     /** Apache's event names. */
     public enum EventType {
         START, OFFER_START, OFFER_COMPLETE, DETERMINE_START, DETERMINE_COMPLETE, ELECTED_START,
@@ -79,7 +80,7 @@ public final class LeaderElectionSupport extends NativeObject {
     /** {@code true} once this member leads, {@code false} if the timeout passed first. */
     public boolean awaitLeadership(long timeout, TimeUnit unit) throws InterruptedException {
         long nanos = Objects.requireNonNull(unit, "unit").toNanos(timeout);
-        return Native.joinInterruptibly(beginWait(WaitSpans.Call.ELECTION_AWAIT_LEADERSHIP, rootNodeName, null,
+        return Native.joinInterruptibly(beginWait(AWAIT_LEADERSHIP, rootNodeName,
             WaitSpans.NO_TOKEN, (h, f) -> Native.electionAwaitLeadership(h, false, nanos, f), null));
     }
 

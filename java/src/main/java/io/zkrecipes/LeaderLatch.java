@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class LeaderLatch extends NativeObject {
+    private static final WaitSpans.Call AWAIT_LEADERSHIP = WaitSpans.call("latch.await_leadership");
     /** Curator's states: a latch is started once and cannot start again once closed. */
     public enum State { LATENT, STARTED, CLOSED }
 
@@ -105,7 +106,7 @@ public final class LeaderLatch extends NativeObject {
     }
 
     private Native.Op<Long> awaitOp(boolean forever, long timeoutNanos) {
-        return beginWait(WaitSpans.Call.LATCH_AWAIT_LEADERSHIP, path, null, WaitSpans.ANSWER_IS_TOKEN,
+        return beginWait(AWAIT_LEADERSHIP, path, WaitSpans.ANSWER_IS_TOKEN,
             (h, f) -> Native.latchAwait(h, forever, timeoutNanos, f), null);
     }
 

@@ -14,6 +14,7 @@ import java.util.Objects;
  * per path. The client's listeners tell a connection's loss.
  */
 public class MultiLock extends HeldLock<long[]> {
+    private static final WaitSpans.Call ACQUIRE = WaitSpans.call("multi_lock.acquire");
     private static final Calls CALLS = new Calls(Native::multiLockAcquire, Native::multiLockRelease, Native::multiLockAbandon,
         Native::multiLockHoldCount, Native::multiLockIsHeld, Native::multiLockReleaseAll);
 
@@ -37,15 +38,14 @@ public class MultiLock extends HeldLock<long[]> {
         return String.join(", ", dirs);
     }
 
-    /** As the core's numbers and events name a multi-lock's wait: the paths as given, joined by commas. */
     @Override
     String waitPath() {
-        return String.join(",", dirs);
+        return with(Native::multiLockObservedPath);
     }
 
     @Override
-    String waitKind() {
-        return "multi";
+    WaitSpans.Call acquireCall() {
+        return ACQUIRE;
     }
 
     /** The current thread's fencing tokens, one per path in the order given; {@code null} if it holds none. */

@@ -146,6 +146,8 @@ final class Native {
     static native void lockAbandon(long lock, long owner);
     static native long lockParticipants(long lock, CompletableFuture<Object> f);
     static native long multiLockNew(long client, String[] dirs);
+
+    static native String multiLockObservedPath(long multiLock);
     static native void multiLockFree(long lock);
     static native byte[] multiLockFencingTokens(long lock, long owner);
     // In the order MultiLock hands them to HeldLock.Calls.

@@ -123,13 +123,13 @@ abstract class NativeObject implements AutoCloseable {
      * Starts a wait: {@code task} on the live handle, in an OpenTelemetry span when the
      * application set a tracer provider ({@link WaitSpans}), which ends when the caller's future
      * does, whichever form (blocking, interruptible, async) waits on it. The one place every
-     * recipe's waits go through. {@code call} names the wait, {@code path} and {@code kind}
-     * (null: none) are the span's attributes, {@code token} reads the fencing token from the
+     * recipe's waits go through. {@code call} names the wait (and its span's kind), {@code path}
+     * is the span's path, {@code token} reads the fencing token from the
      * answer; {@code undo} as in {@link #begin(Task, Consumer)}.
      */
-    final <T> Native.Op<T> beginWait(WaitSpans.Call call, String path, String kind, Function<Object, Object> token,
+    final <T> Native.Op<T> beginWait(WaitSpans.Call call, String path, Function<Object, Object> token,
             Task task, Consumer<Object> undo) {
-        WaitSpan span = WaitSpans.start(call, path, kind, token);
+        WaitSpan span = WaitSpans.start(call, path, token);
         try {
             return with(h -> Native.<T>start(f -> task.start(h, f), undo, span));
         } catch (RuntimeException | Error failed) {

@@ -6,8 +6,6 @@ import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -28,8 +26,6 @@ final class OpenTelemetryWaitSpan implements WaitSpan {
     private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
     private static final AttributeKey<Long> WAITED_MS = AttributeKey.longKey("waited_ms");
     private static final AttributeKey<Long> FENCING_TOKEN = AttributeKey.longKey("fencing_token");
-    /** A multi-lock's tokens, one per path in the order given. */
-    private static final AttributeKey<List<Long>> FENCING_TOKENS = AttributeKey.longArrayKey("fencing_token");
 
     private final Span span;
     private final long started = System.nanoTime();
@@ -46,10 +42,8 @@ final class OpenTelemetryWaitSpan implements WaitSpan {
     /** {@code tracer}: the {@link Tracer} that {@link OpenTelemetryTracer#current()} found. */
     static WaitSpan start(Object tracer, String name, String success, String path, String kind,
             Function<Object, Object> token) {
-        SpanBuilder builder = ((Tracer) tracer).spanBuilder(name).setParent(Context.current()).setAttribute(PATH, path);
-        if (kind != null) {
-            builder.setAttribute(KIND, kind);
-        }
+        SpanBuilder builder = ((Tracer) tracer).spanBuilder(name).setParent(Context.current())
+            .setAttribute(PATH, path).setAttribute(KIND, kind);
         return new OpenTelemetryWaitSpan(builder.startSpan(), success, token);
     }
 
@@ -86,20 +80,18 @@ final class OpenTelemetryWaitSpan implements WaitSpan {
         Object got = token.apply(answer);
         if (got instanceof Long one) {
             span.setAttribute(FENCING_TOKEN, one);
-        } else if (got instanceof long[] several) {
-            span.setAttribute(FENCING_TOKENS, Arrays.stream(several).boxed().toList());
         }
     }
 
     /**
-     * A cancel (an interrupt cancels too) is {@code cancelled}; the caller's own deadline on the
-     * future ({@code orTimeout}) is {@code timeout}; anything else went to the caller as an error.
+     * A cancel (an interrupt cancels too) is {@code cancelled}, and so is the caller's own deadline
+     * on the future ({@code orTimeout}): the wait was given up from outside, as the core's
+     * metrics count it; {@code timeout} is the wait's own deadline. Anything else went to the
+     * caller as an error.
      */
     private void failed(Throwable error) {
-        if (error instanceof CancellationException) {
+        if (error instanceof CancellationException || error instanceof TimeoutException) {
             span.setAttribute(OUTCOME, "cancelled");
-        } else if (error instanceof TimeoutException) {
-            span.setAttribute(OUTCOME, "timeout");
         } else {
             span.setAttribute(OUTCOME, "error");
             span.recordException(error);

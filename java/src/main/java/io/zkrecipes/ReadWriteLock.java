@@ -9,6 +9,8 @@ import java.util.Objects;
  * once instead of waiting forever; another thread's write request waits for the readers.
  */
 public final class ReadWriteLock implements java.util.concurrent.locks.ReadWriteLock, AutoCloseable {
+    private static final WaitSpans.Call READ_ACQUIRE = WaitSpans.call("read_lock.acquire");
+    private static final WaitSpans.Call WRITE_ACQUIRE = WaitSpans.call("write_lock.acquire");
     private final ZkLock readLock;
     private final ZkLock writeLock;
 
@@ -17,8 +19,8 @@ public final class ReadWriteLock implements java.util.concurrent.locks.ReadWrite
         Objects.requireNonNull(dir, "dir");
         long pair = client.withHandle(h -> Native.rwLockNew(h, dir));
         try {
-            this.readLock = new ZkLock(client, Native.rwLockSide(pair, false), dir, "read");
-            this.writeLock = new ZkLock(client, Native.rwLockSide(pair, true), dir, "write");
+            this.readLock = new ZkLock(client, Native.rwLockSide(pair, false), dir, READ_ACQUIRE);
+            this.writeLock = new ZkLock(client, Native.rwLockSide(pair, true), dir, WRITE_ACQUIRE);
         } finally {
             Native.rwLockFree(pair);
         }

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
  * left on the server.
  */
 public final class Semaphore extends NativeObject {
+    private static final WaitSpans.Call ACQUIRE = WaitSpans.call("semaphore.acquire");
     private final String path;
     private final EventSink<LockListener> events =
         events("semaphore", (l, name, token, reason) -> l.onEvent(LockEvent.of(name, token, reason)));
@@ -94,7 +95,7 @@ public final class Semaphore extends NativeObject {
     }
 
     private Native.Op<List<Lease>> acquireOp(int permits, boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = beginWait(WaitSpans.Call.SEMAPHORE_ACQUIRE, path, null, Semaphore::firstToken,
+        Native.Op<Object> op = beginWait(ACQUIRE, path, Semaphore::firstToken,
             (h, f) -> Native.semaphoreAcquire(h, permits, forever, timeoutNanos, f), Semaphore::releaseUnseen);
         return Claim.handedOver(op, Semaphore::leases, got -> got.forEach(Lease::abandon));
     }

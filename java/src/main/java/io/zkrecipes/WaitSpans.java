@@ -19,27 +19,17 @@ import java.util.function.Function;
  * no-op; the classes that make spans ({@link OpenTelemetryWaitSpan}) are loaded only then.
  */
 final class WaitSpans {
-    /** The waits, by the core's names of the recipe calls that wait. */
-    enum Call {
-        LOCK_ACQUIRE("lock.acquire"),
-        SEMAPHORE_ACQUIRE("semaphore.acquire"),
-        QUEUE_TAKE("queue.take"),
-        WORK_QUEUE_CONSUME("work_queue.consume"),
-        ELECTION_AWAIT_LEADERSHIP("election.await_leadership"),
-        LATCH_AWAIT_LEADERSHIP("latch.await_leadership"),
-        BARRIER_WAIT("barrier.wait");
-
-        final String key;
-
-        Call(String key) {
-            this.key = key;
-        }
-    }
+    /**
+     * One recipe call that waits, as the core names it: its span's name, the outcome of a wait
+     * that got what it waited for, and the span's {@code kind}. Each recipe class looks up its
+     * calls when it is loaded ({@link #call}), so a call the core does not name fails there.
+     */
+    record Call(String key, String span, String success, String kind) {}
 
     /** A wait's answer that carries no fencing token (a take, a barrier, Apache's election). */
     static final Function<Object, Object> NO_TOKEN = answer -> null;
-    /** A wait whose answer is its fencing token (a lock's, a latch's) or tokens (a multi-lock's). */
-    static final Function<Object, Object> ANSWER_IS_TOKEN = answer -> answer;
+    /** A wait whose answer is its fencing token (a lock's, a latch's; a multi-lock's tokens are not one). */
+    static final Function<Object, Object> ANSWER_IS_TOKEN = answer -> answer instanceof Long ? answer : null;
 
     private static final String API_CLASS = "io.opentelemetry.api.GlobalOpenTelemetry";
     /** Looked up without initializing anything of the API. */
@@ -58,10 +48,10 @@ final class WaitSpans {
 
     /**
      * The span of a wait that starts now, or null when no tracer provider is set. {@code path}
-     * and {@code kind} (null: the call has none) become its attributes; {@code token} reads the
-     * fencing token (a Long, or a long[] for a multi-lock) from the wait's answer.
+     * and the call's {@code kind} (as the core names it) become its attributes; {@code token}
+     * reads the fencing token (a Long) from the wait's answer.
      */
-    static WaitSpan start(Call call, String path, String kind, Function<Object, Object> token) {
+    static WaitSpan start(Call call, String path, Function<Object, Object> token) {
         if (!API) {
             return null;
         }
@@ -69,9 +59,8 @@ final class WaitSpans {
         if (tracer == null) {
             return null;
         }
-        Named named = Named.TABLE.get(call);
         try {
-            return OpenTelemetryWaitSpan.start(tracer, named.span(), named.success(), path, kind, token);
+            return OpenTelemetryWaitSpan.start(tracer, call.span(), call.success(), path, call.kind(), token);
         } catch (RuntimeException broken) {
             // An SDK that fails to start a span costs the application its trace, never its wait.
             warnOnce(broken);
@@ -85,27 +74,28 @@ final class WaitSpans {
             && !(answer instanceof Native.Items items && items.items().isEmpty());
     }
 
-    /** A wait's span name and success outcome, from the core's table (looked up once, when tracing). */
-    record Named(String span, String success) {
-        static final Map<Call, Named> TABLE = read();
+    /** The core's table of waits, by call: read once, when the first recipe class loads. */
+    private static final class Table {
+        static final Map<String, Call> CALLS = read();
 
-        private static Map<Call, Named> read() {
+        private static Map<String, Call> read() {
             String[] flat = Native.names(7);
-            Map<String, Named> byKey = new HashMap<>();
-            for (int i = 0; i + 2 < flat.length; i += 3) {
-                byKey.put(flat[i], new Named(flat[i + 1], flat[i + 2]));
+            Map<String, Call> calls = new HashMap<>();
+            for (int i = 0; i + 3 < flat.length; i += 4) {
+                calls.put(flat[i], new Call(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]));
             }
-            Map<Call, Named> table = new java.util.EnumMap<>(Call.class);
-            for (Call call : Call.values()) {
-                Named named = byKey.get(call.key);
-                if (named == null) {
-                    // The JAR and its native library are one build (NativeLibrary checks it).
-                    throw new IllegalStateException("the native library names no wait " + call.key);
-                }
-                table.put(call, named);
-            }
-            return table;
+            return Map.copyOf(calls);
         }
+    }
+
+    /** The recipe call {@code key} ({@code "read_lock.acquire"}) as the core names it. */
+    static Call call(String key) {
+        Call call = Table.CALLS.get(key);
+        if (call == null) {
+            // The JAR and its native library are one build (NativeLibrary checks it).
+            throw new IllegalStateException("the native library names no wait " + key);
+        }
+        return call;
     }
 
     private static volatile boolean warned;

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
  * first, FIFO within one.
  */
 public final class WorkQueue extends NativeObject {
+    private static final WaitSpans.Call CONSUME = WaitSpans.call("work_queue.consume");
     public static final int DEFAULT_PRIORITY = 100;
     private final String path;
 
@@ -101,7 +102,7 @@ public final class WorkQueue extends NativeObject {
     }
 
     private Native.Op<Delivery> consumeOp(boolean forever, long timeoutNanos) {
-        Native.Op<Object> op = beginWait(WaitSpans.Call.WORK_QUEUE_CONSUME, path, null, WaitSpans.NO_TOKEN,
+        Native.Op<Object> op = beginWait(CONSUME, path, WaitSpans.NO_TOKEN,
             (h, f) -> Native.workQueueConsume(h, forever, timeoutNanos, f), WorkQueue::giveBack);
         return Claim.handedOver(op, handle -> new Delivery((Long) handle), Delivery::abandon);
     }

@@ -15,23 +15,24 @@ import java.util.List;
  * Acquire, release, cancellation and {@link #close()} are {@link HeldLock}'s.
  */
 public class ZkLock extends HeldLock<Long> {
+    private static final WaitSpans.Call ACQUIRE = WaitSpans.call("lock.acquire");
     private static final Calls CALLS = new Calls(Native::lockAcquire, Native::lockRelease, Native::lockAbandon,
         Native::lockHoldCount, Native::lockIsHeld, Native::lockReleaseAll);
 
     private final String dir;
-    /** The side of a read/write lock ({@code read}, {@code write}); null for an exclusive lock. */
-    private final String side;
+    /** Its acquire: a lock's, or a read/write lock's side's. */
+    private final WaitSpans.Call acquire;
     private final EventSink<LockListener> events =
         events("lock", (l, name, token, reason) -> l.onEvent(LockEvent.of(name, token, reason)));
 
     ZkLock(Client client, long handle, String dir) {
-        this(client, handle, dir, null);
+        this(client, handle, dir, ACQUIRE);
     }
 
-    ZkLock(Client client, long handle, String dir, String side) {
+    ZkLock(Client client, long handle, String dir, WaitSpans.Call acquire) {
         super(client, handle, Native::lockFree, CALLS);
         this.dir = dir;
-        this.side = side;
+        this.acquire = acquire;
     }
 
     @Override
@@ -45,8 +46,8 @@ public class ZkLock extends HeldLock<Long> {
     }
 
     @Override
-    String waitKind() {
-        return side;
+    WaitSpans.Call acquireCall() {
+        return acquire;
     }
 
     @Override

@@ -47,7 +47,6 @@ class OpenTelemetryIT {
     private static final AttributeKey<String> KIND = AttributeKey.stringKey("kind");
     private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
     private static final AttributeKey<Long> TOKEN = AttributeKey.longKey("fencing_token");
-    private static final AttributeKey<List<Long>> TOKENS = AttributeKey.longArrayKey("fencing_token");
     private static final AttributeKey<Long> WAITED_MS = AttributeKey.longKey("waited_ms");
 
     private static final InMemorySpanExporter EXPORTER = InMemorySpanExporter.create();
@@ -132,7 +131,7 @@ class OpenTelemetryIT {
             SpanData acquire = childOf(caller, "zkrecipes.lock.acquire");
             assertOutcome(acquire, "acquired");
             assertEquals(c.path(), acquire.getAttributes().get(PATH));
-            assertNull(acquire.getAttributes().get(KIND), "an exclusive lock's acquire has no kind");
+            assertEquals("lock", acquire.getAttributes().get(KIND), "as the core's metrics name an exclusive lock's acquire");
             assertTrue(token.get() > 0);
             assertEquals(token.get(), acquire.getAttributes().get(TOKEN));
             long waited = acquire.getAttributes().get(WAITED_MS);
@@ -198,13 +197,16 @@ class OpenTelemetryIT {
             Zk.interruptWhileQueued("the interruptible waiter", c.first(), () -> c.second().lockInterruptibly());
             assertOutcome(only("zkrecipes.lock.acquire"), "cancelled");
 
-            // The caller's own deadline on the future passed: a timeout, not an error.
+            // The caller's own deadline on the future passed: the wait was given up from outside,
+            // cancelled (not an error), as the core's metrics count it.
             EXPORTER.reset();
             CompletableFuture<Long> bounded = c.second().lockAsync().orTimeout(100, TimeUnit.MILLISECONDS);
             ExecutionException late = assertThrows(ExecutionException.class, () -> bounded.get(30, TimeUnit.SECONDS));
             assertInstanceOf(java.util.concurrent.TimeoutException.class, late.getCause());
             Zk.eventually("the span of the wait orTimeout ended", () -> spans("zkrecipes.lock.acquire").size() == 1);
-            assertOutcome(only("zkrecipes.lock.acquire"), "timeout");
+            assertOutcome(only("zkrecipes.lock.acquire"), "cancelled");
+            Zk.eventually("the metrics count the wait given up as cancelled", () -> c.b().metrics()
+                .counter("zkrecipes.lock.acquisitions", Map.of("path", c.path(), "outcome", "cancelled")) == 3);
             c.first().unlock();
         }
     }
@@ -322,13 +324,14 @@ class OpenTelemetryIT {
             List<String> dirs = List.of(base + "/multi-b", base + "/multi-a");
             try (MultiLock both = new MultiLock(client, dirs)) {
                 both.lock();
-                long[] tokens = both.getFencingTokens();
                 both.unlock();
                 SpanData acquire = only("zkrecipes.lock.acquire");
                 assertOutcome(acquire, "acquired");
                 assertEquals("multi", acquire.getAttributes().get(KIND));
                 assertEquals(String.join(",", dirs), acquire.getAttributes().get(PATH));
-                assertEquals(List.of(tokens[0], tokens[1]), acquire.getAttributes().get(TOKENS));
+                assertNull(acquire.getAttributes().get(TOKEN), "one per path: the core's span has none either");
+                assertEquals(1, client.metrics().histogram("zkrecipes.lock.wait.duration",
+                    Map.of("path", String.join(",", dirs), "kind", "multi", "outcome", "acquired")).orElseThrow().count());
             }
         }
     }

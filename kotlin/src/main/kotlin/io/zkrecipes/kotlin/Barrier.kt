@@ -3,6 +3,8 @@ package io.zkrecipes.kotlin
 import io.zkrecipes.kotlin.ffi.NativeBarrier
 import kotlin.time.Duration
 
+private val WAIT = waitCall("barrier.wait")
+
 /**
  * Curator's `DistributedBarrier` (and kazoo's `Barrier`) on the same node: up while [path]
  * exists. Waiters are released once it is removed, also when that happened while they were
@@ -24,7 +26,7 @@ class Barrier(client: Client, path: String) : AutoCloseable {
 
     /** `true` once the barrier is down (at once if it is not up), `false` if [timeout] passed first (zero or negative: a check). */
     suspend fun wait(timeout: Duration = Duration.INFINITE): Boolean =
-        waiting(WaitCall.BARRIER_WAIT, { path }, null, { null }) { native { native.wait(timeout.toNativeMillis()) } }
+        waiting(WAIT, { path }, { null }) { native { native.wait(timeout.toNativeMillis()) } }
 
     /** Ends the [wait]s of other coroutines on this object ([ZkException.Closed]); every later call is [ZkException.Closed]. */
     override fun close() = native.end()

@@ -5,6 +5,8 @@ import io.zkrecipes.kotlin.ffi.NativeTaken
 import io.zkrecipes.kotlin.ffi.NativeTakenMany
 import kotlin.time.Duration
 
+private val TAKE = waitCall("queue.take")
+
 /**
  * Apache's `DistributedQueue`: FIFO, an item taken is deleted. An item taken for a coroutine
  * cancelled before it saw the item goes back at its place.
@@ -28,7 +30,7 @@ class DistributedQueue(client: Client, private val path: String) : AutoCloseable
     suspend fun take(): ByteArray = take(Duration.INFINITE)!!
 
     /** Waits up to [timeout] for an item; `null` if none came. */
-    suspend fun take(timeout: Duration): ByteArray? = waiting(WaitCall.QUEUE_TAKE, { path }, null, { null }) {
+    suspend fun take(timeout: Duration): ByteArray? = waiting(TAKE, { path }, { null }) {
         obtaining(NativeTaken::close) { native.take(timeout.toNativeMillis(), it) }?.let(::handOver)
     }
 
@@ -42,7 +44,7 @@ class DistributedQueue(client: Client, private val path: String) : AutoCloseable
 
     /** Waits up to [timeout] for an item, then takes up to [max] as [pollMany] does; empty if none came. */
     suspend fun takeMany(max: Int, timeout: Duration = Duration.INFINITE): List<ByteArray> =
-        waiting(WaitCall.QUEUE_TAKE, { path }, null, { null }) {
+        waiting(TAKE, { path }, { null }) {
             obtaining(NativeTakenMany::close) { native.takeMany(max.toLong(), timeout.toNativeMillis(), it) }
                 ?.let(::handOverMany) ?: emptyList()
         }

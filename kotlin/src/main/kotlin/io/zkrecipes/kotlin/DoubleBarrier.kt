@@ -3,6 +3,9 @@ package io.zkrecipes.kotlin
 import io.zkrecipes.kotlin.ffi.NativeDoubleBarrier
 import kotlin.time.Duration
 
+private val ENTER = waitCall("double_barrier.enter")
+private val LEAVE = waitCall("double_barrier.leave")
+
 /**
  * Curator's `DistributedDoubleBarrier` (and kazoo's `DoubleBarrier`) on the same nodes:
  * [memberCount] members enter together and leave together. Each object is one member
@@ -27,7 +30,7 @@ class DoubleBarrier(client: Client, path: String, memberCount: Int) : AutoClosea
      * at that very moment.
      */
     suspend fun enter(timeout: Duration = Duration.INFINITE): Boolean =
-        waiting(WaitCall.BARRIER_WAIT, { path }, "enter", { null }) {
+        waiting(ENTER, { path }, { null }) {
             obtaining({ entered: Boolean -> if (entered) native.withdrawLater() }) {
                 native.enter(timeout.toNativeMillis(), it)
             } ?: false
@@ -35,7 +38,7 @@ class DoubleBarrier(client: Client, path: String, memberCount: Int) : AutoClosea
 
     /** Leaves: `true` once every member left, `false` if [timeout] passed first (our node withdrawn in any case). */
     suspend fun leave(timeout: Duration = Duration.INFINITE): Boolean =
-        waiting(WaitCall.BARRIER_WAIT, { path }, "leave", { null }) { native { native.leave(timeout.toNativeMillis()) } }
+        waiting(LEAVE, { path }, { null }) { native { native.leave(timeout.toNativeMillis()) } }
 
     /** The member nodes' names now (`ready` not among them), in Curator's order. */
     suspend fun members(): List<String> = native { native.members() }

@@ -4,6 +4,8 @@ import io.zkrecipes.kotlin.ffi.NativeElection
 import kotlinx.coroutines.flow.Flow
 import kotlin.time.Duration
 
+private val AWAIT_LEADERSHIP = waitCall("election.await_leadership")
+
 /** Apache's `LeaderElectionSupport`: the lowest offer leads; a leader that goes hands over. */
 class LeaderElectionSupport(client: Client, private val root: String, hostName: String = client.identity) : AutoCloseable {
     private val native = native { NativeElection(client.native, root, hostName) }
@@ -21,7 +23,7 @@ class LeaderElectionSupport(client: Client, private val root: String, hostName: 
 
     /** `true` once leading; `false` if [timeout] passed first. */
     suspend fun awaitLeadership(timeout: Duration = Duration.INFINITE): Boolean =
-        waiting(WaitCall.ELECTION_AWAIT_LEADERSHIP, { root }, null, { null }) {
+        waiting(AWAIT_LEADERSHIP, { root }, { null }) {
             native { native.awaitLeadership(timeout.toNativeMillis()) }
         }
 

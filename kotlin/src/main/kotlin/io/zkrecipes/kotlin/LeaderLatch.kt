@@ -5,6 +5,8 @@ import io.zkrecipes.kotlin.ffi.NativeLatchParticipant
 import kotlinx.coroutines.flow.Flow
 import kotlin.time.Duration
 
+private val AWAIT_LEADERSHIP = waitCall("latch.await_leadership")
+
 /** One participant of a [LeaderLatch], the leader first: its id, its node's name, whether it leads. */
 data class LatchParticipant(val id: String, val node: String, val isLeader: Boolean)
 
@@ -51,7 +53,7 @@ class LeaderLatch(client: Client, path: String, id: String? = null) : AutoClosea
      * the participant stays in line.
      */
     suspend fun awaitLeadership(timeout: Duration = Duration.INFINITE): Long? =
-        waiting(WaitCall.LATCH_AWAIT_LEADERSHIP, { path }, null, { it }) {
+        waiting(AWAIT_LEADERSHIP, { path }, { it }) {
             native { native.awaitLeadership(timeout.toNativeMillis()) }
         }
 

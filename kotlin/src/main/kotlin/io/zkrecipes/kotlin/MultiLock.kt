@@ -4,6 +4,8 @@ import io.zkrecipes.kotlin.ffi.NativeHold
 import io.zkrecipes.kotlin.ffi.NativeMultiLock
 import kotlin.time.Duration
 
+private val ACQUIRE = waitCall("multi_lock.acquire")
+
 /**
  * Every lock of a [MultiLock], held. [release] once (a second is [ZkException.NotOwner]); `use {}`
  * releases too. One fencing token per path, in the order the paths were given.
@@ -43,8 +45,7 @@ class MultiLock(client: Client, dirs: List<String>) : AutoCloseable {
      * zero: a try). Cancelling the coroutine gives back what was taken.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): MultiLockHold? =
-        // Its span as the core's numbers name a multi-lock's wait: the paths as given, joined by commas.
-        waiting(WaitCall.LOCK_ACQUIRE, { paths.joinToString(",") }, "multi", { it?.fencingTokens }) {
+        waiting(ACQUIRE, { native.observedPath() }, { null }) {
             val (hold, tokens) = intoHold { hold -> native.acquire(timeout.toNativeMillis(), hold) }
             if (tokens.isNotEmpty()) MultiLockHold(hold, tokens) else null
         }

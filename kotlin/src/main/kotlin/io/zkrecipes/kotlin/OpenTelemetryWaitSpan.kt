@@ -5,14 +5,13 @@ import io.opentelemetry.api.trace.Span
 import io.opentelemetry.api.trace.StatusCode
 import io.opentelemetry.api.trace.Tracer
 import io.opentelemetry.context.Context
-import kotlinx.coroutines.TimeoutCancellationException
 import java.util.concurrent.atomic.AtomicBoolean
 import kotlin.coroutines.cancellation.CancellationException
 
 /**
  * A wait's span: started with `path` and `kind`, a child of [Context.current] at the call;
  * ended with `outcome` (the core's success word, `timeout`, `cancelled` or `error`), `waited_ms`
- * and the `fencing_token` the wait got (a multi-lock's: one per path), with status ERROR and the
+ * and the `fencing_token` the wait got (a multi-lock's tokens are not one), with status ERROR and the
  * exception recorded when the caller got one. Loaded only when a tracer provider is set
  * ([WaitSpans]).
  */
@@ -26,19 +25,16 @@ internal class OpenTelemetryWaitSpan private constructor(private val span: Span,
             return@end
         }
         span.setAttribute(OUTCOME, success)
-        when (token) {
-            is Long -> span.setAttribute(FENCING_TOKEN, token)
-            is List<*> -> span.setAttribute(FENCING_TOKENS, token.filterIsInstance<Long>())
-        }
+        if (token is Long) span.setAttribute(FENCING_TOKEN, token)
     }
 
     /**
-     * A cancellation is `cancelled`, except the caller's own deadline (`withTimeout`), which is a
-     * `timeout`; anything else went to the caller as an error.
+     * A cancellation is `cancelled`, the caller's own deadline (`withTimeout`) included: the wait
+     * was given up from outside, as the core's metrics count it (`timeout` is the wait's own
+     * deadline). Anything else went to the caller as an error.
      */
     override fun failed(error: Throwable) = end {
         when (error) {
-            is TimeoutCancellationException -> span.setAttribute(OUTCOME, "timeout")
             is CancellationException -> span.setAttribute(OUTCOME, "cancelled")
             else -> {
                 span.setAttribute(OUTCOME, "error")
@@ -70,12 +66,11 @@ internal class OpenTelemetryWaitSpan private constructor(private val span: Span,
         private val OUTCOME: AttributeKey<String> = AttributeKey.stringKey("outcome")
         private val WAITED_MS: AttributeKey<Long> = AttributeKey.longKey("waited_ms")
         private val FENCING_TOKEN: AttributeKey<Long> = AttributeKey.longKey("fencing_token")
-        private val FENCING_TOKENS: AttributeKey<List<Long>> = AttributeKey.longArrayKey("fencing_token")
 
         /** [tracer]: the [Tracer] that [OpenTelemetryTracer.current] found. */
-        fun start(tracer: Any, name: String, success: String, path: String, kind: String?): WaitSpan {
-            val builder = (tracer as Tracer).spanBuilder(name).setParent(Context.current()).setAttribute(PATH, path)
-            if (kind != null) builder.setAttribute(KIND, kind)
+        fun start(tracer: Any, name: String, success: String, path: String, kind: String): WaitSpan {
+            val builder = (tracer as Tracer).spanBuilder(name).setParent(Context.current())
+                .setAttribute(PATH, path).setAttribute(KIND, kind)
             return OpenTelemetryWaitSpan(builder.startSpan(), success)
         }
     }

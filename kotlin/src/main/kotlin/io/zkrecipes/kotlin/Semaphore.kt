@@ -8,6 +8,8 @@ import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.withContext
 import kotlin.time.Duration
 
+private val ACQUIRE = waitCall("semaphore.acquire")
+
 /**
  * One held lease of a [Semaphore]. [release] once (a second is [ZkException.NotOwner]; a lost
  * lease's release throws the loss); `use {}` releases too, as does a lease that becomes
@@ -64,7 +66,7 @@ class Semaphore(client: Client, path: String, maxLeases: Int) : AutoCloseable {
 
     // Every acquire's one wait; its span's token is the first lease's, as the core's numbers tell it.
     private suspend fun obtain(count: Int, timeout: Duration): List<Lease>? =
-        waiting(WaitCall.SEMAPHORE_ACQUIRE, { path }, null, { it?.firstOrNull()?.fencingToken }) {
+        waiting(ACQUIRE, { path }, { it?.firstOrNull()?.fencingToken }) {
             obtaining({ granted: List<NativeGranted> -> granted.forEach { it.lease.abandon() } }) {
                 native.acquire(count.toLong(), timeout.toNativeMillis(), it)
             }?.map { Lease(it.lease, it.fencingToken, it.nodePath) }

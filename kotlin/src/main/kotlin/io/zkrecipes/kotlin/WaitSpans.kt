@@ -1,18 +1,16 @@
 package io.zkrecipes.kotlin
 
+import io.zkrecipes.kotlin.ffi.NativeWaitSpan
 import io.zkrecipes.kotlin.ffi.waitSpans
 import java.lang.System.Logger.Level
 
-/** The waits, by the core's names of the recipe calls that wait (its table of waits). */
-internal enum class WaitCall(val key: String) {
-    LOCK_ACQUIRE("lock.acquire"),
-    SEMAPHORE_ACQUIRE("semaphore.acquire"),
-    QUEUE_TAKE("queue.take"),
-    WORK_QUEUE_CONSUME("work_queue.consume"),
-    ELECTION_AWAIT_LEADERSHIP("election.await_leadership"),
-    LATCH_AWAIT_LEADERSHIP("latch.await_leadership"),
-    BARRIER_WAIT("barrier.wait"),
-}
+/**
+ * The recipe call [key] that waits (`"read_lock.acquire"`), as the core's table of waits names it:
+ * its span's name, the outcome of a wait that got what it waited for, and the span's `kind`.
+ * Each recipe looks up its calls when its class loads, so a call the core does not name fails there.
+ */
+internal fun waitCall(key: String): NativeWaitSpan =
+    WaitSpans.calls[key] ?: error("the native library names no wait $key")
 
 /** One wait's span, started where the wait starts and ended once, with its answer or what ended it. */
 internal interface WaitSpan {
@@ -50,12 +48,8 @@ internal object WaitSpans {
         false
     }
 
-    /** A wait's span name and success outcome, from the core's table: read once, when tracing. */
-    private val named: Map<WaitCall, Pair<String, String>> by lazy {
-        val byKey = waitSpans().associate { it.call to (it.span to it.success) }
-        // The JAR and its native library are one build (uniffi checks its checksums).
-        WaitCall.entries.associateWith { byKey[it.key] ?: error("the native library names no wait ${it.key}") }
-    }
+    /** The core's table of waits, by call; the JAR and its native library are one build (uniffi checks its checksums). */
+    val calls: Map<String, NativeWaitSpan> by lazy { waitSpans().associateBy { it.call } }
 
     @Volatile
     private var warned = false
@@ -64,10 +58,9 @@ internal object WaitSpans {
     fun tracer(): Any? = if (api) OpenTelemetryTracer.current() else null
 
     /** The span of a wait that starts now, with [tracer]; null if the SDK failed to start one. */
-    fun start(tracer: Any, call: WaitCall, path: String, kind: String?): WaitSpan? {
+    fun start(tracer: Any, call: NativeWaitSpan, path: String): WaitSpan? {
         return try {
-            val (span, success) = named.getValue(call)
-            OpenTelemetryWaitSpan.start(tracer, span, success, path, kind)
+            OpenTelemetryWaitSpan.start(tracer, call.span, call.success, path, call.kind)
         } catch (broken: RuntimeException) {
             // An SDK that fails to start a span costs the application its trace, never its wait.
             warnOnce(broken)
@@ -89,14 +82,13 @@ internal object WaitSpans {
 /**
  * Runs [wait], one public call's wait, in an OpenTelemetry span when the application set a
  * tracer provider ([WaitSpans]): the one place every recipe's waits go through. [call] names
- * the wait; [path] (asked only when tracing) and [kind] (null: none) are the span's attributes;
- * [token] reads the fencing token from the answer. Inline, so that an untraced wait allocates
+ * the wait (and its span's kind); [path] (asked only when tracing) is the span's path; [token]
+ * reads the fencing token from the answer. Inline, so that an untraced wait allocates
  * nothing for it.
  */
 internal suspend inline fun <T> waiting(
-    call: WaitCall,
+    call: NativeWaitSpan,
     path: () -> String,
-    kind: String?,
     token: (T) -> Any?,
     wait: () -> T,
 ): T {
@@ -104,7 +96,7 @@ internal suspend inline fun <T> waiting(
     // which is the coroutine's own when the application propagates it (`asContextElement()`
     // is a ThreadContextElement, current wherever the coroutine runs).
     val tracer = WaitSpans.tracer()
-    val span = if (tracer == null) null else WaitSpans.start(tracer, call, path(), kind)
+    val span = if (tracer == null) null else WaitSpans.start(tracer, call, path())
     val answer = try {
         wait()
     } catch (e: Throwable) {

@@ -8,6 +8,8 @@ import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.withContext
 import kotlin.time.Duration
 
+private val CONSUME = waitCall("work_queue.consume")
+
 /**
  * A job claimed for this worker: [ack] when done, [nack] to give it back at its place. `use {}`
  * (or [close]) gives back a job that was neither, as does a delivery that becomes unreachable.
@@ -67,7 +69,7 @@ class WorkQueue(client: Client, private val path: String, prefetch: Int = 1, max
      * Cancelling the coroutine gives back whatever it claimed.
      */
     suspend fun consume(timeout: Duration = Duration.INFINITE): Delivery? =
-        waiting(WaitCall.WORK_QUEUE_CONSUME, { path }, null, { null }) {
+        waiting(CONSUME, { path }, { null }) {
             obtaining(NativeDelivery::close) { native.consume(timeout.toNativeMillis(), it) }?.let(::Delivery)
         }
 

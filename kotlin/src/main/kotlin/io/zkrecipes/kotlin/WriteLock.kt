@@ -2,11 +2,14 @@ package io.zkrecipes.kotlin
 
 import io.zkrecipes.kotlin.ffi.NativeHold
 import io.zkrecipes.kotlin.ffi.NativeLock
+import io.zkrecipes.kotlin.ffi.NativeWaitSpan
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.withContext
 import kotlin.time.Duration
+
+private val ACQUIRE = waitCall("lock.acquire")
 
 /** One contender of a lock, holder first. */
 data class Participant(val node: String, val identity: String, val isReader: Boolean)
@@ -34,8 +37,8 @@ class LockHold internal constructor(private val native: NativeHold, val fencingT
  */
 open class Lock internal constructor(
     internal val native: NativeLock,
-    /** The side of a read/write lock (`read`, `write`), the `kind` of its acquires' spans; null for a lock. */
-    private val side: String? = null,
+    /** Its acquire as the core names it for the spans: a lock's, or a read/write lock's side's. */
+    private val acquireCall: NativeWaitSpan = ACQUIRE,
 ) : AutoCloseable {
     /** The lock's directory. */
     val path: String get() = native.dir()
@@ -48,7 +51,7 @@ open class Lock internal constructor(
      * zero: a try). Cancelling the coroutine withdraws its node; a hold that came anyway is released.
      */
     suspend fun acquire(timeout: Duration = Duration.INFINITE): LockHold? =
-        waiting(WaitCall.LOCK_ACQUIRE, { path }, side, { it?.fencingToken }) {
+        waiting(acquireCall, { path }, { it?.fencingToken }) {
             // The native hold is made first and filled inside the call, which returns a plain
             // number (see `NativeLock.acquire`): a cancellation at any point loses nothing. An
             // acquire still running is dropped, its node withdrawn; a hold that came anyway is

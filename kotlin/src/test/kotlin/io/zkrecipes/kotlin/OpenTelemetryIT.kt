@@ -55,7 +55,6 @@ class OpenTelemetryIT {
         private val KIND = AttributeKey.stringKey("kind")
         private val OUTCOME = AttributeKey.stringKey("outcome")
         private val TOKEN = AttributeKey.longKey("fencing_token")
-        private val TOKENS = AttributeKey.longArrayKey("fencing_token")
         private val WAITED_MS = AttributeKey.longKey("waited_ms")
 
         private val exporter: InMemorySpanExporter = InMemorySpanExporter.create()
@@ -133,7 +132,7 @@ class OpenTelemetryIT {
             val acquire = childOf(caller, "zkrecipes.lock.acquire")
             assertOutcome(acquire, "acquired")
             assertEquals(path, acquire.attributes[PATH])
-            assertNull(acquire.attributes[KIND], "an exclusive lock's acquire has no kind")
+            assertEquals("lock", acquire.attributes[KIND], "as the core's metrics name an exclusive lock's acquire")
             assertEquals(token, acquire.attributes[TOKEN])
             val waited = present(acquire.attributes[WAITED_MS])
             assertTrue(waited >= heldMs, "waited $waited ms, held $heldMs ms")
@@ -168,7 +167,7 @@ class OpenTelemetryIT {
     }
 
     @Test
-    fun aCancelledWaitIsCancelledAndTheCallersDeadlineATimeout(): Unit =
+    fun aCancelledWaitAndTheCallersDeadlineAreBothCancelled(): Unit =
         Zk.twoClients("otel-cancel", Dispatchers.Default) { a, b, path ->
             val held = present(a.writeLock(path).acquire(10.seconds))
             val lock = b.writeLock(path)
@@ -181,8 +180,12 @@ class OpenTelemetryIT {
             assertNull(cancelled.attributes[TOKEN])
 
             exporter.reset()
+            // The caller's own deadline gives the wait up from outside: cancelled, as the metrics count it.
             assertThrows<TimeoutCancellationException> { runBlocking { withTimeout(100) { lock.acquire() } } }
-            assertOutcome(only("zkrecipes.lock.acquire"), "timeout")
+            assertOutcome(only("zkrecipes.lock.acquire"), "cancelled")
+            Zk.eventually("the metrics count both waits given up as cancelled") {
+                b.metrics().counter("zkrecipes.lock.acquisitions", mapOf("path" to path, "outcome" to "cancelled")) == 2L
+            }
 
             // The same through `obtaining` (the queue's take), which cancels its native call itself.
             exporter.reset()
@@ -292,7 +295,12 @@ class OpenTelemetryIT {
             assertOutcome(acquire, "acquired")
             assertEquals("multi", acquire.attributes[KIND])
             assertEquals(dirs.joinToString(","), acquire.attributes[PATH])
-            assertEquals(hold.fencingTokens, acquire.attributes[TOKENS])
+            assertNull(acquire.attributes[TOKEN], "one per path: the core's span has none either")
+            val wait = client.metrics().histogram(
+                "zkrecipes.lock.wait.duration",
+                mapOf("path" to dirs.joinToString(","), "kind" to "multi", "outcome" to "acquired"),
+            )
+            assertEquals(1L, wait?.count)
         }
 
         exporter.reset()
