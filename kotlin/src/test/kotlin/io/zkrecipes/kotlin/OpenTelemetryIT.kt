@@ -274,7 +274,7 @@ class OpenTelemetryIT {
             val waits = spans("zkrecipes.barrier.wait")
             assertOutcome(waits[0], "timeout")
             assertOutcome(waits[1], "passed")
-            assertNull(waits[1].attributes[KIND])
+            assertEquals("single", waits[1].attributes[KIND])
         }
 
         exporter.reset()
