@@ -235,6 +235,70 @@ class MicrometerIT {
         }
     }
 
+    /**
+     * Two threads bind one adapter to registries and read every meter while a third closes the
+     * client under them: each bind either works or is CLOSED, no read fails, and the holders
+     * gauge reads 0 once the client's holds are gone.
+     */
+    @Test
+    void twoThreadsOnOneAdapterWhileItsClientCloses() throws Exception {
+        String path = Zk.path("micrometer-closing");
+        Client client = Zk.client();
+        WriteLock lock = new WriteLock(client, path);
+        lock.lock();
+        ZkrecipesMetrics metrics = new ZkrecipesMetrics(client);
+        SimpleMeterRegistry first = new SimpleMeterRegistry();
+        metrics.bindTo(first);
+        assertTrue(metrics.flush(FLUSH));
+        assertEquals(1, first.get(HOLDERS).tags("path", path).gauge().value());
+
+        Queue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+        AtomicBoolean closed = new AtomicBoolean();
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(2);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            Thread thread = new Thread(() -> {
+                running.countDown();
+                // Until a bind after the close has been refused: the close lands mid-loop.
+                boolean refused = false;
+                while (!refused) {
+                    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+                    try {
+                        metrics.bindTo(registry);
+                    } catch (ZkException e) {
+                        if (e.code() != ZkException.Code.CLOSED) {
+                            unexpected.add(e);
+                        }
+                        refused = closed.get();
+                    } catch (Throwable e) {
+                        unexpected.add(e);
+                        return;
+                    }
+                    try {
+                        for (Meter meter : registry.getMeters()) {
+                            meter.measure().forEach(measurement -> measurement.getValue());
+                        }
+                    } catch (Throwable e) {
+                        unexpected.add(e);
+                        return;
+                    }
+                }
+            });
+            threads.add(thread);
+            thread.start();
+        }
+        assertTrue(running.await(10, TimeUnit.SECONDS));
+        client.close();
+        closed.set(true);
+        for (Thread thread : threads) {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(thread.isAlive(), "a binding thread ended");
+        }
+        assertTrue(unexpected.isEmpty(), () -> "unexpected: " + unexpected);
+        metrics.close();
+        assertEquals(0, first.get(HOLDERS).tags("path", path).gauge().value(), "the closed client holds nothing");
+    }
+
     @Test
     void badArgumentsAreTypedErrors() throws Exception {
         assertThrows(NullPointerException.class, () -> new ZkrecipesMetrics(null));
