@@ -1056,6 +1056,7 @@ async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requi
         .await
         .expect("the waiter is in line");
 
+    let requests_before = client.metrics().counter("zkrecipes.requests", &[]);
     server.restart();
     let serving = Instant::now();
 
@@ -1098,6 +1099,29 @@ async fn a_lock_holder_keeps_its_session_across_a_restart_of_a_server_that_requi
         .unwrap();
     next.release().await.unwrap();
     assert_eq!(client.session_id().unwrap(), session);
+    // The numbers went through the reconnect: one suspension, one reconnect, nothing lost, both
+    // holds counted and over, and the requests of the new connection counted as the old ones were.
+    let seen = client.metrics();
+    let at = ("path", dir.as_str());
+    assert_eq!(
+        seen.counter("zkrecipes.session.state_changes", &[("to", "reconnected")]),
+        1
+    );
+    assert_eq!(
+        seen.counter("zkrecipes.session.state_changes", &[("to", "lost")]),
+        0
+    );
+    assert_eq!(seen.counter("zkrecipes.lock.lost", &[at]), 0);
+    assert_eq!(
+        seen.counter(
+            "zkrecipes.lock.acquisitions",
+            &[at, ("outcome", "acquired")]
+        ),
+        2
+    );
+    assert_eq!(seen.gauge("zkrecipes.lock.holders", &[at]), 0);
+    assert_eq!(seen.gauge("zkrecipes.lock.waiters", &[at]), 0);
+    assert!(seen.counter("zkrecipes.requests", &[]) > requests_before);
     client.close().await;
 }
 
