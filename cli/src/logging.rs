@@ -6,7 +6,8 @@
 //! line. `-v` shows warnings and info (acquired after waiting, leadership, session changes),
 //! `-vv` debug (every request), `-vvv` trace.
 //! `ZKRECIPES_LOG` is a comma list applied after `-v`: a bare level sets every logger
-//! (`debug`), `logger=level` one (`zkrecipes.lock=debug`).
+//! (`debug`), `logger=level` one (`zkrecipes.lock=debug`), and a named logger keeps its level
+//! whatever the order.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,6 +25,9 @@ pub fn init(verbosity: u8, spec: Option<&str>) -> Result<(), Failure> {
         _ => LogLevel::Trace,
     };
     log::set_level("zkrecipes", base);
+    // A bare level first, then each `logger=level`, whatever their order: a named logger keeps
+    // its level (`zkrecipes.lock=debug,warn` is the lock at debug, the rest at warn).
+    let mut directives = Vec::new();
     for directive in spec.unwrap_or("").split(',').map(str::trim) {
         if directive.is_empty() {
             continue;
@@ -33,7 +37,11 @@ pub fn init(verbosity: u8, spec: Option<&str>) -> Result<(), Failure> {
             .unwrap_or(("zkrecipes", directive));
         let level = LogLevel::parse(level)
             .map_err(|err| Failure::usage(format!("ZKRECIPES_LOG: {}", err.message())))?;
-        if !log::set_level(logger.trim(), level) {
+        directives.push((logger.trim(), level));
+    }
+    directives.sort_by_key(|(logger, _)| *logger != "zkrecipes");
+    for (logger, level) in directives {
+        if !log::set_level(logger, level) {
             return Err(Failure::usage(format!(
                 "ZKRECIPES_LOG: no logger {logger:?}; the loggers are {}",
                 log::LOGGERS.join(", ")

@@ -62,7 +62,11 @@ enum Head {
 async fn read_head(stream: &mut TcpStream) -> std::io::Result<Head> {
     let mut request = Vec::with_capacity(512);
     let mut buffer = [0u8; 1024];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+    // The head ends at a blank line; HTTP/1.1 lets a server take a bare LF for CRLF (RFC 9112
+    // 2.2), and some hand-written scrapers send them.
+    let ended =
+        |r: &[u8]| r.windows(4).any(|w| w == b"\r\n\r\n") || r.windows(2).any(|w| w == b"\n\n");
+    while !ended(&request) {
         let read = stream.read(&mut buffer).await?;
         if read == 0 {
             return Ok(Head::Closed);

@@ -368,7 +368,7 @@ def test_bad_lookups_are_clear_errors(client, path):
         seen.counter("zkrecipes.lock.acquisiton")
     with pytest.raises(zkrecipes.InvalidArgumentError, match='no attribute "outcom"'):
         seen.counter("zkrecipes.lock.acquisitions", outcom="timeout")
-    with pytest.raises(zkrecipes.InvalidArgumentError, match="is a up_down_counter metric"):
+    with pytest.raises(zkrecipes.InvalidArgumentError, match="is an up_down_counter metric"):
         seen.counter("zkrecipes.lock.waiters")
     with pytest.raises(TypeError, match="outcome must be a str"):
         seen.counter("zkrecipes.lock.acquisitions", outcome=1)  # type: ignore[arg-type]
@@ -381,7 +381,7 @@ def test_bad_lookups_are_clear_errors(client, path):
             waits.quantile(wrong)
     with pytest.raises(zkrecipes.InvalidArgumentError, match="timeout must be in"):
         zkrecipes.flush_logs(-1)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="metric_paths"):
         Client("127.0.0.1:1", metric_paths="no")  # type: ignore[arg-type]
 
 
@@ -428,6 +428,47 @@ def test_without_configuration_only_warnings_show(zk_connect, path):
     assert (child.returncode, child.stdout.strip()) == (0, "1"), child.stderr
     [warning] = child.stderr.splitlines()
     assert warning.startswith(f"lock {path}/lost: LOST after holding") and "deleted by somebody else" in warning
+
+
+@pytest.mark.parametrize("blocker", ["handler", "listener"])
+def test_a_handler_or_listener_that_blocks_for_good_does_not_keep_the_process_from_exiting(zk_connect, path, blocker):
+    """Interpreter exit waits a moment for a call in progress, not for ever (a review saw a
+    process with a stuck handler never exit)."""
+    child = _run(
+        """
+        import logging, sys, threading
+        import zkrecipes
+
+        connect, path, blocker = sys.argv[1:4]
+        stuck = threading.Event()
+
+        def block_for_good(*_):
+            stuck.set()
+            threading.Event().wait()
+
+        class Stuck(logging.Handler):
+            def emit(self, record):
+                block_for_good()
+
+        client = zkrecipes.Client(connect)
+        lock = client.write_lock(path)
+        if blocker == "handler":
+            logging.getLogger("zkrecipes.lock").addHandler(Stuck())
+            logging.getLogger("zkrecipes.lock").setLevel(logging.DEBUG)
+            zkrecipes.refresh_log_levels()
+        else:
+            lock.add_listener(block_for_good)
+        with lock:
+            pass
+        assert stuck.wait(20), "the handler was called"
+        client.close()
+        print("main done", flush=True)
+        """,
+        zk_connect,
+        path,
+        blocker,
+    )
+    assert (child.returncode, child.stdout.strip()) == (0, "main done"), child.stderr
 
 
 def test_the_api_is_typed_for_mypy_strict(tmp_path: Path):

@@ -111,9 +111,9 @@ class Undo:
 class Subscription:
     def cancel(self) -> None: ...
 
-# Python's `Client(...)` arguments in its order: connect string, session and connect timeouts,
-# auth, identity, the security settings, metric_paths.
-ConnectArgs = Tuple[str, float, float, Optional[Tuple[str, str]], Optional[str], Optional[Dict[str, object]], bool]
+# Python's `Client(...)` keywords: connect_string, session_timeout, connect_timeout, auth,
+# identity, security (the settings), metric_paths.
+ConnectArgs = Dict[str, object]
 
 class NativeClient:
     @staticmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._base import Closing, Listened
@@ -22,6 +22,16 @@ from .security import AclPolicy, Sasl, Tls, _settings
 from .semaphore import Semaphore
 from .work_queue import WorkQueue
 
+
+def _keywords(given: Dict[str, Any]) -> Dict[str, object]:
+    """``Client(...)``'s keywords (``locals()`` of ``__init__`` or ``connect_async``) as the
+    native connect takes them: the security settings made one."""
+    keywords: Dict[str, object] = {
+        name: given[name]
+        for name in ("connect_string", "session_timeout", "connect_timeout", "auth", "identity", "metric_paths")
+    }
+    keywords["security"] = _settings(given["tls"], given["sasl"], given["acl"])
+    return keywords
 
 
 class Client(Closing, Listened[ConnectionState]):
@@ -61,9 +71,7 @@ class Client(Closing, Listened[ConnectionState]):
     ) -> None:
         """Connects (blocking, up to ``connect_timeout`` seconds); ``ConnectionLossError`` if no server answers."""
         refresh_log_levels()
-        self._native = _native.NativeClient.connect(
-            (connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths)
-        )
+        self._native = _native.NativeClient.connect(_keywords(locals()))
 
     @classmethod
     async def connect_async(
@@ -82,9 +90,7 @@ class Client(Closing, Listened[ConnectionState]):
         """Connects without blocking the event loop: ``await Client.connect_async("zk1:2181/app")``."""
         refresh_log_levels()
         client = cls.__new__(cls)
-        client._native = await _native.NativeClient.connect_async(
-            (connect_string, session_timeout, connect_timeout, auth, identity, _settings(tls, sasl, acl), metric_paths)
-        )
+        client._native = await _native.NativeClient.connect_async(_keywords(locals()))
         return client
 
     @property

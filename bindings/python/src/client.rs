@@ -27,23 +27,29 @@ impl From<Client> for NativeClient {
     }
 }
 
-/// The arguments of Python's `Client(...)`, in its order, as one tuple: `connect` and
-/// `connect_async` read them alike.
-#[derive(FromPyObject)]
-pub struct ConnectArgs(
-    String,
-    f64,
-    f64,
-    Option<(String, String)>,
-    Option<String>,
-    Option<SecurityArgs>,
-    bool,
-);
+/// Python's `Client(...)` keywords, as one dict: `connect` and `connect_async` read them alike.
+/// Named `Client` so that a wrong type reads "failed to extract field Client.metric_paths".
+mod keywords {
+    use super::*;
+
+    #[derive(FromPyObject)]
+    #[pyo3(from_item_all)]
+    pub struct Client {
+        pub connect_string: String,
+        pub session_timeout: f64,
+        pub connect_timeout: f64,
+        pub auth: Option<(String, String)>,
+        pub identity: Option<String>,
+        pub security: Option<SecurityArgs>,
+        pub metric_paths: bool,
+    }
+}
+use keywords::Client as ConnectArgs;
 
 impl ConnectArgs {
     /// The connect string and the client's options, checked.
     fn into_connect(self) -> zkrecipes::Result<(String, ClientOptions)> {
-        let ConnectArgs(
+        let ConnectArgs {
             connect_string,
             session_timeout,
             connect_timeout,
@@ -51,7 +57,7 @@ impl ConnectArgs {
             identity,
             security,
             metric_paths,
-        ) = self;
+        } = self;
         let mut options = ClientOptions {
             session_timeout: timeout_setting("session_timeout", session_timeout, "s")?,
             connect_timeout: timeout_setting("connect_timeout", connect_timeout, "s")?,

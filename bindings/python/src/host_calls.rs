@@ -4,7 +4,8 @@
 //!
 //! Attaching a thread to a finalizing interpreter crashes the process, so at exit the package's
 //! `atexit` hook (`listener::_shutdown`) lets what is queued through for a moment, then stops
-//! these calls and waits for the one in progress.
+//! these calls and waits for the one in progress, for a moment too: a handler that blocks for
+//! good must not keep the process from exiting.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +21,25 @@ static SHUTDOWN: AtomicBool = AtomicBool::new(false);
 static CALLING: Mutex<()> = Mutex::new(());
 
 /// How long interpreter exit waits for what is still queued (a client's last words when closed
-/// at the end of a script) to reach Python, before `logging.shutdown` flushes the handlers.
-const FLUSH_AT_EXIT: Duration = Duration::from_secs(1);
+/// at the end of a script) to reach Python, before `logging.shutdown` flushes the handlers; and
+/// then, again, for a call in progress to return.
+pub const FLUSH_AT_EXIT: Duration = Duration::from_secs(1);
+
+/// Waits until `busy` is free (the call it guards returned), up to `FLUSH_AT_EXIT`. Interpreter
+/// exit goes on after that: a call still in progress is in a handler that blocks (a
+/// `time.sleep(1000)`, a lock never released), which the process's end cuts short.
+pub fn wait_for_call_at_exit(busy: &Mutex<()>) {
+    let deadline = std::time::Instant::now() + FLUSH_AT_EXIT;
+    while std::time::Instant::now() < deadline {
+        match busy.try_lock() {
+            Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => return,
+            // std's Mutex has no timed lock; exit is the one place this polls.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+        }
+    }
+}
 
 thread_local! {
     /// True on the delivery thread while it runs a call: what waits for deliveries to finish
@@ -46,12 +64,12 @@ pub fn in_call() -> bool {
 }
 
 /// At interpreter exit: lets what is queued reach Python (for a moment), then stops the calls
-/// and waits for the one in progress. The log records and the recordings share the one queue,
-/// so the logs' flush waits for both.
+/// and waits for the one in progress (for a moment). The log records and the recordings share
+/// the one queue, so the logs' flush waits for both.
 pub fn shutdown(py: Python<'_>) {
     py.detach(|| {
         log::flush(FLUSH_AT_EXIT);
         SHUTDOWN.store(true, Ordering::SeqCst);
-        drop(CALLING.lock().unwrap_or_else(|e| e.into_inner()));
+        wait_for_call_at_exit(&CALLING);
     });
 }

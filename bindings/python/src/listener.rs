@@ -43,11 +43,12 @@ fn dispatcher() -> &'static std::sync::mpsc::Sender<Delivery> {
 }
 
 /// Registered with `atexit` by the package: stops deliveries (the listeners', the log records'
-/// and the metric recordings') and waits for the one in progress (with the GIL released, which it needs).
+/// and the metric recordings') and waits a moment for the one in progress (with the GIL
+/// released, which it needs).
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTDOWN.store(true, Ordering::SeqCst);
-    py.detach(|| drop(DELIVERING.lock().unwrap_or_else(|e| e.into_inner())));
+    py.detach(|| crate::host_calls::wait_for_call_at_exit(&DELIVERING));
     // The core's delivery thread (log records, metric recordings) attaches to Python too.
     crate::host_calls::shutdown(py);
 }

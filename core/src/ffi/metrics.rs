@@ -57,7 +57,12 @@ fn checked(name: &str, instrument: Instrument, filter: &[(&str, &str)]) -> Resul
     };
     if metric.instrument != instrument {
         return Err(Error::invalid_argument(format!(
-            "{name} is a {} metric; this lookup reads {} metrics",
+            "{name} is {} {} metric; this lookup reads {} metrics",
+            if metric.instrument == Instrument::UpDownCounter {
+                "an"
+            } else {
+                "a"
+            },
             metric.instrument.as_str(),
             instrument.as_str()
         )));
