@@ -73,6 +73,16 @@ struct Inner {
     registry: Arc<Registry>,
 }
 
+/// A client that a background task follows without keeping it alive.
+#[derive(Clone)]
+pub(crate) struct WeakClient(std::sync::Weak<Inner>);
+
+impl WeakClient {
+    pub(crate) fn upgrade(&self) -> Option<Client> {
+        self.0.upgrade().map(|inner| Client { inner })
+    }
+}
+
 /// Held while work that `close` waits for is in progress.
 pub(crate) struct Settling(Arc<Inner>);
 
@@ -208,6 +218,10 @@ impl Client {
     /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
     pub fn is_tls(&self) -> bool {
         self.inner.tls.is_some()
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakClient {
+        WeakClient(Arc::downgrade(&self.inner))
     }
 
     pub fn session_id(&self) -> Result<i64> {

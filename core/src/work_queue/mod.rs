@@ -81,6 +81,8 @@ struct Inner {
     /// Set by `close()`: offers and consumes answer `CLOSED` from then on,
     /// and a consume waiting at that moment wakes with it.
     closed: tokio::sync::watch::Sender<bool>,
+    /// Deliveries handed out and not settled yet (`settlement.rs`).
+    unsettled: Arc<settlement::Unsettled>,
 }
 
 #[derive(Default)]
@@ -116,6 +118,7 @@ impl WorkQueue {
             state: Default::default(),
             acks: Default::default(),
             closed: tokio::sync::watch::Sender::new(false),
+            unsettled: Arc::default(),
         };
         Ok(WorkQueue {
             inner: Arc::new(inner),

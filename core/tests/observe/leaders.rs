@@ -136,9 +136,24 @@ async fn an_expired_session_is_counted_once_with_what_it_took() {
         seen.counter("zkrecipes.session.state_changes", &[("to", "lost")]),
         1
     );
-    // The claim went with the session: the ack does not take effect.
-    assert!(delivery.ack().await.is_err());
+    // The delivery is settled lost with its session, before its worker touches it again.
     let at_work = ("path", work_path.as_str());
+    eventually(
+        "the delivery settled lost with its session",
+        Duration::from_secs(15),
+        || {
+            let seen = client.metrics();
+            let settled = seen.gauge("zkrecipes.work_queue.in_flight", &[at_work]) == 0
+                && seen.counter(
+                    "zkrecipes.work_queue.settled",
+                    &[at_work, ("outcome", "lost")],
+                ) == 1;
+            async move { settled }
+        },
+    )
+    .await;
+    // The claim went with the session: the ack does not take effect, and counts nothing more.
+    assert!(delivery.ack().await.is_err());
     let seen = client.metrics();
     assert_eq!(
         seen.counter(

@@ -142,3 +142,33 @@ async fn a_work_queue_counts_deliveries_settlements_and_dead_letters() {
         "{told:?}"
     );
 }
+
+/// A delivery in hand when its client closes is settled lost then: the in-flight count does not
+/// stay up for good (a review saw it stay 1 after close, in every language).
+#[tokio::test]
+async fn a_delivery_in_hand_is_settled_lost_when_its_client_closes() {
+    let (path, client, work) = recipe("observe-work-close", WorkQueue::new).await;
+    work.offer(b"job").await.unwrap();
+    let delivery = work.consume(Duration::from_secs(10)).await.unwrap();
+    let delivery = delivery.expect("the job");
+    let at = ("path", path.as_str());
+    assert_eq!(
+        client
+            .metrics()
+            .gauge("zkrecipes.work_queue.in_flight", &[at]),
+        1
+    );
+    client.close().await;
+    eventually("the delivery settled lost", Duration::from_secs(10), || {
+        let seen = client.metrics();
+        let settled = seen.gauge("zkrecipes.work_queue.in_flight", &[at]) == 0
+            && seen.counter("zkrecipes.work_queue.settled", &[at, ("outcome", "lost")]) == 1;
+        async move { settled }
+    })
+    .await;
+    // Its worker's late ack counts nothing more.
+    assert!(delivery.ack().await.is_err());
+    let seen = client.metrics();
+    assert_eq!(seen.counter("zkrecipes.work_queue.settled", &[at]), 1);
+    assert_eq!(seen.gauge("zkrecipes.work_queue.in_flight", &[at]), 0);
+}
