@@ -20,6 +20,8 @@ const { isMainThread } = require('node:worker_threads')
 const { NAMES, call, native, timeoutOf } = require('./base.js')
 
 const LOGGERS = Object.freeze([...NAMES.loggers])
+// The logger of the core's warning that events were dropped.
+const ROOT_LOGGER = NAMES.rootLogger
 // 'zkrecipes.work_queue' -> 'zkrecipes:work_queue': the package's name, then the recipe.
 const channelOf = (logger) => logger.replace('.', ':')
 const LOG_CHANNELS = Object.freeze(LOGGERS.map(channelOf))
@@ -66,8 +68,13 @@ function receive (message) {
   }
   Object.freeze(message.fields)
   Object.freeze(message)
-  const channel = CHANNELS.get(message.logger)
-  if (channel && channel.hasSubscribers) channel.publish(message)
+  if (message.logger === ROOT_LOGGER) {
+    // The core's warning that events were dropped, of any logger: every subscriber hears it.
+    for (const channel of CHANNELS.values()) if (channel.hasSubscribers) channel.publish(message)
+  } else {
+    const channel = CHANNELS.get(message.logger)
+    if (channel && channel.hasSubscribers) channel.publish(message)
+  }
   if (handOver) handOver(message)
 }
 

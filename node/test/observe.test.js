@@ -340,3 +340,32 @@ test("a worker thread's clients are told on the main thread's channels, and a wo
     heard.stop()
   }
 })
+
+test('events a stalled subscriber could not take are told by a warning on every subscribed channel', async () => {
+  const heard = listen('zkrecipes:request')
+  zk.setLogLevel('debug', 'zkrecipes.request')
+  let stalled = false
+  const stall = () => {
+    if (stalled) return
+    stalled = true
+    // The event loop stops for 3 s, as a slow subscriber's does: the records pile up past what
+    // the library keeps for it.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000)
+  }
+  dc.subscribe('zkrecipes:request', stall)
+  try {
+    await withClients(1, async (c) => {
+      const queue = c.queue(unique('dropped'))
+      // Each request is one event of zkrecipes.request: all sent before the first is delivered.
+      await Promise.all(Array.from({ length: 12000 }, () => queue.size()))
+      const told = await heard.until('the warning that events were dropped', (messages) => messages.find((m) => m.logger === 'zkrecipes'))
+      assert.equal(told.level, 'warn')
+      assert.ok(told.fields.dropped >= 500, `dropped ${told.fields.dropped}`)
+      assert.match(told.message, new RegExp(`^${told.fields.dropped} zkrecipes log events were dropped`))
+    })
+  } finally {
+    dc.unsubscribe('zkrecipes:request', stall)
+    heard.stop()
+    zk.setLogLevel('info', 'zkrecipes.request')
+  }
+})

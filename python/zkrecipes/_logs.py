@@ -69,15 +69,7 @@ def flush_logs(timeout: float = 5.0) -> bool:
 def _deliver(name: str, level: int, message: str, fields: List[Tuple[str, Union[int, str]]], dropped: int) -> None:
     """Called by the library's delivery thread with each event."""
     _name_delivery_thread()
-    if dropped and _ROOT.isEnabledFor(logging.WARNING):
-        # Told on the library's own logger (the events lost were of any), with the fields every
-        # zkrecipes record has, for formatters that show them.
-        about = {"dropped": dropped}
-        _ROOT.warning(
-            "%d zkrecipes log events were dropped: the log handlers did not keep up",
-            dropped,
-            extra={**about, "zkrecipes": about},
-        )
+    # `dropped`: told before this record by the core's own warning on the logger "zkrecipes".
     logger = logging.getLogger(name)
     if not logger.isEnabledFor(level):
         return

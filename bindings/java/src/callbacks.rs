@@ -8,7 +8,7 @@ use jni::objects::{JClass, JObject};
 use jni::refs::Global;
 use jni::vm::JavaVM;
 use jni::{jni_sig, jni_str, Env, JValue};
-use zkrecipes::ffi::log::{LogRecord, LOGGERS};
+use zkrecipes::ffi::log::LogRecord;
 use zkrecipes::ffi::EventDetails;
 use zkrecipes::metrics::{Recorded, Recording};
 
@@ -169,16 +169,14 @@ pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent
     });
 }
 
-/// A library event for `System.Logger` (`Native.log` logs it): the logger's position in
-/// `LOGGERS` (`Native.names(6)`), the level's number (1 ERROR to 5 TRACE) and the line
-/// (`ffi::log_line`: the message, then the fields as `key=value`). Runs on the core's log
+/// A library event for `System.Logger` (`Native.log` logs it): the logger's number
+/// (`log::logger_number`: its position in `Native.names(6)`, the root `zkrecipes` after them),
+/// the level's number (1 ERROR to 5 TRACE) and the line (`ffi::log_line`: the message, then the
+/// fields as `key=value`). Runs on the core's log
 /// delivery thread, attached as `zkrecipes-log`: the user's appenders run there, and a thread
 /// dump or a log pattern's `%thread` says so.
 pub fn log(record: LogRecord) {
-    let logger = LOGGERS
-        .iter()
-        .position(|l| *l == record.logger)
-        .unwrap_or(0);
+    let logger = zkrecipes::ffi::log::logger_number(record.logger);
     let line = zkrecipes::ffi::log_line(&record);
     deliver_as(c"zkrecipes-log", |env, class| {
         let line: JObject = env.new_string(line)?.into();

@@ -48,10 +48,7 @@ pub fn set_log_level(logger: String, level: String) -> Result<()> {
 pub fn forward_logs(sink: Box<dyn NativeLogSink>) -> bool {
     let sink: Arc<dyn NativeLogSink> = Arc::from(sink);
     log::forward_to(Arc::new(move |record: LogRecord| {
-        let logger = LOGGERS
-            .iter()
-            .position(|l| *l == record.logger)
-            .unwrap_or(0);
+        let logger = log::logger_number(record.logger);
         sink.log(logger as i32, record.level as i32, log_line(&record));
     }))
 }

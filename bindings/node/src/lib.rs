@@ -49,6 +49,8 @@ pub struct Names {
     pub connection_states: Vec<String>,
     /// The loggers of the library's events (`zkrecipes.lock`, …).
     pub loggers: Vec<String>,
+    /// Their parent, the logger of the warning that events were dropped (`zkrecipes`).
+    pub root_logger: String,
 }
 
 #[napi_derive::napi]
@@ -63,6 +65,7 @@ pub fn names() -> Names {
         cache_events: owned(&CacheEvent::names()),
         connection_states: owned(&ConnectionState::names()),
         loggers: owned(zkrecipes::ffi::log::LOGGERS),
+        root_logger: zkrecipes::ffi::log::ROOT_LOGGER.into(),
     }
 }
 

@@ -6,7 +6,8 @@
 //! The records come from the core's delivery thread through a threadsafe function that is weak
 //! (records on their way never keep the process alive) and called without blocking, so that a
 //! busy event loop never holds up the delivery thread: past `QUEUE_LIMIT` records waiting for
-//! the event loop, newer ones are dropped and counted in the next one's `dropped`.
+//! the event loop, newer ones are dropped, counted, and told before the next one by a warning
+//! on the root logger (`LogRecord::dropped_warning`), as the core tells its own drops.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -73,15 +74,24 @@ pub fn forward_logs(deliver: Deliver) {
     let deliver = Arc::new(deliver);
     *DELIVER.lock().unwrap() = Some(deliver.clone());
     log::forward_to(Arc::new(move |mut record: LogRecord| {
+        let call = |record| {
+            deliver.call(
+                Delivery::Record(record),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            )
+        };
         let carried = DROPPED.swap(0, Ordering::Relaxed);
-        record.dropped += carried;
-        let status = deliver.call(
-            Delivery::Record(record),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-        if status != Status::Ok {
-            // Full (or the environment is closing): this record and those it carried are lost.
-            DROPPED.fetch_add(carried + 1, Ordering::Relaxed);
+        if carried > 0 {
+            // Told as the core tells what it dropped: a warning of its own, then the record.
+            if call(LogRecord::dropped_warning(carried)) != Status::Ok {
+                DROPPED.fetch_add(carried + 1, Ordering::Relaxed);
+                return;
+            }
+            record.dropped += carried;
+        }
+        if call(record) != Status::Ok {
+            // Full (or the environment is closing): this record is lost, and counted.
+            DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     }));
 }

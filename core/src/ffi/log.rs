@@ -2,7 +2,8 @@
 //! recipe (`zkrecipes.lock`, `zkrecipes.session`, …), the host's levels known here so that an
 //! event nobody would see costs no crossing into the host language, and delivery on the thread
 //! that calls the hosts (`ffi::delivery`, which says why). What a stalled host could not take
-//! is counted and told in the next record (`dropped`).
+//! is counted: the next record handed over carries the count (`dropped`) and comes after a
+//! warning of its own on the library's root logger (`ROOT_LOGGER`), the same in every language.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -96,10 +97,15 @@ impl LogLevel {
     }
 }
 
+/// The parent of every logger: the warning that events were dropped is told on it (so that a
+/// handler on the root of the library's loggers, or on the host's root, sees it whichever
+/// loggers' events were lost).
+pub const ROOT_LOGGER: &str = "zkrecipes";
+
 /// One event, as a binding's sink receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogRecord {
-    /// One of `LOGGERS`.
+    /// One of `LOGGERS`, or `ROOT_LOGGER` for the warning that events were dropped.
     pub logger: &'static str,
     pub level: LogLevel,
     pub message: String,
@@ -108,6 +114,30 @@ pub struct LogRecord {
     pub fields: Vec<(&'static str, String)>,
     /// Events dropped since the previous record because the host did not keep up.
     pub dropped: u64,
+}
+
+/// A logger as the bindings that number them say it: its place in `LOGGERS`, and
+/// `LOGGERS.len()` for `ROOT_LOGGER` (a host keeps its loggers in that order, the root last).
+pub fn logger_number(logger: &str) -> usize {
+    LOGGERS
+        .iter()
+        .position(|l| *l == logger)
+        .unwrap_or(LOGGERS.len())
+}
+
+impl LogRecord {
+    /// The warning that `dropped` events were lost because the host did not keep up.
+    pub fn dropped_warning(dropped: u64) -> LogRecord {
+        LogRecord {
+            logger: ROOT_LOGGER,
+            level: LogLevel::Warn,
+            message: format!(
+                "{dropped} zkrecipes log events were dropped: the log handlers did not keep up"
+            ),
+            fields: vec![("dropped", dropped.to_string())],
+            dropped: 0,
+        }
+    }
 }
 
 /// A binding's delivery of one record to its language's logging.
@@ -222,6 +252,9 @@ fn enqueue(mut record: LogRecord) {
     // are told with it, without waiting for another event.
     let delivered = super::delivery::later(move || {
         record.dropped = DROPPED.swap(0, Ordering::Relaxed);
+        if record.dropped > 0 {
+            sink(LogRecord::dropped_warning(record.dropped));
+        }
         sink(record)
     });
     if !delivered {

@@ -7,9 +7,11 @@
 //! be `"7"` stays text, and a node name `"0000000012"` keeps its zeros).
 
 /// `text` as an integer when `name` is one of the library's integer fields (`fencing_token`,
-/// every duration `…_ms` and count `…_count`) and `text` is one; `None` for text.
+/// `dropped`, every duration `…_ms` and count `…_count`) and `text` is one; `None` for text.
 pub fn integer_field(name: &str, text: &str) -> Option<i64> {
-    let integer = name == "fencing_token" || name.ends_with("_ms") || name.ends_with("_count");
+    let integer = matches!(name, "fencing_token" | "dropped")
+        || name.ends_with("_ms")
+        || name.ends_with("_count");
     integer.then(|| text.parse().ok()).flatten()
 }
 
@@ -25,6 +27,7 @@ mod tests {
         );
         assert_eq!(integer_field("waited_ms", "3012"), Some(3012));
         assert_eq!(integer_field("delivery_count", "2"), Some(2));
+        assert_eq!(integer_field("dropped", "512"), Some(512));
         assert_eq!(integer_field("id", "7"), None);
         assert_eq!(integer_field("path", "/12"), None);
         assert_eq!(integer_field("held_ms", "soon"), None);

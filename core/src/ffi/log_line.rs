@@ -9,16 +9,13 @@ use super::log::LogRecord;
 
 /// The record's message and fields, logfmt-style: a value with a space, a quote, an `=` or a
 /// control character (a reason's sentence) is quoted, with `\"`, `\\` and `\n` escaped; an
-/// empty one is `""`. Events a stalled host lost before this one end the line as
-/// `dropped=<n>`.
+/// empty one is `""`. (Events a stalled host lost are told by a warning of their own,
+/// `LogRecord::dropped_warning`, whose count is its `dropped` field.)
 pub fn log_line(record: &LogRecord) -> String {
     let mut line = record.message.clone();
     for (key, value) in &record.fields {
         let _ = write!(line, " {key}=");
         push_value(&mut line, value);
-    }
-    if record.dropped > 0 {
-        let _ = write!(line, " dropped={}", record.dropped);
     }
     line
 }
@@ -71,11 +68,9 @@ mod tests {
             "lock /locks/a: acquired after waiting 3012 ms path=/locks/a fencing_token=123 \
              waited_ms=3012 reason=\"CONNECTION_LOSS: \\\"gone\\\"\\nfor good\" session=\"\""
         );
-        let after_a_stall = LogRecord {
-            fields: vec![],
-            dropped: 7,
-            ..record
-        };
-        assert!(log_line(&after_a_stall).ends_with("3012 ms dropped=7"));
+        assert_eq!(
+            log_line(&LogRecord::dropped_warning(7)),
+            "7 zkrecipes log events were dropped: the log handlers did not keep up dropped=7"
+        );
     }
 }

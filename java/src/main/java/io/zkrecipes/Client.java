@@ -149,12 +149,28 @@ public final class Client extends NativeObject {
         events.remove(listener);
     }
 
+    /** The snapshot taken as the client closed: what {@link #metrics()} answers from then on. */
+    private volatile MetricsSnapshot lastMetrics;
+
     /**
      * What this client has counted so far, now: every recipe's waits, holds and outcomes, the
-     * requests sent and the connection state changes. Each call takes a new snapshot.
+     * requests sent and the connection state changes. Each call takes a new snapshot; once the
+     * client is closed, its last one (for a last scrape), as in the other languages.
      */
     public MetricsSnapshot metrics() {
-        return new MetricsSnapshot(with(Native::clientMetrics));
+        MetricsSnapshot last = lastMetrics;
+        if (last != null) {
+            return last;
+        }
+        try {
+            return new MetricsSnapshot(with(Native::clientMetrics));
+        } catch (ZkException closing) {
+            // Closed meanwhile: its last snapshot was taken before its native side was freed.
+            if (closing.code() == ZkException.Code.CLOSED && lastMetrics != null) {
+                return lastMetrics;
+            }
+            throw closing;
+        }
     }
 
     public long getSessionId() {
@@ -212,6 +228,7 @@ public final class Client extends NativeObject {
         Native.join(new Native.Op<>(done, task));
         // CLOSED reaches the listeners before the subscription ends.
         events.cancel(true);
+        lastMetrics = new MetricsSnapshot(with(Native::clientMetrics));
         super.close();
     }
 

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * The library's events in the host's logging: each of the core's loggers ({@code zkrecipes.lock},
@@ -18,8 +19,9 @@ import java.util.Objects;
 final class Logs {
     /** The core's logger names, in the order the native library numbers them. */
     private static final String[] NAMES = Native.names(6);
-    private static final System.Logger[] LOGGERS = Arrays.stream(NAMES).map(System::getLogger)
-        .toArray(System.Logger[]::new);
+    /** Their System.Loggers, and last the root {@code zkrecipes}'s, which tells of dropped events. */
+    private static final System.Logger[] LOGGERS =
+        Stream.concat(Arrays.stream(NAMES), Stream.of("zkrecipes")).map(System::getLogger).toArray(System.Logger[]::new);
     /** The core's levels by number (0 OFF, 1 ERROR ... 5 TRACE) as System.Logger's. */
     private static final Level[] LEVELS = {Level.OFF, Level.ERROR, Level.WARNING, Level.INFO, Level.DEBUG, Level.TRACE};
     /** Asked from the most verbose: the first a logger takes is the core's level for it. */

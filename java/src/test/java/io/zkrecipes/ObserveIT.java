@@ -189,6 +189,71 @@ class ObserveIT {
         }
     }
 
+    /**
+     * The library keeps 10,000 events for a logger that does not keep up, then drops them and
+     * says so: a warning on the root logger {@code zkrecipes}, wherever the lost events were
+     * going (a review saw the count only as a suffix of the next line, at its level).
+     */
+    @Test
+    void eventsAStalledAppenderCouldNotTakeAreToldOnTheRootLogger() throws Exception {
+        LoggerContext logback = (LoggerContext) LoggerFactory.getILoggerFactory();
+        ch.qos.logback.classic.Logger requests = logback.getLogger("zkrecipes.request");
+        ch.qos.logback.classic.Logger root = logback.getLogger("zkrecipes");
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+        ListAppender<ILoggingEvent> stalling = new ListAppender<>() {
+            @Override
+            protected void append(ILoggingEvent event) {
+                if (stalled.getCount() > 0) {
+                    stalled.countDown();
+                    try {
+                        resume.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        ListAppender<ILoggingEvent> told = new ListAppender<>();
+        stalling.start();
+        told.start();
+        requests.addAppender(stalling);
+        requests.setLevel(Level.DEBUG);
+        requests.setAdditive(false);
+        root.addAppender(told);
+        root.setLevel(Level.WARN);
+        root.setAdditive(false);
+        Client.refreshLogLevels();
+        try (Client client = Zk.client(); DistributedQueue queue = new DistributedQueue(client, Zk.path("dropped"))) {
+            queue.size();
+            assertTrue(stalled.await(20, TimeUnit.SECONDS), "the appender stalls");
+            // Each request is one event of zkrecipes.request.
+            for (int i = 0; i < 10_500; i++) {
+                queue.size();
+            }
+        } finally {
+            resume.countDown();
+            assertTrue(Client.flushLogs(Duration.ofSeconds(20)));
+            requests.detachAppender(stalling);
+            requests.setLevel(null);
+            requests.setAdditive(true);
+            root.detachAppender(told);
+            root.setLevel(null);
+            root.setAdditive(true);
+            Client.refreshLogLevels();
+        }
+        List<ILoggingEvent> warnings = told.list.stream()
+            .filter(e -> e.getLoggerName().equals("zkrecipes") && e.getFormattedMessage().contains("log events were dropped"))
+            .toList();
+        assertFalse(warnings.isEmpty(), "a warning that events were dropped");
+        assertEquals(Level.WARN, warnings.get(0).getLevel());
+        java.util.regex.Matcher count = java.util.regex.Pattern.compile("^(\\d+) zkrecipes log events were dropped.* dropped=(\\d+)$")
+            .matcher(warnings.get(0).getFormattedMessage());
+        assertTrue(count.matches(), warnings.get(0).getFormattedMessage());
+        assertEquals(count.group(1), count.group(2));
+        assertTrue(Long.parseLong(count.group(1)) >= 500, count.group(1));
+    }
+
     @Test
     void withoutPathsTheNumbersAddUpPerKind() throws Exception {
         String path = Zk.path("observe-no-paths");

@@ -57,7 +57,8 @@ public final class ZkrecipesMetrics implements MeterBinder, AutoCloseable {
 
     /**
      * Feeds {@code registry} from now on, starting its counters and gauges from what the client
-     * has recorded so far. ZkException(CLOSED) once this or the client is closed.
+     * has recorded so far (a closed client's: its last numbers, fed no more). ZkException(CLOSED)
+     * once this is closed.
      */
     @Override
     public synchronized void bindTo(MeterRegistry registry) {
@@ -66,7 +67,17 @@ public final class ZkrecipesMetrics implements MeterBinder, AutoCloseable {
             throw new ZkException(ZkException.Code.CLOSED, "this ZkrecipesMetrics is closed");
         }
         Meters meters = new Meters(registry, tags);
-        MetricsFeed feed = MetricsFeed.start(client, meters::record);
+        MetricsFeed feed;
+        try {
+            feed = MetricsFeed.start(client, meters::record);
+        } catch (ZkException closed) {
+            if (closed.code() != ZkException.Code.CLOSED) {
+                throw closed;
+            }
+            // A closed client records nothing more: its meters show its last numbers.
+            meters.seed(client.metrics());
+            return;
+        }
         feeds.add(feed);
         // After the feed started: what it brings adds to the same meters in any order.
         meters.seed(feed.initial());

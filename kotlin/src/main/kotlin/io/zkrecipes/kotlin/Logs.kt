@@ -36,7 +36,8 @@ internal object Logs {
     init {
         NativeLibrary.ensure()
         names = logLoggers()
-        loggers = names.map { System.getLogger(it) }
+        // The root `zkrecipes` last: it tells of dropped events (the core numbers it so).
+        loggers = (names + "zkrecipes").map { System.getLogger(it) }
     }
 
     @Synchronized
