@@ -25,7 +25,7 @@ function listen (channel, timeoutMs = 20000) {
     }
     const timer = setTimeout(() => {
       done()
-      reject(new Error(`${what}: not within ${timeoutMs} ms; heard ${heard.map((m) => m.message).join(' | ')}`))
+      reject(new Error(`${what}: not within ${timeoutMs} ms; heard ${heard.length}, the last: ${heard.slice(-10).map((m) => m.message).join(' | ')}`))
     }, timeoutMs)
     waiters.add(check)
     check()
@@ -344,27 +344,35 @@ test("a worker thread's clients are told on the main thread's channels, and a wo
 test('events a stalled subscriber could not take are told by a warning on every subscribed channel', async () => {
   const heard = listen('zkrecipes:request')
   zk.setLogLevel('debug', 'zkrecipes.request')
-  let stalled = false
-  const stall = () => {
-    if (stalled) return
-    stalled = true
-    // The event loop stops for 3 s, as a slow subscriber's does: the records pile up past what
-    // the library keeps for it.
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000)
-  }
-  dc.subscribe('zkrecipes:request', stall)
+  const REQUESTS = 12000
+  let stall = () => {}
+  const stalling = (message) => stall(message)
+  dc.subscribe('zkrecipes:request', stalling)
   try {
     await withClients(1, async (c) => {
       const queue = c.queue(unique('dropped'))
-      // Each request is one event of zkrecipes.request: all sent before the first is delivered.
-      await Promise.all(Array.from({ length: 12000 }, () => queue.size()))
+      const before = c.metrics().counter('zkrecipes.requests')
+      // The event loop stops at the first event until every request was sent (20 s at most), as
+      // a slow subscriber's does: the events pile up past the 10,000 kept for it.
+      stall = () => {
+        stall = () => {}
+        const deadline = Date.now() + 20000
+        const pause = new Int32Array(new SharedArrayBuffer(4))
+        while (c.metrics().counter('zkrecipes.requests') - before < REQUESTS && Date.now() < deadline) {
+          Atomics.wait(pause, 0, 0, 10)
+        }
+      }
+      // Each request is one event of zkrecipes.request.
+      await Promise.all(Array.from({ length: REQUESTS }, () => queue.size()))
+      // No event after the lost ones to come after their warning: the flush tells them.
+      assert.equal(await zk.flushLogs(), true)
       const told = await heard.until('the warning that events were dropped', (messages) => messages.find((m) => m.logger === 'zkrecipes'))
       assert.equal(told.level, 'warn')
       assert.ok(told.fields.dropped >= 500, `dropped ${told.fields.dropped}`)
       assert.match(told.message, new RegExp(`^${told.fields.dropped} zkrecipes log events were dropped`))
     })
   } finally {
-    dc.unsubscribe('zkrecipes:request', stall)
+    dc.unsubscribe('zkrecipes:request', stalling)
     heard.stop()
     zk.setLogLevel('info', 'zkrecipes.request')
   }

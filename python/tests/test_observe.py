@@ -432,8 +432,8 @@ def test_without_configuration_only_warnings_show(zk_connect, path):
 
 @pytest.mark.parametrize("blocker", ["handler", "listener"])
 def test_a_handler_or_listener_that_blocks_for_good_does_not_keep_the_process_from_exiting(zk_connect, path, blocker):
-    """Interpreter exit waits a moment for a call in progress, not for ever (a review saw a
-    process with a stuck handler never exit)."""
+    """Interpreter exit waits a moment for the library's call in progress, not for ever (a
+    review saw a process with a stuck handler never exit)."""
     child = _run(
         """
         import logging, sys, threading
@@ -447,7 +447,9 @@ def test_a_handler_or_listener_that_blocks_for_good_does_not_keep_the_process_fr
             threading.Event().wait()
 
         class Stuck(logging.Handler):
-            def emit(self, record):
+            # Not in emit(): logging.shutdown at exit waits for the lock a handler holds there,
+            # with or without zkrecipes.
+            def handle(self, record):
                 block_for_good()
 
         client = zkrecipes.Client(connect)

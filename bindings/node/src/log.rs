@@ -130,12 +130,16 @@ pub fn flush_logs<'env>(
         let sent = tokio::task::spawn_blocking(move || {
             let deliver = DELIVER.lock().unwrap().clone();
             // Blocking: the marker must not be dropped, and the event loop is free (it awaits this).
+            // Records this binding dropped with none after them to tell it are told first.
             let mark = |marker| {
                 deliver.is_some_and(|deliver| {
-                    deliver.call(
-                        Delivery::Flushed(marker),
-                        ThreadsafeFunctionCallMode::Blocking,
-                    ) == Status::Ok
+                    let blocking = |delivery| {
+                        deliver.call(delivery, ThreadsafeFunctionCallMode::Blocking) == Status::Ok
+                    };
+                    let carried = DROPPED.swap(0, Ordering::Relaxed);
+                    (carried == 0
+                        || blocking(Delivery::Record(LogRecord::dropped_warning(carried))))
+                        && blocking(Delivery::Flushed(marker))
                 })
             };
             log::flush(timeout) && marker.is_none_or(mark)

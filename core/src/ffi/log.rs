@@ -238,10 +238,25 @@ pub fn forward_to(sink: LogSink) -> bool {
 }
 
 /// Waits until every event emitted before this call has been handed to the sink (or the
-/// deadline passes): what a test or a shutdown calls before reading the host's logs. From the
-/// sink itself it answers `false` at once (it would wait for itself).
+/// deadline passes): what a test or a shutdown calls before reading the host's logs. Events
+/// dropped with no later record to tell them are told now, by their warning. From the sink
+/// itself it answers `false` at once (it would wait for itself).
 pub fn flush(timeout: std::time::Duration) -> bool {
-    super::delivery::flush(timeout)
+    let deadline = std::time::Instant::now() + timeout;
+    if !super::delivery::flush(timeout) {
+        return false;
+    }
+    let dropped = DROPPED.swap(0, Ordering::Relaxed);
+    let sink = SINK.lock().unwrap().clone();
+    match sink {
+        Some(sink) if dropped > 0 => {
+            if !super::delivery::later(move || sink(LogRecord::dropped_warning(dropped))) {
+                DROPPED.fetch_add(dropped, Ordering::Relaxed);
+            }
+            super::delivery::flush(deadline.saturating_duration_since(std::time::Instant::now()))
+        }
+        _ => true,
+    }
 }
 
 fn enqueue(mut record: LogRecord) {
