@@ -48,10 +48,16 @@ print(f"READY leads={latch.has_leadership()} held={lock.is_held} lease={lease.is
 signal.sigwait([signal.SIGCONT])
 print(f"RESUMED leads={latch.has_leadership()} held={lock.is_held} token={lock.fencing_token} "
       f"lease={lease.is_held}", flush=True)
-# The numbers agree with the answers once the lock has heard it was lost: no holder left, one
-# hold lost, the leadership's term ended.
+# The numbers agree with the answers once the lock has heard it was lost and the latch's term
+# ended (each on its own task): no holder left, one hold lost, no leader.
 assert lost.wait(30), "the lock heard LOST"
-seen = client.metrics()
+import time
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    seen = client.metrics()
+    if seen.gauge("zkrecipes.latch.leaders", path=path + "/latch") == 0:
+        break
+    time.sleep(0.05)
 print(f"METRICS lock_holders={seen.gauge('zkrecipes.lock.holders', path=path + '/lock')} "
       f"lock_lost={seen.counter('zkrecipes.lock.lost', path=path + '/lock')} "
       f"latch_leaders={seen.gauge('zkrecipes.latch.leaders', path=path + '/latch')}", flush=True)
