@@ -595,3 +595,48 @@ async fn a_cache_holds_nodes_deleted_and_created_again_at_once() {
 async fn a_one_shot_cache_holds_nodes_deleted_and_created_again_at_once() {
     holds_nodes_created_again_at_once(true).await;
 }
+
+/// On any server: a tree, a children and a node cache follow changes whichever watches the
+/// server has. ZooKeeper before 3.6 refuses the persistent watch and closes the connection (one
+/// SUSPENDED and RECONNECTED, told); the cache goes on with one-shot watches, and the later
+/// caches of the same client ask no more, so their starts cost no reconnect (the
+/// server-version lane's cache row).
+#[tokio::test]
+async fn a_cache_follows_changes_on_any_server_and_a_refusal_costs_one_reconnect() {
+    let tree = Tree::fresh().await;
+    let root = &tree.root;
+    let c = client().await;
+    let first = Cache::tree(&c, root, None).unwrap();
+    let mut events = first.subscribe();
+    first.start().await.unwrap();
+    tree.create("", b"").await;
+    tree.create("/a", b"1").await;
+    let seen = until_event(&mut events, &format!("CREATED {root}/a")).await;
+    let suspensions = seen.iter().filter(|e| *e == "SUSPENDED").count();
+    assert!(suspensions <= 1, "{seen:?}");
+
+    let mut states = c.subscribe();
+    let second = Cache::children(&c, root).unwrap();
+    let mut second_events = second.subscribe();
+    second.start().await.unwrap();
+    tree.create("/b", b"2").await;
+    let seen = until_event(&mut second_events, &format!("CREATED {root}/b")).await;
+    assert!(!seen.contains(&"SUSPENDED".to_string()), "{seen:?}");
+
+    let third = Cache::node(&c, root).unwrap();
+    let mut third_events = third.subscribe();
+    third.start().await.unwrap();
+    until_event(&mut third_events, "INITIALIZED").await;
+    tree.set("", b"3").await;
+    match next(&mut third_events).await {
+        CacheEvent::Changed { new, .. } => assert_eq!(new.data, b"3"),
+        other => panic!("the node cache saw {other:?}"),
+    }
+    assert!(
+        states.try_recv().is_err(),
+        "a later cache's start changed the connection state"
+    );
+    first.close();
+    second.close();
+    third.close();
+}

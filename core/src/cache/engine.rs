@@ -215,6 +215,11 @@ impl Engine {
         if self.ordinary {
             return Ok(());
         }
+        if self.client.has_no_persistent_watches() {
+            // An earlier cache of this client was refused: asking again would cost a reconnect.
+            self.ordinary = true;
+            return Ok(());
+        }
         let mode = if self.max_depth == Some(0) {
             zk::AddWatchMode::Persistent
         } else {
@@ -223,12 +228,16 @@ impl Engine {
         match zk.watch(&self.root, mode).await {
             Ok(watcher) => self.persistent = Some(watcher),
             Err(zk::Error::Unimplemented) => {
+                // ZooKeeper before 3.6: it closes the connection too (this client's recipes hear
+                // SUSPENDED and RECONNECTED, once).
+                self.client.refuses_persistent_watches();
                 let path = self.root.as_str();
                 recipe_event!(
                     Recipe::Cache,
-                    INFO,
+                    WARN,
                     path,
-                    "cache {path}: no persistent watches on this server, using one-shot watches"
+                    "cache {path}: the server has no persistent watches (ZooKeeper before 3.6) and \
+                     closed the connection on the request; this client's caches use one-shot watches"
                 );
                 self.ordinary = true;
             }

@@ -4,7 +4,7 @@
 //! `zookeeper-client` reconnects within a session by itself but never retries
 //! an operation and never opens a new session; both are done here, once.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -71,6 +71,12 @@ struct Inner {
     session_error: watch::Sender<Option<Error>>,
     /// This client's metrics, shared with its sessions' request observer.
     registry: Arc<Registry>,
+    /// The servers refused a persistent watch (ZooKeeper before 3.6, which also closes the
+    /// connection then): this client's caches use one-shot watches from then on.
+    no_persistent_watches: AtomicBool,
+    /// The servers refused a `multiRead` (before 3.6, closing the connection too): this
+    /// client's queues read one request at a time from then on.
+    no_multi_read: AtomicBool,
 }
 
 /// A client that a background task follows without keeping it alive.
@@ -154,6 +160,8 @@ impl Client {
             authenticated_as: RwLock::new(authenticated_as),
             session_error: watch::Sender::new(None),
             registry,
+            no_persistent_watches: AtomicBool::new(false),
+            no_multi_read: AtomicBool::new(false),
         });
         runtime::handle().spawn(supervise(Arc::downgrade(&inner), watcher));
         Ok(Client { inner })
@@ -218,6 +226,30 @@ impl Client {
     /// Whether sessions run over TLS (the `tls` option or `tcp+tls://` servers).
     pub fn is_tls(&self) -> bool {
         self.inner.tls.is_some()
+    }
+
+    /// Whether the servers refused a persistent watch to this client (`refuses_persistent_watches`).
+    pub(crate) fn has_no_persistent_watches(&self) -> bool {
+        self.inner.no_persistent_watches.load(Ordering::Relaxed)
+    }
+
+    /// A server refused a persistent watch: ZooKeeper before 3.6 answers UNIMPLEMENTED and
+    /// closes the connection, so that every later cache of this client asks no more.
+    pub(crate) fn refuses_persistent_watches(&self) {
+        self.inner
+            .no_persistent_watches
+            .store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the servers refused a `multiRead` to this client (`refuses_multi_read`).
+    pub(crate) fn has_no_multi_read(&self) -> bool {
+        self.inner.no_multi_read.load(Ordering::Relaxed)
+    }
+
+    /// A server refused a `multiRead` (ZooKeeper before 3.6, closing the connection): this
+    /// client's later reads go one at a time.
+    pub(crate) fn refuses_multi_read(&self) {
+        self.inner.no_multi_read.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn downgrade(&self) -> WeakClient {

@@ -103,15 +103,22 @@ impl Inner {
         list_markers: bool,
     ) -> Result<std::pin::Pin<Box<dyn Future<Output = ReadAfterClaim> + Send + 'z>>> {
         // Alone, the read of the next item's data is a plain `getData`, as
-        // before the split: `multiRead` needs ZooKeeper 3.6 or later.
-        if !list_markers {
+        // before the split: `multiRead` needs ZooKeeper 3.6 or later. On an
+        // older server (it refused one to this client) the two reads go as
+        // two requests, pipelined.
+        if !list_markers || self.client.has_no_multi_read() {
             let read = next.map(|next| zk.get_data(next));
+            let listing = list_markers.then(|| zk.list_children(&self.bookkeeping));
             return Ok(Box::pin(async move {
                 let data = match read {
                     Some(read) => read.await.ok().map(|(data, _)| data),
                     None => None,
                 };
-                (data, None)
+                let markers = match listing {
+                    Some(listing) => listing.await.ok(),
+                    None => None,
+                };
+                (data, markers)
             }));
         }
         let mut reads = zk.new_multi_reader();
@@ -120,9 +127,15 @@ impl Inner {
         }
         reads.add_get_children(&self.bookkeeping)?;
         let sent = reads.commit();
+        let client = self.client.clone();
         Ok(Box::pin(async move {
             let (mut data, mut markers) = (None, None);
-            for result in sent.await.into_iter().flatten() {
+            let results = sent.await;
+            if let Err(zk::Error::Unimplemented) = results {
+                // ZooKeeper before 3.6, which closed the connection too: not asked again.
+                client.refuses_multi_read();
+            }
+            for result in results.into_iter().flatten() {
                 match result {
                     zk::MultiReadResult::Data { data: read, .. } => data = Some(read),
                     zk::MultiReadResult::Children { children } => markers = Some(children),

@@ -2,9 +2,11 @@
 //! whose members can be killed and restarted, and a fault-injecting TCP proxy.
 //!
 //! Servers run ZooKeeper 3.9 from Maven Central jars (fetched into
-//! `target/zk-jars` on first use) as child JVMs on free loopback ports. Each
-//! JVM is tied to this process through a pipe: if the test process dies, so
-//! does the server. `ZK_CONNECT` makes `ZkServer::start` use an existing server.
+//! `target/zk-jars` on first use) as child JVMs on free loopback ports, or
+//! the release `ZK_VERSION` names (`3.5.10`, `3.6.4`, `3.7.2`, `3.8.4`: the
+//! server-version lane, jars in `target/zk-jars-<version>`). Each JVM is tied
+//! to this process through a pipe: if the test process dies, so does the
+//! server. `ZK_CONNECT` makes `ZkServer::start` use an existing server.
 
 pub mod kerberos;
 mod proxy;
@@ -34,9 +36,28 @@ pub fn workspace_root() -> PathBuf {
         .expect("workspace root")
 }
 
+/// The ZooKeeper release the servers run when not the default 3.9 (`ZK_VERSION`).
+pub fn server_version() -> Option<String> {
+    std::env::var("ZK_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty() && !v.starts_with("3.9"))
+}
+
 /// The classpath of the ZooKeeper server, fetching the jars with Maven once.
 pub fn classpath() -> String {
-    maven_classpath("tests/harness/pom.xml", &jar_dir(), "zookeeper-3.9")
+    let Some(version) = server_version() else {
+        return maven_classpath("tests/harness/pom.xml", &jar_dir(), "zookeeper-3.9", &[]);
+    };
+    assert!(
+        version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        "ZK_VERSION is a release number such as 3.6.4, got {version:?}"
+    );
+    maven_classpath(
+        "tests/harness/pom-version.xml",
+        &workspace_root().join(format!("target/zk-jars-{version}")),
+        &format!("zookeeper-{version}.jar"),
+        &[format!("-Dzk.version={version}")],
+    )
 }
 
 /// The jars of Apache Curator 5.9 (for interop tests), fetched with Maven once.
@@ -45,12 +66,14 @@ pub fn curator_classpath() -> String {
         "tests/interop/curator-pom.xml",
         &workspace_root().join("target/curator-jars"),
         "curator-recipes",
+        &[],
     )
 }
 
-/// `dir/*`, after copying the dependencies of `pom` (relative to the workspace)
-/// into `dir` unless a jar starting with `marker` is already there.
-pub fn maven_classpath(pom: &str, dir: &Path, marker: &str) -> String {
+/// `dir/*`, after copying the dependencies of `pom` (relative to the workspace, with Maven's
+/// `properties` such as `-Dzk.version=3.6.4`) into `dir` unless a jar starting with `marker`
+/// is already there.
+pub fn maven_classpath(pom: &str, dir: &Path, marker: &str, properties: &[String]) -> String {
     // Tests of one binary run in parallel: one Maven download at a time.
     static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one_at_a_time = FETCHING.lock().unwrap_or_else(|e| e.into_inner());
@@ -67,6 +90,7 @@ pub fn maven_classpath(pom: &str, dir: &Path, marker: &str) -> String {
             .arg(workspace_root().join(pom))
             .arg("dependency:copy-dependencies")
             .arg(format!("-DoutputDirectory={}", dir.display()))
+            .args(properties)
             .status()
             .expect("mvn must be installed to fetch jars");
         assert!(status.success(), "fetching {pom} jars with Maven failed");
