@@ -86,11 +86,15 @@ for version in "${versions[@]}"; do
         else
           echo "$recipe|FAIL"
         fi
-      done' compat "${RECIPES[@]}" >"$out/$version.results"
+      done' compat "${RECIPES[@]}" >"$out/$version.results" || echo "the server of $version did not start" >&2
     while IFS='|' read -r recipe status; do
       result["$version|$recipe"]=$status
-      [ "$status" = ok ] || failed=1
     done <"$out/$version.results"
+    # A recipe with no result (the server never started) is a failure, not a pass.
+    for row in "${RECIPES[@]}"; do
+      IFS='|' read -r recipe _ _ <<<"$row"
+      [ "${result["$version|$recipe"]:-}" = ok ] || { result["$version|$recipe"]=${result["$version|$recipe"]:-FAIL}; failed=1; }
+    done
   fi
 done
 

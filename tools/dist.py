@@ -287,13 +287,15 @@ def consumer_pom(ver: str, artifact: str = "zkrecipes", description: str = JAVA_
 
 def rust(out: Path) -> None:
     out.mkdir(parents=True)
-    run(["cargo", "package", "--quiet", "--allow-dirty", "-p", "zkrecipes", "-p", "zkrecipes-zookeeper-client"], env=tool_env())
+    run(["cargo", "package", "--quiet", "--allow-dirty", "-p", "zkrecipes", "-p", "zkrecipes-zookeeper-client",
+         "-p", "zkrecipes-gssapi-sys"], env=tool_env())
     ver = version()
     shutil.copy(ROOT / "target" / "package" / f"zkrecipes-{ver}.crate", out)
-    # The core depends on our fork of zookeeper-client (vendor/zookeeper-client/FORK.md): it is
-    # published beside it.
-    for fork in (ROOT / "target" / "package").glob("zkrecipes-zookeeper-client-*.crate"):
-        shutil.copy(fork, out)
+    # The core depends on our fork of zookeeper-client (vendor/zookeeper-client/FORK.md), and the
+    # fork on the GSS-API loader (tools/gssapi-runtime): they are published beside it.
+    for crate in ("zkrecipes-zookeeper-client", "zkrecipes-gssapi-sys"):
+        for packaged in (ROOT / "target" / "package").glob(f"{crate}-*.crate"):
+            shutil.copy(packaged, out)
 
 
 CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"]

@@ -330,6 +330,41 @@ def kotlin_aarch64_runs(connect: str, classpath: str) -> None:
     check("aarch64" in out and "queue ok" in out, f"arm64 Kotlin under qemu ran the Kotlin JAR: {out.strip()}")
 
 
+def rust_crate_builds_outside(connect: str) -> None:
+    """A crate outside the workspace that depends on zkrecipes (by path, as from a clone; from
+    crates.io the same crates come by version) builds with no [patch] and no Kerberos headers:
+    its tree has the run-time GSS-API loader (zkrecipes-gssapi-sys), not crates.io's
+    libgssapi-sys, whose build script looks for the headers with pkg-config (hidden here); and
+    its program connects and locks."""
+    crate = WORK / "outside-crate"
+    shutil.rmtree(crate, ignore_errors=True)
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(
+        "[package]\nname = \"outside\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n"
+        f"[dependencies]\nzkrecipes = {{ path = \"{ROOT / 'core'}\" }}\n"
+        "tokio = { version = \"1\", features = [\"macros\", \"rt-multi-thread\"] }\n\n[workspace]\n"
+    )
+    (crate / "src" / "main.rs").write_text(
+        "#[tokio::main]\nasync fn main() -> zkrecipes::Result<()> {\n"
+        "    let connect = std::env::args().nth(1).expect(\"a connect string\");\n"
+        "    let client = zkrecipes::Client::connect(&connect, Default::default()).await?;\n"
+        "    let lock = zkrecipes::WriteLock::new(&client, \"/dist-check/outside\")?;\n"
+        "    let held = lock.acquire().await?;\n"
+        "    held.release().await?;\n"
+        "    println!(\"lock ok\");\n"
+        "    client.close().await;\n"
+        "    Ok(())\n}\n"
+    )
+    bare = {**os.environ, "PKG_CONFIG_LIBDIR": str(WORK / "no-pkg-config"), "PKG_CONFIG_PATH": "",
+            "CARGO_TARGET_DIR": str(WORK / "outside-target")}
+    tree = run(["cargo", "tree", "--prefix", "none", "-e", "normal"], cwd=crate, env=bare, capture=True)
+    packages = {line.split()[0] for line in tree.splitlines() if line.strip()}
+    check("zkrecipes-gssapi-sys" in packages and "libgssapi-sys" not in packages,
+          "a crate outside the workspace resolves zkrecipes with the run-time GSS-API loader, no libgssapi-sys")
+    out = run(["cargo", "run", "--quiet", "--", connect], cwd=crate, env=bare, capture=True)
+    check("lock ok" in out, f"it builds (pkg-config hidden) and locks: {out.strip()}")
+
+
 def licenses_ship() -> None:
     """Every artifact carries the license text, not only its name."""
     for wheel in [*(DIST / "python").glob("*.whl")]:
@@ -376,6 +411,7 @@ def main() -> int:
     maven_dependency_works(connect)
     kotlin_aarch64_runs(connect, kotlin_consumer(connect))
     sdist_builds_and_passes(connect)
+    rust_crate_builds_outside(connect)
     print("\nartifacts:")
     for path in sorted(DIST.rglob("*")):
         if path.is_file():

@@ -321,10 +321,6 @@ def rust(code: str, where: str, tmp: Path) -> None:
 
             [profile.dev.package.aws-lc-sys]
             debug = false
-
-            # As in the workspace: Kerberos opened at run time (tools/gssapi-runtime).
-            [patch.crates-io]
-            libgssapi-sys = {{ path = "{REPO / 'tools' / 'gssapi-runtime'}" }}
             """
         )
     )

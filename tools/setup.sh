@@ -66,8 +66,8 @@ if $dist_deps; then
   command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
   command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
   command -v unzip >/dev/null || need+=(unzip)
-  # `cargo package` builds the published core crate, which (without our run-time loader) builds
-  # crates.io's libgssapi-sys: MIT Kerberos headers, and libclang for its bindgen.
+  # MIT Kerberos headers and libclang: crates.io's libgssapi-sys needed them in `cargo package`
+  # before the crates named zkrecipes-gssapi-sys; kept until `make dist` has run without them.
   [ -f /usr/include/gssapi/gssapi_krb5.h ] || need+=(libkrb5-dev)
   compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || need+=(libclang-dev)
 fi

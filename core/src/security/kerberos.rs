@@ -11,11 +11,10 @@ use std::path::Path;
 
 use crate::error::{Error, ErrorCode, Result};
 
-/// Whether the MIT Kerberos library opens, or why not (naming it). Our builds open it at run
-/// time (`tools/gssapi-runtime`, by this name or `ZKRECIPES_GSSAPI_LIBRARY`, which a test points
-/// at a missing one); the published crate builds against crates.io's libgssapi-sys, which links
-/// it, and this always succeeds there. Asked here, not of the runtime crate, so that the
-/// published crate depends on nothing that is not on crates.io.
+/// Whether the MIT Kerberos library opens, or why not (naming it). Every build opens it at run
+/// time (`zkrecipes-gssapi-sys`, `tools/gssapi-runtime`, by this name or
+/// `ZKRECIPES_GSSAPI_LIBRARY`, which a test points at a missing one). Asked here as well, so
+/// that a refusal names the library before the session crate tries it.
 fn kerberos_library() -> std::result::Result<(), String> {
     let name = std::env::var("ZKRECIPES_GSSAPI_LIBRARY")
         .unwrap_or_else(|_| "libgssapi_krb5.so.2".to_string());

@@ -91,6 +91,9 @@ pub fn maven_classpath(pom: &str, dir: &Path, marker: &str, properties: &[String
             .arg("dependency:copy-dependencies")
             .arg(format!("-DoutputDirectory={}", dir.display()))
             .args(properties)
+            // Maven's output goes to stderr: `zk-harness serve`'s first line on stdout is the
+            // connect string its callers read (Maven's colour codes came before it).
+            .stdout(std::io::stderr())
             .status()
             .expect("mvn must be installed to fetch jars");
         assert!(status.success(), "fetching {pom} jars with Maven failed");
