@@ -5,8 +5,8 @@
 #   tools/compat.sh [--full | --rotate] [VERSION...]
 #
 # Default: one test per recipe (the core's own, run as written) on 3.5.10, 3.6.4, 3.7.2, 3.8.4
-# and 3.9.5 (`make compat`). --full runs every test of each recipe's test binary instead (its
-# request-count bounds are 3.6's: an older server costs more requests, by design). --rotate runs
+# and 3.9.5 (`make compat`). --full runs every test of each recipe's test binary instead
+# (`make compat-full`). --rotate runs
 # one older release, a different one each day of the year (`make test`'s short form; the suite
 # runs 3.9 throughout). Prints a table of version x recipe (ok, FAIL) and, for a failure, where
 # its output is; exits 1 if any failed. COMPAT_CARGO: the packages and features of the test

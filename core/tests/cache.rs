@@ -60,6 +60,27 @@ impl Tree {
     }
 }
 
+/// A client for a cache test. A server before 3.6 refuses the client's first persistent watch
+/// and closes the connection (one SUSPENDED and RECONNECTED, and the client's caches use one-shot
+/// watches from then on): learned here, with a cache of its own, so that a test's events are
+/// the ones it made (the server-version lane, `tools/compat.sh --full`).
+async fn cache_client() -> Client {
+    let c = client().await;
+    learns_the_servers_watches(&c).await;
+    c
+}
+
+/// What `cache_client` does for a client made otherwise (behind a proxy).
+async fn learns_the_servers_watches(c: &Client) {
+    if zk_harness::server_version().is_some_and(|version| version.as_str() < "3.6") {
+        let mut states = c.subscribe();
+        let learner = Cache::node(c, &unique("cache-learner")).unwrap();
+        learner.start().await.unwrap();
+        until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
+        learner.close();
+    }
+}
+
 async fn next(events: &mut UnboundedReceiver<CacheEvent>) -> CacheEvent {
     tokio::time::timeout(LONG, events.recv())
         .await
@@ -170,7 +191,7 @@ fn replay(copy: &mut BTreeMap<String, CachedNode>, event: &CacheEvent) {
 async fn follows_a_tree(ordinary: bool) {
     let tree = Tree::fresh().await;
     let (zk, root) = (&tree.zk, &tree.root);
-    let c = client().await;
+    let c = cache_client().await;
     let cache =
         Cache::with_watches(&c, root, CacheScope::Tree { max_depth: Some(2) }, ordinary).unwrap();
     let mut events = cache.subscribe();
@@ -264,7 +285,7 @@ async fn a_tree_cache_on_one_shot_watches_follows_as_well() {
 async fn node_and_children_caches_show_their_scope_only() {
     let tree = Tree::holding(&[("", b"parent"), ("/x", b"x")]).await;
     let root = &tree.root;
-    let c = client().await;
+    let c = cache_client().await;
     let node = Cache::node(&c, root).unwrap();
     let children = Cache::children(&c, root).unwrap();
     node.start().await.unwrap();
@@ -313,7 +334,7 @@ async fn node_and_children_caches_show_their_scope_only() {
 async fn a_node_cache_hears_only_its_node() {
     let tree = Tree::fresh().await;
     let root = &tree.root;
-    let c = client().await;
+    let c = cache_client().await;
     let node = Cache::node(&c, root).unwrap();
     let mut events = node.subscribe();
     node.start().await.unwrap();
@@ -352,6 +373,7 @@ async fn catches_up_after_a_disconnect(ordinary: bool) {
     let tree = Tree::holding(&nodes).await;
     let (zk, root) = (&tree.zk, &tree.root);
     let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    learns_the_servers_watches(&c).await;
     let (cache, mut copy, mut events) = started_tree(&c, root, ordinary).await;
     let mut states = c.subscribe();
     proxy.set_blackhole(true);
@@ -461,7 +483,7 @@ async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
     for i in 0..200 {
         tree.create(&format!("/{i}"), b"x").await;
     }
-    let c = client().await;
+    let c = cache_client().await;
     let cache = Cache::children(&c, root).unwrap();
     let err = cache
         .await_initialized(Some(Duration::ZERO))
@@ -490,7 +512,7 @@ async fn start_waits_for_the_first_load_and_a_zero_wait_is_a_real_check() {
 async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
     let tree = Tree::holding(&[("", b""), ("/a", b"a")]).await;
     let root = &tree.root;
-    let c = client().await;
+    let c = cache_client().await;
     for round in 0..20 {
         let caches: Vec<Cache> = (0..50)
             .map(|i| match i % 3 {
@@ -534,7 +556,7 @@ async fn a_thousand_caches_opened_and_closed_leave_no_watch_behind() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_start_with_its_client_closed_answers_closed() {
-    let c = client().await;
+    let c = cache_client().await;
     let root = unique("cache-closed");
     let before = Cache::tree(&c, &root, None).unwrap();
     c.close().await;
@@ -560,7 +582,7 @@ async fn holds_nodes_created_again_at_once(ordinary: bool) {
             .await
             .unwrap();
     }
-    let c = client().await;
+    let c = cache_client().await;
     let (cache, mut copy, mut events) = started_tree(&c, root, ordinary).await;
     // Every parent's leaf at once, so that the reads of one overlap the writes of another.
     for _ in 0..60 {

@@ -141,7 +141,10 @@ async fn draining_costs_two_requests_per_item_and_grows_linearly() {
     let server = ZkServer::start_local();
     let c = client_at(server.connect_string(), Duration::from_secs(30)).await;
     let mut extra = Vec::new();
-    for n in [100usize, 1000] {
+    // A first round of 10 items is not measured: a server before 3.6 refuses the client's first
+    // `multiRead` and closes the connection (a reconnect, once; the client reads one request at a
+    // time from then on).
+    for n in [10usize, 100, 1000] {
         let q = DistributedQueue::new(&c, &format!("/drain-{n}")).unwrap();
         let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
         for item in &items {
@@ -157,7 +160,9 @@ async fn draining_costs_two_requests_per_item_and_grows_linearly() {
         assert_eq!(count, n);
         let beyond = requests as i64 - 2 * n as i64;
         println!("drain N={n}: {requests} requests, {beyond} beyond 2 per item");
-        extra.push(beyond);
+        if n > 10 {
+            extra.push(beyond);
+        }
     }
     // 6 beyond 2 per item at every N measured (100 to 3200): the bound leaves
     // room for a ping or two, and fails a drain that lists again every k items.
