@@ -111,26 +111,26 @@ fn watch(inner: &Inner) {
                     continue;
                 };
                 let mut slot = shared.lock().unwrap();
-                let lost = closed || slot.as_ref().is_some_and(|o| Some(o.session) == ended);
-                match slot.take() {
-                    Some(open) if lost => {
-                        let reason = if closed {
-                            Error::new(
-                                ErrorCode::Closed,
-                                "the client was closed: the claim ended with its session",
-                            )
-                        } else {
-                            crate::client::expired()
-                        };
-                        drop(slot);
-                        open.settle(Settled::Lost(reason));
-                    }
-                    other => {
-                        *slot = other;
-                        drop(slot);
-                        kept.push(weak);
-                    }
+                // Settled by its consumer meanwhile: nothing to do, nothing to keep.
+                let Some(session_of_claim) = slot.as_ref().map(|open| open.session) else {
+                    continue;
+                };
+                if !closed && Some(session_of_claim) != ended {
+                    drop(slot);
+                    kept.push(weak);
+                    continue;
                 }
+                let open = slot.take().expect("looked at under the same lock");
+                drop(slot);
+                let reason = if closed {
+                    Error::new(
+                        ErrorCode::Closed,
+                        "the client was closed: the claim ended with its session",
+                    )
+                } else {
+                    crate::client::expired()
+                };
+                open.settle(Settled::Lost(reason));
             }
             unsettled.open.lock().unwrap().extend(kept);
             if closed {
