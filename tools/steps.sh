@@ -49,9 +49,11 @@ run_step() {
   echo "=== [$lane] $step" >&2
   # `times` in the subshell that ran make: its children line is make's (a `times` in a pipe or
   # a command substitution would report that new subshell's, none).
+  # The step's output also goes to target/steps/STEP.log: a failure's reasons are printed again
+  # after the table (CI keeps only the end of the output).
   (
-    "$make_cmd" --no-print-directory "$step"
-    rc=$?
+    "$make_cmd" --no-print-directory "$step" 2>&1 | tee "$lane_dir/$step.log"
+    rc=${PIPESTATUS[0]}
     times >"$lane_dir/.$step.times"
     exit "$rc"
   )
@@ -76,6 +78,14 @@ table() {
         "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED ($rc)")"
     done
     printf '  %-20s %-6s %8s %8s %8s\n' total '' '' "$(tenths $(($(now_us) - suite_started)))" "$total_cpu"
+    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}"; do
+      [ -f "$lane_dir/$step" ] || continue
+      read -r _ _ _ rc _ <"$lane_dir/$step"
+      [ "$rc" -eq 0 ] && continue
+      echo "== why $step failed (the last matching lines of $lane_dir/$step.log) =="
+      grep -a -E 'FAIL|Fail|ERROR|Error|error:|panicked|not ok|Exception|Assertion|did not|crash|terminated|Killed' \
+        "$lane_dir/$step.log" 2>/dev/null | grep -v -E '^\s*at ' | cut -c1-240 | tail -20
+    done
   } >&2
 }
 
