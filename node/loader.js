@@ -3,7 +3,11 @@
 // `.node` next to this file, else the per-platform package npm installed as an
 // optional dependency. When neither fits, says which platform it looked for.
 
-const PREBUILT = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl']
+// The platforms with a prebuilt addon package (zkrecipes-<platform>).
+const PREBUILT = [
+  'linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl',
+  'darwin-x64', 'darwin-arm64', 'win32-x64-gnu'
+]
 
 function libc () {
   if (process.platform !== 'linux') return ''
@@ -12,13 +16,33 @@ function libc () {
 }
 
 function platform () {
-  return `${process.platform}-${process.arch}${libc()}`
+  const suffix = process.platform === 'win32' ? '-gnu' : libc()
+  return `${process.platform}-${process.arch}${suffix}`
+}
+
+// The Windows addon is built with the GNU toolchain (MinGW, cross-compiled), and Node.js for
+// Windows with MSVC, so napi-rs's loader looks for a `-msvc` addon. An addon only calls Node-API,
+// which it finds in the running node.exe, so the GNU build loads into any Node.js for Windows.
+function windowsAddon () {
+  const tuple = `win32-${process.arch}-gnu`
+  try {
+    return require(`./zkrecipes.${tuple}.node`)
+  } catch {
+    return require(`zkrecipes-${tuple}`)
+  }
 }
 
 function load () {
   try {
     return require('./native.js')
   } catch (err) {
+    if (process.platform === 'win32') {
+      try {
+        return windowsAddon()
+      } catch {
+        // fall through to the error that names what was looked for
+      }
+    }
     const wanted = platform()
     const hint = PREBUILT.includes(wanted)
       ? `npm installs zkrecipes-${wanted} as an optional dependency: reinstall without --omit=optional / --no-optional; ` +

@@ -35,6 +35,7 @@ RECIPES=(
   "read/write lock|read_write_lock|readers_share_and_a_writer_waits_for_them"
   "multi-lock|multi_lock|all_or_none_and_a_failed_try_leaves_nothing"
   "queue, several consumers|queue|concurrent_consumers_get_each_item_exactly_once"
+  "queue, consumers splitting a backlog|queue_consumers|four_consumers_split_the_backlog_at_three_requests_per_item_at_most"
   "work queue|work_queue|concurrent_consumers_deliver_every_item_and_ack_each_once"
   "election|election|three_members_elect_one_leader_with_apache_event_order_and_hand_over_on_stop"
   "semaphore|semaphore|at_most_max_leases_and_a_release_lets_a_waiter_in"

@@ -2,21 +2,32 @@
 """`make dist`: every release artifact into target/dist/.
 
   python/  an sdist and abi3 wheels: manylinux2014 (glibc >= 2.17) and
-           musllinux_1_2, each for x86_64 and aarch64 (maturin + zig)
+           musllinux_1_2 for x86_64 and aarch64, macosx_10_12_x86_64,
+           macosx_11_0_arm64 and win_amd64 (maturin + zig)
   npm/     the main `zkrecipes` package, whose optionalDependencies name one
            package per platform (linux-x64-gnu, linux-arm64-gnu,
-           linux-x64-musl, linux-arm64-musl), each carrying its `.node`
-  java/    one JAR carrying native/<platform>/libzkrecipes_java.so for the same
-           four platforms, its sources and javadoc JARs, and its POM
-  kotlin/  one JAR carrying native/<platform>/libzkrecipes_kotlin.so for the same
-           four platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
+           linux-x64-musl, linux-arm64-musl, darwin-x64, darwin-arm64,
+           win32-x64-gnu), each carrying its `.node`
+  java/    one JAR carrying native/<platform>/ (libzkrecipes_java.so, .dylib or
+           zkrecipes_java.dll) for the same seven platforms, its sources and
+           javadoc JARs, and its POM
+  kotlin/  one JAR carrying native/<platform>/ libzkrecipes_kotlin for the same
+           seven platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
   rust/    the core crate as `cargo package` makes it
-  cli/     the `zkrecipes` command as static musl binaries for x86_64 and
-           aarch64 (run on any Linux), one .tar.gz each, with SHA256SUMS
+  cli/     the `zkrecipes` command: static musl binaries for x86_64 and aarch64
+           Linux and macOS binaries for both (.tar.gz each), zkrecipes.exe for
+           Windows x86-64 (.zip), with SHA256SUMS
 
 Native code for glibc targets is linked against glibc 2.17 by zig
 (cargo-zigbuild); musl targets link musl dynamically so that Node and the JVM
-can load them. Tools come from target/tools-venv (tools/setup.sh --dist).
+can load them. macOS is cross-compiled by zig as well, a newer one
+(target/zig-macos-venv: the one above cannot link the sections that `linkme`
+registries use in Mach-O); every Mach-O is signed ad hoc by rcodesign, as arm64
+macOS refuses to load an unsigned one. Windows is built with Debian's MinGW-w64
+(zig's linker left out the exports Rust asks for: no JNI function, no
+napi_register_module_v1). Tools come from
+target/tools-venv, target/zig-macos-venv and target/tools/bin
+(tools/setup.sh --dist).
 """
 from __future__ import annotations
 
@@ -32,6 +43,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "target" / "dist"
 TOOLS = ROOT / "target" / "tools-venv" / "bin"
+# zig 0.15 for macOS targets (see above); rcodesign (apple-codesign) for the signatures.
+ZIG_MACOS = ROOT / "target" / "zig-macos-venv" / "bin"
+RCODESIGN = ROOT / "target" / "tools" / "bin" / "rcodesign"
 
 
 @dataclass(frozen=True)
@@ -39,9 +53,14 @@ class Platform:
     triple: str  # Rust's target triple
     node: str  # napi-rs's platform name
     java: str  # the JAR's native/<dir>
-    wheel_tag: str  # maturin --compatibility
+    wheel_tag: str  # maturin --compatibility ("" for maturin's own tag: macOS, Windows)
     node_cpu: str
-    libc: str
+    libc: str  # "glibc", "musl", or "" off Linux
+
+    @property
+    def os(self) -> str:
+        """npm's and Node's name of the OS: linux, darwin, win32."""
+        return self.node.split("-")[0]
 
     @property
     def zig_target(self) -> str:
@@ -54,13 +73,63 @@ class Platform:
         # libraries that Node and the JVM load.
         return "-C target-feature=-crt-static" if self.libc == "musl" else ""
 
+    def library(self, crate: str) -> str:
+        """The file name cargo gives crate's cdylib here, which is also System.mapLibraryName's."""
+        return {"darwin": f"lib{crate}.dylib", "win32": f"{crate}.dll"}.get(self.os, f"lib{crate}.so")
+
+    @property
+    def zig(self) -> bool:
+        return self.os != "win32"
+
+    def cargo(self, *args: str | Path) -> list[str | Path]:
+        """A cargo build command for this platform: through zig, or with MinGW for Windows."""
+        if self.zig:
+            return [TOOLS / "cargo-zigbuild", "zigbuild", "--target", self.zig_target, *args]
+        return ["cargo", "build", "--target", self.triple, *args]
+
+    def env(self) -> dict[str, str]:
+        """The build environment: zig and its version, the lowest macOS version, RUSTFLAGS."""
+        extra = {"RUSTFLAGS": self.rustflags}
+        if self.os == "win32":
+            extra["LIBNODE_PATH"] = str(node_import_library())
+        if self.os == "darwin":
+            extra["PATH"] = f"{ZIG_MACOS}:{tool_env()['PATH']}"
+            # Rust's own lowest versions (zig alone would write its default, macOS 13).
+            extra["MACOSX_DEPLOYMENT_TARGET"] = MACOS_MIN[self.triple.split("-")[0]]
+        return tool_env(extra)
+
+
+# The lowest macOS each architecture's builds say they run on: Rust's defaults.
+MACOS_MIN = {"x86_64": "10.12", "aarch64": "11.0"}
 
 PLATFORMS = [
     Platform("x86_64-unknown-linux-gnu", "linux-x64-gnu", "linux-x86_64", "manylinux2014", "x64", "glibc"),
     Platform("aarch64-unknown-linux-gnu", "linux-arm64-gnu", "linux-aarch64", "manylinux2014", "arm64", "glibc"),
     Platform("x86_64-unknown-linux-musl", "linux-x64-musl", "linux-x86_64-musl", "musllinux_1_2", "x64", "musl"),
     Platform("aarch64-unknown-linux-musl", "linux-arm64-musl", "linux-aarch64-musl", "musllinux_1_2", "arm64", "musl"),
+    Platform("x86_64-apple-darwin", "darwin-x64", "darwin-x86_64", "", "x64", ""),
+    Platform("aarch64-apple-darwin", "darwin-arm64", "darwin-aarch64", "", "arm64", ""),
+    Platform("x86_64-pc-windows-gnu", "win32-x64-gnu", "windows-x86_64", "", "x64", ""),
 ]
+
+
+def node_import_library() -> Path:
+    """napi-rs's build script links Windows GNU addons against `libnode.dll` (MSYS2's Node) and
+    fails without one. The addon looks Node-API up at run time (napi's dyn-symbols), so it
+    imports nothing from it: an import library of node.exe with one symbol satisfies the link
+    (and names node.exe, the official Node.js, should anything ever be imported)."""
+    staging = DIST.parent / "dist-staging" / "libnode"
+    staging.mkdir(parents=True, exist_ok=True)
+    (staging / "node.def").write_text("LIBRARY node.exe\nEXPORTS\n  napi_module_register\n")
+    run(["x86_64-w64-mingw32-dlltool", "-d", staging / "node.def", "-l", staging / "libnode.dll.a"])
+    (staging / "libnode.dll").touch()  # napi-build looks for this file before it links
+    return staging
+
+
+def sign_macho(path: Path) -> None:
+    """An ad-hoc signature (no certificate): arm64 macOS loads no unsigned code, and a signature
+    made before a file was changed (patched, stripped) no longer verifies."""
+    run([RCODESIGN, "sign", path])
 
 
 def run(cmd: list[str | Path], cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
@@ -87,15 +156,14 @@ def version() -> str:
 
 def native_libraries(platform: Platform) -> Path:
     """Builds the Node, Java and Kotlin cdylibs for `platform`; returns their directory."""
-    run(
-        [TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-node",
-         "-p", "zkrecipes-java", "-p", "zkrecipes-kotlin", "--lib", "--target", platform.zig_target],
-        env=tool_env({"RUSTFLAGS": platform.rustflags}),
-    )
+    run(platform.cargo("--release", "--quiet", "-p", "zkrecipes-node", "-p", "zkrecipes-java", "-p", "zkrecipes-kotlin",
+                       "--lib"), env=platform.env())
     built = ROOT / "target" / platform.triple / "release"
-    if platform.libc == "musl":
-        for lib in ["libzkrecipes_node.so", "libzkrecipes_java.so", "libzkrecipes_kotlin.so"]:
-            musl_libc_name(built / lib, platform)
+    for crate in ["zkrecipes_node", "zkrecipes_java", "zkrecipes_kotlin"]:
+        if platform.libc == "musl":
+            musl_libc_name(built / platform.library(crate), platform)
+        if platform.os == "darwin":
+            sign_macho(built / platform.library(crate))
     return built
 
 
@@ -123,19 +191,35 @@ def musl_wheel(wheel: Path, platform: Platform) -> None:
     run([TOOLS / "wheel", "pack", "--dest-dir", wheel.parent, tree])
 
 
+def signed_wheel(wheel: Path) -> None:
+    """`sign_macho` for the extension inside a built macOS wheel (repacked: RECORD hashes)."""
+    unpacked = DIST.parent / "dist-staging" / "wheel"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    run([TOOLS / "wheel", "unpack", "--dest", unpacked, wheel])
+    for lib in unpacked.rglob("*.so"):
+        sign_macho(lib)
+    wheel.unlink()
+    (tree,) = unpacked.iterdir()
+    run([TOOLS / "wheel", "pack", "--dest-dir", wheel.parent, tree])
+
+
 def python(out: Path) -> None:
     out.mkdir(parents=True)
     for platform in PLATFORMS:
+        compatibility = ["--compatibility", platform.wheel_tag] if platform.wheel_tag else []
+        before = set(out.glob("*.whl"))
+        zig = ["--zig"] if platform.zig else []
         run(
-            [TOOLS / "maturin", "build", "--release", "--quiet", "--zig",
-             "--target", platform.triple, "--compatibility", platform.wheel_tag, "-o", out],
+            [TOOLS / "maturin", "build", "--release", "--quiet", *zig,
+             "--target", platform.triple, *compatibility, "-o", out],
             cwd=ROOT / "python",
-            env=tool_env({"RUSTFLAGS": platform.rustflags}),
+            env=platform.env(),
         )
+        (wheel,) = set(out.glob("*.whl")) - before
         if platform.libc == "musl":
-            arch = platform.triple.split("-")[0]
-            (wheel,) = out.glob(f"*musllinux*_{arch}.whl")
             musl_wheel(wheel, platform)
+        if platform.os == "darwin":
+            signed_wheel(wheel)
     run([TOOLS / "maturin", "sdist", "-o", out], cwd=ROOT / "python", env=tool_env())
 
 
@@ -149,16 +233,16 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
         binary = f"zkrecipes.{platform.node}.node"
         pkg = staging / name
         pkg.mkdir(parents=True)
-        shutil.copy(built[platform.triple] / "libzkrecipes_node.so", pkg / binary)
+        shutil.copy(built[platform.triple] / platform.library("zkrecipes_node"), pkg / binary)
         manifest = {
             "name": name,
             "version": ver,
             "description": f"The {platform.node} native addon of zkrecipes (installed by `zkrecipes`)",
             "main": binary,
             "files": [binary],
-            "os": ["linux"],
+            "os": [platform.os],
             "cpu": [platform.node_cpu],
-            "libc": [platform.libc],
+            **({"libc": [platform.libc]} if platform.libc else {}),
             "engines": main["engines"],
             "license": main["license"],
             "repository": main["repository"],
@@ -190,13 +274,13 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
 
 
 def staged_natives(language: str, built: dict[str, Path]) -> Path:
-    """Every platform's `libzkrecipes_<language>.so` in its own directory, as the JAR's build takes
-    them (`-Dnative.from`)."""
+    """Every platform's `zkrecipes_<language>` library in its own directory, as the JAR's build
+    takes them (`-Dnative.from`)."""
     natives = DIST.parent / "dist-staging" / f"{language}-native"
     shutil.rmtree(natives, ignore_errors=True)
     for platform in PLATFORMS:
         (natives / platform.java).mkdir(parents=True)
-        shutil.copy(built[platform.triple] / f"libzkrecipes_{language}.so", natives / platform.java)
+        shutil.copy(built[platform.triple] / platform.library(f"zkrecipes_{language}"), natives / platform.java)
     return natives
 
 
@@ -233,7 +317,7 @@ def kotlin_consumer_pom(ver: str) -> str:
         ver, "zkrecipes-kotlin",
         "ZooKeeper locks, read/write locks, queues and leader election for Kotlin coroutines: suspend functions "
         "and Flows over the Rust core shared with Python, Node.js and Java. Carries its native library for Linux "
-        "x86-64 and aarch64 (glibc and musl).",
+        "x86-64 and aarch64 (glibc and musl), macOS (x86-64, Apple silicon) and Windows x86-64.",
         [("org.jetbrains.kotlin", "kotlin-stdlib", kotlin_version),
          ("org.jetbrains.kotlinx", "kotlinx-coroutines-core", "1.11.0"),
          ("net.java.dev.jna", "jna", "5.19.1")],
@@ -242,7 +326,7 @@ def kotlin_consumer_pom(ver: str) -> str:
 
 JAVA_DESCRIPTION = ("ZooKeeper locks, read/write locks, queues and leader election with fencing tokens: one Rust "
                     "core shared with Python and Node.js. Carries its native library for Linux x86-64 and aarch64 "
-                    "(glibc and musl). No runtime dependencies.")
+                    "(glibc and musl), macOS (x86-64, Apple silicon) and Windows x86-64. No runtime dependencies.")
 
 
 def consumer_pom(ver: str, artifact: str = "zkrecipes", description: str = JAVA_DESCRIPTION,
@@ -298,28 +382,44 @@ def rust(out: Path) -> None:
             shutil.copy(packaged, out)
 
 
-CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"]
+# The command's builds: static musl binaries for Linux; macOS and Windows link their system
+# libraries (libSystem; kernel32, ws2_32 and the like), which every installation has.
+CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl",
+               "x86_64-apple-darwin", "aarch64-apple-darwin", "x86_64-pc-windows-gnu"]
 
 
 def cli(out: Path, ver: str) -> None:
-    """Static binaries: musl linked in, nothing to install but the file."""
+    """One archive per platform, the binary and the license in a directory named after both."""
     import hashlib
     import tarfile
+    import zipfile
 
     out.mkdir(parents=True)
     sums = []
     for triple in CLI_TRIPLES:
+        platform = next(p for p in PLATFORMS if p.triple == triple)
+        # Linux: static, so not the shared libraries' dynamic-musl RUSTFLAGS.
+        env = tool_env() if platform.os == "linux" else platform.env()
         # A target directory of its own: the shared libraries above are built
         # with other RUSTFLAGS (dynamic musl), which would rebuild each other.
         target_dir = ROOT / "target" / "cli-dist"
-        run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-cli",
-             "--bin", "zkrecipes", "--target", triple, "--target-dir", target_dir], env=tool_env())
-        binary = target_dir / triple / "release" / "zkrecipes"
-        arch = triple.split("-")[0]
-        archive = out / f"zkrecipes-cli-{ver}-{arch}-linux.tar.gz"
-        with tarfile.open(archive, "w:gz") as tar:
-            tar.add(binary, arcname=f"zkrecipes-{ver}-{arch}-linux/zkrecipes")
-            tar.add(ROOT / "LICENSE", arcname=f"zkrecipes-{ver}-{arch}-linux/LICENSE")
+        run(platform.cargo("--release", "--quiet", "-p", "zkrecipes-cli", "--bin", "zkrecipes", "--target-dir", target_dir), env=env)
+        arch, os_name = triple.split("-")[0], {"apple": "macos", "pc": "windows"}.get(triple.split("-")[1], "linux")
+        exe = "zkrecipes.exe" if os_name == "windows" else "zkrecipes"
+        binary = target_dir / triple / "release" / exe
+        if os_name == "macos":
+            sign_macho(binary)
+        top = f"zkrecipes-{ver}-{arch}-{os_name}"
+        if os_name == "windows":
+            archive = out / f"zkrecipes-cli-{ver}-{arch}-{os_name}.zip"
+            with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+                z.write(binary, f"{top}/{exe}")
+                z.write(ROOT / "LICENSE", f"{top}/LICENSE")
+        else:
+            archive = out / f"zkrecipes-cli-{ver}-{arch}-{os_name}.tar.gz"
+            with tarfile.open(archive, "w:gz") as tar:
+                tar.add(binary, arcname=f"{top}/{exe}")
+                tar.add(ROOT / "LICENSE", arcname=f"{top}/LICENSE")
         sums.append(f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}\n")
     (out / "SHA256SUMS").write_text("".join(sums))
 

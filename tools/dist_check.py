@@ -20,6 +20,10 @@ where users run them. Needs ZK_CONNECT (run under tests/with-zk).
 - `npm install` of the main tarball, with the platform tarballs offered as
   local files, installs exactly the linux-x64-gnu package here and passes the
   Node tests.
+- macOS and Windows (tools/dist_foreign.py): every Mach-O file checked
+  statically (CPU, lowest macOS, system libraries only, rcodesign's
+  signature, the symbols its host looks up); every PE file likewise; the
+  Windows CLI and the Windows Node package run under wine.
 - The JAR, installed with `mvn install`, serves a fresh Maven project that
   depends on io.zkrecipes:zkrecipes:<version>; the Kotlin JAR likewise serves
   a Kotlin project that depends on io.zkrecipes:zkrecipes-kotlin:<version>
@@ -40,6 +44,7 @@ from pathlib import Path
 
 from dist import DIST, ROOT, TOOLS, version  # tools/dist.py: where `make dist` puts what
 import maven_consumer  # tools/maven_consumer.py
+from dist_foreign import Foreign  # tools/dist_foreign.py: macOS and Windows
 
 WORK = ROOT / "target" / "dist-check"
 SMOKE = ROOT / "tools" / "dist-smoke"
@@ -71,7 +76,7 @@ def natives() -> list[tuple[str, str, str, Path]]:
     out = WORK / "natives"
     shutil.rmtree(out, ignore_errors=True)
     found = []
-    for wheel in sorted((DIST / "python").glob("*.whl")):
+    for wheel in sorted((DIST / "python").glob("*linux*.whl")):
         arch = "aarch64" if "aarch64" in wheel.name else "x86_64"
         libc = "musl" if "musllinux" in wheel.name else "glibc"
         with zipfile.ZipFile(wheel) as z:
@@ -94,7 +99,7 @@ def natives() -> list[tuple[str, str, str, Path]]:
     for jar in sorted([*(DIST / "java").glob("zkrecipes-*[0-9].jar"), *(DIST / "kotlin").glob("zkrecipes-kotlin-*[0-9].jar")]):
         with zipfile.ZipFile(jar) as z:
             for name in z.namelist():
-                if name.endswith(".so"):
+                if name.endswith(".so") and name.startswith("native/linux-"):
                     platform = name.split("/")[1]
                     arch = "aarch64" if "aarch64" in platform else "x86_64"
                     libc = "musl" if platform.endswith("-musl") else "glibc"
@@ -144,7 +149,7 @@ def fmt(version: tuple | None) -> str:
 
 
 def auditwheel() -> None:
-    for wheel in sorted((DIST / "python").glob("*.whl")):
+    for wheel in sorted((DIST / "python").glob("*linux*.whl")):
         shown = run([TOOLS / "auditwheel", "show", wheel], capture=True)
         tags = re.findall(r'"((?:many|musl)linux_[0-9]+_[0-9]+_[a-z0-9_]+)"', shown)
         wheel_tags = wheel.stem.split("-")[-1].split(".")
@@ -218,12 +223,12 @@ def musl_core_runs(connect: str, secure: tuple[str, str] | None) -> None:
         out = run(cmd, capture=True)
         check(f"rust {arch}-musl" in out and "queue ok" in out, f"the core built for {triple} ran: {out.strip()}")
         if secure:
-            check("tls ok" in out, f"the core built for {triple} connected over TLS (rustls, aws-lc): {out.strip()}")
+            check("tls ok" in out, f"the core built for {triple} connected over TLS (rustls, ring): {out.strip()}")
 
 
 def cli_binaries_run(connect: str) -> None:
     """The command-line archives: static, and they take a lock on either CPU."""
-    for archive in sorted((DIST / "cli").glob("*.tar.gz")):
+    for archive in sorted((DIST / "cli").glob("*-linux.tar.gz")):
         arch = "aarch64" if "aarch64" in archive.name else "x86_64"
         unpacked = WORK / "cli" / arch
         shutil.rmtree(unpacked, ignore_errors=True)
@@ -262,7 +267,8 @@ def npm_installs_the_right_platform(connect: str) -> None:
     shutil.rmtree(project, ignore_errors=True)
     project.mkdir(parents=True)
     npm = DIST / "npm"
-    overrides = {t.name[: -len(f"-{ver}.tgz")]: f"file:{t}" for t in npm.glob("zkrecipes-linux-*.tgz")}
+    # Every platform's package is offered: npm must pick this platform's alone.
+    overrides = {t.name[: -len(f"-{ver}.tgz")]: f"file:{t}" for t in npm.glob("zkrecipes-*-*.tgz")}
     manifest = {
         "name": "dist-check", "version": "1.0.0", "private": True,
         "dependencies": {"zkrecipes": f"file:{npm / f'zkrecipes-{ver}.tgz'}"},
@@ -282,11 +288,15 @@ def npm_installs_the_right_platform(connect: str) -> None:
 
 
 def install_jar(jar: Path, library: str, what: str, *files: str) -> None:
-    """Checks that `jar` (`what`) carries `library` for every platform, then installs it into the
-    local Maven repository with `files` (`-DpomFile=...` and the like)."""
+    """Checks that `jar` (`what`) carries `library` (System.mapLibraryName's name on each OS) for
+    every platform, then installs it into the local Maven repository with `files`
+    (`-DpomFile=...` and the like)."""
+    names = {"linux": f"lib{library}.so", "darwin": f"lib{library}.dylib", "windows": f"{library}.dll"}
     with zipfile.ZipFile(jar) as z:
-        carried = sorted(n.split("/")[1] for n in z.namelist() if n.endswith(library))
-    expected = ["linux-aarch64", "linux-aarch64-musl", "linux-x86_64", "linux-x86_64-musl"]
+        carried = sorted(n.split("/")[1] for n in z.namelist()
+                         if n.startswith("native/") and n.split("/")[-1] == names.get(n.split("/")[1].split("-")[0]))
+    expected = ["darwin-aarch64", "darwin-x86_64", "linux-aarch64", "linux-aarch64-musl", "linux-x86_64",
+                "linux-x86_64-musl", "windows-x86_64"]
     check(carried == expected, f"{what} carries native/{carried}")
     run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}", *files])
 
@@ -294,7 +304,7 @@ def install_jar(jar: Path, library: str, what: str, *files: str) -> None:
 def maven_dependency_works(connect: str) -> None:
     ver = version()
     java = DIST / "java"
-    install_jar(java / f"zkrecipes-{ver}.jar", "libzkrecipes_java.so", "the JAR", f"-DpomFile={java / f'zkrecipes-{ver}.pom'}",
+    install_jar(java / f"zkrecipes-{ver}.jar", "zkrecipes_java", "the JAR", f"-DpomFile={java / f'zkrecipes-{ver}.pom'}",
                 f"-Dsources={java / f'zkrecipes-{ver}-sources.jar'}", f"-Djavadoc={java / f'zkrecipes-{ver}-javadoc.jar'}")
     project = WORK / "maven-consumer"
     shutil.rmtree(project, ignore_errors=True)
@@ -310,7 +320,7 @@ def kotlin_consumer(connect: str) -> str:
     that depends on it, runs it; returns the classpath Maven resolved (for the arm64 run)."""
     ver = version()
     kotlin = DIST / "kotlin"
-    install_jar(kotlin / f"zkrecipes-kotlin-{ver}.jar", "libzkrecipes_kotlin.so", "the Kotlin JAR",
+    install_jar(kotlin / f"zkrecipes-kotlin-{ver}.jar", "zkrecipes_kotlin", "the Kotlin JAR",
                 f"-DpomFile={kotlin / f'zkrecipes-kotlin-{ver}.pom'}")
     project = WORK / "kotlin-consumer"
     shutil.rmtree(project, ignore_errors=True)
@@ -403,10 +413,14 @@ def main() -> int:
     for artifact, arch, libc, lib in natives():
         audit_native(artifact, arch, libc, lib, musl)
     auditwheel()
+    foreign = Foreign(check, report, WORK)
+    foreign.audit()
     licenses_ship()
     aarch64_runs(connect)
     musl_core_runs(connect, secure)
     cli_binaries_run(connect)
+    foreign.windows_cli(connect)
+    foreign.windows_node(connect)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)
     kotlin_aarch64_runs(connect, kotlin_consumer(connect))

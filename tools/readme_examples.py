@@ -319,7 +319,7 @@ def rust(code: str, where: str, tmp: Path) -> None:
             [profile.dev]
             debug = "line-tables-only"
 
-            [profile.dev.package.aws-lc-sys]
+            [profile.dev.package.ring]
             debug = false
             """
         )

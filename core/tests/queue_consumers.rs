@@ -94,8 +94,14 @@ async fn four_consumers_split_the_backlog_at_three_requests_per_item_at_most() {
         shares.iter().all(|&taken| taken >= items / 10),
         "every consumer takes a share: {shares:?}"
     );
-    // Sessions' connects and closes are counted too (a few dozen requests).
-    assert!(per_item <= 3.0, "{per_item:.2} requests per item");
+    // Sessions' connects and closes are counted too (a few dozen requests). A 3.5 server has no
+    // multiRead: the read after each claim goes as two pipelined reads (3.36 per item measured).
+    let old_server = zk_harness::server_version().is_some_and(|v| v.starts_with("3.5"));
+    let bound = if old_server { 3.6 } else { 3.0 };
+    assert!(
+        per_item <= bound,
+        "{per_item:.2} requests per item (bound {bound})"
+    );
     assert_overtaken_at_most(&delivered.lock().unwrap(), (CLAIM_WINDOW - 1) * 4);
 }
 

@@ -177,3 +177,23 @@ test('without an addon for this platform, the error names the platform it looked
   assert.match(failure, /zkrecipes-linux-x64-gnu/)
   assert.match(failure, /ZKRECIPES_NO_ADDON/)
 })
+
+test('on Windows and macOS the loader names the packages the release publishes', async () => {
+  const { execFileSync } = require('node:child_process')
+  const cases = [['win32', 'x64', 'win32-x64-gnu'], ['darwin', 'arm64', 'darwin-arm64'], ['darwin', 'x64', 'darwin-x64']]
+  for (const [platform, arch, expected] of cases) {
+    // A Node.js that says it runs there, where this Linux package has no addon: the loader's
+    // error names the package npm would have installed there, as a prebuilt one.
+    const script = `Object.defineProperty(process, 'platform', { value: '${platform}' });` +
+      `Object.defineProperty(process, 'arch', { value: '${arch}' }); require('zkrecipes')`
+    let failure = null
+    try {
+      execFileSync(process.execPath, ['-e', script], { cwd: __dirname, stdio: 'pipe', timeout: 30000 })
+    } catch (err) {
+      failure = err.stderr.toString()
+    }
+    assert.ok(failure, `loading as ${platform}-${arch} must fail here`)
+    assert.match(failure, new RegExp(`no native addon for ${expected} `))
+    assert.match(failure, new RegExp(`npm installs zkrecipes-${expected} as an optional dependency`))
+  }
+})

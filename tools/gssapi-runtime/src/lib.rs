@@ -179,8 +179,17 @@ pub const _GSS_S_GAP_TOKEN: OM_uint32 = 16;
 
 /// The library's file name, or `ZKRECIPES_GSSAPI_LIBRARY` (a test names a missing one).
 pub fn library_name() -> String {
-    std::env::var("ZKRECIPES_GSSAPI_LIBRARY").unwrap_or_else(|_| "libgssapi_krb5.so.2".to_string())
+    std::env::var("ZKRECIPES_GSSAPI_LIBRARY").unwrap_or_else(|_| DEFAULT_LIBRARY.to_string())
 }
+
+/// MIT Kerberos's GSS-API where each system keeps it: macOS carries a compatible
+/// `libgssapi_krb5` in /usr/lib; on Windows it is MIT Kerberos for Windows's DLL.
+#[cfg(target_os = "macos")]
+const DEFAULT_LIBRARY: &str = "libgssapi_krb5.dylib";
+#[cfg(windows)]
+const DEFAULT_LIBRARY: &str = "gssapi64.dll";
+#[cfg(not(any(target_os = "macos", windows)))]
+const DEFAULT_LIBRARY: &str = "libgssapi_krb5.so.2";
 
 /// Declares each function once: the table loaded from the library, and a
 /// function of the same name that calls through it.

@@ -21,7 +21,7 @@ import java.util.Properties;
 /**
  * Loads {@code libzkrecipes_java}: the path in system property {@code zkrecipes.native.path} if set,
  * else {@code java.library.path}, else the copy carried in the JAR under
- * {@code native/<os>-<arch>[-musl]/}, extracted once per content hash into a cache directory
+ * {@code native/<os>-<arch>[-musl]/} ({@link #PREBUILT}), extracted once per content hash into a cache directory
  * ({@code zkrecipes.native.cache}, default {@code <java.io.tmpdir>/zkrecipes-<user>}) that later
  * runs reuse. Whatever was loaded must be this JAR's version, or loading fails saying which file.
  */
@@ -29,6 +29,9 @@ final class NativeLibrary {
     static final String PATH_PROPERTY = "zkrecipes.native.path";
     static final String CACHE_PROPERTY = "zkrecipes.native.cache";
     private static final String NAME = "zkrecipes_java";
+    /** The platforms whose library the released JAR carries, as {@link #platform()} names them. */
+    static final String PREBUILT = "linux-x86_64, linux-aarch64, linux-x86_64-musl, linux-aarch64-musl, "
+        + "darwin-x86_64, darwin-aarch64, windows-x86_64";
     /**
      * Extracted libraries of other builds unused for this long are deleted (a JVM needs its file
      * only while it starts: a loaded library stays mapped after its file is gone).
@@ -78,7 +81,7 @@ final class NativeLibrary {
         if (!actual.equals("version " + expected)) {
             throw new UnsatisfiedLinkError("zkrecipes " + expected + " loaded " + loadedFrom + ", which has " + actual
                 + ": remove it, or point -D" + PATH_PROPERTY + " at the library of version " + expected
-                + " (the JAR carries one for Linux)");
+                + " (the JAR carries one for " + PREBUILT + ")");
         }
     }
 
@@ -117,7 +120,7 @@ final class NativeLibrary {
         try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new UnsatisfiedLinkError("zkrecipes has no native library for " + platform() + " (looked for "
-                    + resource + " in the JAR; prebuilt: linux-x86_64, linux-aarch64, linux-x86_64-musl, linux-aarch64-musl;"
+                    + resource + " in the JAR; prebuilt: " + PREBUILT + ";"
                     + " elsewhere build it from source and set -D" + PATH_PROPERTY + "=<path>)");
             }
             library = in.readAllBytes();
@@ -132,7 +135,7 @@ final class NativeLibrary {
             ownDirectory(cache);
             ownDirectory(dir);
             if (!Files.isRegularFile(file) || !sha256(Files.readAllBytes(file)).equals(hash)) {
-                Path partial = Files.createTempFile(dir, "partial-", ".so");
+                Path partial = Files.createTempFile(dir, "partial-", ".part");
                 try {
                     Files.write(partial, library);
                     move(partial, file);
@@ -226,12 +229,22 @@ final class NativeLibrary {
     }
 
     /**
-     * {@code linux-x86_64}, {@code linux-aarch64}, and {@code -musl} after either on a musl libc
-     * (Alpine): the directory under {@code native/} that holds this platform's library.
+     * {@code <os>-<arch>}: {@code linux}, {@code darwin} (macOS) or {@code windows}, then
+     * {@code x86_64} or {@code aarch64}, and {@code -musl} on a musl libc (Alpine): the directory
+     * under {@code native/} that holds this platform's library.
      */
     static String platform() {
         String osName = System.getProperty("os.name").toLowerCase(Locale.ROOT);
-        String os = osName.startsWith("linux") ? "linux" : osName.replace(' ', '_');
+        String os;
+        if (osName.startsWith("linux")) {
+            os = "linux";
+        } else if (osName.startsWith("mac") || osName.startsWith("darwin")) {
+            os = "darwin";
+        } else if (osName.startsWith("windows")) {
+            os = "windows";
+        } else {
+            os = osName.replace(' ', '_');
+        }
         String arch = System.getProperty("os.arch");
         if (arch.equals("amd64") || arch.equals("x86_64")) {
             arch = "x86_64";

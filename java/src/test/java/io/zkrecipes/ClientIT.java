@@ -206,6 +206,25 @@ class ClientIT {
         deleteTree(tmp);
     }
 
+    /**
+     * macOS and Windows name their directories in the JAR as the release builds them
+     * (darwin-aarch64, windows-x86_64): a JVM that says it runs there looks for exactly those,
+     * and names the prebuilt platforms when the test JAR (Linux only) does not carry it.
+     */
+    @Test
+    void macOsAndWindowsLookForTheirOwnDirectories() throws Exception {
+        java.nio.file.Path tmp = java.nio.file.Files.createTempDirectory("zkrecipes-platform-test");
+        String[][] platforms = {{"Mac OS X", "aarch64", "darwin-aarch64"}, {"Mac OS X", "x86_64", "darwin-x86_64"},
+            {"Windows 11", "amd64", "windows-x86_64"}};
+        for (String[] p : platforms) {
+            String[] run = runJvm(tmp, "-Dos.name=" + p[0], "-Dos.arch=" + p[1], "-Djava.io.tmpdir=" + tmp);
+            assertTrue(!run[0].equals("0"), run[1]);
+            assertTrue(run[1].contains("no native library for " + p[2] + " (looked for /native/" + p[2] + "/"), run[1]);
+            assertTrue(run[1].contains("prebuilt: " + NativeLibrary.PREBUILT), run[1]);
+        }
+        deleteTree(tmp);
+    }
+
     /** A stale library on java.library.path used to win silently and fail later in Native.init(). */
     @Test
     void aForeignLibraryOnTheLibraryPathFailsNamingItsFile() throws Exception {

@@ -19,7 +19,7 @@ import java.time.Instant
 /**
  * Finds `libzkrecipes_kotlin` with the Java JAR's rules and hands it to the generated layer (JNA):
  * the file named by `-Dzkrecipes.kotlin.native.path`, else the copy carried in the JAR under
- * `native/<os>-<arch>[-musl]/`, extracted once per content hash into the user's own cache
+ * `native/<os>-<arch>[-musl]/` ([PREBUILT]), extracted once per content hash into the user's own cache
  * directory (`-Dzkrecipes.native.cache`, default `<java.io.tmpdir>/zkrecipes-<user>`), written
  * to a temporary name and moved into place, and checked against its hash before every load.
  * A library of another build fails at load: uniffi checks the API's checksums.
@@ -30,6 +30,10 @@ internal object NativeLibrary {
     private const val NAME = "zkrecipes_kotlin"
     private const val OVERRIDE = "uniffi.component.$NAME.libraryOverride"
     private const val STALE_MS = 24L * 3600 * 1000
+
+    /** The platforms whose library the released JAR carries, as [platform] names them. */
+    const val PREBUILT = "linux-x86_64, linux-aarch64, linux-x86_64-musl, linux-aarch64-musl, " +
+        "darwin-x86_64, darwin-aarch64, windows-x86_64"
 
     private val located: String by lazy {
         val named = System.getProperty(PATH_PROPERTY)
@@ -63,10 +67,18 @@ internal object NativeLibrary {
         located
     }
 
-    /** `linux-x86_64`, `linux-aarch64`, with `-musl` on a musl libc: the directory under `native/`. */
-    private fun platform(): String {
+    /**
+     * `<os>-<arch>`: `linux`, `darwin` (macOS) or `windows`, then `x86_64` or `aarch64`, with
+     * `-musl` on a musl libc (Alpine): the directory under `native/`.
+     */
+    internal fun platform(): String {
         val osName = System.getProperty("os.name").lowercase()
-        val os = if (osName.startsWith("linux")) "linux" else osName.replace(' ', '_')
+        val os = when {
+            osName.startsWith("linux") -> "linux"
+            osName.startsWith("mac") || osName.startsWith("darwin") -> "darwin"
+            osName.startsWith("windows") -> "windows"
+            else -> osName.replace(' ', '_')
+        }
         val arch = when (val a = System.getProperty("os.arch")) {
             "amd64", "x86_64" -> "x86_64"
             "aarch64", "arm64" -> "aarch64"
@@ -88,7 +100,7 @@ internal object NativeLibrary {
         val library = NativeLibrary::class.java.getResourceAsStream(resource)?.use { it.readAllBytes() }
             ?: throw UnsatisfiedLinkError(
                 "zkrecipes has no native library for ${platform()} (looked for $resource in the JAR; " +
-                    "elsewhere build it from source and set -D$PATH_PROPERTY=<path>)",
+                    "prebuilt: $PREBUILT; elsewhere build it from source and set -D$PATH_PROPERTY=<path>)",
             )
         val hash = sha256(library)
         val cache = cacheDirectory()
@@ -98,7 +110,7 @@ internal object NativeLibrary {
             ownDirectory(cache)
             ownDirectory(dir)
             if (!Files.isRegularFile(file) || sha256(Files.readAllBytes(file)) != hash) {
-                val partial = Files.createTempFile(dir, "partial-", ".so")
+                val partial = Files.createTempFile(dir, "partial-", ".part")
                 try {
                     Files.write(partial, library)
                     try {
