@@ -428,8 +428,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parts = ["python", "npm", "java", "kotlin", "rust", "cli"]
     parser.add_argument("--only", choices=parts, action="append")
+    parser.add_argument("--os", choices=["linux", "darwin", "win32"], action="append",
+                        help="only these OSes' builds: a partial dist, for working on a port")
     args = parser.parse_args()
     only = set(args.only or parts)
+    if args.os:
+        PLATFORMS[:] = [p for p in PLATFORMS if p.os in args.os]
+        CLI_TRIPLES[:] = [t for t in CLI_TRIPLES if any(p.triple == t for p in PLATFORMS)]
     run([sys.executable, ROOT / "tools" / "version_check.py"])
     ver = version()
     for part in only:

@@ -399,6 +399,19 @@ def licenses_ship() -> None:
           "the Kotlin POM names its three runtime dependencies and no build")
 
 
+def foreign_only(connect: str) -> int:
+    """`dist_check.py --foreign-only`: the macOS and Windows checks alone, for a partial dist
+    (`dist.py --os darwin --os win32`)."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    foreign = Foreign(check, report, WORK)
+    foreign.audit()
+    foreign.windows_cli(connect)
+    foreign.windows_node(connect)
+    print("native libraries:", *report, sep="\n  ")
+    print(f"\ndist-check: {len(failures)} failed:", *failures, sep="\n  ") if failures else print("\ndist-check: all passed")
+    return 1 if failures else 0
+
+
 def main() -> int:
     connect = os.environ.get("ZK_CONNECT")
     if not connect:
@@ -408,6 +421,8 @@ def main() -> int:
     secure = None
     if os.environ.get("ZK_TLS_CONNECT"):
         secure = (os.environ["ZK_TLS_CONNECT"], str(Path(os.environ["ZK_CERTS"]) / "ca.pem"))
+    if sys.argv[1:] == ["--foreign-only"]:
+        return foreign_only(connect)
     WORK.mkdir(parents=True, exist_ok=True)
     musl = {arch: musl_exports(arch) for arch in ["x86_64", "aarch64"]}
     for artifact, arch, libc, lib in natives():
