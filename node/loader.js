@@ -39,8 +39,15 @@ function load () {
     if (process.platform === 'win32') {
       try {
         return windowsAddon()
-      } catch {
-        // fall through to the error that names what was looked for
+      } catch (windowsErr) {
+        // An addon that is there but does not load (a damaged file, a Windows older than 10)
+        // is said as such: reinstalling the optional package would not help.
+        if (windowsErr.code !== 'MODULE_NOT_FOUND') {
+          const error = new Error(`zkrecipes: the ${platform()} addon is installed but does not load: ${windowsErr.message}`)
+          error.code = 'ZKRECIPES_ADDON_FAILED'
+          error.cause = windowsErr
+          throw error
+        }
       }
     }
     const wanted = platform()

@@ -14,9 +14,9 @@
   kotlin/  one JAR carrying native/<platform>/ libzkrecipes_kotlin for the same
            seven platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
   rust/    the core crate as `cargo package` makes it
-  cli/     the `zkrecipes` command: static musl binaries for x86_64 and aarch64
-           Linux and macOS binaries for both (.tar.gz each), zkrecipes.exe for
-           Windows x86-64 (.zip), with SHA256SUMS
+  cli/     the `zkrecipes` command as static musl binaries for x86_64 and
+           aarch64 (run on any Linux), one .tar.gz each, with SHA256SUMS (not
+           yet for macOS and Windows: see cli() below)
 
 Native code for glibc targets is linked against glibc 2.17 by zig
 (cargo-zigbuild); musl targets link musl dynamically so that Node and the JVM
@@ -71,7 +71,13 @@ class Platform:
     def rustflags(self) -> str:
         # Rust links musl statically by default, which rules out the shared
         # libraries that Node and the JVM load.
-        return "-C target-feature=-crt-static" if self.libc == "musl" else ""
+        if self.libc == "musl":
+            return "-C target-feature=-crt-static"
+        # zig signs arm64 Mach-O files itself but leaves x86-64 ones unsigned and without room
+        # for the signature's load command, which rcodesign then cannot add.
+        if self.os == "darwin":
+            return "-C link-arg=-Wl,-headerpad_max_install_names"
+        return ""
 
     def library(self, crate: str) -> str:
         """The file name cargo gives crate's cdylib here, which is also System.mapLibraryName's."""
@@ -259,8 +265,12 @@ def npm(out: Path, built: dict[str, Path], ver: str) -> None:
     pkg.mkdir(parents=True)
     for file in main["files"]:
         source = ROOT / "node" / file
-        if file.endswith(".node") or not source.exists():
+        if file.endswith(".node"):
             continue
+        if not source.exists():
+            # native.js and native.d.ts are napi-rs's output (`make npm-pack`, which `make dist`
+            # runs first): a package without them loads no addon at all.
+            raise SystemExit(f"dist: node/{file} is missing: run `make npm-pack` first")
         if source.is_dir():  # lib/: one module per recipe
             shutil.copytree(source, pkg / file)
         else:
@@ -382,44 +392,30 @@ def rust(out: Path) -> None:
             shutil.copy(packaged, out)
 
 
-# The command's builds: static musl binaries for Linux; macOS and Windows link their system
-# libraries (libSystem; kernel32, ws2_32 and the like), which every installation has.
-CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl",
-               "x86_64-apple-darwin", "aarch64-apple-darwin", "x86_64-pc-windows-gnu"]
+# The command is built for Linux only: its supervisor of the command it runs (process groups, job
+# control, a subreaper, the parent-death signal) is Linux's; macOS and Windows need a port of it.
+CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"]
 
 
 def cli(out: Path, ver: str) -> None:
-    """One archive per platform, the binary and the license in a directory named after both."""
+    """Static binaries: musl linked in, nothing to install but the file."""
     import hashlib
     import tarfile
-    import zipfile
 
     out.mkdir(parents=True)
     sums = []
     for triple in CLI_TRIPLES:
-        platform = next(p for p in PLATFORMS if p.triple == triple)
-        # Linux: static, so not the shared libraries' dynamic-musl RUSTFLAGS.
-        env = tool_env() if platform.os == "linux" else platform.env()
         # A target directory of its own: the shared libraries above are built
         # with other RUSTFLAGS (dynamic musl), which would rebuild each other.
         target_dir = ROOT / "target" / "cli-dist"
-        run(platform.cargo("--release", "--quiet", "-p", "zkrecipes-cli", "--bin", "zkrecipes", "--target-dir", target_dir), env=env)
-        arch, os_name = triple.split("-")[0], {"apple": "macos", "pc": "windows"}.get(triple.split("-")[1], "linux")
-        exe = "zkrecipes.exe" if os_name == "windows" else "zkrecipes"
-        binary = target_dir / triple / "release" / exe
-        if os_name == "macos":
-            sign_macho(binary)
-        top = f"zkrecipes-{ver}-{arch}-{os_name}"
-        if os_name == "windows":
-            archive = out / f"zkrecipes-cli-{ver}-{arch}-{os_name}.zip"
-            with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-                z.write(binary, f"{top}/{exe}")
-                z.write(ROOT / "LICENSE", f"{top}/LICENSE")
-        else:
-            archive = out / f"zkrecipes-cli-{ver}-{arch}-{os_name}.tar.gz"
-            with tarfile.open(archive, "w:gz") as tar:
-                tar.add(binary, arcname=f"{top}/{exe}")
-                tar.add(ROOT / "LICENSE", arcname=f"{top}/LICENSE")
+        run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-cli",
+             "--bin", "zkrecipes", "--target", triple, "--target-dir", target_dir], env=tool_env())
+        binary = target_dir / triple / "release" / "zkrecipes"
+        arch = triple.split("-")[0]
+        archive = out / f"zkrecipes-cli-{ver}-{arch}-linux.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(binary, arcname=f"zkrecipes-{ver}-{arch}-linux/zkrecipes")
+            tar.add(ROOT / "LICENSE", arcname=f"zkrecipes-{ver}-{arch}-linux/LICENSE")
         sums.append(f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}\n")
     (out / "SHA256SUMS").write_text("".join(sums))
 

@@ -23,7 +23,7 @@ where users run them. Needs ZK_CONNECT (run under tests/with-zk).
 - macOS and Windows (tools/dist_foreign.py): every Mach-O file checked
   statically (CPU, lowest macOS, system libraries only, rcodesign's
   signature, the symbols its host looks up); every PE file likewise; the
-  Windows CLI and the Windows Node package run under wine.
+  Windows Node package runs under wine.
 - The JAR, installed with `mvn install`, serves a fresh Maven project that
   depends on io.zkrecipes:zkrecipes:<version>; the Kotlin JAR likewise serves
   a Kotlin project that depends on io.zkrecipes:zkrecipes-kotlin:<version>
@@ -405,7 +405,6 @@ def foreign_only(connect: str) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     foreign = Foreign(check, report, WORK)
     foreign.audit()
-    foreign.windows_cli(connect)
     foreign.windows_node(connect)
     print("native libraries:", *report, sep="\n  ")
     print(f"\ndist-check: {len(failures)} failed:", *failures, sep="\n  ") if failures else print("\ndist-check: all passed")
@@ -434,7 +433,6 @@ def main() -> int:
     aarch64_runs(connect)
     musl_core_runs(connect, secure)
     cli_binaries_run(connect)
-    foreign.windows_cli(connect)
     foreign.windows_node(connect)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)

@@ -309,20 +309,20 @@ impl SemaphoreCore {
             let mut attempt = LeaseAttempt::new(self.clone(), count);
             let outcome = attempt.run(deadline, wait == Wait::No).await;
             // The mutex goes as soon as the count is judged (after our nodes were withdrawn,
-            // when they were): dropping the guard releases it, and the release needs no
-            // waiting for (later requests of this session come after it).
+            // when they were), and the call returns once the server has deleted it: this
+            // object's next try must not find its own mutex still there (`release_mutex`).
             match outcome {
                 Ok(Some(granted)) => {
                     if attempt.waited() {
                         waiting.queued();
                     }
                     let leases = self.take(granted, waiting.contended());
-                    drop(mutex);
+                    release_mutex(mutex).await;
                     return Ok(Some(leases));
                 }
                 Ok(None) => {
                     attempt.abandon().await;
-                    drop(mutex);
+                    release_mutex(mutex).await;
                     return Ok(None);
                 }
                 // A waiter whose session expired lines up again on the next session.
@@ -337,7 +337,7 @@ impl SemaphoreCore {
                 }
                 Err(err) => {
                     attempt.abandon().await;
-                    drop(mutex);
+                    release_mutex(mutex).await;
                     return Err(err);
                 }
             }
@@ -431,4 +431,13 @@ impl Drop for SemaphoreCore {
 pub(crate) fn weak_keeper(core: &Arc<SemaphoreCore>) -> Weak<dyn Keeper> {
     let weak: Weak<SemaphoreCore> = Arc::downgrade(core);
     weak
+}
+
+/// Releases the semaphore's mutex and returns once the server has deleted it. Dropping the guard
+/// released it from a spawned task, which under load ran after this object's next request: a
+/// `Wait::No` try right after a call found its own mutex still there and gave up (the suite's
+/// "two free" failed so). Spawned all the same, so a caller cancelled here still releases it.
+async fn release_mutex(mutex: crate::lock::write_lock::LockGuard) {
+    let released = runtime::handle().spawn(async move { mutex.release().await });
+    let _ = released.await;
 }

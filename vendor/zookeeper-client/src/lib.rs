@@ -33,6 +33,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod acl;
+mod background;
 mod chroot;
 mod client;
 mod deadline;

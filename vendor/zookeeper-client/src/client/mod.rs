@@ -526,7 +526,7 @@ impl Client {
 
     // TODO: move these to session side so to eliminate owned Client and String.
     fn delete_background(self, path: String) {
-        asyncs::spawn(async move {
+        crate::background::spawn(async move {
             self.delete_foreground(&path).await;
         });
     }
@@ -536,7 +536,7 @@ impl Client {
     }
 
     fn delete_ephemeral_background(self, prefix: String, unique: bool) {
-        asyncs::spawn(async move {
+        crate::background::spawn(async move {
             let (parent, tree, name) = util::split_path(&prefix);
             let mut children = Self::retry_on_connection_loss(|| self.list_children(parent)).await?;
             if unique {
@@ -1800,7 +1800,7 @@ impl Connector {
         let last_heard = session.last_heard();
         // Consume all state changes so far.
         state_watcher.state();
-        asyncs::spawn(async move {
+        crate::background::spawn(async move {
             session.serve(endpoints, conn, buf, depot, receiver).await;
         });
         let client = Client::new(
