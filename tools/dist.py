@@ -39,6 +39,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "target" / "dist"
@@ -184,26 +185,14 @@ def musl_libc_name(lib: Path, platform: Platform) -> None:
         run([TOOLS / "patchelf", "--replace-needed", "libc.so", f"libc.musl-{arch}.so.1", lib])
 
 
-def musl_wheel(wheel: Path, platform: Platform) -> None:
-    """`musl_libc_name` inside a built wheel (unpacked and packed again, so
-    that its RECORD hashes stay right)."""
+def fix_wheel(wheel: Path, fix: Callable[[Path], None]) -> None:
+    """`fix` applied to every extension inside a built wheel (musl's libc name, a macOS
+    signature), which is unpacked and packed again so that its RECORD hashes stay right."""
     unpacked = DIST.parent / "dist-staging" / "wheel"
     shutil.rmtree(unpacked, ignore_errors=True)
     run([TOOLS / "wheel", "unpack", "--dest", unpacked, wheel])
     for lib in unpacked.rglob("*.so"):
-        musl_libc_name(lib, platform)
-    wheel.unlink()
-    (tree,) = unpacked.iterdir()
-    run([TOOLS / "wheel", "pack", "--dest-dir", wheel.parent, tree])
-
-
-def signed_wheel(wheel: Path) -> None:
-    """`sign_macho` for the extension inside a built macOS wheel (repacked: RECORD hashes)."""
-    unpacked = DIST.parent / "dist-staging" / "wheel"
-    shutil.rmtree(unpacked, ignore_errors=True)
-    run([TOOLS / "wheel", "unpack", "--dest", unpacked, wheel])
-    for lib in unpacked.rglob("*.so"):
-        sign_macho(lib)
+        fix(lib)
     wheel.unlink()
     (tree,) = unpacked.iterdir()
     run([TOOLS / "wheel", "pack", "--dest-dir", wheel.parent, tree])
@@ -223,9 +212,9 @@ def python(out: Path) -> None:
         )
         (wheel,) = set(out.glob("*.whl")) - before
         if platform.libc == "musl":
-            musl_wheel(wheel, platform)
+            fix_wheel(wheel, lambda lib: musl_libc_name(lib, platform))
         if platform.os == "darwin":
-            signed_wheel(wheel)
+            fix_wheel(wheel, sign_macho)
     run([TOOLS / "maturin", "sdist", "-o", out], cwd=ROOT / "python", env=tool_env())
 
 

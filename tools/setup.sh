@@ -68,7 +68,7 @@ if $dist_deps; then
   command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
   command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
   command -v unzip >/dev/null || need+=(unzip)
-  # Windows: MinGW-w64 builds it, wine runs the CLI and a Windows Node.js on it.
+  # Windows: MinGW-w64 builds the libraries, wine runs a Windows Node.js with the addon.
   command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(mingw-w64)
   command -v wine >/dev/null || need+=(wine64 wine)
 fi
@@ -120,7 +120,7 @@ if command -v rustup >/dev/null; then
       x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
       rustup target list --installed | grep -qx "$t" || rustup target add "$t"
     done
-    # rcodesign signs the Mach-O files ad hoc and verifies them (crates.io's apple-codesign,
+    # rcodesign signs the Mach-O files ad hoc and reads their signatures (crates.io's apple-codesign,
     # without the notarization client).
     [ -x target/tools/bin/rcodesign ] || cargo install --quiet --locked --no-default-features \
       --root target/tools apple-codesign --version 0.29.0

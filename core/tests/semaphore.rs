@@ -274,3 +274,30 @@ async fn two_release_one_calls_at_once_release_two_semaphore_of() {
         assert_eq!(nodes(&path).await.0, Vec::<String>::new());
     }
 }
+
+/// Found in the suite: the mutex of a call was released from a spawned task, which under load ran
+/// after the same object's next request, and a `Wait::No` try right after found its own mutex and
+/// gave up with leases free. Back-to-back tries of one object, refused and granted in turn, each
+/// see only the count; no mutex node is left after any call returns.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_try_right_after_a_call_of_the_same_object_sees_only_the_count() {
+    let (path, _c, sem) = recipe("sem-back-to-back", semaphore_of(2)).await;
+    for round in 0..20 {
+        let held = sem.acquire().await.unwrap();
+        assert!(
+            sem.acquire_many(2, Wait::No).await.unwrap().is_none(),
+            "round {round}: two of two with one held"
+        );
+        let other = sem
+            .try_acquire(Wait::No)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("round {round}: one lease free, refused"));
+        assert!(
+            nodes(&path).await.1.is_empty(),
+            "round {round}: a mutex node outlived its call"
+        );
+        other.release().await.unwrap();
+        held.release().await.unwrap();
+    }
+}

@@ -16,8 +16,8 @@ use crate::error::{Error, ErrorCode, Result};
 /// `ZKRECIPES_GSSAPI_LIBRARY`, which a test points at a missing one). Asked here as well, so
 /// that a refusal names the library before the session crate tries it.
 fn kerberos_library() -> std::result::Result<(), String> {
-    let name = std::env::var("ZKRECIPES_GSSAPI_LIBRARY")
-        .unwrap_or_else(|_| "libgssapi_krb5.so.2".to_string());
+    // The loader's own choice of file (per OS, or the variable), so that the two never differ.
+    let name = libgssapi_sys::library_name();
     // SAFETY: the library's initialisers are MIT Kerberos's own; it is loaded anyway to be used.
     match unsafe { libloading::Library::new(&name) } {
         Ok(_) => Ok(()),
