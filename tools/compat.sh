@@ -5,7 +5,7 @@
 #   tools/compat.sh [--full | --rotate] [VERSION...]
 #
 # Default: one test per recipe (the core's own, run as written) on 3.5.10, 3.6.4, 3.7.2, 3.8.4
-# and 3.9.5 (`make compat`). --full runs every test of each recipe's test binary instead
+# and 3.9.5 (`make compat`). --full runs every test of each recipe's test module instead
 # (`make compat-full`). --rotate runs
 # one older release, a different one each day of the year (`make test`'s short form; the suite
 # runs 3.9 throughout). Prints a table of version x recipe (ok, FAIL) and, for a failure, where
@@ -29,7 +29,7 @@ fi
 [ ${#versions[@]} -gt 0 ] || versions=("${OLDER[@]}" 3.9.5)
 read -r -a cargo_args <<<"${COMPAT_CARGO:--p zkrecipes}"
 
-# recipe | test binary (core/tests) | the test of it that shows the recipe working
+# recipe | test module (core/tests/recipes) | the test of it that shows the recipe working
 RECIPES=(
   "lock|write_lock|twenty_contenders_never_overlap_and_tokens_strictly_increase"
   "read/write lock|read_write_lock|readers_share_and_a_writer_waits_for_them"
@@ -52,10 +52,9 @@ RECIPES=(
 out=target/compat
 rm -rf "$out" && mkdir -p "$out"
 cargo build --quiet -p zk-harness || exit 1
-binaries=$(printf '%s\n' "${RECIPES[@]}" | cut -d'|' -f2 | sort -u)
+modules=$(printf '%s\n' "${RECIPES[@]}" | cut -d'|' -f2 | sort -u)
 # Built once, before any server runs.
-# shellcheck disable=SC2046
-cargo test --quiet "${cargo_args[@]}" $(printf -- '--test %s ' $binaries) --no-run 2>"$out/build.log" || { cat "$out/build.log"; exit 1; }
+cargo test --quiet "${cargo_args[@]}" --test recipes --no-run 2>"$out/build.log" || { cat "$out/build.log"; exit 1; }
 
 failed=0
 declare -A result
@@ -63,16 +62,16 @@ for version in "${versions[@]}"; do
   echo "== ZooKeeper $version" >&2
   # One server per version; every test of it runs against that server (ZK_CONNECT).
   if [ $full -eq 1 ]; then
-    for binary in $binaries; do
-      log="$out/$version-$binary.log"
-      if ZK_VERSION=$version timeout 900 tests/with-zk cargo test --quiet "${cargo_args[@]}" --test "$binary" >"$log" 2>&1; then
+    for module in $modules; do
+      log="$out/$version-$module.log"
+      if ZK_VERSION=$version timeout 900 tests/with-zk cargo test --quiet "${cargo_args[@]}" --test recipes -- "$module::" >"$log" 2>&1; then
         status=ok
       else
         status=FAIL; failed=1
       fi
       for row in "${RECIPES[@]}"; do
-        IFS='|' read -r recipe b _ <<<"$row"
-        [ "$b" = "$binary" ] && result["$version|$recipe"]=$status
+        IFS='|' read -r recipe m _ <<<"$row"
+        [ "$m" = "$module" ] && result["$version|$recipe"]=$status
       done
     done
   else
@@ -80,9 +79,9 @@ for version in "${versions[@]}"; do
     ZK_VERSION=$version COMPAT_ARGS="${cargo_args[*]}" tests/with-zk bash -c '
       read -r -a cargo_args <<<"$COMPAT_ARGS"
       for row in "$@"; do
-        IFS="|" read -r recipe binary name <<<"$row"
-        log="'"$out/$version"'-$binary-$name.log"
-        if timeout 300 cargo test --quiet "${cargo_args[@]}" --test "$binary" -- --exact "$name" >"$log" 2>&1; then
+        IFS="|" read -r recipe module name <<<"$row"
+        log="'"$out/$version"'-$module-$name.log"
+        if timeout 300 cargo test --quiet "${cargo_args[@]}" --test recipes -- --exact "$module::$name" >"$log" 2>&1; then
           echo "$recipe|ok"
         else
           echo "$recipe|FAIL"

@@ -4,7 +4,7 @@ no LOST, the lock, the semaphore lease, the latch's leadership and a work-queue 
 waiter of another user waits on each lock. Every member is killed and started again in turn, the
 quorum leader first, so every client's server goes at least once per roll; each reconnection
 authenticates again (TLS handshake and SASL), which used to cost the session.
-(core/tests/ensemble.rs, tls_sasl_holders_keep_their_sessions_through_a_rolling_restart, proves
+(core/tests/recipes/ensemble.rs, tls_sasl_holders_keep_their_sessions_through_a_rolling_restart, proves
 the same for Rust.)
 
 ZKRECIPES_ROLLING_RESTARTS sets how many rolls (default 1). The ensemble comes from

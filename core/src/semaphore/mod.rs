@@ -152,16 +152,7 @@ impl Semaphore {
     /// `INVALID_ARGUMENT` for a count of 0 or above `max_leases`.
     pub async fn acquire_many(&self, count: u32, wait: Wait) -> Result<Option<Vec<Lease>>> {
         let acquired = self.core.acquire(count, wait).await;
-        match acquired {
-            Ok(Some(nodes)) => Ok(Some(
-                nodes
-                    .into_iter()
-                    .map(|(node, token)| Lease::new(self.clone(), node, token))
-                    .collect(),
-            )),
-            Ok(None) => Ok(None),
-            Err(err) => Err(self.core.about(err)),
-        }
+        acquired.map_err(|err| self.core.about(err))
     }
 
     /// One lease within `wait`, `None` if not obtained.
@@ -259,11 +250,7 @@ impl SemaphoreCore {
         &self.leases_dir
     }
 
-    async fn acquire(
-        self: &Arc<Self>,
-        count: u32,
-        wait: Wait,
-    ) -> Result<Option<Vec<(String, i64)>>> {
+    async fn acquire(self: &Arc<Self>, count: u32, wait: Wait) -> Result<Option<Vec<Lease>>> {
         let fixed = match &self.limit {
             Limit::Fixed(max) => Some(*max),
             Limit::Shared(shared) => {
@@ -284,7 +271,9 @@ impl SemaphoreCore {
         self.client.zk()?;
         let mut waiting = Waiting::begin(&self.client, &SEMAPHORE_ACQUIRE, &self.path);
         let acquired = self.acquire_counted(count, wait, &mut waiting).await;
-        waiting.end_with(&acquired, |leases| leases.first().map_or(0, |l| l.1));
+        waiting.end_with(&acquired, |leases| {
+            leases.first().map_or(0, Lease::fencing_token)
+        });
         acquired
     }
 
@@ -293,7 +282,7 @@ impl SemaphoreCore {
         count: u32,
         wait: Wait,
         waiting: &mut Waiting,
-    ) -> Result<Option<Vec<(String, i64)>>> {
+    ) -> Result<Option<Vec<Lease>>> {
         let wait = wait.normalized();
         let deadline = wait.deadline();
         loop {
@@ -316,7 +305,15 @@ impl SemaphoreCore {
                     if attempt.waited() {
                         waiting.queued();
                     }
-                    let leases = self.take(granted, waiting.contended());
+                    // Leases before the await: a caller cancelled while the mutex goes drops
+                    // them, and a dropped lease releases itself (as tuples, they were held by
+                    // nobody until the session ended; the Kotlin suite's racing cancels found it).
+                    let semaphore = Semaphore { core: self.clone() };
+                    let leases: Vec<Lease> = self
+                        .take(granted, waiting.contended())
+                        .into_iter()
+                        .map(|(node, token)| Lease::new(semaphore.clone(), node, token))
+                        .collect();
                     release_mutex(mutex).await;
                     return Ok(Some(leases));
                 }

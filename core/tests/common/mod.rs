@@ -1,4 +1,5 @@
-//! Shared by the integration tests: one real ZooKeeper per test binary.
+//! Shared by the integration tests: one real ZooKeeper per test binary (`tests/with-zk`'s, when
+//! it runs them).
 #![allow(dead_code)]
 
 pub mod rolling;

@@ -1,6 +1,6 @@
 //! The distributed atomic long against a real ZooKeeper: exact under contention, compare and
 //! set, Curator's encoding (and a node of another length refused).
-mod common;
+use crate::common;
 
 use common::*;
 use zkrecipes::{DistributedAtomicLong, ErrorCode};

@@ -1,7 +1,7 @@
 //! The caches against a real ZooKeeper, with persistent watches and with the one-shot fallback:
 //! every change reported once and in order, nothing created, and after a disconnect or a new
 //! session exactly the difference (a node deleted and created again meanwhile included).
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

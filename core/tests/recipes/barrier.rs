@@ -1,7 +1,7 @@
 //! The barrier and the double barrier against a real ZooKeeper: waiters released by the
 //! removal (also one made while they were disconnected), the quorum for entering, withdrawn
 //! members after a timeout or a cancel, leaving together.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

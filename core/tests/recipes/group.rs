@@ -1,7 +1,7 @@
 //! The persistent node and group membership against a real ZooKeeper: re-created after a
 //! delete and after a new session, never taken over from another session, members joining,
 //! changing and leaving in everybody's view.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

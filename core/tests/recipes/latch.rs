@@ -1,7 +1,7 @@
 //! The leader latch against a real ZooKeeper: one leader with a fencing token, hand-over on
 //! close, the lifecycle's errors, a leader cut off or deleted (told, and lining up again), and
 //! what a dropped latch leaves (nothing).
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The counting semaphore against a real ZooKeeper: the count, all-or-none acquires, what a
 //! timed-out or cancelled acquire leaves (nothing), a lost lease, Curator's layout.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -300,4 +300,24 @@ async fn a_try_right_after_a_call_of_the_same_object_sees_only_the_count() {
         other.release().await.unwrap();
         held.release().await.unwrap();
     }
+}
+
+/// Acquires cut short at every point of their way (a timeout of 0 to 30 ms: an acquire takes
+/// about 10 here): one cut while the mutex went, after the leases were taken, left a lease held by nobody
+/// until the session ended (the Kotlin suite's racing cancels found it). Nothing is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn acquires_cut_short_anywhere_leave_no_lease() {
+    let (path, _c, sem) = recipe("sem-cut-short", semaphore_of(1)).await;
+    for round in 0u64..300 {
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        if let Ok(got) = tokio::time::timeout(cut, sem.acquire()).await {
+            got.unwrap().release().await.unwrap();
+        }
+    }
+    eventually("no lease left", Duration::from_secs(20), || async {
+        sem.held() == 0 && nodes(&path).await == (vec![], vec![])
+    })
+    .await;
+    let next = sem.try_acquire(Wait::No).await.unwrap().expect("free");
+    next.release().await.unwrap();
 }

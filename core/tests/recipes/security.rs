@@ -2,7 +2,7 @@
 //! servers (`zk_harness::secure`): what works, and every failure with the
 //! message a user sees.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! `resend_watches` never reaches `SetWatches2`), so the server forgets the watch, and a cache
 //! that only reloads is deaf from then on until its session changes (found by the torture
 //! suite's `cache-matches-server`).
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

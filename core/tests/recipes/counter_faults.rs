@@ -3,7 +3,7 @@
 //! reply was lost, or that another client overtook meanwhile, answers `CONNECTION_LOSS` and is
 //! never counted twice; under random cuts the total stays within what was acknowledged and
 //! what was answered "unknown"; a shared count's cache follows a change made during an outage.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

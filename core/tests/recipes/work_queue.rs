@@ -1,6 +1,6 @@
 //! The at-least-once work queue against a real ZooKeeper: acknowledgement,
 //! give-back, redelivery after a consumer's death, dead letters, batches.
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

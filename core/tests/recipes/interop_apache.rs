@@ -1,6 +1,6 @@
 //! Apache ZooKeeper's own recipes (Debian's `zookeeper` package) on the same
 //! paths as ours: each excludes the other, and queues cross over in order.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

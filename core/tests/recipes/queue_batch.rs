@@ -1,6 +1,6 @@
 //! Batched takes of the simple queue: `poll_many` and `take_many` (issue 32).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

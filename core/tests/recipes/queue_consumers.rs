@@ -2,7 +2,7 @@
 //! the claim markers each lists with its claims) instead of racing for the
 //! head, and a consumer that stops polling, joins late or leaves holds back
 //! nobody.
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The shared count against a real ZooKeeper: seeded once, followed by every object, versioned
 //! writes, Curator's encoding (kazoo's empty node reads as the seed).
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! `LeaderLatch`, `DistributedBarrier`, `DistributedDoubleBarrier`,
 //! `SimpleDistributedQueue`, `DistributedAtomicLong`, `SharedCount`, `GroupMember`, `CuratorCache`)
 //! on the same paths as ours, in both directions.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The multi-lock against a real ZooKeeper: all or none, one deadline, nothing left behind on a
 //! timeout, a failure or a cancel, no deadlock whatever order the paths come in, a fencing token
 //! per path.
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Regression tests for the races of issue 11, each reproduced against a real
 //! ZooKeeper before its fix.
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
