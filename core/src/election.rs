@@ -560,7 +560,12 @@ async fn drive(inner: Arc<Inner>, generation: u64, first: oneshot::Sender<Result
             candidacy.failed(&reason);
             // Failed to start: withdraw what exists and stay stopped.
             if let Some(offer) = offer {
-                let _ = delete_confirmed(&inner.client, &offer).await;
+                // A task of its own, as `give_up`'s: out of `run`, the offer is nobody else's
+                // to delete, and `stop` aborts this driver at any await.
+                let client = inner.client.clone();
+                let deleting =
+                    runtime::handle().spawn(async move { delete_confirmed(&client, &offer).await });
+                let _ = deleting.await;
             }
             inner.end_driver(generation);
             let _ = first.send(Err(reason));

@@ -293,9 +293,6 @@ impl Core {
             };
             let at = members.iter().position(|m| *m == self.name);
             if members.len() <= 1 {
-                if at.is_some() {
-                    self.delete_member().await?;
-                }
                 if members.len() == 1 && at.is_none() {
                     // The last member left is another's: it deletes `ready` when it goes
                     // (deleting it here would close the barrier on a member still inside).
@@ -328,7 +325,13 @@ impl Core {
                 }
             }
         }
+        // The last one out: our node (if still ours) and `ready`. Our member is forgotten only
+        // once both are gone: a leave cut short here leaves them to the withdrawal that
+        // follows (`Withdraw`), not to nobody.
+        let session = *self.member.lock().unwrap();
+        self.delete_node_of(session).await?;
         self.delete_ready().await?;
+        self.forget_member(session);
         Ok(true)
     }
 
@@ -425,12 +428,29 @@ impl Core {
         }
     }
 
+    /// Deletes our member node; forgotten only once the server confirmed it (a call cut
+    /// short before leaves it for the withdrawal that follows: no ghost member).
     async fn delete_member(&self) -> Result<()> {
-        let session = self.member.lock().unwrap().take();
+        let session = *self.member.lock().unwrap();
+        self.delete_node_of(session).await?;
+        self.forget_member(session);
+        Ok(())
+    }
+
+    /// Deletes our member node if `session` (where it was created) is the current one.
+    async fn delete_node_of(&self, session: Option<i64>) -> Result<()> {
         if session.is_some() && session == self.client.session_id().ok() {
             delete_confirmed(&self.client, &self.member_path()).await?;
         }
         Ok(())
+    }
+
+    /// No member node of `session` left to withdraw (unless one of another was made since).
+    fn forget_member(&self, session: Option<i64>) {
+        let mut member = self.member.lock().unwrap();
+        if *member == session {
+            *member = None;
+        }
     }
 
     /// Takes our member node out outside a `leave` (a timed-out, failed or cancelled call, a
@@ -438,13 +458,16 @@ impl Core {
     /// with nobody inside, `ready` would let the next entrants of the path pass without their
     /// quorum.
     async fn withdraw_member(&self) -> Result<()> {
-        if self.member.lock().unwrap().is_none() {
+        let session = *self.member.lock().unwrap();
+        if session.is_none() {
             return Ok(());
         }
-        self.delete_member().await?;
+        // Forgotten at the end: a withdrawal cut short is done again by the next.
+        self.delete_node_of(session).await?;
         if self.members().await?.is_empty() {
             self.delete_ready().await?;
         }
+        self.forget_member(session);
         Ok(())
     }
 
@@ -485,8 +508,11 @@ impl Withdraw {
     }
 
     async fn now(&mut self) {
-        if let Some(core) = self.core.take() {
-            if let Err(err) = core.withdraw_member().await {
+        // Still armed while it runs: cut short, the drop withdraws in the background.
+        if let Some(core) = self.core.clone() {
+            let withdrawn = core.withdraw_member().await;
+            self.core = None;
+            if let Err(err) = withdrawn {
                 let (path, node, reason) =
                     (core.path.as_str(), core.member_path(), err.to_string());
                 recipe_event!(

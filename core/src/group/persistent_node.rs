@@ -28,7 +28,7 @@ use crate::client::{delete_confirmed, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::observe::catalog::NODE_RECREATIONS;
 use crate::observe::{recipe_event, session_hex, Recipe};
-use crate::path;
+use crate::{path, runtime};
 
 /// How the node is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,35 +280,21 @@ impl PersistentNode {
     }
 
     /// Stops re-creating the node and deletes it, confirmed. Idempotent. A create on its way
-    /// is waited for (and its node deleted), so nothing of this node outlives the call.
+    /// is waited for (and its node deleted), so nothing of this node outlives the call. It
+    /// takes effect when called: a caller that stops waiting does not stop the delete.
     pub async fn close(&self) -> Result<()> {
         *self.shared.closed.lock().unwrap() = true;
-        let making = self.shared.making.lock().await;
-        if let Some(keeper) = self.shared.keeper.lock().unwrap().take() {
-            keeper.abort();
-        }
-        drop(making);
-        let actual = self.shared.actual.send_replace(None);
-        // Released once the node is deleted, so the next object of this client never adopts a
-        // node that is about to go.
-        let turn = self.shared.turn.lock().unwrap().take();
-        if self.shared.needs_turn() && turn.is_none() {
-            // Never had the turn: whatever node of this session is there is another object's.
-            return Ok(());
-        }
-        let leftover = match actual {
-            Some(path) => Some(path),
-            // A create whose outcome was unknown (its reply lost) may have made one.
-            None => self.shared.leftover().await,
-        };
-        let deleted = match leftover {
-            Some(path) => delete_confirmed(&self.shared.client, &path)
-                .await
-                .map_err(|err| self.about(err)),
-            None => Ok(()),
-        };
-        drop(turn);
-        deleted
+        // In a task of its own: the node's path and turn it takes out of this object are
+        // nobody else's to delete (a cut close left the node, a persistent one for good).
+        let shared = self.shared.clone();
+        let settling = shared.client.settling();
+        let closing = runtime::handle().spawn(async move {
+            let _settling = settling;
+            shared.close().await
+        });
+        let closed = closing.await;
+        let closed = closed.map_err(|_| Error::new(ErrorCode::Internal, "close task ended"))?;
+        closed.map_err(|err| self.about(err))
     }
 
     fn about(&self, err: Error) -> Error {
@@ -454,6 +440,34 @@ async fn keep(shared: Weak<Shared>) {
 }
 
 impl Shared {
+    /// `close`'s work. `making` is held to the end: a create on its way finishes first, and a
+    /// second close waits until this one's delete is confirmed.
+    async fn close(&self) -> Result<()> {
+        let _making = self.making.lock().await;
+        if let Some(keeper) = self.keeper.lock().unwrap().take() {
+            keeper.abort();
+        }
+        let actual = self.actual.send_replace(None);
+        // Released once the node is deleted, so the next object of this client never adopts a
+        // node that is about to go.
+        let turn = self.turn.lock().unwrap().take();
+        if self.needs_turn() && turn.is_none() {
+            // Never had the turn: whatever node of this session is there is another object's.
+            return Ok(());
+        }
+        let leftover = match actual {
+            Some(path) => Some(path),
+            // A create whose outcome was unknown (its reply lost) may have made one.
+            None => self.leftover().await,
+        };
+        let deleted = match leftover {
+            Some(path) => delete_confirmed(&self.client, &path).await,
+            None => Ok(()),
+        };
+        drop(turn);
+        deleted
+    }
+
     /// Counts and tells a node made again after it was gone (deleted, or its session expired).
     fn recreated(&self, actual: &str) {
         let (path, kind) = (self.path.as_str(), self.kind);

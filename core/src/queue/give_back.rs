@@ -44,7 +44,13 @@ impl Inner {
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 0,
                     source: zk::Error::NodeExists,
-                }) => return Ok(()),
+                }) => {
+                    // Back already: our marker goes all the same, as it would have with it.
+                    if let Some(marker) = marker.as_deref() {
+                        let _ = crate::client::delete_confirmed(&self.client, marker).await;
+                    }
+                    return Ok(());
+                }
                 Err(zk::MultiWriteError::OperationFailed {
                     index: 1,
                     source: zk::Error::NoNode,
@@ -105,6 +111,15 @@ impl Inner {
             .await?;
         self.sweep_receipts().await;
         Ok(())
+    }
+
+    /// `marker` is gone from the server: the cache no longer keeps it (unless a claim since
+    /// replaced it).
+    pub(super) async fn forget_marker(&self, marker: Option<String>) {
+        let mut cache = self.cache.lock().await;
+        if cache.last_marker == marker {
+            cache.last_marker = None;
+        }
     }
 
     /// Deletes receipts that outlived `RECEIPT_TTL`: their give-back was

@@ -284,7 +284,10 @@ impl DistributedQueue {
             };
             cache.read(true, false);
             let next = cache.predicted_next();
-            let previous = cache.last_marker.take();
+            // Kept in the cache until the claim answers: a caller gone meanwhile (a lost race
+            // hands it back only to the caller) leaves it for the next claim to delete. If the
+            // claim deleted it, the next one finds it gone and goes on without.
+            let previous = cache.last_marker.clone();
             let list_peers = cache.watch_peers;
             // Once sent, a claim runs to its end in a task of its own; if the
             // caller is gone by then, the item goes back (never lost).
@@ -345,8 +348,12 @@ impl DistributedQueue {
     /// Puts an item taken by `poll_item` back at its place in line (under its
     /// own name), for a consumer that cannot hand it on.
     pub async fn give_back(&self, item: &Item) -> Result<()> {
-        let marker = self.inner.cache.lock().await.last_marker.take();
-        self.inner.give_back(item, marker).await
+        // The marker stays the cache's until the server took it: a give-back cut short or
+        // failed leaves it for the next claim (or `close`) to delete, not to nobody.
+        let marker = self.inner.cache.lock().await.last_marker.clone();
+        self.inner.give_back(item, marker.clone()).await?;
+        self.inner.forget_marker(marker).await;
+        Ok(())
     }
 
     /// Like `peek`, but an empty queue is `NO_SUCH_ELEMENT`.
@@ -492,11 +499,13 @@ impl DistributedQueue {
     /// connection loss): a queue object that is done leaves nothing behind.
     /// The object stays usable.
     pub async fn close(&self) -> Result<()> {
-        let marker = self.inner.cache.lock().await.last_marker.take();
-        match marker {
-            Some(marker) => crate::client::delete_confirmed(&self.inner.client, &marker).await,
-            None => Ok(()),
+        // Forgotten once deleted: a close cut short leaves it to the next close (or the drop).
+        let marker = self.inner.cache.lock().await.last_marker.clone();
+        if let Some(marker) = &marker {
+            crate::client::delete_confirmed(&self.inner.client, marker).await?;
         }
+        self.inner.forget_marker(marker).await;
+        Ok(())
     }
 
     /// Number of items: the directory's child count, one request whatever

@@ -108,15 +108,27 @@ impl Delivery {
     /// Gives the item back at its place in line.
     pub async fn nack(mut self) -> Result<()> {
         let claimed = self.claimed.take().expect("a delivery is settled once");
-        let settled = self.inner.given_back(&claimed);
-        let released = self.inner.release(&claimed).await;
-        self.inner.requeue(vec![claimed.name]).await;
-        if let Some(settlement) = self.settlement.take() {
-            settlement.settle(match &released {
-                Ok(()) => settled,
-                Err(err) => Settled::Lost(err.clone()),
-            });
-        }
+        let settlement = self.settlement.take();
+        let inner = self.inner.clone();
+        // Taken out of the delivery, the claim is nobody's but this task's: it goes back even
+        // if the caller stops waiting (else `taken/<entry>` stayed until the session ended).
+        let settling = inner.client.settling();
+        let nacked = crate::runtime::handle().spawn(async move {
+            let _settling = settling;
+            let settled = inner.given_back(&claimed);
+            let released = inner.release(&claimed).await;
+            inner.requeue(vec![claimed.name]).await;
+            if let Some(settlement) = settlement {
+                settlement.settle(match &released {
+                    Ok(()) => settled,
+                    Err(err) => Settled::Lost(err.clone()),
+                });
+            }
+            released
+        });
+        let released = nacked
+            .await
+            .map_err(|_| Error::new(ErrorCode::Internal, "nack task ended"))?;
         released.map_err(|err| self.inner.about(err))
     }
 }

@@ -263,11 +263,24 @@ impl WorkQueue {
         self.inner.closed.send_replace(true);
         let mut state = self.inner.state.lock().await;
         let claimed: Vec<Claimed> = state.claimed.drain(..).collect();
-        for claimed in &claimed {
-            self.inner.release(claimed).await?;
-        }
         state.names.clear();
-        Ok(())
+        // Out of the buffer, the claims are nobody's but this task's: it releases every one
+        // (past a failed one too) even if the caller stops waiting, or they would stay taken
+        // until the session ends.
+        let inner = self.inner.clone();
+        let settling = inner.client.settling();
+        let released = runtime::handle().spawn(async move {
+            let _settling = settling;
+            let mut first_failure = Ok(());
+            for claimed in &claimed {
+                let released = inner.release(claimed).await;
+                first_failure = first_failure.and(released);
+            }
+            first_failure
+        });
+        let released = released.await;
+        drop(state);
+        released.map_err(|_| Error::new(ErrorCode::Internal, "close task ended"))?
     }
 }
 

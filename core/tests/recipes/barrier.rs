@@ -279,3 +279,31 @@ async fn a_member_entering_while_the_round_is_inside_passes_on_its_ready() {
     let (a, b, c) = tokio::join!(one.leave(LONG), two.leave(LONG), late.leave(LONG));
     assert!(a.unwrap() && b.unwrap() && c.unwrap());
 }
+
+/// A leave or a withdrawal cut short after it forgot our member, before the server confirmed
+/// the delete (lost with the connection) or before `ready` went, left a ghost member or a
+/// `ready` nobody deleted. Leaves and failed enters cut short anywhere leave nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn leaves_and_withdrawals_cut_short_anywhere_leave_no_member() {
+    use zk_harness::{Cut, Request, Then};
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    let (alone, pair) = (unique("double-leave-cut"), unique("double-withdraw-cut"));
+    for round in 0u64..300 {
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        // One member of one: in, then a leave cut short.
+        let member = DoubleBarrier::new(&c, &alone, 1).unwrap();
+        assert!(member.enter(LONG).await.unwrap());
+        proxy.cut_at_request(Request::Delete, Cut::Before, Then::Reconnect);
+        let _ = tokio::time::timeout(cut, member.leave(LONG)).await;
+        proxy.disarm_cut();
+        // One member of two: an enter that gives up, its withdrawal cut short.
+        let member = DoubleBarrier::new(&c, &pair, 2).unwrap();
+        proxy.cut_at_request(Request::Delete, Cut::Before, Then::Reconnect);
+        let _ = tokio::time::timeout(cut, member.enter(Wait::No)).await;
+        proxy.disarm_cut();
+    }
+    eventually("no member, no ready", Duration::from_secs(20), || async {
+        nodes(&alone).await.is_empty() && nodes(&pair).await.is_empty()
+    })
+    .await;
+}

@@ -320,3 +320,35 @@ async fn two_objects_of_one_client_keep_one_ephemeral_path_in_turn() {
     second.close().await.unwrap();
     assert_eq!(zk.check_stat(&path).await.unwrap(), None);
 }
+
+/// A close cut short after it took the node's path out of the object (its delete lost with the
+/// connection) left the node, a persistent one for good, and a second close returned at once.
+/// Closes cut short anywhere leave no node, and a close after one returns once it is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn closes_cut_short_anywhere_leave_no_node() {
+    use zk_harness::{Cut, Request, Then};
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    let dir = unique("pnode-close-cut");
+    for round in 0u64..300 {
+        let mode = [NodeMode::Persistent, NodeMode::Ephemeral][round as usize % 2];
+        let path = format!("{dir}/n{round}");
+        let node = PersistentNode::new(&c, &path, mode, vec![]).unwrap();
+        node.start().await.unwrap();
+        proxy.cut_at_request(Request::Delete, Cut::Before, Then::Reconnect);
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        let _ = tokio::time::timeout(cut, node.close()).await;
+        proxy.disarm_cut();
+        if round % 4 < 2 {
+            node.close().await.unwrap();
+            let left = children(server().connect_string(), &dir).await;
+            assert!(
+                !left.contains(&format!("n{round}")),
+                "{mode:?} closed twice"
+            );
+        }
+    }
+    eventually("no node left", LONG, || async {
+        children(server().connect_string(), &dir).await.is_empty()
+    })
+    .await;
+}

@@ -316,3 +316,64 @@ async fn bookkeeping_names_and_oversized_paths_are_refused() {
     // The client is untouched.
     assert_eq!(c.state(), zkrecipes::ConnectionState::Connected);
 }
+
+/// The claim markers of `dir`'s consumers on the server.
+async fn claim_markers(dir: &str) -> Vec<String> {
+    let bookkeeping = format!("{dir}.zkrecipes");
+    let mut markers = children(server().connect_string(), &bookkeeping).await;
+    markers.retain(|m| m.starts_with("claim-"));
+    markers
+}
+
+/// Runs `call` cut short after `cut`, with the next `request` of `c` lost with its connection
+/// (the call sends one, cut short or not); returns once `c` is back on its session.
+async fn cut_short_across_a_loss(
+    proxy: &zk_harness::FaultProxy,
+    c: &zkrecipes::Client,
+    request: zk_harness::Request,
+    cut: Duration,
+    call: impl std::future::Future,
+) {
+    let mut states = c.subscribe();
+    proxy.cut_at_request(
+        request,
+        zk_harness::Cut::Before,
+        zk_harness::Then::Reconnect,
+    );
+    let _ = tokio::time::timeout(cut, call).await;
+    until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
+}
+
+/// A poll cut short while its claim lost a race, or a give-back cut short after a connection
+/// loss, took the claim marker out of the cache first: nobody deleted it until the session
+/// ended. Cut short anywhere, they leave no marker behind the queue object's close.
+#[tokio::test(flavor = "multi_thread")]
+async fn polls_and_give_backs_cut_short_anywhere_leave_no_claim_marker() {
+    let dir = unique("q-cut-marker");
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    let q = DistributedQueue::new(&c, &dir).unwrap();
+    let other = raw().await;
+    for round in 0u64..300 {
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        q.offer(b"first").await.unwrap();
+        let second = q.offer(b"second").await.unwrap();
+        // The first claimed (the second's data read with it), then the second taken by
+        // another: the next claim loses its race.
+        assert!(q.poll().await.unwrap().is_some());
+        other.delete(&second, None).await.unwrap();
+        let _ = tokio::time::timeout(cut, q.poll()).await;
+        // A give-back whose transaction is lost with the connection.
+        q.offer(b"third").await.unwrap();
+        let Some(item) = q.poll_item().await.unwrap() else {
+            continue;
+        };
+        let request = zk_harness::Request::Multi;
+        cut_short_across_a_loss(&proxy, &c, request, cut, q.give_back(&item)).await;
+        while q.poll().await.unwrap().is_some() {}
+    }
+    q.close().await.unwrap();
+    eventually("no claim marker left", Duration::from_secs(20), || async {
+        claim_markers(&dir).await.is_empty()
+    })
+    .await;
+}

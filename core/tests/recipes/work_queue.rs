@@ -586,3 +586,73 @@ async fn a_late_ack_after_another_consumer_acked_is_refused() {
     );
     assert_eq!(ours.size().await.unwrap(), 0);
 }
+
+/// The claims under `path/taken` on the server.
+async fn taken(path: &str) -> Vec<String> {
+    children(server().connect_string(), &format!("{path}/taken")).await
+}
+
+/// A cut of `close` after it drained the prefetched claims, or at its first error, left the
+/// rest claimed by nobody until the session ended. Closes cut short anywhere give back all.
+#[tokio::test(flavor = "multi_thread")]
+async fn closes_cut_short_anywhere_leave_nothing_claimed() {
+    let (path, c) = (unique("wq-close-cut"), client().await);
+    numbered_jobs(&c, &path, 1, 3).await;
+    for round in 0u64..300 {
+        let q = numbered_jobs(&c, &path, 4, 1).await;
+        // One handed out; what prefetch claimed with it stays buffered for `close`.
+        if let Some(job) = q.consume(SECOND).await.unwrap() {
+            job.ack().await.unwrap();
+        }
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        let _ = tokio::time::timeout(cut, q.close()).await;
+    }
+    eventually("no claim left", Duration::from_secs(20), || async {
+        taken(&path).await.is_empty()
+    })
+    .await;
+}
+
+/// Runs `call` cut short after `cut`, with the next `request` of `c` lost with its connection
+/// (the call sends one, cut short or not); returns once `c` is back on its session.
+async fn cut_short_across_a_loss(
+    proxy: &zk_harness::FaultProxy,
+    c: &zkrecipes::Client,
+    request: zk_harness::Request,
+    cut: Duration,
+    call: impl std::future::Future,
+) {
+    let mut states = c.subscribe();
+    proxy.cut_at_request(
+        request,
+        zk_harness::Cut::Before,
+        zk_harness::Then::Reconnect,
+    );
+    let _ = tokio::time::timeout(cut, call).await;
+    until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
+}
+
+/// A cut of `nack` after it took the claim out of the delivery left `taken/<entry>` until the
+/// session ended: its delete, lost with the connection, was never sent again. Nacks cut short
+/// anywhere around such a loss give every item back.
+#[tokio::test(flavor = "multi_thread")]
+async fn nacks_cut_short_anywhere_leave_nothing_claimed() {
+    let path = unique("wq-nack-cut");
+    let (proxy, c) = behind_proxy(Duration::from_secs(20)).await;
+    let q = WorkQueue::new(&c, &path).unwrap();
+    for round in 0u64..300 {
+        q.offer(b"job").await.unwrap();
+        let Some(job) = q.consume(SECOND).await.unwrap() else {
+            continue;
+        };
+        // The release's delete is lost with the connection: sent again once reconnected.
+        let cut = Duration::from_micros(round * 397 % 30_000);
+        let request = zk_harness::Request::Delete;
+        cut_short_across_a_loss(&proxy, &c, request, cut, job.nack()).await;
+    }
+    eventually("no claim left", Duration::from_secs(20), || async {
+        taken(&path).await.is_empty()
+    })
+    .await;
+    assert_eq!(q.size().await.unwrap(), 300, "every item still there");
+}
