@@ -56,7 +56,9 @@ def kotlin(project: Path, version: str, sources: dict[str, str]) -> str:
 def _compiled(project: Path, language: str, sources: dict[str, str], pom: str, scope: list[str]) -> str:
     (project / "src" / "main" / language).mkdir(parents=True, exist_ok=True)
     for name, text in sources.items():
-        (project / "src" / "main" / language / name).write_text(text)
+        source = project / "src" / "main" / language / name
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text)
     (project / "pom.xml").write_text(pom)
     done = subprocess.run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", *scope, "-Dmdep.outputFile=cp.txt"],
                           cwd=project, capture_output=True, text=True, timeout=600)

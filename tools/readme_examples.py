@@ -94,6 +94,23 @@ def python(code: str, where: str, venv_python: str, tmp: Path) -> None:
     run(f"python  {where}", [venv_python, str(script)], tmp)
 
 
+# Every Node.js example as TypeScript (file name, where it is), for one `tsc --strict` at the end.
+TYPE_CHECKED: list[tuple[str, str]] = []
+
+
+def type_check_node(project: Path) -> None:
+    """Every example written by `node` through `tsc --strict` at once (each file is a module of
+    its own, so their stubs do not clash)."""
+    if not TYPE_CHECKED:
+        return
+    tsc = [
+        "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
+        "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
+    ]
+    run("tsc --strict  " + ", ".join(f"{file} ({where})" for file, where in TYPE_CHECKED),
+        tsc + [file for file, _ in TYPE_CHECKED], project)
+
+
 def node(code: str, where: str, project: Path) -> None:
     stubs_js = (
         "const storage = { async write (data, token) { if (token === null) throw new Error('no token') } }\n"
@@ -105,21 +122,22 @@ def node(code: str, where: str, project: Path) -> None:
         "declare const data: Buffer\n"
         "declare function pauseWrites(): void\n"
     )
-    tsc = [
-        "npx", "tsc", "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
-        "--moduleResolution", "nodenext", "--lib", "es2022,esnext.disposable", "--types", "node",
-    ]
-
     def run_as(what: str, command: list[str], file: str, text: str) -> None:
         (project / file).write_text(text)
         run(f"{what}  {where}", command + [file], project)
+
+    def type_check(suffix: str, text: str) -> None:
+        # Checked together at the end (`type_check_node`): one tsc run, not one per example.
+        file = f"readme-example-{len(TYPE_CHECKED)}.{suffix}"
+        (project / file).write_text(f"// {where}\n" + text)
+        TYPE_CHECKED.append((file, where))
 
     if re.search(r"^const \{[^}]*\} = require\('zkrecipes'\)", code, re.M):
         # Written as CommonJS: run it so, and type-check it as a CommonJS TypeScript module.
         run_as("node CommonJS", ["node"], "readme-example.cjs", stubs_js + code)
         typed = re.sub(r"^const (\{[^}]*\}) = require\('zkrecipes'\)",
                        r"import zkrecipes = require('zkrecipes')\nconst \1 = zkrecipes", code, flags=re.M)
-        run_as("tsc --strict", tsc, "readme-example.cts", stubs_ts + typed)
+        type_check("cts", stubs_ts + typed)
         return
 
     run_as("node ESM", ["node"], "readme-example.mjs", stubs_js + code)
@@ -133,63 +151,70 @@ def node(code: str, where: str, project: Path) -> None:
         + "async function main () {\n" + rest + "\n}\nmain().catch((err) => { console.error(err); process.exit(1) })\n"
     )
     run_as("node CommonJS", ["node"], "readme-example.cjs", cjs)
-    run_as("tsc --strict", tsc, "readme-example.mts", stubs_ts + code + "\nexport {}\n")
+    type_check("mts", stubs_ts + code + "\nexport {}\n")
 
 
-def java(code: str, where: str, jar: Path, tmp: Path) -> None:
-    """Compiled in a fresh Maven project that depends on io.zkrecipes:zkrecipes (the JAR,
-    installed into the local repository), then run on the classpath Maven resolved."""
-    imports = [line for line in code.splitlines() if line.startswith("import ")]
-    body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
-    source = (
-        "\n".join(imports)
-        + "\n\npublic class ReadmeExample {\n"
-        + "    static final class Storage { void write(byte[] data, long token) {} }\n"
-        + "    static final Storage storage = new Storage();\n"
-        + "    static final byte[] data = \"payload\".getBytes();\n\n"
-        + "    public static void main(String[] args) throws Exception {\n"
-        + textwrap.indent(body, "        ")
-        + "\n    }\n}\n"
-    )
+def java_batch(examples: list[tuple[str, str]], jar: Path, tmp: Path) -> dict[str, list[str]]:
+    """Every Java example compiled at once, each as `exampleN.ReadmeExample`, in a fresh Maven
+    project that depends on io.zkrecipes:zkrecipes (the JAR, installed into the local
+    repository): one Maven run for all of them (one per example took a minute of the suite).
+    Returns the command that runs each, by its place."""
+    sources = {}
+    for n, (where, code) in enumerate(examples):
+        imports = [line for line in code.splitlines() if line.startswith("import ")]
+        body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
+        sources[f"example{n}/ReadmeExample.java"] = (
+            f"package example{n};\n\n// {where}\n"
+            + "\n".join(imports)
+            + "\n\npublic class ReadmeExample {\n"
+            + "    static final class Storage { void write(byte[] data, long token) {} }\n"
+            + "    static final Storage storage = new Storage();\n"
+            + "    static final byte[] data = \"payload\".getBytes();\n\n"
+            + "    public static void main(String[] args) throws Exception {\n"
+            + textwrap.indent(body, "        ")
+            + "\n    }\n}\n"
+        )
     version = re.search(r'^version = "([^"]+)"', (REPO / "Cargo.toml").read_text(), re.M).group(1)
     run(
-        f"mvn install-file  {where}",
+        "mvn install-file  zkrecipes.jar",
         ["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}",
          "-DgroupId=io.zkrecipes", "-DartifactId=zkrecipes", f"-Dversion={version}", "-Dpackaging=jar",
          "-DgeneratePom=true"],
         tmp,
     )
-    project = tmp / "maven-consumer"
-    classpath = maven_consumer.java(project, version, {"ReadmeExample.java": source})
-    run(f"java  {where}", ["java", "-cp", classpath, "ReadmeExample"], project)
+    classpath = maven_consumer.java(tmp / "maven-consumer", version, sources)
+    return {where: ["java", "-cp", classpath, f"example{n}.ReadmeExample"] for n, (where, _) in enumerate(examples)}
 
 
-def kotlin(code: str, where: str, jar: Path, tmp: Path) -> None:
-    """Compiled by kotlin-maven-plugin in a fresh Maven project that depends on
-    io.zkrecipes:zkrecipes-kotlin (the JAR with its POM, installed into the local repository, so
-    that its three dependencies come the way a user gets them), then run on that classpath."""
-    imports = [line for line in code.splitlines() if line.startswith("import ")]
-    body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
-    source = (
-        "\n".join(imports + ["import kotlinx.coroutines.runBlocking"])
-        + "\n\nobject Storage { fun write(data: ByteArray, token: Long) {} }\n"
-        + "val storage = Storage\n"
-        + "val data = \"payload\".toByteArray()\n\n"
-        + "fun main(): Unit = runBlocking {\n"
-        + textwrap.indent(body, "    ")
-        + "\n}\n"
-    )
+def kotlin_batch(examples: list[tuple[str, str]], jar: Path, tmp: Path) -> dict[str, list[str]]:
+    """``java_batch`` for Kotlin, each example in `runBlocking` as `exampleN.ReadmeExampleKt`,
+    compiled by kotlin-maven-plugin against io.zkrecipes:zkrecipes-kotlin (the JAR with its POM,
+    installed into the local repository, so that its three dependencies come the way a user gets
+    them)."""
+    sources = {}
+    for n, (where, code) in enumerate(examples):
+        imports = [line for line in code.splitlines() if line.startswith("import ")]
+        body = "\n".join(line for line in code.splitlines() if not line.startswith("import "))
+        sources[f"example{n}/ReadmeExample.kt"] = (
+            f"package example{n}\n\n// {where}\n"
+            + "\n".join(imports + ["import kotlinx.coroutines.runBlocking"])
+            + "\n\nobject Storage { fun write(data: ByteArray, token: Long) {} }\n"
+            + "val storage = Storage\n"
+            + "val data = \"payload\".toByteArray()\n\n"
+            + "fun main(): Unit = runBlocking {\n"
+            + textwrap.indent(body, "    ")
+            + "\n}\n"
+        )
     pom = REPO / "kotlin" / "pom.xml"
     version = re.search(r"<artifactId>zkrecipes-kotlin</artifactId>\s*<version>([^<]+)</version>", pom.read_text()).group(1)
     run(
-        f"mvn install-file  {where}",
+        "mvn install-file  zkrecipes-kotlin.jar",
         ["mvn", "-q", "-B", "org.apache.maven.plugins:maven-install-plugin:3.1.4:install-file", f"-Dfile={jar}",
          f"-DpomFile={pom}"],
         tmp,
     )
-    project = tmp / "kotlin-consumer"
-    classpath = maven_consumer.kotlin(project, version, {"ReadmeExample.kt": source})
-    run(f"kotlin  {where}", ["java", "-cp", classpath, "ReadmeExampleKt"], project)
+    classpath = maven_consumer.kotlin(tmp / "kotlin-consumer", version, sources)
+    return {where: ["java", "-cp", classpath, f"example{n}.ReadmeExampleKt"] for n, (where, _) in enumerate(examples)}
 
 
 # `make demo` / `make test` lines are this suite's own entry points, not run from inside it.
@@ -295,9 +320,11 @@ def watch(what: str, command: str, cwd: Path, env: dict[str, str]) -> None:
     print(f"ok  {what} -> {first.strip()}")
 
 
-def rust(code: str, where: str, tmp: Path) -> None:
+def rust_batch(examples: list[tuple[str, str]], tmp: Path) -> dict[str, list[str]]:
+    """Every Rust example as a binary of one crate against the core crate, built by one cargo
+    run (a crate per example linked one at a time)."""
     crate = tmp / "readme-example"
-    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "src" / "bin").mkdir(parents=True, exist_ok=True)
     (crate / "Cargo.toml").write_text(
         textwrap.dedent(
             f"""\
@@ -313,7 +340,7 @@ def rust(code: str, where: str, tmp: Path) -> None:
 
             [workspace]
 
-            # As in the workspace, so that the example reuses what the workspace built: without
+            # As in the workspace, so that the examples reuse what the workspace built: without
             # these, every dependency (the TLS crypto library's C code too) was built again with
             # full debug info, a minute and a half of the suite's critical path.
             [profile.dev]
@@ -324,25 +351,27 @@ def rust(code: str, where: str, tmp: Path) -> None:
             """
         )
     )
-    main = (
-        "use std::time::Duration;\n"
-        "use zkrecipes::*;\n\n"
-        "struct Storage;\n"
-        "impl Storage { fn write(&self, _data: &[u8], _token: i64) {} }\n"
-        "static storage: Storage = Storage;\n"
-        "static data: &[u8] = b\"payload\";\n\n"
-        "#[allow(unused_variables, unused_mut)]\n"
-        "#[tokio::main]\nasync fn main() -> Result<()> {\n"
-        + textwrap.indent(code, "    ")
-        + "    Ok(())\n}\n"
-    )
-    (crate / "src" / "main.rs").write_text(main)
-    # The workspace's versions: the example then reuses what the workspace built (the TLS crypto
+    for n, (where, code) in enumerate(examples):
+        (crate / "src" / "bin" / f"readme_example_{n}.rs").write_text(
+            f"// {where}\n"
+            "use std::time::Duration;\n"
+            "use zkrecipes::*;\n\n"
+            "struct Storage;\n"
+            "impl Storage { fn write(&self, _data: &[u8], _token: i64) {} }\n"
+            "static storage: Storage = Storage;\n"
+            "static data: &[u8] = b\"payload\";\n\n"
+            "#[allow(unused_variables, unused_mut)]\n"
+            "#[tokio::main]\nasync fn main() -> Result<()> {\n"
+            + textwrap.indent(code, "    ")
+            + "    Ok(())\n}\n"
+        )
+    # The workspace's versions: the examples then reuse what the workspace built (the TLS crypto
     # library alone takes a minute to build again).
     shutil.copy(REPO / "Cargo.lock", crate / "Cargo.lock")
-    env_target = str(REPO / "target")
-    cmd = ["cargo", "run", "--quiet", "--offline", "--manifest-path", str(crate / "Cargo.toml"), "--target-dir", env_target]
-    run(f"rust  {where}", cmd, crate)
+    target = REPO / "target"
+    run("cargo build  the Rust examples", ["cargo", "build", "--quiet", "--offline", "--bins", "--manifest-path",
+                                         str(crate / "Cargo.toml"), "--target-dir", str(target)], crate)
+    return {where: [str(target / "debug" / f"readme_example_{n}")] for n, (where, _) in enumerate(examples)}
 
 
 def main() -> None:
@@ -360,31 +389,40 @@ def main() -> None:
     # The README's quick start shows the first example of each language's page again: the same
     # code runs once.
     seen: set[tuple[str, str]] = set()
+    examples: list[tuple[str, str, str]] = []
+    for doc in DOCS:
+        for language, line, code in blocks(doc):
+            if language not in ("python", "js", "java", "kotlin", "rust", "sh") or (language, code) in seen:
+                continue
+            seen.add((language, code))
+            code = HOSTS.sub(connect, code)
+            code = SECURE_HOSTS.sub(os.environ["ZK_TLS_STRICT_CONNECT"], code)
+            code = KERBEROS_HOSTS.sub(os.environ["ZK_KRB5_CONNECT"], code)
+            code = code.replace(CERT_DIR, os.environ["ZK_CERTS"] + "/")
+            examples.append((language, f"{doc.relative_to(REPO)}:{line}", code))
     with tempfile.TemporaryDirectory(prefix="zkrecipes-readme-") as tmp_dir:
         tmp = Path(tmp_dir)
-        for doc in DOCS:
-            for language, line, code in blocks(doc):
-                if language not in ("python", "js", "java", "kotlin", "rust", "sh") or (language, code) in seen:
-                    continue
-                seen.add((language, code))
-                code = HOSTS.sub(connect, code)
-                code = SECURE_HOSTS.sub(os.environ["ZK_TLS_STRICT_CONNECT"], code)
-                code = KERBEROS_HOSTS.sub(os.environ["ZK_KRB5_CONNECT"], code)
-                code = code.replace(CERT_DIR, os.environ["ZK_CERTS"] + "/")
-                where = f"{doc.relative_to(REPO)}:{line}"
-                if language == "python":
-                    python(code, where, args.python, tmp)
-                elif language == "js":
-                    node(code, where, args.node_project.resolve())
-                elif language == "java":
-                    java(code, where, args.jar.resolve(), tmp)
-                elif language == "sh":
-                    shell(code, where, args.cli.resolve(), [t.resolve() for t in args.npm_tarballs], tmp)
-                elif language == "kotlin":
-                    kotlin(code, where, args.kotlin_jar.resolve(), tmp)
-                else:
-                    rust(code, where, tmp)
-                counts[language] = counts.get(language, 0) + 1
+        # The compiled languages are compiled first, all of a language's examples at once; every
+        # example then runs in the docs' order.
+        def of(language: str) -> list[tuple[str, str]]:
+            return [(where, code) for lang, where, code in examples if lang == language]
+
+        compiled = {
+            **java_batch(of("java"), args.jar.resolve(), tmp),
+            **kotlin_batch(of("kotlin"), args.kotlin_jar.resolve(), tmp),
+            **rust_batch(of("rust"), tmp),
+        }
+        for language, where, code in examples:
+            if language == "python":
+                python(code, where, args.python, tmp)
+            elif language == "js":
+                node(code, where, args.node_project.resolve())
+            elif language == "sh":
+                shell(code, where, args.cli.resolve(), [t.resolve() for t in args.npm_tarballs], tmp)
+            else:
+                run(f"{language}  {where}", compiled[where], tmp)
+            counts[language] = counts.get(language, 0) + 1
+        type_check_node(args.node_project.resolve())
     if any(not counts.get(language) for language in ("python", "js", "java", "kotlin", "rust", "sh")):
         raise SystemExit(f"expected examples in every language, found {counts}")
     print(f"README examples run: {counts}")
