@@ -26,11 +26,15 @@ if [ $rotate -eq 1 ]; then
   day=$(date -u +%j)
   versions=("${OLDER[$(( 10#$day % ${#OLDER[@]} ))]}")
 fi
+# Rows whose test bounds a cost (requests per item, consumers' shares): true on a quiet machine,
+# as `make compat` runs, not beside `make test`'s builds (the split-backlog row failed so once:
+# one consumer starved of CPU took 82 items of 2,000). --rotate leaves them to `make compat`.
+QUIET_ONLY="queue, consumers splitting a backlog"
 [ ${#versions[@]} -gt 0 ] || versions=("${OLDER[@]}" 3.9.5)
 read -r -a cargo_args <<<"${COMPAT_CARGO:--p zkrecipes}"
 
 # recipe | test module (core/tests/recipes) | the test of it that shows the recipe working
-RECIPES=(
+ALL_RECIPES=(
   "lock|write_lock|twenty_contenders_never_overlap_and_tokens_strictly_increase"
   "read/write lock|read_write_lock|readers_share_and_a_writer_waits_for_them"
   "multi-lock|multi_lock|all_or_none_and_a_failed_try_leaves_nothing"
@@ -48,6 +52,11 @@ RECIPES=(
   "group member|group|members_see_each_other_join_change_and_leave_and_an_expired_member_joins_again"
   "persistent node|group|a_persistent_node_comes_back_after_a_delete_with_its_latest_data"
 )
+RECIPES=()
+for row in "${ALL_RECIPES[@]}"; do
+  [ $rotate -eq 1 ] && [ "${row%%|*}" = "$QUIET_ONLY" ] && continue
+  RECIPES+=("$row")
+done
 
 out=target/compat
 rm -rf "$out" && mkdir -p "$out"

@@ -15,8 +15,8 @@
            seven platforms, and its POM (kotlin-stdlib, kotlinx-coroutines, JNA)
   rust/    the core crate as `cargo package` makes it
   cli/     the `zkrecipes` command as static musl binaries for x86_64 and
-           aarch64 (run on any Linux), one .tar.gz each, with SHA256SUMS (not
-           yet for macOS and Windows: see cli() below)
+           aarch64 (run on any Linux) and for macOS (x86_64, arm64), one .tar.gz
+           each, and zkrecipes.exe for Windows in a .zip, with SHA256SUMS
 
 Native code for glibc targets is linked against glibc 2.17 by zig
 (cargo-zigbuild); musl targets link musl dynamically so that Node and the JVM
@@ -381,30 +381,48 @@ def rust(out: Path) -> None:
             shutil.copy(packaged, out)
 
 
-# The command is built for Linux only: its supervisor of the command it runs (process groups, job
-# control, a subreaper, the parent-death signal) is Linux's; macOS and Windows need a port of it.
-CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"]
+# The command line's platforms: static musl binaries for Linux (any distribution), macOS
+# (zig, signed) and Windows (MinGW; its supervisor is a job object, cli/src/supervise_windows.rs).
+CLI_TRIPLES = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl", "x86_64-apple-darwin",
+               "aarch64-apple-darwin", "x86_64-pc-windows-gnu"]
 
 
 def cli(out: Path, ver: str) -> None:
-    """Static binaries: musl linked in, nothing to install but the file."""
+    """One archive per platform with SHA256SUMS: a .tar.gz of `zkrecipes` (Linux, macOS), a .zip
+    of `zkrecipes.exe` (Windows); nothing to install but the file."""
     import hashlib
     import tarfile
+    import zipfile
 
     out.mkdir(parents=True)
     sums = []
     for triple in CLI_TRIPLES:
+        platform = next(p for p in PLATFORMS if p.triple == triple)
         # A target directory of its own: the shared libraries above are built
         # with other RUSTFLAGS (dynamic musl), which would rebuild each other.
         target_dir = ROOT / "target" / "cli-dist"
-        run([TOOLS / "cargo-zigbuild", "zigbuild", "--release", "--quiet", "-p", "zkrecipes-cli",
-             "--bin", "zkrecipes", "--target", triple, "--target-dir", target_dir], env=tool_env())
-        binary = target_dir / triple / "release" / "zkrecipes"
+        env = platform.env()
+        if platform.libc == "musl":
+            env["RUSTFLAGS"] = ""  # static: the point of a musl command line
+        run(platform.cargo("--release", "--quiet", "-p", "zkrecipes-cli", "--bin", "zkrecipes",
+                           "--target-dir", target_dir), env=env)
         arch = triple.split("-")[0]
-        archive = out / f"zkrecipes-cli-{ver}-{arch}-linux.tar.gz"
-        with tarfile.open(archive, "w:gz") as tar:
-            tar.add(binary, arcname=f"zkrecipes-{ver}-{arch}-linux/zkrecipes")
-            tar.add(ROOT / "LICENSE", arcname=f"zkrecipes-{ver}-{arch}-linux/LICENSE")
+        os_name = {"linux": "linux", "darwin": "macos", "win32": "windows"}[platform.os]
+        stem = f"zkrecipes-{ver}-{arch}-{os_name}"
+        if platform.os == "win32":
+            binary = target_dir / triple / "release" / "zkrecipes.exe"
+            archive = out / f"zkrecipes-cli-{ver}-{arch}-windows.zip"
+            with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+                zipped.write(binary, f"{stem}/zkrecipes.exe")
+                zipped.write(ROOT / "LICENSE", f"{stem}/LICENSE")
+        else:
+            binary = target_dir / triple / "release" / "zkrecipes"
+            if platform.os == "darwin":
+                sign_macho(binary)
+            archive = out / f"zkrecipes-cli-{ver}-{arch}-{os_name}.tar.gz"
+            with tarfile.open(archive, "w:gz") as tar:
+                tar.add(binary, arcname=f"{stem}/zkrecipes")
+                tar.add(ROOT / "LICENSE", arcname=f"{stem}/LICENSE")
         sums.append(f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}\n")
     (out / "SHA256SUMS").write_text("".join(sums))
 

@@ -399,13 +399,14 @@ def licenses_ship() -> None:
           "the Kotlin POM names its three runtime dependencies and no build")
 
 
-def foreign_only(connect: str) -> int:
+def foreign_only(connect: str, secure: tuple[str, str] | None) -> int:
     """`dist_check.py --foreign-only`: the macOS and Windows checks alone, for a partial dist
     (`dist.py --os darwin --os win32`)."""
     WORK.mkdir(parents=True, exist_ok=True)
     foreign = Foreign(check, report, WORK)
     foreign.audit()
     foreign.windows_node(connect)
+    foreign.windows_cli(connect, secure)
     print("native libraries:", *report, sep="\n  ")
     print(f"\ndist-check: {len(failures)} failed:", *failures, sep="\n  ") if failures else print("\ndist-check: all passed")
     return 1 if failures else 0
@@ -421,7 +422,7 @@ def main() -> int:
     if os.environ.get("ZK_TLS_CONNECT"):
         secure = (os.environ["ZK_TLS_CONNECT"], str(Path(os.environ["ZK_CERTS"]) / "ca.pem"))
     if sys.argv[1:] == ["--foreign-only"]:
-        return foreign_only(connect)
+        return foreign_only(connect, secure)
     WORK.mkdir(parents=True, exist_ok=True)
     musl = {arch: musl_exports(arch) for arch in ["x86_64", "aarch64"]}
     for artifact, arch, libc, lib in natives():
@@ -434,6 +435,7 @@ def main() -> int:
     musl_core_runs(connect, secure)
     cli_binaries_run(connect)
     foreign.windows_node(connect)
+    foreign.windows_cli(connect, secure)
     npm_installs_the_right_platform(connect)
     maven_dependency_works(connect)
     kotlin_aarch64_runs(connect, kotlin_consumer(connect))

@@ -228,6 +228,7 @@ class Foreign:
                 self.pe(tgz.name, lib, "node")
             else:
                 self.macho(tgz.name, "aarch64" if "arm64" in tgz.name else "x86_64", lib, "node")
+        self.cli_archives(out)
         jars = [(DIST / "java" / f"zkrecipes-{version()}.jar", "java"), (kotlin_jar, "kotlin")]
         for jar, kind in jars:
             with zipfile.ZipFile(jar) as z:
@@ -246,7 +247,58 @@ class Foreign:
                     else:
                         self.macho(f"{jar.name}:{name}", platform.split("-")[1], lib, kind)
 
+    def cli_archives(self, out: Path) -> None:
+        """The command line's macOS archives (Mach-O checks) and Windows zip (PE checks)."""
+        ver = version()
+        wanted = {f"zkrecipes-cli-{ver}-x86_64-macos.tar.gz", f"zkrecipes-cli-{ver}-aarch64-macos.tar.gz",
+                  f"zkrecipes-cli-{ver}-x86_64-windows.zip"}
+        there = {a.name for a in (DIST / "cli").glob("*") if a.name in wanted}
+        self.check(there == wanted, f"the macOS and Windows command lines are there: {sorted(there)}")
+        for archive in sorted((DIST / "cli").glob("*-macos.tar.gz")):
+            with tarfile.open(archive) as t:
+                (member,) = [m for m in t.getmembers() if m.name.endswith("/zkrecipes")]
+                self.check(bool(member.mode & 0o111), f"{archive.name}: zkrecipes is executable")
+                binary = out / archive.name / "zkrecipes"
+                binary.parent.mkdir(parents=True)
+                binary.write_bytes(t.extractfile(member).read())
+            self.macho(archive.name, "aarch64" if "aarch64" in archive.name else "x86_64", binary, "cli")
+        for archive in sorted((DIST / "cli").glob("*-windows.zip")):
+            self.pe(archive.name, self.windows_cli_exe(), "cli")
+
+    def windows_cli_exe(self) -> Path:
+        """zkrecipes.exe, unpacked from its zip into the work directory."""
+        (archive,) = (DIST / "cli").glob("*-windows.zip")
+        exe = self.work / "win-cli" / "zkrecipes.exe"
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(archive) as z:
+            (name,) = [n for n in z.namelist() if n.endswith("/zkrecipes.exe")]
+            exe.write_bytes(z.read(name))
+        return exe
+
     # --- Windows, for real, under wine ------------------------------------------------------
+
+    def windows_cli(self, connect: str, secure: tuple[str, str] | None) -> None:
+        """zkrecipes.exe under wine: a command under a lock (with its token), a queue item offered
+        and taken, status, a usage error's exit status, and, given a TLS server, status over TLS."""
+        exe = self.windows_cli_exe()
+        cwd, env = exe.parent, self.wine_env()
+        base = f"/dist-check/win-cli-{os.getpid()}"
+        rc, out = self.wine([exe, "--connect", connect, "lock", f"{base}/lock", "--timeout", "10s", "--",
+                             "cmd", "/c", "echo token=%ZKRECIPES_FENCING_TOKEN%"], cwd, env)
+        self.check(rc == 0 and re.search(r"token=\d+", out) is not None,
+                   f"wine: zkrecipes.exe ran a command under a lock: {out.strip()[-200:]}")
+        rc, out = self.wine([exe, "--connect", connect, "queue", "offer", f"{base}/queue", "from-windows"], cwd, env)
+        self.check(rc == 0, f"wine: zkrecipes.exe queue offer: {out.strip()[-200:]}")
+        rc, out = self.wine([exe, "--connect", connect, "queue", "take", f"{base}/queue", "--timeout", "10s"], cwd, env)
+        self.check(rc == 0 and "from-windows" in out, f"wine: zkrecipes.exe queue take: {out.strip()[-200:]}")
+        rc, out = self.wine([exe, "--connect", connect, "status", f"{base}/lock"], cwd, env)
+        self.check(rc == 0, f"wine: zkrecipes.exe status: {out.strip()[-200:]}")
+        rc, out = self.wine([exe, "--connect", connect, "lock", "no-slash", "--", "cmd", "/c", "exit"], cwd, env)
+        self.check(rc == 64 and "no-slash" in out, f"wine: a bad path is a usage error (64): {rc} {out.strip()[-200:]}")
+        if secure:
+            tls_connect, ca = secure
+            rc, out = self.wine([exe, "--connect", tls_connect, "--tls-ca", ca, "status", f"{base}/lock"], cwd, env)
+            self.check(rc == 0, f"wine: zkrecipes.exe status over TLS (ring on Windows): {out.strip()[-200:]}")
 
     def wine_env(self) -> dict[str, str]:
         prefix = self.work / "wine-prefix"

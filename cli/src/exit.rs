@@ -88,3 +88,16 @@ pub fn offer_failure(err: Error) -> Failure {
 }
 
 pub type Outcome = Result<i32, Failure>;
+
+/// CMD could not be started: 127 when there is no such command, 126 otherwise, as a shell says.
+pub fn spawn_failure(program: &str, err: &std::io::Error) -> Failure {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            Failure::new(NOT_FOUND, format!("{program}: command not found"))
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            Failure::new(CANNOT_EXECUTE, format!("{program}: permission denied"))
+        }
+        _ => Failure::new(CANNOT_EXECUTE, format!("{program}: {err}")),
+    }
+}

@@ -90,12 +90,15 @@ fn check_stdout() -> Result<(), Failure> {
 /// Rust's runtime opens /dev/null on a standard descriptor that is closed at
 /// start, so writes to a closed standard output (`>&-`) would succeed and
 /// the items taken for them be lost (found by the adversarial test). This
-/// looks at descriptor 1 before that, from the ELF initialisers, which run
-/// before `main` (glibc and musl alike).
+/// looks at descriptor 1 before that, from the initialisers, which run
+/// before `main` (glibc and musl alike, and macOS's dyld). Windows opens no
+/// stand-in: a closed standard output fails the write itself.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
+#[cfg(unix)]
 #[used]
-#[link_section = ".init_array"]
+#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func")]
+#[cfg_attr(not(target_os = "macos"), link_section = ".init_array")]
 static LOOK_AT_STDOUT: extern "C" fn() = {
     extern "C" fn look() {
         // SAFETY: F_GETFD only asks whether the descriptor is open.

@@ -20,6 +20,12 @@ mod output;
 mod queue;
 mod semaphore;
 mod status;
+// The Unix supervisor (process groups, signals, a guardian process) and Windows' (a job object,
+// console events): one interface, `Cmd` and `Signals`.
+#[cfg(unix)]
+mod supervise;
+#[cfg(windows)]
+#[path = "supervise_windows.rs"]
 mod supervise;
 mod watch;
 mod watchdog;
@@ -33,8 +39,8 @@ use crate::output::Output;
 use crate::supervise::Cmd;
 
 fn main() {
-    let mut argv = std::env::args_os();
-    if argv.nth(1).as_deref() == Some(std::ffi::OsStr::new(supervise::GUARD_ARG)) {
+    #[cfg(unix)]
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(supervise::GUARD_ARG)) {
         supervise::guard();
     }
     let cli = match Cli::try_parse() {

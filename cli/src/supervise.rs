@@ -92,7 +92,9 @@ impl Cmd {
         // we reap it when it exits: a zombie member keeps the group alive,
         // and an init that reaps slowly (or never, in a container) would keep
         // us waiting for it.
+        // (Linux only: on macOS they go to launchd, which reaps them.)
         // SAFETY: a flag of our own process.
+        #[cfg(target_os = "linux")]
         unsafe {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
@@ -110,10 +112,13 @@ impl Cmd {
                 if terminal {
                     with_sigttou_blocked(|| libc::tcsetpgrp(0, libc::getpid()));
                 }
+                // macOS has no parent-death signal: the guardian kills CMD's group, CMD
+                // included, when we die.
+                #[cfg(target_os = "linux")]
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                // We may have died before prctl took effect.
+                // We may have died before prctl took effect (or, on macOS, before CMD runs).
                 if libc::getppid() != parent {
                     libc::_exit(exit::LOST);
                 }
@@ -125,16 +130,7 @@ impl Cmd {
         }
         let child = command
             .spawn()
-            .map_err(|err| match err.kind() {
-                ErrorKind::NotFound => {
-                    Failure::new(exit::NOT_FOUND, format!("{program}: command not found"))
-                }
-                ErrorKind::PermissionDenied => Failure::new(
-                    exit::CANNOT_EXECUTE,
-                    format!("{program}: permission denied"),
-                ),
-                _ => Failure::new(exit::CANNOT_EXECUTE, format!("{program}: {err}")),
-            })
+            .map_err(|err| exit::spawn_failure(program, &err))
             .inspect_err(|_| {
                 // CMD never ran: whatever group it told is gone.
                 if let Some(guardian) = guardian.take() {
@@ -449,12 +445,18 @@ struct Guardian {
 
 impl Guardian {
     /// `None` if it cannot be started (no /proc): CMD itself is still
-    /// covered by the parent-death signal.
+    /// covered by the parent-death signal (on Linux).
     fn start() -> Option<Guardian> {
         // A group of its own: whatever kills our group (`timeout -s KILL`,
         // `kill -9 -PGID`, a supervisor stopping the job) must leave the
         // guardian to do its job (found by the adversarial test).
-        Command::new("/proc/self/exe")
+        // Linux: the file we run from even if it was replaced since; macOS has no /proc.
+        let exe = if cfg!(target_os = "linux") {
+            std::path::PathBuf::from("/proc/self/exe")
+        } else {
+            std::env::current_exe().ok()?
+        };
+        Command::new(exe)
             .arg0("zkrecipes")
             .process_group(0)
             .env_remove("ZKRECIPES_AUTH")

@@ -138,7 +138,7 @@ final class NativeLibrary {
                 Path partial = Files.createTempFile(dir, "partial-", ".part");
                 try {
                     Files.write(partial, library);
-                    move(partial, file);
+                    placeUnlessThere(partial, file, hash);
                 } finally {
                     Files.deleteIfExists(partial);
                 }
@@ -172,27 +172,47 @@ final class NativeLibrary {
                 throw new IOException(dir + " exists and is not a directory");
             }
         } catch (UnsupportedOperationException noPosix) {
+            // Windows: no POSIX modes (the user's %TEMP% is the user's own); the owner is checked.
             Files.createDirectories(dir);
-            return;
         }
         String me = System.getProperty("user.name");
         String owner = Files.getOwner(dir).getName();
-        if (me != null && !owner.equals(me)) {
+        if (me != null && !sameUser(owner, me)) {
             throw new IOException(dir + " belongs to " + owner + ", not to " + me);
         }
     }
 
-    private static void move(Path from, Path to) throws IOException {
+    /** Windows names an owner by host (or domain), a backslash and the user name, case aside. */
+    private static boolean sameUser(String owner, String me) {
+        if (owner.equals(me)) {
+            return true;
+        }
+        int slash = owner.lastIndexOf('\\');
+        return slash >= 0 && owner.substring(slash + 1).equalsIgnoreCase(me);
+    }
+
+    /**
+     * Moves the written library into place. Another JVM may have placed it first and loaded it:
+     * Windows refuses to replace a loaded library, and that file, with the right hash, will do.
+     */
+    private static void placeUnlessThere(Path from, Path to, String hash) throws IOException {
         try {
-            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+            try {
+                Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException refused) {
+            if (!Files.isRegularFile(to) || !sha256(Files.readAllBytes(to)).equals(hash)) {
+                throw refused;
+            }
         }
     }
 
     /**
      * Deletes other versions' libraries not loaded for {@link #STALE}. A process that still has
-     * one loaded keeps its mapping: deleting a loaded library is safe on Linux.
+     * one loaded keeps its mapping on Linux and macOS; Windows refuses to delete a loaded library,
+     * so that directory stays until a later start finds it unused.
      */
     private static void removeStale(Path cache, Path current) {
         Instant cutoff = Instant.now().minus(STALE);

@@ -113,11 +113,7 @@ internal object NativeLibrary {
                 val partial = Files.createTempFile(dir, "partial-", ".part")
                 try {
                     Files.write(partial, library)
-                    try {
-                        Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
-                    } catch (e: AtomicMoveNotSupportedException) {
-                        Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING)
-                    }
+                    placeUnlessThere(partial, file, hash)
                 } finally {
                     Files.deleteIfExists(partial)
                 }
@@ -149,15 +145,38 @@ internal object NativeLibrary {
         } catch (exists: FileAlreadyExistsException) {
             if (!Files.isDirectory(dir)) throw IOException("$dir exists and is not a directory")
         } catch (noPosix: UnsupportedOperationException) {
+            // Windows: no POSIX modes (the user's %TEMP% is the user's own); the owner is checked.
             Files.createDirectories(dir)
-            return
         }
         val me = System.getProperty("user.name")
         val owner = Files.getOwner(dir).name
-        if (me != null && owner != me) throw IOException("$dir belongs to $owner, not to $me")
+        if (me != null && !sameUser(owner, me)) throw IOException("$dir belongs to $owner, not to $me")
     }
 
-    /** Other builds' libraries unused for a day go (a loaded library stays mapped without its file). */
+    /** Windows names an owner `HOST\user` (or `DOMAIN\user`), case aside. */
+    private fun sameUser(owner: String, me: String): Boolean =
+        owner == me || owner.substringAfterLast('\\', "").equals(me, ignoreCase = true)
+
+    /**
+     * Moves the written library into place. Another JVM may have placed it first and loaded it:
+     * Windows refuses to replace a loaded library, and that file, with the right hash, will do.
+     */
+    private fun placeUnlessThere(from: Path, to: Path, hash: String) {
+        try {
+            try {
+                Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+            } catch (e: AtomicMoveNotSupportedException) {
+                Files.move(from, to, StandardCopyOption.REPLACE_EXISTING)
+            }
+        } catch (refused: IOException) {
+            if (!Files.isRegularFile(to) || sha256(Files.readAllBytes(to)) != hash) throw refused
+        }
+    }
+
+    /**
+     * Other builds' libraries unused for a day go (a loaded library stays mapped without its file
+     * on Linux and macOS; Windows refuses to delete a loaded one, and a later start tries again).
+     */
     private fun removeStale(cache: Path, current: Path) {
         val cutoff = System.currentTimeMillis() - STALE_MS
         runCatching {
