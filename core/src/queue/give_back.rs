@@ -113,15 +113,6 @@ impl Inner {
         Ok(())
     }
 
-    /// `marker` is gone from the server: the cache no longer keeps it (unless a claim since
-    /// replaced it).
-    pub(super) async fn forget_marker(&self, marker: Option<String>) {
-        let mut cache = self.cache.lock().await;
-        if cache.last_marker == marker {
-            cache.last_marker = None;
-        }
-    }
-
     /// Deletes receipts that outlived `RECEIPT_TTL`: their give-back was
     /// settled long ago, and the process that wrote them is gone. Run after
     /// every give-back (the only writer of receipts), in the background.

@@ -284,10 +284,11 @@ impl DistributedQueue {
             };
             cache.read(true, false);
             let next = cache.predicted_next();
-            // Kept in the cache until the claim answers: a caller gone meanwhile (a lost race
-            // hands it back only to the caller) leaves it for the next claim to delete. If the
-            // claim deleted it, the next one finds it gone and goes on without.
-            let previous = cache.last_marker.clone();
+            // Taken: the claim deletes it, or hands it back (a lost race); a claim whose caller
+            // is gone deletes it itself (below). Kept in the cache as well, a give-back running
+            // beside this claim took it too, and the claim of that same item again (back under
+            // its own name) found its marker's name taken (NODE_EXISTS, seen in the Python suite).
+            let previous = cache.last_marker.take();
             let list_peers = cache.watch_peers;
             // Once sent, a claim runs to its end in a task of its own; if the
             // caller is gone by then, the item goes back (never lost).
@@ -303,7 +304,7 @@ impl DistributedQueue {
                 // The claimed item travels in a guard, with the hold on
                 // `close`: dropped undelivered (the caller gone before or
                 // after the send), it goes back.
-                let _ = reply.send(outcome.map(|claim| {
+                let unsent = reply.send(outcome.map(|claim| {
                     let owed = claim.claimed.then(|| Owed {
                         inner: inner.clone(),
                         item: Some(item),
@@ -312,6 +313,12 @@ impl DistributedQueue {
                     });
                     (claim, owed)
                 }));
+                // The caller is gone after a lost race: the marker handed back is nobody's.
+                if let Err(Ok((claim, None))) = unsent {
+                    if let Some(marker) = claim.marker {
+                        let _ = crate::client::delete_confirmed(&inner.client, &marker).await;
+                    }
+                }
             });
             // A claim that failed (NO_AUTH, the session gone, ...) took nothing: the item
             // stays in our cache, as it is on the server (`unclaimed` puts it back when this
@@ -348,12 +355,18 @@ impl DistributedQueue {
     /// Puts an item taken by `poll_item` back at its place in line (under its
     /// own name), for a consumer that cannot hand it on.
     pub async fn give_back(&self, item: &Item) -> Result<()> {
-        // The marker stays the cache's until the server took it: a give-back cut short or
-        // failed leaves it for the next claim (or `close`) to delete, not to nobody.
-        let marker = self.inner.cache.lock().await.last_marker.clone();
-        self.inner.give_back(item, marker.clone()).await?;
-        self.inner.forget_marker(marker).await;
-        Ok(())
+        // In a task of its own, which takes the marker along: a give-back cut short would
+        // otherwise leave the marker it took out of the cache to nobody.
+        let (inner, item) = (self.inner.clone(), item.clone());
+        let settling = inner.client.settling();
+        let given = runtime::handle().spawn(async move {
+            let _settling = settling;
+            let marker = inner.cache.lock().await.last_marker.take();
+            inner.give_back(&item, marker).await
+        });
+        given
+            .await
+            .map_err(|_| Error::new(ErrorCode::Internal, "give-back task ended"))?
     }
 
     /// Like `peek`, but an empty queue is `NO_SUCH_ELEMENT`.
@@ -499,13 +512,17 @@ impl DistributedQueue {
     /// connection loss): a queue object that is done leaves nothing behind.
     /// The object stays usable.
     pub async fn close(&self) -> Result<()> {
-        // Forgotten once deleted: a close cut short leaves it to the next close (or the drop).
-        let marker = self.inner.cache.lock().await.last_marker.clone();
-        if let Some(marker) = &marker {
-            crate::client::delete_confirmed(&self.inner.client, marker).await?;
-        }
-        self.inner.forget_marker(marker).await;
-        Ok(())
+        // In a task of its own: the marker it takes out of the cache is nobody else's to delete.
+        let inner = self.inner.clone();
+        let closing = runtime::handle().spawn(async move {
+            match inner.cache.lock().await.last_marker.take() {
+                Some(marker) => crate::client::delete_confirmed(&inner.client, &marker).await,
+                None => Ok(()),
+            }
+        });
+        closing
+            .await
+            .map_err(|_| Error::new(ErrorCode::Internal, "close task ended"))?
     }
 
     /// Number of items: the directory's child count, one request whatever
