@@ -277,6 +277,29 @@ class Foreign:
 
     # --- Windows, for real, under wine ------------------------------------------------------
 
+    def windows_cli_leaves_nothing(self, exe: Path, connect: str, base: str) -> None:
+        """A CMD that starts a program in the background and exits: the program (which writes
+        up.txt at once, late.txt 3 s later) is gone when zkrecipes.exe returns (its job object).
+        The same program run without zkrecipes.exe does write late.txt: the check can fail."""
+        cwd, env = exe.parent, self.wine_env()
+        (cwd / "bg.bat").write_text("@echo off\r\necho up>up.txt\r\nping -n 4 127.0.0.1 >NUL\r\necho late>late.txt\r\n")
+        (cwd / "main.bat").write_text("@echo off\r\nstart /b cmd /c bg.bat\r\necho started\r\n")
+
+        def ran(command: list) -> tuple[bool, bool]:
+            for name in ("up.txt", "late.txt"):
+                (cwd / name).unlink(missing_ok=True)
+            self.wine(command, cwd, env)
+            # Twice the background program's 3 s, a wide margin: then late.txt is there or never.
+            self.wine(["cmd", "/c", "ping -n 7 127.0.0.1 >NUL"], cwd, env)
+            return (cwd / "up.txt").exists(), (cwd / "late.txt").exists()
+
+        alone = ran(["cmd", "/c", "main.bat"])
+        self.check(alone == (True, True), f"wine: a background program outlives its cmd without zkrecipes.exe: {alone}")
+        supervised = ran([exe, "--connect", connect, "lock", f"{base}/job", "--kill-after", "1s", "--",
+                          "cmd", "/c", "main.bat"])
+        self.check(supervised == (True, False),
+                   f"wine: zkrecipes.exe stopped what CMD left running (its job object): started, late = {supervised}")
+
     def windows_cli(self, connect: str, secure: tuple[str, str] | None) -> None:
         """zkrecipes.exe under wine: a command under a lock (with its token), a queue item offered
         and taken, status, a usage error's exit status, and, given a TLS server, status over TLS."""
@@ -295,6 +318,7 @@ class Foreign:
         self.check(rc == 0, f"wine: zkrecipes.exe status: {out.strip()[-200:]}")
         rc, out = self.wine([exe, "--connect", connect, "lock", "no-slash", "--", "cmd", "/c", "exit"], cwd, env)
         self.check(rc == 64 and "no-slash" in out, f"wine: a bad path is a usage error (64): {rc} {out.strip()[-200:]}")
+        self.windows_cli_leaves_nothing(exe, connect, base)
         if secure:
             tls_connect, ca = secure
             rc, out = self.wine([exe, "--connect", tls_connect, "--tls-ca", ca, "status", f"{base}/lock"], cwd, env)
