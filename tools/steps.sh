@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# tools/steps.sh --first "S..." --side "B..." --tests "T[:B]...": how `make test` runs.
+# tools/steps.sh --first "S..." --side "B..." --tests "T[:N,...]..." [--waiting "T[:N,...]..."]:
+# how `make test` runs.
 #
-# Two lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the side
-# lane (the artifacts, in the order the tests need them, then suites that need no other
-# artifact) runs in the background while the test lane runs its steps in order; `T:B` waits
-# until side step B has finished. Most of a test's time is spent waiting for ZooKeeper, so the
+# Lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the side lane
+# (the artifacts, in the order the tests need them, then suites that need no other artifact) runs
+# in the background while the test lane runs its steps in order, and the waiting lane (suites that
+# mostly wait: for session expiries, for servers they restart) runs beside both once the secured
+# servers are up; `T:N,M` waits until steps N and M (of any lane) have finished. Most of a test's time is spent waiting for ZooKeeper, so the
 # next artifact's compilation overlaps it: the suite is as long as the tests, not as the builds
 # plus the tests. Every test is meant to pass on a loaded machine.
 #
@@ -13,12 +15,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-first=() side=() tests=()
+first=() side=() tests=() waiting=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --first) read -ra first <<<"$2"; shift 2 ;;
     --side) read -ra side <<<"$2"; shift 2 ;;
     --tests) read -ra tests <<<"$2"; shift 2 ;;
+    --waiting) read -ra waiting <<<"$2"; shift 2 ;;
     *) echo "usage: tools/steps.sh --first 'S...' --side 'B...' --tests 'T[:B]...'" >&2; exit 2 ;;
   esac
 done
@@ -70,7 +73,7 @@ table() {
     echo "== make test: wall time per step (the side lane runs beside the tests) =="
     printf '  %-20s %-6s %8s %8s %8s  %s\n' step lane 'start s' seconds 'cpu s' result
     local step lane start took rc cpu total_cpu=0
-    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}"; do
+    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}" "${waiting[@]%%:*}"; do
       [ -f "$lane_dir/$step" ] || continue
       read -r lane start took rc cpu <"$lane_dir/$step"
       total_cpu=$((total_cpu + cpu))
@@ -78,7 +81,7 @@ table() {
         "$([ "$rc" -eq 0 ] && echo ok || echo "FAILED ($rc)")"
     done
     printf '  %-20s %-6s %8s %8s %8s\n' total '' '' "$(tenths $(($(now_us) - suite_started)))" "$total_cpu"
-    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}"; do
+    for step in "${first[@]}" "${side[@]}" "${tests[@]%%:*}" "${waiting[@]%%:*}"; do
       [ -f "$lane_dir/$step" ] || continue
       read -r _ _ _ rc _ <"$lane_dir/$step"
       [ "$rc" -eq 0 ] && continue
@@ -121,6 +124,7 @@ fail() {
   echo "make test: $1" >&2
   stop_secure
   [ -n "${builder:-}" ] && kill -- -"$builder" 2>/dev/null
+  [ -n "${waiter:-}" ] && kill -- -"$waiter" 2>/dev/null
   wait 2>/dev/null
   table
   exit 1
@@ -140,34 +144,74 @@ set -m
 builder=$!
 set +m
 
-# A side step that failed fails the run now, not when a test comes to need it.
+# A step of the side or waiting lane that failed fails the run now, not when a test needs it.
 check_side() {
   local step lane rc
-  for step in "${side[@]}"; do
+  for step in "${side[@]}" "${waiting[@]%%:*}"; do
     [ -f "$lane_dir/$step" ] || continue
     read -r lane _ _ rc _ <"$lane_dir/$step"
     [ "$rc" -eq 0 ] || fail "$step failed"
   done
 }
 
+# Waits until every step of the comma-separated list has finished; 1 if one failed (said), 2 if
+# the lane that runs it ended first.
+wait_for() {
+  local needs=$1 need rc
+  for need in ${needs//,/ }; do
+    while [ ! -f "$lane_dir/$need" ]; do
+      # The lane that runs it is gone without it: a failure elsewhere (said there).
+      lane_alive_for "$need" || [ -f "$lane_dir/$need" ] || return 2
+      sleep 0.2
+    done
+    read -r _ _ _ rc _ <"$lane_dir/$need"
+    [ "$rc" -eq 0 ] || return 1
+  done
+}
+
+lane_alive_for() {
+  local step
+  for step in "${waiting[@]%%:*}"; do
+    [ "$step" = "$1" ] && { kill -0 "${waiter:-0}" 2>/dev/null; return; }
+  done
+  for step in "${tests[@]%%:*}"; do
+    [ "$step" = "$1" ] && return 0
+  done
+  kill -0 "$builder" 2>/dev/null
+}
+
+# The waiting lane, in a process group of its own, started with the secured servers' variables.
+start_waiting() {
+  [ ${#waiting[@]} -gt 0 ] && [ -z "${waiter:-}" ] || return 0
+  set -m
+  (
+    for entry in "${waiting[@]}"; do
+      step=${entry%%:*}
+      [ "$entry" != "$step" ] && { wait_for "${entry#*:}" || exit 1; }
+      run_step wait "$step" || exit 1
+    done
+  ) &
+  waiter=$!
+  set +m
+}
+
 for entry in "${tests[@]}"; do
   check_side
   step=${entry%%:*}
-  needs=""
-  [ "$entry" != "$step" ] && needs=${entry#*:}
-  if [ -n "$needs" ]; then
-    # The side lane writes the file when the step ends; it is missing only if the lane died.
-    while [ ! -f "$lane_dir/$needs" ]; do
-      kill -0 "$builder" 2>/dev/null || [ -f "$lane_dir/$needs" ] || fail "the side lane ended before $needs"
-      sleep 0.2
-    done
-    read -r _ _ _ rc _ <"$lane_dir/$needs"
-    [ "$rc" -eq 0 ] || fail "$needs failed (needed by $step)"
+  if [ "$entry" != "$step" ]; then
+    wait_for "${entry#*:}"
+    case $? in
+      1) fail "${entry#*:} failed (needed by $step)" ;;
+      2) check_side; fail "a lane ended before ${entry#*:} (needed by $step)" ;;
+    esac
   fi
-  [ -f "$lane_dir/harness" ] && start_secure
+  [ -f "$lane_dir/harness" ] && start_secure && start_waiting
   run_step test "$step" || fail "$step failed"
 done
 
+if [ -n "${waiter:-}" ]; then
+  wait "$waiter" || { check_side; fail "a waiting step failed"; }
+fi
 wait "$builder" || fail "a side step failed"
 stop_secure
 table
