@@ -134,6 +134,8 @@ final class NativeLibrary {
         try {
             ownDirectory(cache);
             ownDirectory(dir);
+            // Marked used before it is read: another JVM's removeStale must not take it meanwhile.
+            Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
             if (!Files.isRegularFile(file) || !sha256(Files.readAllBytes(file)).equals(hash)) {
                 Path partial = Files.createTempFile(dir, "partial-", ".part");
                 try {
@@ -143,7 +145,6 @@ final class NativeLibrary {
                     Files.deleteIfExists(partial);
                 }
             }
-            Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
         } catch (IOException | SecurityException | UnsupportedOperationException e) {
             throw linkError("zkrecipes cannot extract its native library into " + dir + " (" + e
                 + "): choose a writable directory with -D" + CACHE_PROPERTY
@@ -182,13 +183,20 @@ final class NativeLibrary {
         }
     }
 
-    /** Windows names an owner by host (or domain), a backslash and the user name, case aside. */
+    /**
+     * Windows names an owner by domain (or host), a backslash and the user name, case aside; an
+     * elevated process's files belong to the Administrators group, a service's to SYSTEM, which
+     * could replace any file anyway.
+     */
     private static boolean sameUser(String owner, String me) {
         if (owner.equals(me)) {
             return true;
         }
-        int slash = owner.lastIndexOf('\\');
-        return slash >= 0 && owner.substring(slash + 1).equalsIgnoreCase(me);
+        if (owner.equalsIgnoreCase("BUILTIN\\Administrators") || owner.equalsIgnoreCase("NT AUTHORITY\\SYSTEM")) {
+            return true;
+        }
+        String domain = System.getenv("USERDOMAIN");
+        return domain != null && owner.equalsIgnoreCase(domain + "\\" + me);
     }
 
     /**
@@ -222,12 +230,16 @@ final class NativeLibrary {
                     || Files.getLastModifiedTime(dir).toInstant().isAfter(cutoff)) {
                     continue;
                 }
+                // One at a time: a library still loaded (Windows refuses its delete) stops
+                // only its own directory's removal.
                 try (var files = Files.list(dir)) {
                     for (Path f : (Iterable<Path>) files::iterator) {
                         Files.deleteIfExists(f);
                     }
+                    Files.deleteIfExists(dir);
+                } catch (IOException | RuntimeException e) {
+                    Native.LOG.log(System.Logger.Level.DEBUG, "zkrecipes could not remove " + dir, e);
                 }
-                Files.deleteIfExists(dir);
             }
         } catch (IOException | RuntimeException e) {
             Native.LOG.log(System.Logger.Level.DEBUG, "zkrecipes could not clean " + cache, e);

@@ -109,6 +109,8 @@ internal object NativeLibrary {
         try {
             ownDirectory(cache)
             ownDirectory(dir)
+            // Marked used before it is read: another JVM's removeStale must not take it meanwhile.
+            Files.setLastModifiedTime(dir, FileTime.from(Instant.now()))
             if (!Files.isRegularFile(file) || sha256(Files.readAllBytes(file)) != hash) {
                 val partial = Files.createTempFile(dir, "partial-", ".part")
                 try {
@@ -118,7 +120,6 @@ internal object NativeLibrary {
                     Files.deleteIfExists(partial)
                 }
             }
-            Files.setLastModifiedTime(dir, FileTime.from(Instant.now()))
         } catch (e: Exception) {
             if (e !is IOException && e !is SecurityException && e !is UnsupportedOperationException) throw e
             throw UnsatisfiedLinkError(
@@ -153,9 +154,16 @@ internal object NativeLibrary {
         if (me != null && !sameUser(owner, me)) throw IOException("$dir belongs to $owner, not to $me")
     }
 
-    /** Windows names an owner `HOST\user` (or `DOMAIN\user`), case aside. */
+    /**
+     * Windows names an owner by domain (or host), a backslash and the user name, case aside; an
+     * elevated process's files belong to the Administrators group, a service's to SYSTEM, which
+     * could replace any file anyway.
+     */
     private fun sameUser(owner: String, me: String): Boolean =
-        owner == me || owner.substringAfterLast('\\', "").equals(me, ignoreCase = true)
+        owner == me ||
+            owner.equals("BUILTIN\\Administrators", ignoreCase = true) ||
+            owner.equals("NT AUTHORITY\\SYSTEM", ignoreCase = true) ||
+            System.getenv("USERDOMAIN")?.let { owner.equals("$it\\$me", ignoreCase = true) } == true
 
     /**
      * Moves the written library into place. Another JVM may have placed it first and loaded it:
