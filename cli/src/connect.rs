@@ -92,6 +92,8 @@ fn credentials(common: &Common) -> Result<Option<(String, String)>, Failure> {
             _ => return Ok(None),
         },
     };
+    // A byte-order mark (Notepad writes one) is not part of the user's name.
+    let text = text.trim_start_matches('\u{feff}');
     let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
     let (Some(line), None) = (lines.next(), lines.next()) else {
         return Err(Failure::new(

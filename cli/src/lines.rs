@@ -29,6 +29,11 @@ impl Reader {
         }
         if item.last() == Some(&self.separator) {
             item.pop();
+            // Windows' text files end lines with CRLF: the CR is the line's end there, not data
+            // (found by the review: `queue offer -` of such a file stored `x1\r`).
+            if cfg!(windows) && self.separator == b'\n' && item.last() == Some(&b'\r') {
+                item.pop();
+            }
         }
         Ok(Some(item))
     }

@@ -94,6 +94,13 @@ impl Cmd {
                 .raw_handle()
                 .is_some_and(|process| job.assign(process as HANDLE))
         });
+        if job.is_none() {
+            // Said, not hidden: what CMD starts may now outlive us and the lock.
+            eprintln!(
+                "zkrecipes: warning: CMD runs outside a job object (Windows refused one): \
+                 programs it starts are not stopped with it"
+            );
+        }
         resume(group);
         Ok(Cmd {
             child,
@@ -153,7 +160,8 @@ impl Cmd {
     fn interrupt(&self) {
         if self.group != 0 {
             // SAFETY: a console event to the group we created; it fails harmlessly without a
-            // shared console (the job is terminated at the deadline then).
+            // shared console, and under wine, which refuses it (the job is terminated at the
+            // deadline then: the stop wine has shown).
             unsafe {
                 GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, self.group);
             }
