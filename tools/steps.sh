@@ -3,7 +3,8 @@
 # how `make test` runs.
 #
 # Lanes, each a sequence of `make STEP`s. First the --first steps (setup), then the side lane
-# (the artifacts, in the order the tests need them, then suites that need no other artifact) runs
+# (the artifacts, in the order the tests need them, then suites that need no other artifact; `A|B`
+# builds two at once) runs
 # in the background while the test lane runs its steps in order, and the waiting lane (suites that
 # mostly wait: for session expiries, for servers they restart) runs beside both once the secured
 # servers are up; `T:N,M` waits until steps N and M (of any lane) have finished. Most of a test's time is spent waiting for ZooKeeper, so the
@@ -15,11 +16,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-first=() side=() tests=() waiting=()
+first=() side=() side_entries=() tests=() waiting=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --first) read -ra first <<<"$2"; shift 2 ;;
-    --side) read -ra side <<<"$2"; shift 2 ;;
+    --side) read -ra side_entries <<<"$2"; read -ra side <<<"${2//|/ }"; shift 2 ;;
     --tests) read -ra tests <<<"$2"; shift 2 ;;
     --waiting) read -ra waiting <<<"$2"; shift 2 ;;
     *) echo "usage: tools/steps.sh --first 'S...' --side 'B...' --tests 'T[:B]...'" >&2; exit 2 ;;
@@ -137,8 +138,21 @@ done
 # The side lane, in a process group of its own so that a failing test can stop it.
 set -m
 (
-  for step in "${side[@]}"; do
-    run_step side "$step" || exit 1
+  for entry in "${side_entries[@]}"; do
+    # `A|B`: built at once (different cargo profiles lock different directories), each its own step.
+    steps=(${entry//|/ })
+    if [ ${#steps[@]} -eq 1 ]; then
+      run_step side "$entry" || exit 1
+      continue
+    fi
+    pids=()
+    for step in "${steps[@]}"; do
+      run_step side "$step" &
+      pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+      wait "$pid" || exit 1
+    done
   done
 ) &
 builder=$!

@@ -266,6 +266,20 @@ fn wait_until_serving(port: u16, timeout: Duration, log: &Path) {
 const COMMON_CONFIG: &str = "tickTime=500\ninitLimit=20\nsyncLimit=10\nminSessionTimeout=1000\n\
 maxSessionTimeout=60000\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmaxClientCnxns=0\n";
 
+/// `forceSync=no` when `make test` asks (ZKRECIPES_SUITE_NO_FSYNC=1), else nothing (the server's
+/// default, fsync on every write, as the bench measures it). A suite runs a dozen servers on one
+/// disk at once (each suite's, the reliability run's ensemble) and their fsyncs queued behind each
+/// other: the Java suite took 300 s beside the reliability run, 135 s alone. A killed JVM still
+/// leaves its writes in the page cache, so a restarted member finds them; only a crash of the OS
+/// would lose them, which no test does.
+fn suite_sync() -> &'static str {
+    if std::env::var_os("ZKRECIPES_SUITE_NO_FSYNC").is_some_and(|v| v == "1") {
+        "forceSync=no\n"
+    } else {
+        ""
+    }
+}
+
 /// A standalone server of the secured kinds: a directory of its own with `zoo.cfg`
 /// (the common settings, `clientPort` and `extra_config`) and, when given, a JAAS
 /// file; killed and removed when dropped.
@@ -400,7 +414,8 @@ impl ZkServer {
         std::fs::write(
             &config,
             format!(
-                "{COMMON_CONFIG}dataDir={}\nclientPort={port}\n",
+                "{COMMON_CONFIG}{}dataDir={}\nclientPort={port}\n",
+                suite_sync(),
                 dir.join("data").display()
             ),
         )
@@ -537,7 +552,8 @@ impl Ensemble {
             std::fs::write(
                 &config,
                 format!(
-                    "{COMMON_CONFIG}dataDir={}\nclientPort={client_port}\n{servers}{}",
+                    "{COMMON_CONFIG}{}dataDir={}\nclientPort={client_port}\n{servers}{}",
+                    suite_sync(),
                     data.display(),
                     secure.unwrap_or_default()
                 ),
