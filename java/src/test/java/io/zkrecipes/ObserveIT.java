@@ -207,7 +207,9 @@ class ObserveIT {
                 if (stalled.getCount() > 0) {
                     stalled.countDown();
                     try {
-                        resume.await(20, TimeUnit.SECONDS);
+                        // Until the requests are made (the finally resumes it): a stall of 20 s
+                        // can end before 10,500 requests do on a loaded machine.
+                        resume.await(600, TimeUnit.SECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
