@@ -7,7 +7,7 @@ documented), the libraries it loads (system ones only), an ad-hoc signature
 hashes are checked here), and the symbols its host looks up:
 `napi_register_module_v1` for Node, the `Java_io_zkrecipes_Native_*` functions
 the JAR's `Native` class declares (the two lists compared), uniffi's functions
-for Kotlin (the same list as the Linux build's), `PyInit_zkrecipes` for Python
+for Kotlin (the same list as the Linux build's), `PyInit__native` for Python
 with a wheel tag that agrees with the file. None of it has connected to a server.
 
 Windows: the same static checks of every PE file (machine, imported DLLs:
@@ -129,7 +129,8 @@ class Foreign:
                        f"{artifact}: exports the {len(linux)} uniffi functions of the Linux build "
                        f"(this one has {len(found)}; differ: {sorted(found ^ linux)[:5]})")
         elif kind == "python":
-            self.check("PyInit_zkrecipes" in exported, f"{artifact}: exports PyInit_zkrecipes")
+            # The extension is `zkrecipes._native`: Python looks up PyInit_ and its last name.
+            self.check("PyInit__native" in exported, f"{artifact}: exports PyInit__native")
 
     # --- macOS ----------------------------------------------------------------------------
 
