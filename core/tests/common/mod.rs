@@ -658,3 +658,22 @@ pub fn max_overtaking(delivered: &[usize]) -> usize {
     }
     worst
 }
+
+/// Runs `call` cut short after `cut`, with the next `request` of `c` lost with its connection
+/// (the call sends one, cut short or not); returns once `c` is back on its session.
+pub async fn cut_short_across_a_loss(
+    proxy: &zk_harness::FaultProxy,
+    c: &zkrecipes::Client,
+    request: zk_harness::Request,
+    cut: Duration,
+    call: impl std::future::Future,
+) {
+    let mut states = c.subscribe();
+    proxy.cut_at_request(
+        request,
+        zk_harness::Cut::Before,
+        zk_harness::Then::Reconnect,
+    );
+    let _ = tokio::time::timeout(cut, call).await;
+    until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
+}

@@ -325,25 +325,6 @@ async fn claim_markers(dir: &str) -> Vec<String> {
     markers
 }
 
-/// Runs `call` cut short after `cut`, with the next `request` of `c` lost with its connection
-/// (the call sends one, cut short or not); returns once `c` is back on its session.
-async fn cut_short_across_a_loss(
-    proxy: &zk_harness::FaultProxy,
-    c: &zkrecipes::Client,
-    request: zk_harness::Request,
-    cut: Duration,
-    call: impl std::future::Future,
-) {
-    let mut states = c.subscribe();
-    proxy.cut_at_request(
-        request,
-        zk_harness::Cut::Before,
-        zk_harness::Then::Reconnect,
-    );
-    let _ = tokio::time::timeout(cut, call).await;
-    until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
-}
-
 /// A poll cut short while its claim lost a race, or a give-back cut short after a connection
 /// loss, took the claim marker out of the cache first: nobody deleted it until the session
 /// ended. Cut short anywhere, they leave no marker behind the queue object's close.

@@ -613,25 +613,6 @@ async fn closes_cut_short_anywhere_leave_nothing_claimed() {
     .await;
 }
 
-/// Runs `call` cut short after `cut`, with the next `request` of `c` lost with its connection
-/// (the call sends one, cut short or not); returns once `c` is back on its session.
-async fn cut_short_across_a_loss(
-    proxy: &zk_harness::FaultProxy,
-    c: &zkrecipes::Client,
-    request: zk_harness::Request,
-    cut: Duration,
-    call: impl std::future::Future,
-) {
-    let mut states = c.subscribe();
-    proxy.cut_at_request(
-        request,
-        zk_harness::Cut::Before,
-        zk_harness::Then::Reconnect,
-    );
-    let _ = tokio::time::timeout(cut, call).await;
-    until_told(&mut states, zkrecipes::ConnectionState::Reconnected).await;
-}
-
 /// A cut of `nack` after it took the claim out of the delivery left `taken/<entry>` until the
 /// session ended: its delete, lost with the connection, was never sent again. Nacks cut short
 /// anywhere around such a loss give every item back.
