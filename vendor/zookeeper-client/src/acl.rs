@@ -246,7 +246,7 @@ impl<'a> From<&'a [Acl]> for Acls<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use pretty_assertions::assert_eq;
 

@@ -105,7 +105,7 @@ impl Display for ChrootPath<'_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use assertor::*;
     use test_case::test_case;

@@ -2279,7 +2279,7 @@ impl<'a> MultiWriter<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use assertor::*;
 

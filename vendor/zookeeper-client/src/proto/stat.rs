@@ -121,7 +121,7 @@ impl UnsafeRead<'_> for Stat {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use rand::distributions::Standard;
     use rand::Rng;

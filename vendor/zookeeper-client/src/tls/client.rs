@@ -206,7 +206,7 @@ impl ResolvesClientCert for ClientIdentity {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, upstream_tests))]
 mod tests {
     use std::io::Write;
     use std::path::Path;
