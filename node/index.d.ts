@@ -720,7 +720,7 @@ export declare class GroupMember extends CacheEmitter {
 export type LoggerName =
   | 'zkrecipes.session' | 'zkrecipes.request' | 'zkrecipes.lock' | 'zkrecipes.semaphore' | 'zkrecipes.queue'
   | 'zkrecipes.work_queue' | 'zkrecipes.election' | 'zkrecipes.latch' | 'zkrecipes.barrier' | 'zkrecipes.cache'
-  | 'zkrecipes.counter' | 'zkrecipes.group' | 'zkrecipes.security' | 'zkrecipes.zookeeper'
+  | 'zkrecipes.counter' | 'zkrecipes.group' | 'zkrecipes.discovery' | 'zkrecipes.security' | 'zkrecipes.zookeeper'
 /**
  * The `diagnostics_channel` names, one per logger (`zkrecipes:lock` for `zkrecipes.lock`):
  * `diagnostics_channel.subscribe('zkrecipes:lock', (message) => ...)` receives a `LogMessage`.
@@ -728,7 +728,7 @@ export type LoggerName =
 export type LogChannelName =
   | 'zkrecipes:session' | 'zkrecipes:request' | 'zkrecipes:lock' | 'zkrecipes:semaphore' | 'zkrecipes:queue'
   | 'zkrecipes:work_queue' | 'zkrecipes:election' | 'zkrecipes:latch' | 'zkrecipes:barrier' | 'zkrecipes:cache'
-  | 'zkrecipes:counter' | 'zkrecipes:group' | 'zkrecipes:security' | 'zkrecipes:zookeeper'
+  | 'zkrecipes.counter' | 'zkrecipes.group' | 'zkrecipes.discovery' | 'zkrecipes.security' | 'zkrecipes.zookeeper'
 export declare const LOGGERS: readonly LoggerName[]
 export declare const LOG_CHANNELS: readonly LogChannelName[]
 

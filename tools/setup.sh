@@ -133,7 +133,7 @@ if ! ls target/zk-jars/zookeeper-3.9* >/dev/null 2>&1; then
   say "fetching the ZooKeeper 3.9 server jars into target/zk-jars"
   mvn -q -B -f tests/harness/pom.xml dependency:copy-dependencies -DoutputDirectory="$PWD/target/zk-jars"
 fi
-if $test_deps && ! ls target/curator-jars/curator-recipes* >/dev/null 2>&1; then
+if $test_deps && ! ls target/curator-jars/spring-cloud-zookeeper-discovery* >/dev/null 2>&1; then
   say "fetching Curator into target/curator-jars"
   mvn -q -B -f tests/interop/curator-pom.xml dependency:copy-dependencies -DoutputDirectory="$PWD/target/curator-jars"
 fi

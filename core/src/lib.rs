@@ -1,6 +1,6 @@
 //! zkrecipes: the ZooKeeper coordination recipes — locks, multi-locks and read/write locks, the queue and
 //! the at-least-once work queue, election and the leader latch, the semaphore, barriers, the
-//! counters, the caches, group membership and persistent nodes — implemented once in Rust for
+//! counters, the caches, group membership and persistent nodes, service discovery on Curator's registry — implemented once in Rust for
 //! Rust, Python, Node.js, Java, Kotlin and the `zkrecipes` command,
 //! interoperable with Apache ZooKeeper's recipes, Curator and kazoo, and correct where they are
 //! not (orphan nodes, lost wake-ups, silent lock loss), over TLS and SASL.
@@ -13,6 +13,7 @@ mod cache;
 mod client;
 mod connect_diagnosis;
 mod counter;
+mod discovery;
 mod election;
 mod emitter;
 mod error;
@@ -42,6 +43,11 @@ pub use client::{
     MAX_NODE_DATA, MAX_PACKET,
 };
 pub use counter::{DistributedAtomicLong, SharedCount, Updated, VersionedCount};
+pub use discovery::{
+    DiscoveryEvent, DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceCacheEvent,
+    ServiceCacheEvents, ServiceDiscovery, ServiceInstance, ServiceProvider, ServiceType,
+    SpringPayload, UriPart, UriSpec, SPRING_PAYLOAD_CLASS,
+};
 pub use election::{ElectionEvent, LeaderElectionSupport};
 pub use error::{Error, ErrorCode, Result};
 pub use group::{GroupMember, NodeMode, PersistentNode};

@@ -73,6 +73,18 @@ pub fn validate(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// Accepts one node name (a group member's id, a service's name or an instance's id):
+/// `INVALID_ARGUMENT` naming `what` for one that is empty, `.` or `..`, or holds `/` or NUL.
+/// The path it makes is checked by `validate` as well.
+pub(crate) fn check_node_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Err(Error::invalid_argument(format!(
+            "{what} is a node name: not empty, not . or .., without '/' (got {name:?})"
+        )));
+    }
+    Ok(())
+}
+
 /// The path of `name` under `parent`.
 pub(crate) fn join(parent: &str, name: &str) -> String {
     if parent == "/" {

@@ -34,6 +34,21 @@
 //                                               then `await <path> <data>` waits (up to 20 s) until it holds
 //                                               that node with that UTF-8 data: SEEN or NOT_SEEN; `dump`:
 //                                               NODE <path> <czxid> <mzxid> <hex data> per node, sorted, END
+//   discovery <connect> <base> <kind> [<name> <id> <port>]
+//                                               ServiceDiscovery at <base> with JsonInstanceSerializer (Curator's
+//                                               default form), payload class ZookeeperInstance (kind `spring`) or
+//                                               Object (`object`). With name, id and port it registers DYNAMIC
+//                                               instance <id> of <name> at 127.0.0.1:<port>, payload
+//                                               ZookeeperInstance(<id>, <name>, {instance_status=UP}) or the text
+//                                               "curator-<id>", uriSpec {scheme}://{address}:{port}. STARTED; then
+//                                               lines on stdin: `query <name>`: INSTANCE <json as Curator serializes
+//                                               what it read> per instance, sorted by id, END (FAILED <exception>
+//                                               if Curator's reader fails); `cache <name> <n>`:
+//                                               a ServiceCache (one per name) until it holds n instances (20 s):
+//                                               CACHED <ids, sorted, comma-joined>; `provider <name> <k>`: a
+//                                               round-robin ServiceProvider's getInstance k times: CHOSE <ids>;
+//                                               `close`: CLOSED (it unregisters)
+// The session timeout is 60 s (Curator's default) unless -Dzkr.session.ms says otherwise.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -66,11 +81,21 @@ import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.x.discovery.ServiceCache;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.ServiceProvider;
+import org.apache.curator.x.discovery.UriSpec;
+import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
+import org.apache.curator.x.discovery.strategies.RoundRobinStrategy;
+import org.springframework.cloud.zookeeper.discovery.ZookeeperInstance;
 
 public class CuratorDriver {
     public static void main(String[] args) throws Exception {
         String command = args[0], path = args[2];
-        try (CuratorFramework curator = CuratorFrameworkFactory.newClient(args[1], new ExponentialBackoffRetry(100, 3))) {
+        int sessionMs = Integer.getInteger("zkr.session.ms", 60_000);
+        try (CuratorFramework curator = CuratorFrameworkFactory.newClient(args[1], sessionMs, 15_000, new ExponentialBackoffRetry(100, 3))) {
             curator.start();
             curator.blockUntilConnected();
             switch (command) {
@@ -255,9 +280,90 @@ public class CuratorDriver {
                         }
                     }
                 }
+                case "discovery" -> {
+                    if (args[3].equals("spring")) {
+                        discovery(curator, args, ZookeeperInstance.class,
+                                id -> new ZookeeperInstance(id, args[4], Map.of("instance_status", "UP")));
+                    } else {
+                        discovery(curator, args, Object.class, id -> "curator-" + id);
+                    }
+                }
                 default -> throw new IllegalArgumentException("unknown command " + command);
             }
             System.out.flush();
+        }
+    }
+
+    private static <T> void discovery(CuratorFramework curator, String[] args, Class<T> payloadClass,
+            java.util.function.Function<String, T> payload) throws Exception {
+        JsonInstanceSerializer<T> serializer = new JsonInstanceSerializer<>(payloadClass);
+        ServiceDiscoveryBuilder<T> builder = ServiceDiscoveryBuilder.builder(payloadClass)
+                .client(curator).basePath(args[2]).serializer(serializer);
+        if (args.length > 4) {
+            builder.thisInstance(ServiceInstance.<T>builder().name(args[4]).id(args[5]).address("127.0.0.1")
+                    .port(Integer.parseInt(args[6])).payload(payload.apply(args[5]))
+                    .uriSpec(new UriSpec("{scheme}://{address}:{port}")).build());
+        }
+        try (ServiceDiscovery<T> discovery = builder.build()) {
+            discovery.start();
+            say("STARTED");
+            Map<String, ServiceCache<T>> caches = new TreeMap<>();
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] words = line.split(" ");
+                switch (words[0]) {
+                    case "query" -> {
+                        Map<String, String> found = new TreeMap<>();
+                        try {
+                            for (ServiceInstance<T> instance : discovery.queryForInstances(words[1])) {
+                                found.put(instance.getId(), new String(serializer.serialize(instance), StandardCharsets.UTF_8));
+                            }
+                        } catch (Exception e) {
+                            // One registration Curator's typed reader cannot read fails the whole query.
+                            say("FAILED " + e.getClass().getSimpleName());
+                            continue;
+                        }
+                        found.values().forEach(json -> say("INSTANCE " + json));
+                        say("END");
+                    }
+                    case "cache" -> {
+                        ServiceCache<T> cache = caches.get(words[1]);
+                        if (cache == null) {
+                            cache = discovery.serviceCacheBuilder().name(words[1]).build();
+                            cache.start();
+                            caches.put(words[1], cache);
+                        }
+                        int wanted = Integer.parseInt(words[2]);
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                        while (cache.getInstances().size() != wanted && System.nanoTime() < deadline) {
+                            Thread.sleep(20);
+                        }
+                        say("CACHED " + cache.getInstances().stream().map(ServiceInstance::getId).sorted()
+                                .collect(Collectors.joining(",")));
+                    }
+                    case "provider" -> {
+                        try (ServiceProvider<T> provider = discovery.serviceProviderBuilder().serviceName(words[1])
+                                .providerStrategy(new RoundRobinStrategy<>()).build()) {
+                            provider.start();
+                            java.util.List<String> chosen = new java.util.ArrayList<>();
+                            for (int i = 0, k = Integer.parseInt(words[2]); i < k; i++) {
+                                ServiceInstance<T> instance = provider.getInstance();
+                                chosen.add(instance == null ? "none" : instance.getId());
+                            }
+                            say("CHOSE " + String.join(",", chosen));
+                        }
+                    }
+                    case "close" -> {
+                        for (ServiceCache<T> cache : caches.values()) {
+                            cache.close();
+                        }
+                        discovery.close();
+                        say("CLOSED");
+                        return;
+                    }
+                    default -> throw new IllegalArgumentException("unknown discovery step " + line);
+                }
+            }
         }
     }
 

@@ -32,15 +32,8 @@ impl GroupMember {
     /// Member `id` of the group at `group`, with `payload` as its data.
     pub fn new(client: &Client, group: &str, id: &str, payload: Vec<u8>) -> Result<GroupMember> {
         path::validate(group)?;
-        if id.is_empty() || id == "." || id == ".." || id.contains('/') || id.contains('\0') {
-            return Err(client.about(
-                Error::invalid_argument(format!(
-                    "a member id is a node name: not empty, not . or .., without '/' (got {id:?})"
-                )),
-                "group member",
-                group,
-            ));
-        }
+        path::check_node_name("a member id", id)
+            .map_err(|err| client.about(err, "group member", group))?;
         let member = path::join(group, id);
         Ok(GroupMember {
             id: id.to_string(),

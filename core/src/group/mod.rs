@@ -5,4 +5,5 @@ mod member;
 mod persistent_node;
 
 pub use member::GroupMember;
+pub(crate) use persistent_node::{NodeEvent, NodeListener};
 pub use persistent_node::{NodeMode, PersistentNode};

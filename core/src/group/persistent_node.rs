@@ -61,6 +61,17 @@ impl NodeMode {
     }
 }
 
+/// What a node's keeper tells a recipe built on it (a service registration), besides the
+/// node's path: that recipe passes it on as its own event.
+pub(crate) enum NodeEvent<'a> {
+    /// Made again after it was gone (deleted, or its session expired): the node's path.
+    Recreated(&'a str),
+    /// The keeper stopped for good: the server refused the node (`NO_AUTH`).
+    Stopped(&'a Error),
+}
+
+pub(crate) type NodeListener = Box<dyn Fn(NodeEvent<'_>) + Send + Sync>;
+
 #[derive(Clone)]
 pub struct PersistentNode {
     shared: Arc<Shared>,
@@ -70,8 +81,10 @@ struct Shared {
     client: Client,
     path: String,
     mode: NodeMode,
-    /// What its re-creations are counted as: `persistent_node`, or `group_member`.
+    /// What its re-creations are counted as: `persistent_node`, `group_member` or
+    /// `service_instance`.
     kind: &'static str,
+    listener: Option<NodeListener>,
     /// Curator's protection marker of a sequential node: `_c_<uuid>-`.
     marker: String,
     data: Mutex<Vec<u8>>,
@@ -152,7 +165,7 @@ impl PersistentNode {
         mode: NodeMode,
         data: Vec<u8>,
     ) -> Result<PersistentNode> {
-        PersistentNode::of_kind(client, path, mode, data, "persistent_node")
+        PersistentNode::of_kind(client, path, mode, data, "persistent_node", None)
     }
 
     /// A group member's node: an ephemeral node whose re-creations count as a member's.
@@ -161,7 +174,26 @@ impl PersistentNode {
         path: &str,
         data: Vec<u8>,
     ) -> Result<PersistentNode> {
-        PersistentNode::of_kind(client, path, NodeMode::Ephemeral, data, "group_member")
+        PersistentNode::of_kind(
+            client,
+            path,
+            NodeMode::Ephemeral,
+            data,
+            "group_member",
+            None,
+        )
+    }
+
+    /// A service registration's node: its re-creations count as an instance's, and `listener`
+    /// hears them and a stop.
+    pub(crate) fn service_instance(
+        client: &Client,
+        path: &str,
+        mode: NodeMode,
+        data: Vec<u8>,
+        listener: NodeListener,
+    ) -> Result<PersistentNode> {
+        PersistentNode::of_kind(client, path, mode, data, "service_instance", Some(listener))
     }
 
     fn of_kind(
@@ -170,6 +202,7 @@ impl PersistentNode {
         mode: NodeMode,
         data: Vec<u8>,
         kind: &'static str,
+        listener: Option<NodeListener>,
     ) -> Result<PersistentNode> {
         path::validate(path)?;
         if path == "/" {
@@ -184,6 +217,7 @@ impl PersistentNode {
             path: path.to_string(),
             mode,
             kind,
+            listener,
             marker: format!("_c_{}-", uuid::Uuid::new_v4()),
             data: Mutex::new(data),
             actual: watch::channel(None).0,
@@ -200,6 +234,11 @@ impl PersistentNode {
 
     pub fn path(&self) -> &str {
         &self.shared.path
+    }
+
+    /// Whether `other` is a handle of this same node object.
+    pub(crate) fn is_same(&self, other: &PersistentNode) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Starts keeping the node and returns once it exists (the node goes on being kept if
@@ -408,6 +447,9 @@ async fn keep(shared: Weak<Shared>) {
                     reason,
                     "persistent node {path}: stopped keeping the node: {reason}"
                 );
+                if let Some(listener) = &node.listener {
+                    listener(NodeEvent::Stopped(&err));
+                }
                 *node.failure.lock().unwrap() = Some(err);
                 node.actual.send_modify(|_| {});
                 return;
@@ -483,6 +525,9 @@ impl Shared {
             "{} {path}: made again as {actual} after it was gone",
             kind.replace('_', " ")
         );
+        if let Some(listener) = &self.listener {
+            listener(NodeEvent::Recreated(actual));
+        }
     }
 
     /// An ephemeral node of a fixed name is kept by one object of a client at a time (a
@@ -515,7 +560,7 @@ impl Shared {
         if let Some(path) = known {
             // Still there from before (a reconnect on the same session, or a persistent node).
             if let Some(stat) = zk.check_stat(&path).await.map_err(Error::from)? {
-                if !self.mode.is_ephemeral() || stat.ephemeral_owner == session {
+                if self.owns(&stat, session) {
                     return Ok(Made::Ours(path));
                 }
             }
@@ -546,15 +591,19 @@ impl Shared {
                     let (stat, watch) =
                         zk.check_and_watch_stat(&name).await.map_err(Error::from)?;
                     let Some(stat) = stat else { continue };
-                    if !self.mode.is_ephemeral() {
+                    if !self.mode.is_ephemeral() && stat.ephemeral_owner == 0 {
                         // Curator's rule for a persistent node: take it over with our data.
                         zk.set_data(&name, &data, None).await.map_err(Error::from)?;
                         return Ok(Made::Ours(name));
                     }
-                    if stat.ephemeral_owner == session {
+                    if self.owns(&stat, session) {
                         // Our own create, whose reply was lost.
                         return Ok(Made::Created(name));
                     }
+                    // Another session's ephemeral node (a persistent node never writes over
+                    // one: it would take a live owner's node, as two keepers of a name with
+                    // different modes did, each writing its data in turn), or a persistent node
+                    // where this one is ephemeral.
                     let owner = session_hex(stat.ephemeral_owner);
                     recipe_event!(
                         Recipe::Group,
@@ -571,6 +620,16 @@ impl Shared {
                 }
                 Err(err) => return Err(err),
             }
+        }
+    }
+
+    /// Whether a node of `stat` at this object's path is its own: persistent for a persistent
+    /// node, of this session for an ephemeral one.
+    fn owns(&self, stat: &zk::Stat, session: i64) -> bool {
+        if self.mode.is_ephemeral() {
+            stat.ephemeral_owner == session
+        } else {
+            stat.ephemeral_owner == 0
         }
     }
 

@@ -394,7 +394,7 @@ metric!(
     "Counter updates (kind atomic_long or shared_count), by outcome (updated, conflict)"
 );
 metric!(NODE_RECREATIONS, "zkrecipes.node.recreations", Counter, "{node}", ["path", "kind"],
-    "Persistent nodes and group members made again after they were gone (kind persistent_node or group_member)");
+    "Persistent nodes and group members made again after they were gone (kind persistent_node, group_member or service_instance)");
 
 /// The whole catalog, in the order snapshots and the Prometheus text list it.
 pub const CATALOG: &[&Metric] = &[

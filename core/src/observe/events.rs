@@ -16,6 +16,7 @@ pub(crate) enum Recipe {
     Cache,
     Counter,
     Group,
+    Discovery,
 }
 
 /// Every target the library emits on, in the order the bindings list their loggers.
@@ -32,6 +33,7 @@ pub const TARGETS: &[&str] = &[
     "zkrecipes::cache",
     "zkrecipes::counter",
     "zkrecipes::group",
+    "zkrecipes::discovery",
     "zkrecipes::security",
 ];
 
@@ -51,6 +53,7 @@ macro_rules! recipe_event {
             R::Cache => ::tracing::event!(target: "zkrecipes::cache", Level::$level, $($arg)+),
             R::Counter => ::tracing::event!(target: "zkrecipes::counter", Level::$level, $($arg)+),
             R::Group => ::tracing::event!(target: "zkrecipes::group", Level::$level, $($arg)+),
+            R::Discovery => ::tracing::event!(target: "zkrecipes::discovery", Level::$level, $($arg)+),
         }
     }};
 }
@@ -71,6 +74,7 @@ macro_rules! recipe_span {
             R::Cache => ::tracing::info_span!(target: "zkrecipes::cache", $($arg)+),
             R::Counter => ::tracing::info_span!(target: "zkrecipes::counter", $($arg)+),
             R::Group => ::tracing::info_span!(target: "zkrecipes::group", $($arg)+),
+            R::Discovery => ::tracing::info_span!(target: "zkrecipes::discovery", $($arg)+),
         }
     }};
 }

@@ -69,46 +69,60 @@ async fn a_persistent_node_comes_back_after_a_delete_with_its_latest_data() {
     assert_eq!(root.code(), ErrorCode::InvalidPath);
 }
 
+/// Neither an ephemeral nor a persistent node writes over another session's ephemeral node: a
+/// persistent one did (Curator's take-over rule applied to a live owner's node), and two keepers
+/// of one name with different modes wrote their data in turn.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_ephemeral_node_of_another_session_is_never_taken_over() {
-    let other = raw().await;
-    let path = with_parent(&other, "pnode-taken").await;
-    other
-        .create(
-            &path,
-            b"theirs",
-            &zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all()),
-        )
-        .await
-        .unwrap();
-    let c = client().await;
-    let node = PersistentNode::new(&c, &path, NodeMode::Ephemeral, b"ours".to_vec()).unwrap();
-    let starting = tokio::spawn({
-        let node = node.clone();
-        async move { node.start().await }
-    });
-    // The node has decided once it watches the other's node for its end.
-    let port = server().port();
-    let ours = session_hex(c.session_id().unwrap());
-    until("our node watches the other's", LONG, || {
-        watchers_of(port, &path).contains(&ours)
-    })
-    .await;
-    assert_eq!(node.actual_path(), None, "not adopted");
-    assert_eq!(other.get_data(&path).await.unwrap().0, b"theirs");
-    drop(other);
-    let watcher = raw().await;
-    until_exists(&watcher, &path, Some(c.session_id().unwrap())).await;
-    assert_eq!(
-        tokio::time::timeout(LONG, starting)
+    for mode in [NodeMode::Ephemeral, NodeMode::Persistent] {
+        let other = raw().await;
+        let path = with_parent(&other, "pnode-taken").await;
+        other
+            .create(
+                &path,
+                b"theirs",
+                &zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all()),
+            )
             .await
-            .unwrap()
-            .unwrap()
-            .unwrap(),
-        path
-    );
-    assert_eq!(watcher.get_data(&path).await.unwrap().0, b"ours");
-    node.close().await.unwrap();
+            .unwrap();
+        let c = client().await;
+        let node = PersistentNode::new(&c, &path, mode, b"ours".to_vec()).unwrap();
+        let starting = tokio::spawn({
+            let node = node.clone();
+            async move { node.start().await }
+        });
+        // The node has decided once it watches the other's node for its end.
+        let port = server().port();
+        let ours = session_hex(c.session_id().unwrap());
+        until("our node watches the other's", LONG, || {
+            watchers_of(port, &path).contains(&ours)
+        })
+        .await;
+        assert_eq!(node.actual_path(), None, "{mode:?}: not adopted");
+        assert_eq!(
+            other.get_data(&path).await.unwrap().0,
+            b"theirs",
+            "{mode:?}"
+        );
+        drop(other);
+        let watcher = raw().await;
+        let owner = if mode == NodeMode::Ephemeral {
+            c.session_id().unwrap()
+        } else {
+            0
+        };
+        until_exists(&watcher, &path, Some(owner)).await;
+        assert_eq!(
+            tokio::time::timeout(LONG, starting)
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap(),
+            path
+        );
+        assert_eq!(watcher.get_data(&path).await.unwrap().0, b"ours");
+        node.close().await.unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

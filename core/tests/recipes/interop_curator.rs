@@ -1,13 +1,17 @@
 //! Apache Curator 5.9 (`InterProcessMutex`, `InterProcessReadWriteLock`, `InterProcessSemaphoreV2`,
 //! `LeaderLatch`, `DistributedBarrier`, `DistributedDoubleBarrier`,
-//! `SimpleDistributedQueue`, `DistributedAtomicLong`, `SharedCount`, `GroupMember`, `CuratorCache`)
-//! on the same paths as ours, in both directions.
+//! `SimpleDistributedQueue`, `DistributedAtomicLong`, `SharedCount`, `GroupMember`, `CuratorCache`,
+//! and curator-x-discovery's `ServiceDiscovery`, `ServiceCache` and `ServiceProvider`) on the same
+//! paths as ours, in both directions.
 use crate::common;
 
 use std::time::Duration;
 
 use common::*;
-use zkrecipes::{DistributedQueue, LockGuard, MultiLock, ReadWriteLock, WriteLock};
+use zkrecipes::{
+    DistributedQueue, DownInstancePolicy, LockGuard, MultiLock, ProviderStrategy, ReadWriteLock,
+    ServiceDiscovery, ServiceInstance, SpringPayload, UriSpec, WriteLock,
+};
 
 fn curator(args: &[&str]) -> Driver {
     Driver::spawn(
@@ -647,4 +651,185 @@ async fn a_curator_cache_and_ours_agree_on_a_tree_after_writes() {
         "our one-shot cache and Curator's agree"
     );
     drop(driver);
+}
+
+/// A Curator `ServiceDiscovery` (kind `object` or `spring`) at `base`, registering `instance`
+/// (`name id port`) if given, with a session of `session_ms`; once it said STARTED.
+async fn curator_discovery(base: &str, kind: &str, instance: &[&str], session_ms: u32) -> Driver {
+    let mut args = vec!["discovery", server().connect_string(), base, kind];
+    args.extend_from_slice(instance);
+    let options = [format!("-Dzkr.session.ms={session_ms}")];
+    let driver = Driver::spawn_with(
+        &zk_harness::curator_classpath(),
+        "tests/interop/CuratorDriver.java",
+        &options,
+        &args,
+    );
+    expect(driver, "STARTED").await
+}
+
+/// What Curator's `queryForInstances(name)` read: each instance as its serializer writes it.
+async fn curator_query(mut driver: Driver, name: &str) -> (Driver, Result<Vec<String>, String>) {
+    driver.say(&format!("query {name}"));
+    let mut found = Vec::new();
+    loop {
+        let (next, line) = driver.line().await;
+        driver = next;
+        if line == "END" {
+            return (driver, Ok(found));
+        }
+        if let Some(failure) = line.strip_prefix("FAILED ") {
+            return (driver, Err(failure.to_string()));
+        }
+        found.push(line.strip_prefix("INSTANCE ").expect(&line).to_string());
+    }
+}
+
+async fn curator_says(mut driver: Driver, step: &str, prefix: &str) -> (Driver, String) {
+    driver.say(step);
+    let (driver, line) = driver.line().await;
+    let said = line
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{step}: {line}"));
+    let said = said.to_string();
+    (driver, said)
+}
+
+fn ours(name: &str, id: &str, port: u16, payload: serde_json::Value) -> ServiceInstance {
+    let mut instance = ServiceInstance::new(name);
+    instance.id = id.to_string();
+    instance.address = Some("127.0.0.1".into());
+    instance.port = Some(port);
+    instance.payload = payload;
+    instance.uri_spec = Some(UriSpec::parse("{scheme}://{address}:{port}").unwrap());
+    instance
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn curators_service_discovery_and_ours_see_and_choose_each_others_instances() {
+    let base = unique("curator-services");
+    let c = client().await;
+    let discovery = ServiceDiscovery::new(&c, &base).unwrap();
+    let curator = curator_discovery(&base, "object", &["api", "cur-1", "7001"], 4000).await;
+    let mine = ours("api", "ours-1", 7002, serde_json::json!("ours-1"));
+    discovery.register(mine.clone()).await.unwrap();
+
+    // Curator reads ours with every field: what it writes back is our node's JSON, byte for byte.
+    let (curator, read) = curator_query(curator, "api").await;
+    let read = read.expect("Curator reads every instance");
+    assert_eq!(read.len(), 2, "{read:?}");
+    assert_eq!(read[1].as_bytes(), mine.to_json(), "Curator's view of ours");
+    // Ours reads Curator's, and writes it back as Curator wrote it.
+    let theirs = ServiceInstance::from_json(read[0].as_bytes()).unwrap();
+    assert_eq!(theirs.to_json(), read[0].as_bytes());
+    let found = discovery.query_for_instances("api").await.unwrap();
+    assert_eq!(found.len(), 2);
+    let cur = &found[0];
+    assert_eq!((cur.id.as_str(), cur.port), ("cur-1", Some(7001)));
+    assert_eq!(cur.payload, serde_json::json!("curator-cur-1"));
+    assert_eq!(cur.uri().as_deref(), Some("http://127.0.0.1:7001"));
+    assert_eq!(
+        cur.to_json(),
+        read[0].as_bytes(),
+        "the node holds what Curator serialized"
+    );
+
+    // Caches and round-robin providers on both sides reach both instances.
+    let (curator, cached) = curator_says(curator, "cache api 2", "CACHED ").await;
+    assert_eq!(cached, "cur-1,ours-1");
+    let (curator, chose) = curator_says(curator, "provider api 4", "CHOSE ").await;
+    let mut chose: Vec<&str> = chose.split(',').collect();
+    chose.sort();
+    chose.dedup();
+    assert_eq!(
+        chose,
+        ["cur-1", "ours-1"],
+        "Curator's provider reaches both"
+    );
+    let provider = discovery
+        .service_provider(
+            "api",
+            ProviderStrategy::RoundRobin,
+            DownInstancePolicy::default(),
+        )
+        .unwrap();
+    provider.start().await.unwrap();
+    let mut reached: Vec<String> = (0..2)
+        .map(|_| provider.get_instance().unwrap().id)
+        .collect();
+    reached.sort();
+    assert_eq!(reached, ["cur-1", "ours-1"], "ours reaches both");
+
+    // A SIGKILLed Curator registrant leaves our cache within its session timeout (4 s).
+    let cache = discovery.service_cache("api").unwrap();
+    cache.start().await.unwrap();
+    let killed = std::time::Instant::now();
+    drop(curator);
+    until(
+        "Curator's instance leaves our cache",
+        Duration::from_secs(20),
+        || cache.instances().len() == 1,
+    )
+    .await;
+    assert!(
+        killed.elapsed() < Duration::from_secs(4 + 6),
+        "{:?}",
+        killed.elapsed()
+    );
+    assert_eq!(cache.instances()[0].id, "ours-1");
+    discovery.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn springs_payload_reads_and_writes_as_spring_cloud_zookeeper_has_it() {
+    let base = unique("curator-spring");
+    let c = client().await;
+    let discovery = ServiceDiscovery::new(&c, &base).unwrap();
+    let curator = curator_discovery(&base, "spring", &["app", "sp-1", "8001"], 60_000).await;
+    let payload = SpringPayload {
+        id: "ours-sp".into(),
+        name: "app".into(),
+        metadata: [("instance_status".to_string(), "UP".to_string())].into(),
+    };
+    let mine = ours("app", "ours-sp", 8002, payload.to_value());
+    discovery.register(mine.clone()).await.unwrap();
+    // Curator reads ours with Spring's payload class (ZookeeperInstance, of
+    // spring-cloud-zookeeper-discovery 4.3.0) and writes back our node's bytes.
+    let (curator, read) = curator_query(curator, "app").await;
+    let read = read.expect("Spring's reader reads ours");
+    assert_eq!(read.len(), 2);
+    assert_eq!(read[0].as_bytes(), mine.to_json());
+    let theirs = ServiceInstance::from_json(read[1].as_bytes()).unwrap();
+    let spring = theirs.spring_payload().expect("Spring's payload");
+    assert_eq!((spring.id.as_str(), spring.name.as_str()), ("sp-1", "app"));
+    assert_eq!(spring.metadata["instance_status"], "UP");
+    assert_eq!(theirs.to_json(), read[1].as_bytes());
+
+    // Why Spring's form always carries @class: one payload without it fails Spring's whole
+    // query for the service, as Spring Cloud Zookeeper's users found.
+    let bare = ours(
+        "app",
+        "bare",
+        8003,
+        serde_json::json!({"id": "bare", "name": "app"}),
+    );
+    discovery.register(bare).await.unwrap();
+    let (curator, read) = curator_query(curator, "app").await;
+    assert!(
+        read.is_err(),
+        "Curator's typed reader fails the service: {read:?}"
+    );
+    assert_eq!(
+        discovery.query_for_instances("app").await.unwrap().len(),
+        3,
+        "ours reads all"
+    );
+    discovery.unregister("app", "bare").await.unwrap();
+    let (mut curator, read) = curator_query(curator, "app").await;
+    assert_eq!(read.map(|found| found.len()), Ok(2));
+    curator.say("close");
+    let curator = expect(curator, "CLOSED").await;
+    curator.finish();
+    assert_eq!(discovery.query_for_instances("app").await.unwrap(), [mine]);
+    discovery.close().await.unwrap();
 }

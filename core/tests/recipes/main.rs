@@ -13,6 +13,7 @@ mod cache_reconnect;
 mod client;
 mod counter;
 mod counter_faults;
+mod discovery;
 mod election;
 mod ensemble;
 mod group;

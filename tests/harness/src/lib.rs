@@ -65,7 +65,8 @@ pub fn curator_classpath() -> String {
     maven_classpath(
         "tests/interop/curator-pom.xml",
         &workspace_root().join("target/curator-jars"),
-        "curator-recipes",
+        // The pom's last addition: a directory fetched before it is fetched again.
+        "spring-cloud-zookeeper-discovery",
         &[],
     )
 }

@@ -41,7 +41,7 @@ public final class Client extends NativeObject {
      * {@code zkrecipes.lock}, {@code zkrecipes.semaphore}, {@code zkrecipes.queue},
      * {@code zkrecipes.work_queue}, {@code zkrecipes.election}, {@code zkrecipes.latch},
      * {@code zkrecipes.barrier}, {@code zkrecipes.cache}, {@code zkrecipes.counter},
-     * {@code zkrecipes.group}, {@code zkrecipes.security}, {@code zkrecipes.zookeeper}) which levels
+     * {@code zkrecipes.group}, {@code zkrecipes.discovery}, {@code zkrecipes.security}, {@code zkrecipes.zookeeper}) which levels
      * it logs when this class is loaded and whenever a client is created, and produces no event
      * below them: call this after changing a level while the program runs (a reloaded Logback or
      * Log4j configuration, {@code java.util.logging.Logger.setLevel}).

@@ -97,7 +97,7 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
          * library asks each [System.Logger] (`zkrecipes.session`, `zkrecipes.request`,
          * `zkrecipes.lock`, `zkrecipes.semaphore`, `zkrecipes.queue`, `zkrecipes.work_queue`,
          * `zkrecipes.election`, `zkrecipes.latch`, `zkrecipes.barrier`, `zkrecipes.cache`,
-         * `zkrecipes.counter`, `zkrecipes.group`, `zkrecipes.security`, `zkrecipes.zookeeper`)
+         * `zkrecipes.counter`, `zkrecipes.group`, `zkrecipes.discovery`, `zkrecipes.security`, `zkrecipes.zookeeper`)
          * which levels it logs when this class is loaded and at every connect, and produces no
          * event below them: call this after changing a level while the program runs (a reloaded
          * Logback or Log4j configuration, `java.util.logging.Logger.setLevel`).
