@@ -222,7 +222,7 @@ SUITE_COMMAND = re.compile(r"^make\s")
 # A crontab line: five schedule fields, then the command cron runs.
 CRON_LINE = re.compile(r"^(?:\S+\s+){5}(zkrecipes\s.*)$")
 # Commands that run until stopped: they must print, then stop on SIGINT.
-WATCHING = re.compile(r"\s--(?:observe|watch)\b|^zkrecipes watch\s")
+WATCHING = re.compile(r"\s--(?:observe|watch|prometheus-sd)\b|^zkrecipes watch\s")
 STUBS = {
     "backup.sh": "#!/bin/sh\necho ran >> backup.ran\n",
     "scheduler": "#!/bin/sh\necho ran >> scheduler.ran\n",

@@ -23,7 +23,7 @@ Examples:
   zkrecipes status /locks/backup
 
 Exit statuses: CMD's own; 64 usage, 65 bad data, 69 ZooKeeper unavailable,
-70 internal, 75 timeout, 77 permission, 78 TLS configuration refused,
+70 internal, 73 output file not writable, 75 timeout, 77 permission, 78 TLS configuration refused,
 79 lock/leadership lost (CMD stopped),
 126 CMD not executable, 127 CMD not found.
 Environment: ZK_CONNECT, ZKRECIPES_AUTH (user:password), ZKRECIPES_LOG
@@ -159,6 +159,19 @@ pub enum Command {
         after_help = "Example: zkrecipes group /services/api --id web-1 --payload 10.0.0.5:8080 -- ./serve"
     )]
     Group(GroupArgs),
+    /// Register an instance of a service in Curator's registry (ServiceDiscovery, which Spring
+    /// Cloud Zookeeper uses) while CMD runs: registered again under every new session, removed
+    /// when CMD ends.
+    #[command(
+        after_help = "Example: zkrecipes register billing --address 10.0.0.5 --port 8080 -- ./serve"
+    )]
+    Register(RegisterArgs),
+    /// The services of Curator's registry, or one service's instances; --watch follows them,
+    /// --prometheus-sd keeps a Prometheus file_sd file of them current.
+    #[command(
+        after_help = "Examples: zkrecipes discover billing --json\n          zkrecipes discover --prometheus-sd /etc/prometheus/zk.json"
+    )]
+    Discover(DiscoverArgs),
     /// Who holds, waits, leads; queue depth; which library made each node;
     /// nodes of dead sessions.
     Status(StatusArgs),
@@ -420,6 +433,66 @@ pub struct GroupArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required_unless_present = "list", value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RegisterArgs {
+    /// The service's name (its node under --base).
+    pub name: String,
+    /// The registry's base path (Spring Cloud Zookeeper's default).
+    #[arg(long, default_value = "/services")]
+    pub base: String,
+    /// The instance's id (its node's name); a random UUID by default.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Where the instance answers.
+    #[arg(long)]
+    pub address: String,
+    #[arg(
+        long,
+        required_unless_present = "ssl_port",
+        allow_negative_numbers = true
+    )]
+    pub port: Option<i64>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub ssl_port: Option<i64>,
+    /// Any JSON value, e.g. '{"zone":"eu-1"}' (Spring's readers need a ZookeeperInstance payload:
+    /// use --spring).
+    #[arg(long, conflicts_with = "spring")]
+    pub payload: Option<String>,
+    /// Write Spring Cloud Zookeeper's payload (its ZookeeperInstance: id, name, metadata with
+    /// instance_status UP), so that Spring's DiscoveryClient reads the instance.
+    #[arg(long)]
+    pub spring: bool,
+    /// DYNAMIC (ephemeral, the default), STATIC, PERMANENT or DYNAMIC_SEQUENTIAL.
+    #[arg(long = "type")]
+    pub service_type: Option<String>,
+    /// A Curator URI template, e.g. '{scheme}://{address}:{port}'.
+    #[arg(long)]
+    pub uri_spec: Option<String>,
+    /// After SIGTERM, how long CMD has before SIGKILL.
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub kill_after: Duration,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DiscoverArgs {
+    /// A service's name: its instances; none: the services. With --prometheus-sd, the services
+    /// to write (all of them by default).
+    pub names: Vec<String>,
+    /// The registry's base path (Spring Cloud Zookeeper's default).
+    #[arg(long, default_value = "/services")]
+    pub base: String,
+    /// Then print every change (ADDED, CHANGED, REMOVED), until interrupted.
+    #[arg(long, conflicts_with = "prometheus_sd")]
+    pub watch: bool,
+    /// Write the instances as Prometheus file_sd JSON to FILE, and again on every change, until
+    /// interrupted (disabled instances and those without an address or port are left out).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus_sd: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

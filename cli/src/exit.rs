@@ -18,6 +18,8 @@ pub const UNAVAILABLE: i32 = 69;
 pub const SOFTWARE: i32 = 70;
 /// `--timeout` passed without the lock, leadership or items (`--timeout-exit-code` changes it).
 pub const TIMEOUT: i32 = 75;
+/// An output file cannot be written (`discover --prometheus-sd`).
+pub const CANNOT_CREATE: i32 = 73;
 /// The server refused our credentials or the path's ACL refused us.
 pub const NO_PERMISSION: i32 = 77;
 /// The TLS configuration does not fit the server (`TLS_REFUSED`): an unknown CA, a hostname

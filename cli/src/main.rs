@@ -5,6 +5,7 @@ mod args;
 mod barrier;
 mod connect;
 mod count;
+mod discover;
 mod duration;
 mod elect;
 mod exit;
@@ -18,6 +19,7 @@ mod metrics_server;
 mod outage;
 mod output;
 mod queue;
+mod register;
 mod semaphore;
 mod status;
 // The Unix supervisor (process groups, signals, a guardian process) and Windows' (a job object,
@@ -114,6 +116,8 @@ async fn run(cli: Cli) -> Outcome {
         Command::Count(args) => count::run(&client, args).await,
         Command::Watch(args) => watch::run(&client, args, cli.common.json).await,
         Command::Group(args) => group::run(&client, args, cli.common.json).await,
+        Command::Register(args) => register::run(&client, args).await,
+        Command::Discover(args) => discover::run(&client, args, cli.common.json).await,
         Command::Status(args) => status::run(&client, args, &output).await,
     };
     // Closing ends the session: whatever it still held is deleted now, not
@@ -137,6 +141,8 @@ fn check_path(command: &Command) -> Result<(), Failure> {
         Command::Count(a) => &a.path,
         Command::Watch(a) => &a.path,
         Command::Group(a) => &a.path,
+        Command::Register(a) => &a.base,
+        Command::Discover(a) => &a.base,
         Command::DoubleBarrier(a) => &a.path,
         Command::Barrier(
             args::BarrierCommand::Set { path }

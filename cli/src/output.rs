@@ -192,6 +192,37 @@ impl Output {
                 ),
             );
         }
+        let instances = status
+            .nodes
+            .iter()
+            .filter(|n| n.role == Role::Instance)
+            .count();
+        if instances > 0 {
+            push(
+                &mut out,
+                format!(
+                    "{}: service, {}",
+                    status.path,
+                    counted(instances, "instance")
+                ),
+            );
+        }
+        if !status.services.is_empty() {
+            let services: Vec<String> = status
+                .services
+                .iter()
+                .map(|(name, n)| format!("{name} ({})", counted(*n, "instance")))
+                .collect();
+            push(
+                &mut out,
+                format!(
+                    "{}: service registry, {}: {}",
+                    status.path,
+                    counted(status.services.len(), "service"),
+                    services.join(", ")
+                ),
+            );
+        }
         if out.len() == session_line {
             if status.other_children.is_empty() {
                 // A barrier is its node alone: up while it exists.
@@ -289,6 +320,7 @@ fn status_json(status: &Status) -> Value {
         "work_queue": status.work_queue.map(|w| json!({"ready": w.ready, "claimed": w.claimed, "dead": w.dead})),
         "semaphore": status.semaphore.map(|s| json!({"leases": s.leases, "acquiring": s.acquiring})),
         "double_barrier": status.double_barrier.map(|b| json!({"members": b.members, "ready": b.ready})),
+        "services": status.services.iter().map(|(name, n)| json!({"name": name, "instances": n})).collect::<Vec<_>>(),
         "orphans": status.orphans().count(),
         "nodes": nodes,
         "other_children": status.other_children,

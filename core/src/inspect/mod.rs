@@ -27,6 +27,7 @@ use zookeeper_client as zk;
 
 use crate::backoff::Backoff;
 use crate::client::Client;
+use crate::discovery::ServiceInstance;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lock::contenders::{self, Kind};
 use crate::path;
@@ -58,6 +59,8 @@ pub enum Role {
     Lease,
     /// A double barrier's member node.
     Member,
+    /// An instance registered in Curator's service discovery registry.
+    Instance,
 }
 
 impl Role {
@@ -70,6 +73,7 @@ impl Role {
             Role::Claim => "claim",
             Role::Lease => "lease",
             Role::Member => "member",
+            Role::Instance => "instance",
         }
     }
 }
@@ -160,6 +164,8 @@ pub struct Status {
     pub work_queue: Option<WorkQueueCounts>,
     pub semaphore: Option<SemaphoreCounts>,
     pub double_barrier: Option<DoubleBarrierState>,
+    /// At a service discovery registry's base: each service with its instance count.
+    pub services: Vec<(String, usize)>,
     /// Children that are none of the above (directories, foreign nodes).
     pub other_children: Vec<String>,
     /// Why session states are `Unknown`, if they are.
@@ -202,6 +208,7 @@ async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
         work_queue: None,
         semaphore: None,
         double_barrier: None,
+        services: Vec::new(),
         other_children: Vec::new(),
         sessions_note: None,
         tls: client.is_tls(),
@@ -294,11 +301,68 @@ async fn status_unscoped(client: &Client, dir: &str) -> Result<Status> {
         );
         directories.retain(|d| d != "ready" && !is_member_name(d));
     }
+    registry(&zk, dir, &mut directories, &mut nodes, &mut status.services).await?;
     status.other_children = directories;
     status.sessions_note = check_sessions(client, &mut nodes).await;
     flag_orphans(&mut nodes);
     status.nodes = nodes;
     Ok(status)
+}
+
+/// The most service directories `status` looks into at a registry's base.
+const SERVICES_LOOKED_AT: usize = 200;
+
+/// Curator's service discovery registry: at a service, the children whose data is an instance
+/// (as `Role::Instance` nodes, their sessions checked like any); at the base, the services whose
+/// first instance reads as one, with their instance counts. What is recognized leaves
+/// `directories`.
+async fn registry(
+    zk: &zk::Client,
+    dir: &str,
+    directories: &mut Vec<String>,
+    nodes: &mut Vec<NodeStatus>,
+    services: &mut Vec<(String, usize)>,
+) -> Result<()> {
+    if directories.is_empty() {
+        return Ok(());
+    }
+    let read = read_nodes(zk, dir, directories).await?;
+    let mut instances = Vec::new();
+    for (name, data, stat) in read {
+        if let Ok(instance) = ServiceInstance::from_json(&data) {
+            let mut status = node(name, Role::Instance, None, &data, &stat);
+            let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".into());
+            status.data = format!(
+                "{}:{}",
+                or_dash(instance.address),
+                or_dash(instance.port.or(instance.ssl_port).map(|p| p.to_string()))
+            );
+            instances.push(status);
+        }
+    }
+    if !instances.is_empty() {
+        directories.retain(|d| !instances.iter().any(|i| &i.name == d));
+        nodes.extend(instances);
+        return Ok(());
+    }
+    for service in directories.iter().take(SERVICES_LOOKED_AT) {
+        let path = path::join(dir, service);
+        let Ok(children) = zk.list_children(&path).await else {
+            continue;
+        };
+        let Some(first) = children.first() else {
+            continue;
+        };
+        let looks_so = match zk.get_data(&path::join(&path, first)).await {
+            Ok((data, _)) => ServiceInstance::from_json(&data).is_ok(),
+            Err(_) => false,
+        };
+        if looks_so {
+            services.push((service.clone(), children.len()));
+        }
+    }
+    directories.retain(|d| !services.iter().any(|(s, _)| s == d));
+    Ok(())
 }
 
 /// A watch on the children of a directory (or on its creation). Set it

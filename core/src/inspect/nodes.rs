@@ -105,6 +105,10 @@ pub(super) fn node(
                 &["zkrecipes", "curator"][..]
             },
         ),
+        Role::Instance => (
+            "service discovery",
+            &["zkrecipes", "curator", "spring cloud zookeeper"][..],
+        ),
         _ => layout(&name, data).unwrap_or(("lock", &["unknown"])),
     };
     let mut text = String::from_utf8_lossy(data).into_owned();
@@ -145,6 +149,7 @@ pub(super) fn flag_orphans(nodes: &mut [NodeStatus]) {
                  the server deletes this node only when the session expires",
                 node.session.unwrap_or_default()
             )),
+            SessionState::Persistent if node.role == Role::Instance => None,
             SessionState::Persistent => Some(
                 "persistent: no session will ever delete it; it stays in line until somebody does"
                     .to_string(),

@@ -1,0 +1,190 @@
+//! Service discovery's arguments as a binding (or the command line) receives them: an instance
+//! by its fields, with its payload as JSON text and its ports as any integer; the names of a
+//! service type and a provider strategy; a down-instance policy in milliseconds.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::discovery::{
+    DownInstancePolicy, ProviderStrategy, ServiceInstance, ServiceType, UriSpec,
+};
+use crate::error::{Error, Result};
+
+/// An instance's fields as a binding has them; `build` applies every rule.
+#[derive(Clone, Debug, Default)]
+pub struct InstanceFields {
+    pub name: String,
+    /// A random UUID when `None`.
+    pub id: Option<String>,
+    pub address: Option<String>,
+    pub port: Option<i64>,
+    pub ssl_port: Option<i64>,
+    /// JSON text; `null` when `None`.
+    pub payload: Option<String>,
+    /// `DYNAMIC` when `None`.
+    pub service_type: Option<String>,
+    /// A Curator URI template (`{scheme}://{address}:{port}`).
+    pub uri_spec: Option<String>,
+    /// `true` when `None`.
+    pub enabled: Option<bool>,
+    /// Now when `None`.
+    pub registration_time_utc: Option<i64>,
+}
+
+impl InstanceFields {
+    /// The instance, or `INVALID_ARGUMENT` naming the field and what was given.
+    pub fn build(self) -> Result<ServiceInstance> {
+        crate::path::check_node_name("a service name", &self.name)?;
+        let mut instance = ServiceInstance::new(&self.name);
+        if let Some(id) = self.id {
+            crate::path::check_node_name("an instance id", &id)?;
+            instance.id = id;
+        }
+        instance.address = self.address;
+        instance.port = port("port", self.port)?;
+        instance.ssl_port = port("ssl_port", self.ssl_port)?;
+        instance.payload = payload(self.payload.as_deref())?;
+        if let Some(kind) = self.service_type {
+            instance.service_type = ServiceType::parse(&kind)?;
+        }
+        instance.uri_spec = self.uri_spec.as_deref().map(UriSpec::parse).transpose()?;
+        instance.enabled = self.enabled.unwrap_or(true);
+        if let Some(time) = self.registration_time_utc {
+            instance.registration_time_utc = time;
+        }
+        Ok(instance)
+    }
+}
+
+/// A port: 0 to 65535, or none.
+pub fn port(what: &str, value: Option<i64>) -> Result<Option<u16>> {
+    value
+        .map(|value| {
+            u16::try_from(value).map_err(|_| {
+                Error::invalid_argument(format!("{what} is a port, 0 to 65535, got {value}"))
+            })
+        })
+        .transpose()
+}
+
+/// A payload given as JSON text (`null` when none): any JSON value.
+pub fn payload(json: Option<&str>) -> Result<Value> {
+    let Some(json) = json else {
+        return Ok(Value::Null);
+    };
+    serde_json::from_str(json)
+        .map_err(|err| Error::invalid_argument(format!("the payload is not JSON: {err}")))
+}
+
+/// A provider strategy by name (`ROUND_ROBIN` when none).
+pub fn provider_strategy(name: Option<&str>) -> Result<ProviderStrategy> {
+    name.map_or(Ok(ProviderStrategy::RoundRobin), ProviderStrategy::parse)
+}
+
+/// A down-instance policy: `timeout_ms` (more than 0) and `error_threshold` (at least 1), each
+/// Curator's default (30 s, 2) when none.
+pub fn down_policy(
+    timeout_ms: Option<f64>,
+    error_threshold: Option<i64>,
+) -> Result<DownInstancePolicy> {
+    let default = DownInstancePolicy::default();
+    let timeout = match timeout_ms {
+        None => default.timeout,
+        Some(ms) => super::timeout_setting("the down-instance timeout", ms, "ms")?,
+    };
+    let threshold = match error_threshold {
+        None => default.error_threshold,
+        Some(n) => u32::try_from(n).map_err(|_| {
+            Error::invalid_argument(format!(
+                "error_threshold is at least 1 (the errors that take an instance down), got {n}"
+            ))
+        })?,
+    };
+    DownInstancePolicy::new(timeout, threshold)
+}
+
+/// The whole milliseconds of a duration, as the bindings give a policy's timeout back.
+pub fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_build_an_instance_or_name_what_is_wrong() {
+        let built = InstanceFields {
+            name: "api".into(),
+            id: Some("a".into()),
+            port: Some(8080),
+            payload: Some("{\"k\":[1]}".into()),
+            service_type: Some("static".into()),
+            uri_spec: Some("{scheme}://{address}:{port}".into()),
+            ..Default::default()
+        }
+        .build()
+        .unwrap();
+        assert_eq!(built.port, Some(8080));
+        assert_eq!(built.payload, serde_json::json!({"k": [1]}));
+        assert_eq!(built.service_type, ServiceType::Static);
+        for (fields, why) in [
+            (
+                InstanceFields {
+                    port: Some(70000),
+                    ..Default::default()
+                },
+                "port is a port",
+            ),
+            (
+                InstanceFields {
+                    ssl_port: Some(-1),
+                    ..Default::default()
+                },
+                "ssl_port is a port",
+            ),
+            (
+                InstanceFields {
+                    payload: Some("{".into()),
+                    ..Default::default()
+                },
+                "not JSON",
+            ),
+            (
+                InstanceFields {
+                    service_type: Some("x".into()),
+                    ..Default::default()
+                },
+                "DYNAMIC",
+            ),
+            (
+                InstanceFields {
+                    uri_spec: Some("{a".into()),
+                    ..Default::default()
+                },
+                "not closed",
+            ),
+        ] {
+            let err = fields.build().unwrap_err();
+            assert!(err.message().contains(why), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_policy_is_checked_in_its_units() {
+        assert_eq!(
+            down_policy(None, None).unwrap(),
+            DownInstancePolicy::default()
+        );
+        let policy = down_policy(Some(1500.0), Some(3)).unwrap();
+        assert_eq!((millis(policy.timeout), policy.error_threshold), (1500, 3));
+        assert!(down_policy(Some(0.0), None).is_err());
+        assert!(down_policy(None, Some(0)).is_err());
+        assert!(down_policy(None, Some(-2)).is_err());
+        assert_eq!(
+            provider_strategy(Some("sticky")).unwrap(),
+            ProviderStrategy::Sticky
+        );
+    }
+}
