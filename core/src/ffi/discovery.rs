@@ -115,57 +115,69 @@ mod tests {
 
     #[test]
     fn fields_build_an_instance_or_name_what_is_wrong() {
+        let named = |name: &str| InstanceFields {
+            name: name.into(),
+            ..Default::default()
+        };
         let built = InstanceFields {
-            name: "api".into(),
             id: Some("a".into()),
             port: Some(8080),
             payload: Some("{\"k\":[1]}".into()),
             service_type: Some("static".into()),
             uri_spec: Some("{scheme}://{address}:{port}".into()),
-            ..Default::default()
+            ..named("api")
         }
         .build()
         .unwrap();
         assert_eq!(built.port, Some(8080));
         assert_eq!(built.payload, serde_json::json!({"k": [1]}));
         assert_eq!(built.service_type, ServiceType::Static);
-        for (fields, why) in [
+        let wrong = [
+            (named("a/b"), "a service name is a node name"),
+            (
+                InstanceFields {
+                    id: Some("..".into()),
+                    ..named("a")
+                },
+                "an instance id is",
+            ),
             (
                 InstanceFields {
                     port: Some(70000),
-                    ..Default::default()
+                    ..named("a")
                 },
                 "port is a port",
             ),
             (
                 InstanceFields {
                     ssl_port: Some(-1),
-                    ..Default::default()
+                    ..named("a")
                 },
                 "ssl_port is a port",
             ),
             (
                 InstanceFields {
                     payload: Some("{".into()),
-                    ..Default::default()
+                    ..named("a")
                 },
                 "not JSON",
             ),
             (
                 InstanceFields {
                     service_type: Some("x".into()),
-                    ..Default::default()
+                    ..named("a")
                 },
                 "DYNAMIC",
             ),
             (
                 InstanceFields {
                     uri_spec: Some("{a".into()),
-                    ..Default::default()
+                    ..named("a")
                 },
                 "not closed",
             ),
-        ] {
+        ];
+        for (fields, why) in wrong {
             let err = fields.build().unwrap_err();
             assert!(err.message().contains(why), "{err}");
         }

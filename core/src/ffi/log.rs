@@ -29,6 +29,7 @@ pub const LOGGERS: &[&str] = &[
     "zkrecipes.cache",
     "zkrecipes.counter",
     "zkrecipes.group",
+    "zkrecipes.discovery",
     "zkrecipes.security",
     "zkrecipes.zookeeper",
 ];
@@ -143,7 +144,7 @@ impl LogRecord {
 /// A binding's delivery of one record to its language's logging.
 pub type LogSink = Arc<dyn Fn(LogRecord) + Send + Sync>;
 
-static LEVELS: [AtomicU8; 14] = [const { AtomicU8::new(0) }; 14];
+static LEVELS: [AtomicU8; LOGGERS.len()] = [const { AtomicU8::new(0) }; LOGGERS.len()];
 /// The most verbose level of any logger: the test every event passes first.
 static MOST_VERBOSE: AtomicU8 = AtomicU8::new(0);
 
