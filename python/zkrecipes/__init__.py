@@ -1,5 +1,6 @@
 """zkrecipes: ZooKeeper locks, read/write locks, semaphores, queues, leader election, leader
-latches, barriers, counters, caches, persistent nodes and group membership, implemented once
+latches, barriers, counters, caches, persistent nodes, group membership and service discovery
+on Curator's registry, implemented once
 in Rust and shared with Node.js and Java."""
 
 import atexit as _atexit
@@ -9,6 +10,20 @@ from .barrier import Barrier, DoubleBarrier
 from .cache import Cache, CachedNode, ChildrenCache, NodeCache, NodeEvent, NodeStat, TreeCache
 from .client import Client
 from .counter import DistributedAtomicLong, SharedCount, Updated, VersionedCount
+from .discovery import (
+    SPRING_PAYLOAD_CLASS,
+    DiscoveryEvent,
+    DiscoveryEventKind,
+    ProviderStrategy,
+    ServiceCache,
+    ServiceCacheEvent,
+    ServiceCacheEventKind,
+    ServiceDiscovery,
+    ServiceInstance,
+    ServiceProvider,
+    ServiceType,
+    spring_payload,
+)
 from .election import LeaderElectionSupport
 from .errors import (
     AuthFailedError,
@@ -50,6 +65,18 @@ _atexit.register(_native._shutdown)
 _forward_logs()
 
 __all__ = [
+    "DiscoveryEvent",
+    "DiscoveryEventKind",
+    "ProviderStrategy",
+    "SPRING_PAYLOAD_CLASS",
+    "ServiceCache",
+    "ServiceCacheEvent",
+    "ServiceCacheEventKind",
+    "ServiceDiscovery",
+    "ServiceInstance",
+    "ServiceProvider",
+    "ServiceType",
+    "spring_payload",
     "Acl",
     "AuthFailedError",
     "BadVersionError",

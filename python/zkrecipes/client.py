@@ -10,6 +10,7 @@ from ._logs import refresh_log_levels
 from .barrier import Barrier, DoubleBarrier
 from .cache import ChildrenCache, NodeCache, TreeCache
 from .counter import DistributedAtomicLong, SharedCount
+from .discovery import ServiceDiscovery
 from .election import LeaderElectionSupport
 from .errors import ZkError, _from_native
 from .events import ConnectionState, connection_state
@@ -211,6 +212,11 @@ class Client(Closing, Listened[ConnectionState]):
         """A ``GroupMember`` ``id`` of the group at ``group`` (Curator's ``GroupMember`` nodes).
         Start it, or ``with client.group_member(group, id) as member:``."""
         return GroupMember(self, group, id, payload)
+
+    def service_discovery(self, base_path: str = "/services") -> ServiceDiscovery:
+        """Curator's service registry at ``base_path`` (Spring Cloud Zookeeper's default): register,
+        query, cache and choose instances. Close it, or ``with client.service_discovery() as registry:``."""
+        return ServiceDiscovery(self, base_path)
 
     def close(self) -> None:
         """Ends the session: held locks are released, election offers withdrawn. Closing twice is harmless."""

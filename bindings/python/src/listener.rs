@@ -64,6 +64,13 @@ pub struct Subscription {
     task: AbortHandle,
 }
 
+impl Subscription {
+    /// The subscription of a relay task a recipe's binding runs itself.
+    pub fn of(task: AbortHandle) -> Subscription {
+        Subscription { task }
+    }
+}
+
 #[pymethods]
 impl Subscription {
     fn cancel(&self) {
@@ -124,7 +131,7 @@ pub fn relay_all<T: Send + 'static>(
 }
 
 /// Queues `callback(*args(value))` on the listener thread.
-fn call_later<T: Send + 'static>(
+pub fn call_later<T: Send + 'static>(
     callback: &Arc<Py<PyAny>>,
     args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
     value: T,

@@ -217,6 +217,13 @@ impl ServiceInstance {
         &self.extra
     }
 
+    /// Replaces the fields kept for another writer; one of this library's own names among
+    /// them is dropped (the field itself says it).
+    pub fn set_extra_fields(&mut self, mut extra: Map<String, Value>) {
+        extra.retain(|key, _| !KNOWN.contains(&key.as_str()));
+        self.extra = extra;
+    }
+
     /// The instance's URI from its `uri_spec` (Curator's `buildUriSpec`), `None` without one.
     pub fn uri(&self) -> Option<String> {
         self.uri_spec

@@ -30,6 +30,8 @@ pub struct InstanceFields {
     pub enabled: Option<bool>,
     /// Now when `None`.
     pub registration_time_utc: Option<i64>,
+    /// Another writer's fields, as a JSON object's text, kept through an update.
+    pub extra: Option<String>,
 }
 
 impl InstanceFields {
@@ -53,7 +55,35 @@ impl InstanceFields {
         if let Some(time) = self.registration_time_utc {
             instance.registration_time_utc = time;
         }
+        if let Some(extra) = self.extra {
+            match serde_json::from_str(&extra) {
+                Ok(Value::Object(extra)) => instance.set_extra_fields(extra),
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "an instance's extra fields are a JSON object, got {extra:?}"
+                    )))
+                }
+            }
+        }
         Ok(instance)
+    }
+
+    /// Every field of `instance`, as the bindings hand an instance to their callers (the
+    /// payload and the extra fields as JSON text, the URI spec as its template).
+    pub fn of(instance: &ServiceInstance) -> InstanceFields {
+        InstanceFields {
+            name: instance.name.clone(),
+            id: Some(instance.id.clone()),
+            address: instance.address.clone(),
+            port: instance.port.map(i64::from),
+            ssl_port: instance.ssl_port.map(i64::from),
+            payload: Some(instance.payload.to_string()),
+            service_type: Some(instance.service_type.name().to_string()),
+            uri_spec: instance.uri_spec.as_ref().map(UriSpec::template),
+            enabled: Some(instance.enabled),
+            registration_time_utc: Some(instance.registration_time_utc),
+            extra: Some(Value::Object(instance.extra_fields().clone()).to_string()),
+        }
     }
 }
 
@@ -75,6 +105,18 @@ pub fn payload(json: Option<&str>) -> Result<Value> {
     };
     serde_json::from_str(json)
         .map_err(|err| Error::invalid_argument(format!("the payload is not JSON: {err}")))
+}
+
+/// Spring Cloud Zookeeper's payload as JSON text, its metadata given as a JSON object of
+/// strings (`INVALID_ARGUMENT` for anything else).
+pub fn spring_payload(id: String, name: String, metadata: &str) -> Result<String> {
+    let metadata = serde_json::from_str(metadata).map_err(|err| {
+        Error::invalid_argument(format!(
+            "Spring's metadata is an object of strings, got {metadata}: {err}"
+        ))
+    })?;
+    let payload = crate::discovery::SpringPayload { id, name, metadata };
+    Ok(payload.to_value().to_string())
 }
 
 /// A provider strategy by name (`ROUND_ROBIN` when none).
@@ -181,6 +223,20 @@ mod tests {
             let err = fields.build().unwrap_err();
             assert!(err.message().contains(why), "{err}");
         }
+    }
+
+    #[test]
+    fn an_instance_round_trips_through_its_fields() {
+        let json = r#"{"name":"s","id":"i","address":"h","port":1,"sslPort":null,"payload":{"@class":"x.Y","a":[1]},"registrationTimeUTC":5,"serviceType":"PERMANENT","uriSpec":{"parts":[{"value":"scheme","variable":true},{"value":"://x","variable":false}]},"enabled":false,"weight":7}"#;
+        let instance = ServiceInstance::from_json(json.as_bytes()).unwrap();
+        let again = InstanceFields::of(&instance).build().unwrap();
+        assert_eq!(again, instance);
+        assert_eq!(String::from_utf8(again.to_json()).unwrap(), json);
+        let not_object = InstanceFields {
+            extra: Some("[1]".into()),
+            ..InstanceFields::of(&instance)
+        };
+        assert!(not_object.build().is_err());
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub use cache::max_depth;
 pub use catalog::{base_unit, catalog_index};
 pub use client::{pem, pem_is_text, timeout_setting};
 pub use counter::{int32, int64};
-pub use discovery::{down_policy, millis, payload, port, provider_strategy, InstanceFields};
+pub use discovery::{
+    down_policy, millis, payload, port, provider_strategy, spring_payload, InstanceFields,
+};
 pub use group::node_mode;
 pub use guard_slot::{GuardSlot, HeldGuard};
 pub use latch::latch_id;
