@@ -140,6 +140,8 @@ export declare class Client extends EventEmitter {
   persistentNode(path: string, options?: PersistentNodeOptions): PersistentNode
   /** A `GroupMember` `id` of the group at `group` (Curator's GroupMember nodes). */
   groupMember(group: string, id: string, options?: GroupMemberOptions): GroupMember
+  /** Curator's service registry at `basePath` ('/services', Spring Cloud Zookeeper's default). */
+  serviceDiscovery(basePath?: string): ServiceDiscovery
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 
@@ -714,6 +716,132 @@ export declare class GroupMember extends CacheEmitter {
 
 }
 
+// Service discovery on Curator's registry.
+
+/** How an instance's node lives (Curator's ServiceType). */
+export type ServiceType = 'DYNAMIC' | 'STATIC' | 'PERMANENT' | 'DYNAMIC_SEQUENTIAL'
+/** How a ServiceProvider chooses. */
+export type ProviderStrategy = 'ROUND_ROBIN' | 'RANDOM' | 'STICKY'
+/** Any JSON value: an instance's payload. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/** An instance to register: `id` (a random UUID) and `registrationTimeUtc` (now) are given when missing. */
+export interface ServiceInstanceInit {
+  name: string
+  id?: string | null
+  address?: string | null
+  port?: number | null
+  sslPort?: number | null
+  payload?: Json
+  serviceType?: ServiceType | Lowercase<ServiceType> | null
+  /** A Curator URI template: '{scheme}://{address}:{port}'. */
+  uriSpec?: string | null
+  enabled?: boolean | null
+  registrationTimeUtc?: number | null
+  /** Another writer's fields, kept through an update. */
+  extra?: { [key: string]: Json }
+}
+
+/** An instance as the registry holds it (Curator's ServiceInstance); `uri` is what its URI spec makes. */
+export interface ServiceInstance {
+  readonly name: string
+  readonly id: string
+  readonly address: string | null
+  readonly port: number | null
+  readonly sslPort: number | null
+  readonly payload: Json
+  readonly registrationTimeUtc: number
+  readonly serviceType: ServiceType
+  readonly uriSpec: string | null
+  readonly enabled: boolean
+  readonly extra: { readonly [key: string]: Json }
+  readonly uri: string | null
+}
+
+export interface DiscoveryEvent {
+  readonly type: 'REREGISTERED' | 'REGISTRATION_STOPPED'
+  readonly service: string
+  readonly id: string
+  /** Why a registration stopped (NO_AUTH). */
+  readonly reason?: ZkError
+}
+
+export interface ServiceCacheEvent {
+  readonly type: 'ADDED' | 'CHANGED' | 'REMOVED' | 'INITIALIZED' | 'SUSPENDED' | 'RECONNECTED' | 'LOST'
+  readonly instance?: ServiceInstance
+  readonly old?: ServiceInstance
+}
+
+export interface ServiceProviderOptions {
+  strategy?: ProviderStrategy | Lowercase<ProviderStrategy>
+  /** How long an instance stays down, and the window its errors are counted in (30 s). */
+  downTimeoutMs?: number
+  /** The errors within `downTimeoutMs` that take an instance down (2). */
+  downErrors?: number
+}
+
+/**
+ * Curator's service registry at `basePath` ('/services', Spring Cloud Zookeeper's default):
+ * instances at `<base>/<name>/<id>`, each its JSON as Curator 5.9 writes it. A DYNAMIC instance
+ * is registered again by itself under every new session ('reregistered') and never taken from
+ * another live session (NODE_EXISTS). `close()` unregisters every instance and closes the caches
+ * and providers made here.
+ */
+export declare class ServiceDiscovery extends EventEmitter {
+  constructor(client: Client, basePath?: string)
+  readonly basePath: string
+  /** Resolves with the instance as registered (id and time given) once its node exists. */
+  register(instance: ServiceInstanceInit): Promise<ServiceInstance>
+  /** Writes an instance this object registered (NO_NODE for another). */
+  update(instance: ServiceInstanceInit): Promise<void>
+  /** Deletes the instance's node, confirmed. */
+  unregister(instance: ServiceInstanceInit): Promise<void>
+  registered(): ServiceInstance[]
+  queryForNames(): Promise<string[]>
+  queryForInstances(name: string): Promise<ServiceInstance[]>
+  queryForInstance(name: string, id: string): Promise<ServiceInstance | null>
+  serviceCache(name: string): ServiceCache
+  serviceProvider(name: string, options?: ServiceProviderOptions): ServiceProvider
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+  on(event: 'event' | 'reregistered' | 'registration_stopped', listener: (event: DiscoveryEvent) => void): this
+  on(event: 'error', listener: (err: Error) => void): this
+}
+
+/** A service's instances in memory, on one watch (Curator's ServiceCache). */
+export declare class ServiceCache extends EventEmitter {
+  readonly name: string
+  start(): Promise<void>
+  awaitInitialized(options?: { timeoutMs?: number }): Promise<void>
+  instances(): ServiceInstance[]
+  close(): void
+  [Symbol.asyncDispose](): Promise<void>
+  on(event: 'event' | 'added' | 'changed' | 'removed' | 'initialized' | 'suspended' | 'reconnected' | 'lost', listener: (event: ServiceCacheEvent) => void): this
+  on(event: 'error', listener: (err: Error) => void): this
+}
+
+/** Chooses an instance to call: enabled, not down, by its strategy (Curator's ServiceProvider). */
+export declare class ServiceProvider {
+  readonly strategy: ProviderStrategy
+  start(): Promise<void>
+  /** null when no instance may be chosen. */
+  getInstance(): ServiceInstance | null
+  getAllInstances(): ServiceInstance[]
+  /** A call to `instance` failed: counted toward taking it down. */
+  noteError(instance: ServiceInstanceInit): void
+  close(): void
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+export declare function serviceInstanceFromJson(json: Buffer | string): ServiceInstance
+export declare function serviceInstanceToJson(instance: ServiceInstanceInit): Buffer
+/** Spring Cloud Zookeeper's payload (its ZookeeperInstance); metadata defaults to { instance_status: 'UP' }. */
+export declare function springPayload(id: string, name: string, metadata?: { [key: string]: string }): { [key: string]: Json }
+export declare const SERVICE_CACHE_EVENTS: readonly string[]
+export declare const DISCOVERY_EVENTS: readonly string[]
+export declare const SERVICE_TYPES: readonly ServiceType[]
+export declare const PROVIDER_STRATEGIES: readonly ProviderStrategy[]
+
 // Logs: the library's events on diagnostics_channel and to an optional logger.
 
 /** The loggers of the library's events, one per recipe; `zkrecipes.zookeeper` is the ZooKeeper session's own. */
@@ -728,7 +856,7 @@ export type LoggerName =
 export type LogChannelName =
   | 'zkrecipes:session' | 'zkrecipes:request' | 'zkrecipes:lock' | 'zkrecipes:semaphore' | 'zkrecipes:queue'
   | 'zkrecipes:work_queue' | 'zkrecipes:election' | 'zkrecipes:latch' | 'zkrecipes:barrier' | 'zkrecipes:cache'
-  | 'zkrecipes.counter' | 'zkrecipes.group' | 'zkrecipes.discovery' | 'zkrecipes.security' | 'zkrecipes.zookeeper'
+  | 'zkrecipes:counter' | 'zkrecipes:group' | 'zkrecipes:discovery' | 'zkrecipes:security' | 'zkrecipes:zookeeper'
 export declare const LOGGERS: readonly LoggerName[]
 export declare const LOG_CHANNELS: readonly LogChannelName[]
 

@@ -15,6 +15,7 @@ const { Barrier, DoubleBarrier } = require('./lib/barrier.js')
 const { SharedCount, DistributedAtomicLong } = require('./lib/counter.js')
 const { Cache, NodeCache, ChildrenCache, TreeCache } = require('./lib/cache.js')
 const { PersistentNode, GroupMember } = require('./lib/group.js')
+const { ServiceCache, ServiceDiscovery, ServiceProvider, serviceInstanceFromJson, serviceInstanceToJson, springPayload } = require('./lib/discovery.js')
 const { LOGGERS, LOG_CHANNELS, activeLogLevel, configureLogging, flushLogs, setLogLevel } = require('./lib/logging.js')
 const { Histogram, MetricsSnapshot } = require('./lib/metrics.js')
 const { OpenTelemetryInstrumentation, instrumentOpenTelemetry } = require('./lib/opentelemetry.js')
@@ -43,6 +44,12 @@ module.exports = {
   TreeCache,
   PersistentNode,
   GroupMember,
+  ServiceDiscovery,
+  ServiceCache,
+  ServiceProvider,
+  serviceInstanceFromJson,
+  serviceInstanceToJson,
+  springPayload,
   ZkError,
   ERROR_CODES,
   MetricsSnapshot,
@@ -61,4 +68,8 @@ module.exports = {
   LATCH_EVENTS: Object.freeze(NAMES.latchEvents),
   CACHE_EVENTS: Object.freeze(NAMES.cacheEvents),
   CONNECTION_STATES: Object.freeze(NAMES.connectionStates),
+  SERVICE_CACHE_EVENTS: Object.freeze(NAMES.serviceCacheEvents),
+  DISCOVERY_EVENTS: Object.freeze(NAMES.discoveryEvents),
+  SERVICE_TYPES: Object.freeze(NAMES.serviceTypes),
+  PROVIDER_STRATEGIES: Object.freeze(NAMES.providerStrategies),
 }

@@ -99,6 +99,8 @@ const EVENT_NAMES = {
   ChildrenCache: new Set(['event', ...lower(NAMES.cacheEvents)]),
   TreeCache: new Set(['event', ...lower(NAMES.cacheEvents)]),
   GroupMember: new Set(['event', ...lower(NAMES.cacheEvents)]),
+  ServiceDiscovery: new Set(['event', ...lower(NAMES.discoveryEvents)]),
+  ServiceCache: new Set(['event', ...lower(NAMES.serviceCacheEvents)]),
 }
 
 // The user's listeners only: our own 'newListener' and 'removeListener'

@@ -13,6 +13,7 @@ const { Barrier, DoubleBarrier } = require('./barrier.js')
 const { DistributedAtomicLong, SharedCount } = require('./counter.js')
 const { ChildrenCache, NodeCache, TreeCache } = require('./cache.js')
 const { GroupMember, PersistentNode } = require('./group.js')
+const { ServiceDiscovery } = require('./discovery.js')
 const { configureLogging, watchLogLevels } = require('./logging.js')
 const { MetricsSnapshot } = require('./metrics.js')
 
@@ -101,6 +102,7 @@ class Client extends EventEmitter {
   treeCache (path, options) { return new TreeCache(this, path, options) }
   persistentNode (path, options) { return new PersistentNode(this, path, options) }
   groupMember (group, id, options) { return new GroupMember(this, group, id, options) }
+  serviceDiscovery (basePath) { return new ServiceDiscovery(this, basePath) }
 
   /** Ends the session: locks released, offers withdrawn, latches closed. Closing twice is harmless. */
   async close () {

@@ -6,6 +6,7 @@ pub mod barrier;
 pub mod cache;
 pub mod client;
 pub mod counter;
+pub mod discovery;
 pub mod election;
 pub mod errors;
 pub mod group_member;
@@ -46,6 +47,10 @@ pub struct Names {
     pub election_events: Vec<String>,
     pub latch_events: Vec<String>,
     pub cache_events: Vec<String>,
+    pub service_cache_events: Vec<String>,
+    pub discovery_events: Vec<String>,
+    pub service_types: Vec<String>,
+    pub provider_strategies: Vec<String>,
     pub connection_states: Vec<String>,
     /// The loggers of the library's events (`zkrecipes.lock`, …).
     pub loggers: Vec<String>,
@@ -63,6 +68,16 @@ pub fn names() -> Names {
         election_events: owned(&ElectionEvent::names()),
         latch_events: owned(&LatchEvent::names()),
         cache_events: owned(&CacheEvent::names()),
+        service_cache_events: owned(&zkrecipes::ServiceCacheEvent::names()),
+        discovery_events: owned(&zkrecipes::DiscoveryEvent::names()),
+        service_types: zkrecipes::ServiceType::ALL
+            .iter()
+            .map(|t| t.name().into())
+            .collect(),
+        provider_strategies: zkrecipes::ProviderStrategy::ALL
+            .iter()
+            .map(|s| s.name().into())
+            .collect(),
         connection_states: owned(&ConnectionState::names()),
         loggers: owned(zkrecipes::ffi::log::LOGGERS),
         root_logger: zkrecipes::ffi::log::ROOT_LOGGER.into(),

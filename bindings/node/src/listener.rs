@@ -8,9 +8,9 @@
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
-use zkrecipes::ffi::Event;
+use zkrecipes::ffi::{Event, EventStream};
 
 /// The core's event details, spread as four JavaScript arguments.
 type EventArgs = FnArgs<(String, Option<BigInt>, Option<String>, Option<String>)>;
@@ -78,7 +78,7 @@ where
 /// `relay` for a stream that never drops a value (a cache's events): every value, in order,
 /// one at a time, until the stream ends (the recipe closed or dropped).
 pub fn relay_all<T, A>(
-    mut values: mpsc::UnboundedReceiver<T>,
+    mut values: impl EventStream<T>,
     callback: ThreadsafeFunction<A, (), A, Status, false, true>,
     args: fn(T) -> A,
 ) -> NativeSubscription
@@ -87,7 +87,7 @@ where
     A: JsValuesTupleIntoVec + Send + 'static,
 {
     let task = zkrecipes::runtime::runtime().spawn(async move {
-        while let Some(value) = values.recv().await {
+        while let Some(value) = values.next_event().await {
             // A throwing listener is the wrapper's business.
             let _ = callback.call_async_catch(args(value)).await;
         }

@@ -17,7 +17,7 @@ use zkrecipes::{
 use crate::blocking::detached;
 use crate::client::NativeClient;
 use crate::errors::{to_py, IntoPyResult};
-use crate::listener::{call_later, relay, Subscription};
+use crate::listener::{relay, relay_all, Subscription};
 use crate::twins::pymethods_with_twins;
 
 /// `(name, id, address, port, ssl_port, payload_json, registration_time_utc, service_type,
@@ -274,20 +274,9 @@ pymethods_with_twins! {
         /// `callback(name, instance, old)` for every event from now on, in order; the deliveries
         /// end when the cache is closed.
         fn subscribe(&self, callback: Py<PyAny>) -> Subscription {
-            relay_events(self.inner.subscribe(), callback)
+            relay_all(self.inner.subscribe(), callback, cache_event_args)
         }
     }
-}
-
-/// Every event of a service cache, in order, to `callback` on the listener thread.
-fn relay_events(mut events: zkrecipes::ServiceCacheEvents, callback: Py<PyAny>) -> Subscription {
-    let callback = std::sync::Arc::new(callback);
-    let task = zkrecipes::runtime::runtime().spawn(async move {
-        while let Some(event) = events.recv().await {
-            call_later(&callback, cache_event_args, event);
-        }
-    });
-    Subscription::of(task.abort_handle())
 }
 
 #[pyclass(module = "zkrecipes._native", frozen)]

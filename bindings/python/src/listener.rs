@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
-use zkrecipes::ffi::Event;
+use zkrecipes::ffi::{Event, EventStream};
 
 use crate::errors::to_py;
 
@@ -64,13 +64,6 @@ pub struct Subscription {
     task: AbortHandle,
 }
 
-impl Subscription {
-    /// The subscription of a relay task a recipe's binding runs itself.
-    pub fn of(task: AbortHandle) -> Subscription {
-        Subscription { task }
-    }
-}
-
 #[pymethods]
 impl Subscription {
     fn cancel(&self) {
@@ -115,13 +108,13 @@ pub fn relay<T: Clone + Send + 'static>(
 /// `relay` for a stream that never drops a value (a cache's events): every value, in order,
 /// until the stream ends (the recipe closed or dropped).
 pub fn relay_all<T: Send + 'static>(
-    mut values: mpsc::UnboundedReceiver<T>,
+    mut values: impl EventStream<T>,
     callback: Py<PyAny>,
     args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
 ) -> Subscription {
     let callback = Arc::new(callback);
     let task = zkrecipes::runtime::runtime().spawn(async move {
-        while let Some(value) = values.recv().await {
+        while let Some(value) = values.next_event().await {
             call_later(&callback, args, value);
         }
     });
@@ -131,7 +124,7 @@ pub fn relay_all<T: Send + 'static>(
 }
 
 /// Queues `callback(*args(value))` on the listener thread.
-pub fn call_later<T: Send + 'static>(
+fn call_later<T: Send + 'static>(
     callback: &Arc<Py<PyAny>>,
     args: fn(Python<'_>, T) -> PyResult<Py<PyTuple>>,
     value: T,

@@ -52,6 +52,19 @@ impl ServiceCacheEvent {
             ServiceCacheEvent::Lost => "LOST",
         }
     }
+
+    /// Every name, in declaration order (bindings test their enums against it).
+    pub fn names() -> Vec<&'static str> {
+        vec![
+            "ADDED",
+            "CHANGED",
+            "REMOVED",
+            "INITIALIZED",
+            "SUSPENDED",
+            "RECONNECTED",
+            "LOST",
+        ]
+    }
 }
 
 #[derive(Clone)]

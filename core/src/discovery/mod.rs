@@ -65,6 +65,21 @@ pub enum DiscoveryEvent {
     },
 }
 
+impl DiscoveryEvent {
+    /// The name shared by every language.
+    pub fn name(&self) -> &'static str {
+        match self {
+            DiscoveryEvent::Reregistered { .. } => "REREGISTERED",
+            DiscoveryEvent::RegistrationStopped { .. } => "REGISTRATION_STOPPED",
+        }
+    }
+
+    /// Every name, in declaration order.
+    pub fn names() -> Vec<&'static str> {
+        vec!["REREGISTERED", "REGISTRATION_STOPPED"]
+    }
+}
+
 #[derive(Clone)]
 pub struct ServiceDiscovery {
     inner: Arc<Inner>,

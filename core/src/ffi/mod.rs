@@ -50,6 +50,28 @@ pub use security::SecuritySettings;
 pub use semaphore::{lease_count, OwnedSemaphore};
 pub use work_queue::{work_queue_options, work_queue_options_java};
 
+/// A stream of events a binding relays to its listeners, in order, until it ends: a cache's
+/// (`Cache::subscribe`), a service cache's (`ServiceCache::subscribe`, whose events are parsed
+/// as they are read). One relay per binding serves every such stream.
+pub trait EventStream<T>: Send + 'static {
+    /// The next event; `None` once the stream ended.
+    fn next_event(&mut self) -> impl std::future::Future<Output = Option<T>> + Send + '_;
+}
+
+impl<T: Send + 'static> EventStream<T> for tokio::sync::mpsc::UnboundedReceiver<T> {
+    fn next_event(&mut self) -> impl std::future::Future<Output = Option<T>> + Send + '_ {
+        self.recv()
+    }
+}
+
+impl EventStream<crate::ServiceCacheEvent> for crate::ServiceCacheEvents {
+    fn next_event(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<crate::ServiceCacheEvent>> + Send + '_ {
+        self.recv()
+    }
+}
+
 /// `operation`, polled once here, on the caller's thread, so that what it does before its first
 /// wait happens when called: `Cache::start`, `PersistentNode::start` and `GroupMember::start`
 /// launch what goes on after a cancel only when first polled, and an operation a binding's caller
