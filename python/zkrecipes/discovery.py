@@ -181,6 +181,7 @@ class ServiceDiscovery(Closing, Listened[DiscoveryEvent]):
 
     @property
     def base_path(self) -> str:
+        """The registry's base path (its services are the children)."""
         return self._native.base_path()
 
     def register(self, instance: ServiceInstance) -> ServiceInstance:
@@ -216,6 +217,7 @@ class ServiceDiscovery(Closing, Listened[DiscoveryEvent]):
         return self._native.query_for_names()
 
     async def query_for_names_async(self) -> List[str]:
+        """``query_for_names`` without blocking the event loop."""
         return await self._native.query_for_names_async()
 
     def query_for_instances(self, name: str) -> List[ServiceInstance]:
@@ -223,6 +225,7 @@ class ServiceDiscovery(Closing, Listened[DiscoveryEvent]):
         return [_instance(row) for row in self._native.query_for_instances(name)]
 
     async def query_for_instances_async(self, name: str) -> List[ServiceInstance]:
+        """``query_for_instances`` without blocking the event loop."""
         return [_instance(row) for row in await self._native.query_for_instances_async(name)]
 
     def query_for_instance(self, name: str, id: str) -> Optional[ServiceInstance]:
@@ -231,6 +234,7 @@ class ServiceDiscovery(Closing, Listened[DiscoveryEvent]):
         return _instance(row) if row is not None else None
 
     async def query_for_instance_async(self, name: str, id: str) -> Optional[ServiceInstance]:
+        """``query_for_instance`` without blocking the event loop."""
         row = await self._native.query_for_instance_async(name, id)
         return _instance(row) if row is not None else None
 
@@ -252,6 +256,7 @@ class ServiceDiscovery(Closing, Listened[DiscoveryEvent]):
         self._native.close()
 
     async def close_async(self) -> None:
+        """``close`` without blocking the event loop."""
         await self._native.close_async()
 
     def __repr__(self) -> str:
@@ -284,10 +289,12 @@ class ServiceCache(Started, Listened[ServiceCacheEvent]):
     _event_of = staticmethod(_cache_event)
 
     def __init__(self, native: _native.NativeServiceCache) -> None:
+        """Made by ``ServiceDiscovery.service_cache``."""
         self._native = native
 
     @property
     def name(self) -> str:
+        """The service's name."""
         return self._native.name()
 
     def start(self) -> None:
@@ -295,6 +302,7 @@ class ServiceCache(Started, Listened[ServiceCacheEvent]):
         self._start_or_close()
 
     async def start_async(self) -> None:
+        """``start`` without blocking the event loop."""
         await self._start_async_or_close()
 
     def await_initialized(self, timeout: Optional[float] = None) -> None:
@@ -322,10 +330,12 @@ class ServiceProvider(Started):
     it: an enabled instance not taken down by its errors (``note_error``), by its strategy."""
 
     def __init__(self, native: _native.NativeServiceProvider) -> None:
+        """Made by ``ServiceDiscovery.service_provider``."""
         self._native = native
 
     @property
     def strategy(self) -> ProviderStrategy:
+        """How it chooses."""
         return ProviderStrategy(self._native.strategy())
 
     def start(self) -> None:
@@ -333,6 +343,7 @@ class ServiceProvider(Started):
         self._start_or_close()
 
     async def start_async(self) -> None:
+        """``start`` without blocking the event loop."""
         await self._start_async_or_close()
 
     def get_instance(self) -> Optional[ServiceInstance]:
