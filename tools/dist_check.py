@@ -290,7 +290,9 @@ def npm_installs_the_right_platform(connect: str) -> None:
     overrides = {t.name[: -len(f"-{ver}.tgz")]: f"file:{t}" for t in npm.glob("zkrecipes-*-*.tgz")}
     manifest = {
         "name": "dist-check", "version": "1.0.0", "private": True,
-        "dependencies": {"zkrecipes": f"file:{npm / f'zkrecipes-{ver}.tgz'}"},
+        # The Node tests' own dependencies, as `make test-node` installs them (the OpenTelemetry
+        # and tracing tests need them; without them three test files failed here).
+        "dependencies": {"zkrecipes": f"file:{npm / f'zkrecipes-{ver}.tgz'}", **NODE_TEST_DEPENDENCIES},
         "overrides": overrides,
     }
     (project / "package.json").write_text(json.dumps(manifest, indent=2))
@@ -301,9 +303,20 @@ def npm_installs_the_right_platform(connect: str) -> None:
     shutil.copy(SMOKE / "smoke.js", project)
     out = run(["node", "smoke.js", connect], cwd=project, capture=True)
     check("queue ok" in out, f"node smoke through the installed packages: {out.strip()}")
-    env = {**os.environ, "ZK_CONNECT": connect, "ZK_HARNESS": str(ROOT / "target/debug/zk-harness")}
+    env = {**os.environ, "ZK_CONNECT": connect, "ZK_HARNESS": str(ROOT / "target/debug/zk-harness"),
+           # The behaviour specs, which spec.test.js finds beside the workspace's own test project.
+           "ZKRECIPES_SPECS": str(ROOT / "tests" / "spec")}
     run(["node", "--test", "--test-concurrency=1", "test/"], cwd=project, env=env)
     check(True, "the Node tests passed against the installed packages")
+
+
+# What `make test-node` installs beside the package (the Makefile names the same versions).
+NODE_TEST_DEPENDENCIES = {
+    "@opentelemetry/api": "1.9.1",
+    "@opentelemetry/sdk-metrics": "2.12.1",
+    "@opentelemetry/sdk-trace-base": "2.12.1",
+    "@opentelemetry/context-async-hooks": "2.12.1",
+}
 
 
 def install_jar(jar: Path, library: str, what: str, *files: str) -> None:

@@ -118,4 +118,17 @@ async function hundredAcquisitionsTenTimedOut (mine, theirs) {
   }
 }
 
-module.exports = { zk, connectString, unique, withClients, sleep, eventually, record, assertEsmExports, harness, collectedAfterDropping, hundredAcquisitionsTenTimedOut }
+// The installed package, copied into `project`'s node_modules without anything else (a project
+// that never installed OpenTelemetry): with its platform package beside it, where npm installed
+// one (a dist's layout; the suite's own tarball carries its addon inside).
+function copyInstalledPackage (project) {
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const installed = path.dirname(require.resolve('zkrecipes'))
+  const modules = path.dirname(installed)
+  for (const name of fs.readdirSync(modules).filter((n) => n === 'zkrecipes' || n.startsWith('zkrecipes-'))) {
+    fs.cpSync(path.join(modules, name), path.join(project, 'node_modules', name), { recursive: true })
+  }
+}
+
+module.exports = { zk, connectString, copyInstalledPackage, unique, withClients, sleep, eventually, record, assertEsmExports, harness, collectedAfterDropping, hundredAcquisitionsTenTimedOut }

@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics')
-const { zk, connectString, unique, withClients, assertEsmExports, hundredAcquisitionsTenTimedOut } = require('./helpers')
+const { zk, connectString, copyInstalledPackage, unique, withClients, assertEsmExports, hundredAcquisitionsTenTimedOut } = require('./helpers')
 
 const PACKAGE_DIR = path.dirname(require.resolve('zkrecipes'))
 const { version: PACKAGE_VERSION } = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'))
@@ -274,7 +274,7 @@ test("require('zkrecipes') never needs @opentelemetry/api; instrumentOpenTelemet
   // The installed package alone, in a project without OpenTelemetry.
   const project = fs.mkdtempSync(path.join(os.tmpdir(), 'zkrecipes-no-otel-'))
   try {
-    fs.cpSync(PACKAGE_DIR, path.join(project, 'node_modules', 'zkrecipes'), { recursive: true })
+    copyInstalledPackage(project)
     const script = `
       const zk = require('zkrecipes')
       const loaded = Object.keys(require.cache).filter((p) => p.includes('@opentelemetry'))

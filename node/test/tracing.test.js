@@ -14,7 +14,7 @@ const { execFileSync } = require('node:child_process')
 const { context, trace, SpanStatusCode } = require('@opentelemetry/api')
 const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks')
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base')
-const { zk, connectString, unique, withClients, sleep, eventually, assertEsmExports } = require('./helpers')
+const { zk, connectString, copyInstalledPackage, unique, withClients, sleep, eventually, assertEsmExports } = require('./helpers')
 
 const PACKAGE_DIR = path.dirname(require.resolve('zkrecipes'))
 // How long a holder keeps the lock once the waiter is queued: the waiter's span must say it
@@ -266,7 +266,7 @@ test('without @opentelemetry/api a wait loads nothing of OpenTelemetry', () => {
   // The installed package alone, in a project without OpenTelemetry.
   const project = fs.mkdtempSync(path.join(os.tmpdir(), 'zkrecipes-no-otel-'))
   try {
-    fs.cpSync(PACKAGE_DIR, path.join(project, 'node_modules', 'zkrecipes'), { recursive: true })
+    copyInstalledPackage(project)
     const answer = waitInAChild(project, '', `
       console.log(JSON.stringify({ loaded: Object.keys(require.cache).filter((p) => p.includes('@opentelemetry')) }))
     `)
