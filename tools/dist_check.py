@@ -270,7 +270,7 @@ def sdist_builds_and_passes(connect: str) -> None:
     venv = WORK / "sdist-venv"
     shutil.rmtree(venv, ignore_errors=True)
     run([sys.executable, "-m", "venv", venv])
-    run([venv / "bin/pip", "install", "--quiet", "--disable-pip-version-check", sdist, "pytest"])
+    run([venv / "bin/pip", "install", "--quiet", "--disable-pip-version-check", sdist, *PYTHON_TEST_DEPENDENCIES])
     out = run([venv / "bin/python", "-c", "import zkrecipes, pathlib; print(pathlib.Path(zkrecipes.__file__).parent)"],
               capture=True).strip()
     check(str(venv) in out, f"the sdist built from source and installed into {venv.name}")
@@ -309,6 +309,13 @@ def npm_installs_the_right_platform(connect: str) -> None:
     run(["node", "--test", "--test-concurrency=1", "test/"], cwd=project, env=env)
     check(True, "the Node tests passed against the installed packages")
 
+
+# What `make test-python` installs beside the wheel (the Makefile names the same versions): the
+# tests use kazoo and OpenTelemetry; with pytest alone the sdist's run failed to import them.
+PYTHON_TEST_DEPENDENCIES = [
+    "pytest", "kazoo==2.10.0", "pure-sasl==0.6.2", "opentelemetry-api==1.45.2", "opentelemetry-sdk==1.45.2",
+    "opentelemetry-exporter-prometheus==0.66b2", "prometheus-client==0.26.0",
+]
 
 # What `make test-node` installs beside the package (the Makefile names the same versions).
 NODE_TEST_DEPENDENCIES = {
