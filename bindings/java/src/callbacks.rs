@@ -150,11 +150,15 @@ pub fn count(sink: &Global<JObject<'static>>, versioned: zkrecipes::VersionedCou
 /// A cache's event: its name and its nodes, packed as `cache::packed_event` packs them;
 /// `Native.cacheEvent` hands them to the cache's listeners.
 pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent) {
+    data_event(sink, event.name(), &crate::packing::packed_event(&event));
+}
+
+/// An event with its data packed (a cache's nodes, a service cache's instances):
+/// `Native.cacheEvent` hands them to the listeners of `sink`, which read `data` back.
+pub fn data_event(sink: &Global<JObject<'static>>, name: &str, data: &[u8]) {
     deliver(|env, class| {
-        let name: JObject = env.new_string(event.name())?.into();
-        let nodes: JObject = env
-            .byte_array_from_slice(&crate::packing::packed_event(&event))?
-            .into();
+        let name: JObject = env.new_string(name)?.into();
+        let data: JObject = env.byte_array_from_slice(data)?.into();
         env.call_static_method(
             class,
             jni_str!("cacheEvent"),
@@ -162,7 +166,7 @@ pub fn cache_event(sink: &Global<JObject<'static>>, event: zkrecipes::CacheEvent
             &[
                 JValue::Object(sink.as_ref()),
                 JValue::Object(&name),
-                JValue::Object(&nodes),
+                JValue::Object(&data),
             ],
         )?;
         Ok(())

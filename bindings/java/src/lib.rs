@@ -13,6 +13,7 @@ mod cache;
 mod callbacks;
 mod client;
 mod counter;
+mod discovery;
 mod election;
 mod errors;
 mod export;

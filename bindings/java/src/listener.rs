@@ -42,7 +42,7 @@ pub fn forward_with<T: Clone + Send + 'static>(
 /// `forward` for a source that never drops an event (a cache's, whose stream ends at its
 /// close): `deliver` hands each to Java.
 pub fn forward_all<T: Send + 'static>(
-    events: tokio_mpsc::UnboundedReceiver<T>,
+    events: impl Source<T>,
     sink: Global<JObject<'static>>,
     deliver: fn(&Global<JObject<'static>>, T),
 ) -> i64 {
@@ -50,7 +50,7 @@ pub fn forward_all<T: Send + 'static>(
 }
 
 /// Where a subscription's values come from.
-trait Source<T>: Send + 'static {
+pub trait Source<T>: Send + 'static {
     /// The next value; `None` once the source is gone.
     fn next(&mut self) -> impl std::future::Future<Output = Option<T>> + Send;
     /// A value already there, without waiting.
@@ -86,6 +86,16 @@ impl<T: Send + 'static> Source<T> for tokio_mpsc::UnboundedReceiver<T> {
 
     fn ready(&mut self) -> Option<T> {
         self.try_recv().ok()
+    }
+}
+
+impl Source<zkrecipes::ServiceCacheEvent> for zkrecipes::ServiceCacheEvents {
+    async fn next(&mut self) -> Option<zkrecipes::ServiceCacheEvent> {
+        self.recv().await
+    }
+
+    fn ready(&mut self) -> Option<zkrecipes::ServiceCacheEvent> {
+        self.try_recv()
     }
 }
 

@@ -5,7 +5,10 @@
 use jni::objects::{JObjectArray, JString};
 use zkrecipes::ffi::Event;
 use zkrecipes::metrics::WAIT_CALLS;
-use zkrecipes::{CacheEvent, ConnectionState, ElectionEvent, ErrorCode, LatchEvent, LockEvent};
+use zkrecipes::{
+    CacheEvent, ConnectionState, DiscoveryEvent, ElectionEvent, ErrorCode, LatchEvent, LockEvent,
+    ProviderStrategy, ServiceCacheEvent, ServiceType,
+};
 
 use crate::export::export;
 use crate::strings::string_array;
@@ -24,6 +27,10 @@ fn list(which: i32) -> Vec<&'static str> {
             .iter()
             .flat_map(|wait| [wait.call, wait.span, wait.success, wait.kind])
             .collect(),
+        8 => DiscoveryEvent::names(),
+        9 => ServiceCacheEvent::names(),
+        10 => ServiceType::ALL.iter().map(|t| t.name()).collect(),
+        11 => ProviderStrategy::ALL.iter().map(|s| s.name()).collect(),
         _ => ConnectionState::names(),
     }
 }

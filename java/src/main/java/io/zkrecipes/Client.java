@@ -212,6 +212,11 @@ public final class Client extends NativeObject {
         return new GroupMember(this, groupPath, id, payload);
     }
 
+    /** A {@link ServiceDiscovery} registry under {@code basePath} (Curator's, e.g. {@code /services}). */
+    public ServiceDiscovery serviceDiscovery(String basePath) {
+        return new ServiceDiscovery(this, basePath);
+    }
+
     /** Runs {@code call} with the native client handle (for the recipes' constructors). */
     <T> T withHandle(java.util.function.LongFunction<T> call) {
         return with(call);

@@ -264,6 +264,31 @@ final class Native {
     static native byte[] groupMemberMembers(long member);
     static native long groupMemberSubscribe(long member, Object sink);
 
+    /** An instance crosses as its fields ({@link ServiceInstance#fields}) and comes back packed ({@link ServiceInstance#list}). */
+    static native byte[] serviceInstanceBuild(String[] fields);
+    static native byte[] serviceInstanceFromJson(byte[] json);
+    static native byte[] serviceInstanceToJson(String[] fields);
+    static native String springPayload(String id, String name, String[] metadata);
+    static native long serviceDiscoveryNew(long client, String basePath);
+    static native void serviceDiscoveryFree(long registry);
+    static native long serviceDiscoveryCall(long registry, int op, String[] fields, String name, String id, CompletableFuture<Object> f);
+    static native byte[] serviceDiscoveryRegistered(long registry);
+    static native long serviceDiscoverySubscribe(long registry, Object sink);
+    static native long serviceCacheNew(long registry, String name);
+    static native void serviceCacheFree(long cache);
+    static native long serviceCacheCall(long cache, int op, boolean forever, long timeoutNanos, CompletableFuture<Object> f);
+    static native byte[] serviceCacheInstances(long cache);
+    static native void serviceCacheClose(long cache);
+    static native long serviceCacheSubscribe(long cache, Object sink);
+    static native long serviceProviderNew(long registry, String name, String strategy, boolean hasTimeout, double timeoutMs,
+        boolean hasErrors, long errors);
+    static native void serviceProviderFree(long provider);
+    static native long serviceProviderStart(long provider, CompletableFuture<Object> f);
+    static native byte[] serviceProviderInstances(long provider, boolean all);
+    static native void serviceProviderNoteError(long provider, String[] fields);
+    static native String[] serviceProviderSettings(long provider);
+    static native void serviceProviderClose(long provider);
+
     /** Called by the native library when an operation ends (see bindings/java callbacks.rs). */
     @SuppressWarnings("unused")
     private static void complete(CompletableFuture<Object> f, int kind, long number, byte[] bytes, String text) {
@@ -367,7 +392,8 @@ final class Native {
 
     /**
      * The core's names: 0 error codes, 1 lock events, 2 election events, 3 connection states, 4 latch events,
-     * 5 cache events, 6 loggers, 7 waits (each wait's call, span name and success outcome, one after the other).
+     * 5 cache events, 6 loggers, 7 waits (each wait's call, span name and success outcome, one after the other),
+     * 8 discovery events, 9 service cache events, 10 service types, 11 provider strategies.
      */
     static native String[] names(int list);
 

@@ -29,6 +29,10 @@ class EventsIT {
         assertEquals(Arrays.asList(Native.names(3)), names(ConnectionState.values()));
         assertEquals(Arrays.asList(Native.names(4)), names(LatchEvent.Type.values()));
         assertEquals(Arrays.asList(Native.names(5)), names(CacheEvent.Type.values()));
+        assertEquals(Arrays.asList(Native.names(8)), names(DiscoveryEvent.Type.values()));
+        assertEquals(Arrays.asList(Native.names(9)), names(ServiceCacheEvent.Type.values()));
+        assertEquals(Arrays.asList(Native.names(10)), names(ServiceType.values()));
+        assertEquals(Arrays.asList(Native.names(11)), names(ProviderStrategy.values()));
     }
 
     @Test
