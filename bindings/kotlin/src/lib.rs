@@ -9,6 +9,7 @@ mod cache;
 mod client;
 mod closing;
 mod counter;
+mod discovery;
 mod election;
 mod errors;
 mod events;

@@ -221,6 +221,9 @@ class Client private constructor(internal val native: NativeClient) : AutoClosea
 
     fun groupMember(group: String, id: String, payload: ByteArray): GroupMember = GroupMember(this, group, id, payload)
 
+    /** A [ServiceDiscovery] registry under [basePath] (Curator's, e.g. `/services`). */
+    fun serviceDiscovery(basePath: String): ServiceDiscovery = ServiceDiscovery(this, basePath)
+
     /** Ends the session without blocking a thread. */
     suspend fun closeAsync() {
         native.closeAsync()
