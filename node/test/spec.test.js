@@ -71,7 +71,8 @@ class Runner {
       election: () => client.leaderElection(at, args[0]),
       persistent_node: () => client.persistentNode(at, { mode: args[0], data: args[1] }),
       node_cache: () => client.nodeCache(at),
-      group_member: () => client.groupMember(at, args[0], { payload: args[1] })
+      group_member: () => client.groupMember(at, args[0], { payload: args[1] }),
+      service_discovery: () => client.serviceDiscovery(at)
     }
     return makers[kind]()
   }
@@ -143,7 +144,20 @@ class Runner {
       },
       persistent_node: { start: () => obj.start(), close: () => obj.close() },
       node_cache: { start: () => obj.start(), data: () => obj.node && obj.node.data, close: () => obj.close() },
-      group_member: { start: () => obj.start(), members: () => joined(obj.members().keys()), close: () => obj.close() }
+      group_member: { start: () => obj.start(), members: () => joined(obj.members().keys()), close: () => obj.close() },
+      service_discovery: {
+        register: () => obj.register({ name: args[0], id: args[1], port: Number(args[2]), serviceType: args[3] }),
+        update: () => {
+          const kept = obj.registered().find((i) => i.name === args[0] && i.id === args[1])
+          return obj.update({ ...(kept ?? { name: args[0], id: args[1] }), port: Number(args[2]) })
+        },
+        unregister: () => obj.unregister({ name: args[0], id: args[1] }),
+        registered: () => obj.registered().some((i) => i.name === args[0] && i.id === args[1]),
+        names: async () => joined(await obj.queryForNames()) || null,
+        ids: async () => joined((await obj.queryForInstances(args[0])).map((i) => i.id)) || null,
+        port: async () => (await obj.queryForInstance(args[0], args[1]))?.port ?? null,
+        close: () => obj.close()
+      }
     }
     return calls[this.kinds.get(name)][verb]()
   }

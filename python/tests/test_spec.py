@@ -4,6 +4,7 @@ the same files."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from pathlib import Path
@@ -101,6 +102,7 @@ class Runner:
             "persistent_node": lambda: client.persistent_node(path, args[1].encode(), args[0]),
             "node_cache": lambda: client.node_cache(path),
             "group_member": lambda: client.group_member(path, args[0], args[1].encode()),
+            "service_discovery": lambda: client.service_discovery(path),
         }
         return makers[kind]()
 
@@ -184,8 +186,26 @@ class Runner:
                 "members": lambda: joined(obj.members()),
                 "close": lambda: obj.close(),
             },
+            "service_discovery": {
+                "register": lambda: obj.register(
+                    zkrecipes.ServiceInstance(args[0], id=args[1], port=int(args[2]), service_type=args[3])
+                ),
+                "update": lambda: obj.update(self.registered_instance(obj, args[0], args[1], port=int(args[2]))),
+                "unregister": lambda: obj.unregister(zkrecipes.ServiceInstance(args[0], id=args[1])),
+                "registered": lambda: any((i.name, i.id) == (args[0], args[1]) for i in obj.registered()),
+                "names": lambda: joined(obj.query_for_names()) or None,
+                "ids": lambda: joined(i.id for i in obj.query_for_instances(args[0])) or None,
+                "port": lambda: getattr(obj.query_for_instance(args[0], args[1]), "port", None),
+                "close": lambda: obj.close(),
+            },
         }
         return calls[self.kinds[name]][verb]()
+
+    @staticmethod
+    def registered_instance(registry: Any, name: str, id: str, **changes: Any) -> Any:
+        """The instance `registry` keeps as `name`'s `id` with `changes` (a new one if it keeps none)."""
+        kept = [i for i in registry.registered() if (i.name, i.id) == (name, id)]
+        return dataclasses.replace(kept[0] if kept else zkrecipes.ServiceInstance(name, id=id), **changes)
 
     def kept_data(self, name: str, job: Any) -> Any:
         return job.data if self.keep(name, job) else None

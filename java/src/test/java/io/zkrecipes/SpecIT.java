@@ -129,6 +129,7 @@ class SpecIT {
                     args.get(1).getBytes(StandardCharsets.UTF_8));
                 case "node_cache" -> Cache.node(client, at);
                 case "group_member" -> new GroupMember(client, at, args.get(0), args.get(1).getBytes(StandardCharsets.UTF_8));
+                case "service_discovery" -> client.serviceDiscovery(at);
                 default -> throw new IllegalArgumentException("no kind " + kind);
             };
         }
@@ -262,7 +263,34 @@ class SpecIT {
                     default -> throw unknown("group_member", verb);
                 };
             }
+            if (obj instanceof ServiceDiscovery registry) {
+                return discovery(registry, verb, args);
+            }
             throw new IllegalArgumentException("no object " + name);
+        }
+
+        static Object discovery(ServiceDiscovery registry, String verb, List<String> args) throws Exception {
+            java.util.function.Predicate<ServiceInstance> named =
+                i -> i.getName().equals(args.get(0)) && i.getId().equals(args.get(1));
+            return switch (verb) {
+                case "register" -> registry.registerService(ServiceInstance.builder(args.get(0)).id(args.get(1))
+                    .port(Integer.parseInt(args.get(2))).serviceType(ServiceType.valueOf(args.get(3).toUpperCase())).build());
+                case "update" -> done(() -> registry.updateService(registry.getRegistered().stream().filter(named).findFirst()
+                    .map(ServiceInstance::toBuilder).orElse(ServiceInstance.builder(args.get(0)).id(args.get(1)))
+                    .port(Integer.parseInt(args.get(2))).build()));
+                case "unregister" -> done(() -> registry.unregisterService(ServiceInstance.builder(args.get(0)).id(args.get(1)).build()));
+                case "registered" -> registry.getRegistered().stream().anyMatch(named);
+                case "names" -> joinedOrNone(registry.queryForNames());
+                case "ids" -> joinedOrNone(registry.queryForInstances(args.get(0)).stream().map(ServiceInstance::getId).toList());
+                case "port" -> registry.queryForInstance(args.get(0), args.get(1)).map(ServiceInstance::getPort).orElse(null);
+                case "close" -> done(registry::close);
+                default -> throw unknown("service_discovery", verb);
+            };
+        }
+
+        /** Sorted and joined by commas; null (shown as none) when there is none. */
+        static String joinedOrNone(List<String> words) {
+            return words.isEmpty() ? null : String.join(",", new java.util.TreeSet<>(words));
         }
 
         /** A verb that answers nothing. */

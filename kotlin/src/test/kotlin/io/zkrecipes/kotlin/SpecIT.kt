@@ -90,6 +90,7 @@ class SpecIT {
             "persistent_node" -> client.persistentNode(at, NodeMode.valueOf(args[0].uppercase()), args[1].toByteArray())
             "node_cache" -> client.nodeCache(at)
             "group_member" -> client.groupMember(at, args[0], args[1].toByteArray())
+            "service_discovery" -> client.serviceDiscovery(at)
             else -> error("no kind $kind")
         }
 
@@ -200,7 +201,27 @@ class SpecIT {
                 "close" -> obj.closeAsync()
                 else -> error("no group_member call $verb")
             }
+            is ServiceDiscovery -> discovery(obj, verb, args)
             else -> error("no object $name")
+        }
+
+        suspend fun discovery(registry: ServiceDiscovery, verb: String, args: List<String>): Any? {
+            fun kept() = registry.registered().firstOrNull { it.name == args[0] && it.id == args[1] }
+            return when (verb) {
+                "register" -> registry.register(
+                    ServiceInstance(args[0], id = args[1], port = args[2].toInt(), serviceType = ServiceType.valueOf(args[3].uppercase())),
+                )
+                "update" -> registry.update(
+                    kept()?.copy(port = args[2].toInt()) ?: ServiceInstance(args[0], id = args[1], port = args[2].toInt()),
+                )
+                "unregister" -> registry.unregister(ServiceInstance(args[0], id = args[1]))
+                "registered" -> kept() != null
+                "names" -> registry.queryForNames().sorted().joinToString(",").ifEmpty { null }
+                "ids" -> registry.queryForInstances(args[0]).map { it.id }.sorted().joinToString(",").ifEmpty { null }
+                "port" -> registry.queryForInstance(args[0], args[1])?.port
+                "close" -> registry.closeAsync()
+                else -> error("no service_discovery call $verb")
+            }
         }
 
         suspend fun step(step: Step) {
