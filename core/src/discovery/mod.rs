@@ -92,6 +92,9 @@ struct Inner {
     caches: Mutex<Vec<ServiceCache>>,
     closed: Mutex<bool>,
     events: Arc<Emitter<DiscoveryEvent>>,
+    /// Held by an update from keeping its fields to writing them: two updates of one instance
+    /// at once leave the node holding what this object keeps.
+    writing: tokio::sync::Mutex<()>,
 }
 
 struct Registration {
@@ -113,6 +116,7 @@ impl ServiceDiscovery {
                 caches: Mutex::new(Vec::new()),
                 closed: Mutex::new(false),
                 events: Arc::new(Emitter::new(64)),
+                writing: tokio::sync::Mutex::new(()),
             }),
         })
     }
@@ -345,6 +349,7 @@ impl ServiceDiscovery {
         node: PersistentNode,
     ) -> Result<()> {
         let data = instance.to_json();
+        let _writing = self.inner.writing.lock().await;
         if let Some(known) = self.inner.registered.lock().unwrap().get_mut(key) {
             known.instance = instance;
         }
@@ -375,14 +380,23 @@ impl ServiceDiscovery {
     }
 
     fn listener(&self, instance: &ServiceInstance) -> crate::group::NodeListener {
-        let events = Arc::downgrade(&self.inner.events);
+        // Weak: the listener lives in the node, which this object holds.
+        let inner = Arc::downgrade(&self.inner);
         let (name, id) = (instance.name.clone(), instance.id.clone());
         Box::new(move |event| {
-            let Some(events) = events.upgrade() else {
+            let Some(inner) = inner.upgrade() else {
                 return;
             };
+            if let NodeEvent::Stopped(_) = event {
+                // No longer kept: `registered` stops listing it, and a register starts afresh.
+                let mut registered = inner.registered.lock().unwrap();
+                let key = (name.clone(), id.clone());
+                if registered.get(&key).is_some_and(|r| r.node.has_failed()) {
+                    registered.remove(&key);
+                }
+            }
             let (name, id) = (name.clone(), id.clone());
-            events.emit(match event {
+            inner.events.emit(match event {
                 NodeEvent::Recreated(path) => DiscoveryEvent::Reregistered {
                     name,
                     id,

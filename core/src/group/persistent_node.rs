@@ -274,6 +274,11 @@ impl PersistentNode {
             .map_err(|err| self.about(err))
     }
 
+    /// Whether the keeper stopped for good (the server refused the node).
+    pub(crate) fn has_failed(&self) -> bool {
+        self.shared.failure.lock().unwrap().is_some()
+    }
+
     fn stopped(&self) -> Option<Error> {
         if *self.shared.closed.lock().unwrap() {
             return Some(Error::new(ErrorCode::Closed, "the node was closed"));
@@ -297,8 +302,14 @@ impl PersistentNode {
         if let Some(err) = self.stopped() {
             return Err(self.about(err));
         }
-        *self.shared.data.lock().unwrap() = data.clone();
-        let Some(path) = self.actual_path() else {
+        // Under `making`: a create on its way sent the data it read before this call, and
+        // would leave the node with it once it lands (its path unknown here until then).
+        let path = {
+            let _making = self.shared.making.lock().await;
+            *self.shared.data.lock().unwrap() = data.clone();
+            self.actual_path()
+        };
+        let Some(path) = path else {
             return Ok(());
         };
         let data = &data;
@@ -447,11 +458,12 @@ async fn keep(shared: Weak<Shared>) {
                     reason,
                     "persistent node {path}: stopped keeping the node: {reason}"
                 );
+                // Recorded first: a listener that looks finds the node stopped.
+                *node.failure.lock().unwrap() = Some(err.clone());
+                node.actual.send_modify(|_| {});
                 if let Some(listener) = &node.listener {
                     listener(NodeEvent::Stopped(&err));
                 }
-                *node.failure.lock().unwrap() = Some(err);
-                node.actual.send_modify(|_| {});
                 return;
             }
         };

@@ -449,3 +449,110 @@ async fn registrations_cut_short_anywhere_leave_no_node() {
         "every cut registration's node is gone: {left:?}"
     );
 }
+
+/// A registration the server refuses when it is made again (the service's node lost its
+/// CREATE grant, then somebody deleted the instance) stops, and says so: the object no longer
+/// keeps it, and nothing is left behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_registration_stops_and_says_why() {
+    let base = unique("services-refused");
+    let admin = zk::Client::connector()
+        .with_auth("digest", b"admin:secret")
+        .connect(server().connect_string())
+        .await
+        .unwrap();
+    let service = format!("{base}/api");
+    admin
+        .mkdir(
+            &service,
+            &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
+    let cut = client().await;
+    let discovery = ServiceDiscovery::new(&cut, &base).unwrap();
+    let mut told = discovery.subscribe();
+    discovery.register(instance("api", "a", 1)).await.unwrap();
+
+    let locked = [
+        zk::Acl::new(zk::Permission::ALL, zk::AuthId::authed()),
+        zk::Acl::new(zk::Permission::READ, zk::AuthId::anyone()),
+    ];
+    admin.set_acl(&service, &locked, None).await.unwrap();
+    admin
+        .delete(&discovery.path_of("api", "a"), None)
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(LONG, told.recv())
+        .await
+        .expect("told in time")
+        .unwrap();
+    match event {
+        DiscoveryEvent::RegistrationStopped { name, id, error } => {
+            assert_eq!((name.as_str(), id.as_str()), ("api", "a"));
+            assert_eq!(error.code(), ErrorCode::NoAuth, "{error}");
+        }
+        other => panic!("expected REGISTRATION_STOPPED, got {other:?}"),
+    }
+    assert!(discovery.registered().is_empty(), "no longer kept");
+    assert!(admin.list_children(&service).await.unwrap().is_empty());
+    // A new registration is refused at once, with the server's reason.
+    let refused = discovery
+        .register(instance("api", "b", 2))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::NoAuth, "{refused}");
+    assert!(discovery.registered().is_empty());
+    discovery.close().await.unwrap();
+}
+
+/// Two tasks registering one id on one object at once: one node, and the object keeps one
+/// registration, holding the fields of whichever wrote last.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_registers_of_one_id_at_once_make_one_registration() {
+    let base = unique("services-same-id");
+    let c = client().await;
+    let discovery = ServiceDiscovery::new(&c, &base).unwrap();
+    for round in 0..20u16 {
+        let id = format!("i{round}");
+        let first = spawn_on(&discovery, {
+            let id = id.clone();
+            move |d| async move { d.register(instance("api", &id, 1)).await }
+        });
+        let second = spawn_on(&discovery, {
+            let id = id.clone();
+            move |d| async move { d.register(instance("api", &id, 2)).await }
+        });
+        joined(first, LONG, "first register").await.unwrap();
+        joined(second, LONG, "second register").await.unwrap();
+        let kept: Vec<_> = discovery
+            .registered()
+            .into_iter()
+            .filter(|i| i.id == id)
+            .collect();
+        assert_eq!(kept.len(), 1, "one registration of {id}");
+        let found = discovery
+            .query_for_instance("api", &id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            found.port, kept[0].port,
+            "the node holds what the object keeps"
+        );
+    }
+    let zk = raw().await;
+    assert_eq!(
+        zk.list_children(&format!("{base}/api"))
+            .await
+            .unwrap()
+            .len(),
+        20
+    );
+    discovery.close().await.unwrap();
+    assert!(zk
+        .list_children(&format!("{base}/api"))
+        .await
+        .unwrap()
+        .is_empty());
+}
