@@ -183,3 +183,30 @@ def test_a_real_prometheus_finds_the_registered_instances_through_file_sd(tmp_pa
         finish(first)
     unwritable = run("discover", "--base", base, "--prometheus-sd", str(tmp_path / "no" / "such" / "dir.json"))
     assert unwritable.returncode == 73 and b"writing" in unwritable.stderr, unwritable
+
+
+def test_a_registration_the_server_refuses_again_stops_cmd_with_79():
+    """The service's node loses its CREATE grant, then an operator deletes the instance: the
+    registration cannot be made again, so CMD is stopped as on a lost lock (79)."""
+    from kazoo.client import KazooClient
+    from kazoo.security import make_acl
+
+    base = base_path()
+    admin = KazooClient(hosts=os.environ["ZK_CONNECT"], auth_data=[("digest", "admin:secret")])
+    admin.start(timeout=30)
+    try:
+        admin.ensure_path(f"{base}/api")
+        proc = register(base, "api", "web-1", 9000)
+        locked = [make_acl("auth", "", all=True), make_acl("world", "anyone", read=True)]
+        admin.set_acls(f"{base}/api", locked)
+        admin.delete(f"{base}/api/web-1")
+        try:
+            status = proc.wait(timeout=30)
+        finally:
+            proc.kill()
+        stderr = proc.stderr.read()
+        assert status == 79 and b"can no longer be registered" in stderr and b"NO_AUTH" in stderr, (status, stderr)
+        assert admin.get_children(f"{base}/api") == [], "nothing left behind"
+    finally:
+        admin.stop()
+        admin.close()
