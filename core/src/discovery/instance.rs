@@ -217,6 +217,15 @@ impl ServiceInstance {
         &self.extra
     }
 
+    /// The first of `extra`'s names that is one of the instance's own fields (`enabled`,
+    /// `port`, ...), which `set_extra_fields` would drop: a binding refuses such fields.
+    pub fn own_field_among(extra: &Map<String, Value>) -> Option<&str> {
+        extra
+            .keys()
+            .map(String::as_str)
+            .find(|key| KNOWN.contains(key))
+    }
+
     /// Replaces the fields kept for another writer; one of this library's own names among
     /// them is dropped (the field itself says it).
     pub fn set_extra_fields(&mut self, mut extra: Map<String, Value>) {

@@ -365,10 +365,15 @@ impl ServiceDiscovery {
         };
         if stat.ephemeral_owner != 0 {
             let owner = session_hex(stat.ephemeral_owner);
+            let whose = if self.inner.client.session_id().ok() == Some(stat.ephemeral_owner) {
+                format!("by another service discovery of this client (session {owner})")
+            } else {
+                format!("by session {owner}, which is alive")
+            };
             return Err(self.about(
                 Error::new(
                     ErrorCode::NodeExists,
-                    format!("the instance is registered by session {owner}, which is alive"),
+                    format!("the instance is registered {whose}"),
                 ),
                 path,
             ));

@@ -57,7 +57,14 @@ impl InstanceFields {
         }
         if let Some(extra) = self.extra {
             match serde_json::from_str(&extra) {
-                Ok(Value::Object(extra)) => instance.set_extra_fields(extra),
+                Ok(Value::Object(extra)) => {
+                    if let Some(own) = ServiceInstance::own_field_among(&extra) {
+                        return Err(Error::invalid_argument(format!(
+                            "an instance's extra fields are another writer's; {own:?} is the instance's own field: set it as such"
+                        )));
+                    }
+                    instance.set_extra_fields(extra)
+                }
                 _ => {
                     return Err(Error::invalid_argument(format!(
                         "an instance's extra fields are a JSON object, got {extra:?}"
@@ -237,6 +244,16 @@ mod tests {
             ..InstanceFields::of(&instance)
         };
         assert!(not_object.build().is_err());
+        let own_field = InstanceFields {
+            extra: Some(r#"{"weight":1,"enabled":false}"#.into()),
+            ..InstanceFields::of(&instance)
+        };
+        let err = own_field.build().unwrap_err();
+        assert!(
+            err.message()
+                .contains("\"enabled\" is the instance's own field"),
+            "{err}"
+        );
     }
 
     #[test]
