@@ -44,7 +44,7 @@ pub fn report(
     // A Java worker counts its operations under `op.java.<group>.<op>`.
     for group in [
         "lock", "rw", "queue", "work", "election", "sem", "latch", "barrier", "dbarrier",
-        "counter", "cache", "java",
+        "counter", "cache", "disc", "java",
     ] {
         let prefix = format!("op.{group}.");
         let line = joined(

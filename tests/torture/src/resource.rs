@@ -159,6 +159,13 @@ pub enum Ev {
         w: String,
         started: bool,
     },
+    /// Service discovery (`ops/discovery.rs`): `up`, `down`, `session`, `back` of the
+    /// worker's own instance; `add`/`del` of `id` in its service cache.
+    Disc {
+        w: String,
+        what: String,
+        id: Option<String>,
+    },
     /// A leader latch's participant leads with this token (`None`: no longer).
     Latch {
         w: String,
@@ -570,6 +577,11 @@ fn parse(words: &[&str], fences: &mut Fences) -> Option<(Ev, &'static str)> {
         "ELECT" => ok(Ev::Elect {
             w: s(1)?,
             started: s(2)? == "start",
+        }),
+        "DISC" => ok(Ev::Disc {
+            w: s(1)?,
+            what: s(2)?,
+            id: s(3),
         }),
         "LATCH" => ok(Ev::Latch {
             w: s(1)?,

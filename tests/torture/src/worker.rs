@@ -320,6 +320,7 @@ async fn run(args: Args) -> i32 {
     tasks.spawn(ops::barrier::run_double(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::counter::run(ctx.clone(), rng.u64(..)));
     tasks.spawn(ops::cache::run(ctx.clone(), rng.u64(..)));
+    tasks.spawn(ops::discovery::run(ctx.clone(), rng.u64(..)));
     while tasks.join_next().await.is_some() {}
     // Every hold was released or dropped: no object may still report one.
     tokio::join!(

@@ -3,6 +3,7 @@
 mod barrier;
 mod cache;
 mod counter;
+mod discovery;
 mod election;
 mod latch;
 mod locks;
@@ -139,6 +140,8 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         counter::exact(records, facts),
         cache::matches_server(records),
         cache::replay(records),
+        discovery::stale(records, &timeline, facts),
+        discovery::back(records, &timeline, facts),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
         orphans(facts),

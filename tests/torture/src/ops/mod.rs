@@ -4,6 +4,7 @@
 pub mod barrier;
 pub mod cache;
 pub mod counter;
+pub mod discovery;
 pub mod election;
 pub mod latch;
 pub mod lock;
