@@ -287,7 +287,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any contestant errors or gives no figure (the smoke run of make test)")
     parser.add_argument("--limit", type=float, default=150.0, help="seconds a measured run may take")
-    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11,12,13", help="which sections to run, e.g. 8")
+    parser.add_argument("--sections", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14", help="which sections to run, e.g. 8")
     parser.add_argument("--secure-plain", help="section 10: the plain port of the TLS server (tests/with-secure-zk)")
     parser.add_argument("--secure-tls", help="section 10: its TLS port (localhost:PORT)")
     parser.add_argument("--secure-certs", help="section 10: the directory of its ca.pem")
@@ -426,6 +426,12 @@ def main() -> int:
         for runner in (plain, tls, curator_plain):
             r.results.extend(runner.results)
             r.failures.extend(runner.failures)
+    if 14 in want:
+        print("\n14. service discovery (Curator's registry): register + unregister; queryForInstances of 20 "
+              "instances; an update -> another client's service cache holds it", flush=True)
+        r.each(CURATOR_LAYOUTS, "register", cycles)
+        r.each(CURATOR_LAYOUTS, "discover", cycles, 20)
+        r.each(CURATOR_LAYOUTS, "servicecache", 20 if args.quick else 200)
     if 13 in want:
         # The same Rust contestant with metrics recorded and events forwarded at info, against
         # neither, taking turns as section 7's pairs do; and the queue drain, alternating.
@@ -620,6 +626,14 @@ def write_markdown(results: List[dict], overhead: Dict[str, List[dict]], sizes: 
               "| workload | contestant | median ms | p99 ms | requests/op | median vs zkrecipes |", "|---|---|---|---|---|---|"]
     for workload, what in [("semaphore", "semaphore acquire + release (1 lease of 3)"),
                            ("latch", "latch hand-over: leader close() → next leader")]:
+        lines += vs_rust(results, workload, CURATOR_LAYOUTS, lambda c, x: f"{what} | {c} | {fmt(x['median_ms'], 3)} | "
+                         f"{fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f}")
+    lines += ["", "## 14. Service discovery (Curator's registry and JSON; both libraries on one base path "
+              "interoperate)", "",
+              "| workload | contestant | median ms | p99 ms | requests/op | median vs zkrecipes |", "|---|---|---|---|---|---|"]
+    for workload, what in [("register", "register + unregister (one DYNAMIC instance)"),
+                           ("discover", "queryForInstances, 20 instances"),
+                           ("servicecache", "update → another client's service cache holds it")]:
         lines += vs_rust(results, workload, CURATOR_LAYOUTS, lambda c, x: f"{what} | {c} | {fmt(x['median_ms'], 3)} | "
                          f"{fmt(x['p99_ms'], 3)} | {x['requests_per_op']:.2f}")
     lines += ["", "## 12. Shared state: atomic long and tree cache (Curator's layouts; kazoo's `TreeCache` for the load)", "",

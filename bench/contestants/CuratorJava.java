@@ -24,8 +24,23 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceCache;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.details.ServiceCacheListener;
 
 public class CuratorJava {
+    static ServiceDiscovery<Object> discovery(CuratorFramework client, String base) throws Exception {
+        ServiceDiscovery<Object> discovery = ServiceDiscoveryBuilder.builder(Object.class).client(client).basePath(base).build();
+        discovery.start();
+        return discovery;
+    }
+
+    static ServiceInstance<Object> benchInstance(String id, int port) throws Exception {
+        return ServiceInstance.builder().name("bench").id(id).address("127.0.0.1").port(port).build();
+    }
+
     static CuratorFramework connect(String connect) throws Exception {
         CuratorFramework c = CuratorFrameworkFactory.newClient(connect, new ExponentialBackoffRetry(100, 3));
         c.start();
@@ -196,6 +211,76 @@ public class CuratorJava {
                 }
                 BenchSupport.result(n, System.nanoTime() - started,
                     String.format(java.util.Locale.ROOT, "\"offer_seconds\":%.4f", offered / 1e9));
+            }
+            // 14a. Service discovery: register + unregister of one DYNAMIC instance.
+            case "register" -> {
+                ServiceDiscovery<Object> discovery = discovery(connect(connect), root + "/services");
+                ServiceInstance<Object> instance = benchInstance("one", 8080);
+                for (int i = 0; i < 50; i++) {
+                    discovery.registerService(instance);
+                    discovery.unregisterService(instance);
+                }
+                BenchSupport.ready();
+                BenchSupport.timed(n, () -> {
+                    discovery.registerService(instance);
+                    discovery.unregisterService(instance);
+                });
+            }
+            // 14b. queryForInstances of a service of `instances` instances (another client's).
+            case "discover" -> {
+                int instances = args.length > 3 ? Integer.parseInt(args[3]) : 20;
+                ServiceDiscovery<Object> registry = discovery(connect(connect), root + "/services");
+                for (int i = 0; i < instances; i++) {
+                    registry.registerService(benchInstance("i" + i, 8000 + i));
+                }
+                ServiceDiscovery<Object> discovery = discovery(connect(connect), root + "/services");
+                for (int i = 0; i < 20; i++) {
+                    discovery.queryForInstances("bench");
+                }
+                BenchSupport.ready();
+                BenchSupport.timed(n, () -> {
+                    int found = discovery.queryForInstances("bench").size();
+                    if (found != instances) {
+                        throw new IllegalStateException("found " + found + " of " + instances);
+                    }
+                });
+            }
+            // 14c. A ServiceCache's view of a change: another client updates an instance (its
+            // port); the time until this client's cache holds the new port.
+            case "servicecache" -> {
+                ServiceDiscovery<Object> registry = discovery(connect(connect), root + "/services");
+                registry.registerService(benchInstance("one", 1));
+                ServiceDiscovery<Object> discovery = discovery(connect(connect), root + "/services");
+                ServiceCache<Object> cache = discovery.serviceCacheBuilder().name("bench").build();
+                LinkedBlockingQueue<Integer> seen = new LinkedBlockingQueue<>();
+                cache.addListener(new ServiceCacheListener() {
+                    public void cacheChanged() {
+                        for (ServiceInstance<Object> i : cache.getInstances()) {
+                            seen.add(i.getPort());
+                        }
+                    }
+                    public void stateChanged(CuratorFramework client, org.apache.curator.framework.state.ConnectionState state) {}
+                });
+                cache.start();
+                int[] port = {1};
+                BenchSupport.Op change = () -> {
+                    port[0] = port[0] % 60000 + 1;
+                    registry.updateService(benchInstance("one", port[0]));
+                    while (true) {
+                        Integer now = seen.poll(10, TimeUnit.SECONDS);
+                        if (now == null) {
+                            throw new IllegalStateException("the cache never held port " + port[0]);
+                        }
+                        if (now == port[0]) {
+                            return;
+                        }
+                    }
+                };
+                for (int i = 0; i < 20; i++) {
+                    change.run();
+                }
+                BenchSupport.ready();
+                BenchSupport.timed(n, change);
             }
             case "semaphore" -> {
                 InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(connect(connect), root + "/semaphore", 3);

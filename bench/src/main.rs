@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use zkrecipes::{
     Cache, CacheEvent, Client, ClientOptions, DistributedAtomicLong, DistributedQueue, LatchEvent,
-    LeaderElectionSupport, LeaderLatch, ReadWriteLock, Semaphore, Tls, Wait, WorkQueue,
-    WorkQueueOptions, WriteLock,
+    LeaderElectionSupport, LeaderLatch, ReadWriteLock, Semaphore, ServiceDiscovery,
+    ServiceInstance, Tls, Wait, WorkQueue, WorkQueueOptions, WriteLock,
 };
 use zookeeper_client as zk;
 
@@ -193,6 +193,15 @@ fn options() -> ClientOptions {
         metrics: observe.as_deref() != Some("off"),
         ..ClientOptions::default()
     }
+}
+
+/// An instance of the service `bench`, as the discovery workloads register it.
+fn bench_instance(id: &str, port: u16) -> ServiceInstance {
+    let mut instance = ServiceInstance::new("bench");
+    instance.id = id.to_string();
+    instance.address = Some("127.0.0.1".into());
+    instance.port = Some(port);
+    instance
 }
 
 async fn connect(connect: &str) -> Client {
@@ -636,6 +645,101 @@ async fn main() -> zkrecipes::Result<()> {
                 });
             }
             print_latency(n, started, &mut samples);
+        }
+        // 14a. Service discovery: register + unregister of one DYNAMIC instance (Curator's
+        // layout and JSON), uncontended.
+        "register" => {
+            let client = connect(zk).await;
+            let discovery = ServiceDiscovery::new(&client, &format!("{root}/services"))?;
+            let instance = bench_instance("one", 8080);
+            for _ in 0..50 {
+                discovery.register(instance.clone()).await?;
+                discovery.unregister("bench", "one").await?;
+            }
+            let mut samples = Vec::with_capacity(n);
+            let started = ready();
+            for _ in 0..n {
+                let t = Instant::now();
+                discovery.register(instance.clone()).await?;
+                discovery.unregister("bench", "one").await?;
+                samples.push(t.elapsed());
+            }
+            print_latency(n, started, &mut samples);
+            discovery.close().await?;
+            client.close().await;
+        }
+        // 14b. `query_for_instances` of a service of `instances` instances (registered by
+        // another client), read now from the server.
+        "discover" => {
+            let instances: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(20);
+            let base = format!("{root}/services");
+            let registrant = connect(zk).await;
+            let registry = ServiceDiscovery::new(&registrant, &base)?;
+            for i in 0..instances {
+                registry
+                    .register(bench_instance(&format!("i{i}"), 8000 + i as u16))
+                    .await?;
+            }
+            let client = connect(zk).await;
+            let discovery = ServiceDiscovery::new(&client, &base)?;
+            for _ in 0..20 {
+                discovery.query_for_instances("bench").await?;
+            }
+            let mut samples = Vec::with_capacity(n);
+            let started = ready();
+            for _ in 0..n {
+                let t = Instant::now();
+                let found = discovery.query_for_instances("bench").await?;
+                samples.push(t.elapsed());
+                assert_eq!(found.len(), instances, "every instance found");
+            }
+            print_latency(n, started, &mut samples);
+            registry.close().await?;
+            client.close().await;
+            registrant.close().await;
+        }
+        // 14c. A service cache's view of a change: another client updates an instance (its
+        // port); the time until this client's cache tells CHANGED with the new port.
+        "servicecache" => {
+            let base = format!("{root}/services");
+            let registrant = connect(zk).await;
+            let registry = ServiceDiscovery::new(&registrant, &base)?;
+            registry.register(bench_instance("one", 1)).await?;
+            let client = connect(zk).await;
+            let discovery = ServiceDiscovery::new(&client, &base)?;
+            let cache = discovery.service_cache("bench")?;
+            cache.start().await?;
+            let mut events = cache.subscribe();
+            let mut port = 1u16;
+            let mut samples = Vec::with_capacity(n);
+            let mut started = Instant::now();
+            for round in 0..20 + n {
+                if round == 20 {
+                    started = ready();
+                }
+                port = port % 60000 + 1;
+                let t = Instant::now();
+                registry.update(bench_instance("one", port)).await?;
+                loop {
+                    match events.recv().await {
+                        Some(zkrecipes::ServiceCacheEvent::Changed { new, .. })
+                            if new.port == Some(port) =>
+                        {
+                            break
+                        }
+                        Some(_) => {}
+                        None => panic!("the service cache ended"),
+                    }
+                }
+                if round >= 20 {
+                    samples.push(t.elapsed());
+                }
+            }
+            print_latency(n, started, &mut samples);
+            cache.close();
+            registry.close().await?;
+            client.close().await;
+            registrant.close().await;
         }
         // 11a. Semaphore: acquire + release of one lease of three, uncontended.
         "semaphore" => {
