@@ -3,6 +3,8 @@
 //!
 //! - `disc-stale`: a killed worker's instance leaves every other cache that held it within the
 //!   session timeout and 2 s of the kill;
+//! - `disc-missed`: an instance registered (`up`) and live for the session timeout and 2 s is in
+//!   every other cache by then;
 //! - `disc-back`: a registrant's instance is made again within 2 s of the new session that
 //!   follows an expiry.
 //!
@@ -107,6 +109,77 @@ pub fn stale(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
         bound.as_secs_f64()
     );
     Check::new("disc-stale", problems, summary)
+}
+
+/// Whether `o`'s cache holds `w`'s instance at `t`, by the last add or del it told before.
+fn held_at(discs: &[Disc], o: &str, w: &str, t: Instant) -> bool {
+    discs
+        .iter()
+        .rfind(|d| d.t <= t && d.w == o && d.id == Some(w))
+        .is_some_and(|d| d.what == "add")
+}
+
+pub fn missed(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {
+    let discs = discs(records);
+    let spawned: HashMap<&str, Instant> = records
+        .iter()
+        .filter_map(|r| match &r.ev {
+            Ev::Spawned { w } => Some((w.as_str(), r.t)),
+            _ => None,
+        })
+        .collect();
+    let observers: BTreeSet<&str> = discs
+        .iter()
+        .filter(|d| d.id.is_some())
+        .map(|d| d.w)
+        .collect();
+    let bound = facts.session + GRACE;
+    let mut problems = Vec::new();
+    let (mut judged, mut excused_count, mut slowest) = (0, 0, Duration::ZERO);
+    for up in discs.iter().filter(|d| matches!(d.what, "up" | "back")) {
+        let deadline = up.t + bound;
+        // Not live for the whole bound: unregistered, or its registrant gone or cut off.
+        let withdrawn = discs
+            .iter()
+            .any(|d| d.w == up.w && d.what == "down" && d.t > up.t && d.t <= deadline);
+        if withdrawn || excused(timeline, facts, up.w, up.t, deadline) {
+            continue;
+        }
+        for &o in observers.iter().filter(|o| **o != up.w) {
+            if spawned.get(o).is_none_or(|at| *at > up.t) {
+                continue;
+            }
+            if excused(timeline, facts, o, up.t, deadline) {
+                excused_count += 1;
+                continue;
+            }
+            judged += 1;
+            if held_at(&discs, o, up.w, up.t) {
+                continue;
+            }
+            let added = discs
+                .iter()
+                .find(|d| d.t > up.t && d.w == o && d.id == Some(up.w) && d.what == "add");
+            match added {
+                Some(d) if d.t <= deadline => slowest = slowest.max(d.t - up.t),
+                _ => problems.push(format!(
+                    "{o}'s cache missed {}'s instance, registered at {} (bound {bound:?}){}",
+                    up.w,
+                    facts.at(up.t),
+                    added.map_or(String::new(), |d| format!(
+                        ", added only at {}",
+                        facts.at(d.t)
+                    ))
+                )),
+            }
+        }
+    }
+    let summary = format!(
+        "judged={judged} excused={excused_count} slowest-add={:.3}s bound={:.1}s",
+        slowest.as_secs_f64(),
+        bound.as_secs_f64()
+    );
+    Check::new("disc-missed", problems, summary)
 }
 
 pub fn back(records: &[Record], timeline: &Timeline, facts: &Facts) -> Check {

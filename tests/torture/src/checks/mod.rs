@@ -141,6 +141,7 @@ pub fn judge(records: &[Record], facts: &Facts) -> Vec<Check> {
         cache::matches_server(records),
         cache::replay(records),
         discovery::stale(records, &timeline, facts),
+        discovery::missed(records, &timeline, facts),
         discovery::back(records, &timeline, facts),
         worker_reports(records, &timeline, facts),
         workers_finish(records, facts),
