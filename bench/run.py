@@ -429,8 +429,10 @@ def main() -> int:
     if 14 in want:
         print("\n14. service discovery (Curator's registry): register + unregister; queryForInstances of 20 "
               "instances; an update -> another client's service cache holds it", flush=True)
-        r.each(CURATOR_LAYOUTS, "register", cycles)
-        r.each(CURATOR_LAYOUTS, "discover", cycles, 20)
+        # A smoke run (--quick) only checks that the workloads work: 30 of each.
+        discovery_ops = 30 if args.quick else cycles
+        r.each(CURATOR_LAYOUTS, "register", discovery_ops)
+        r.each(CURATOR_LAYOUTS, "discover", discovery_ops, 20)
         r.each(CURATOR_LAYOUTS, "servicecache", 20 if args.quick else 200)
     if 13 in want:
         # The same Rust contestant with metrics recorded and events forwarded at info, against

@@ -3,6 +3,7 @@
 
 mod member;
 mod persistent_node;
+mod turn;
 
 pub use member::GroupMember;
 pub(crate) use persistent_node::{NodeEvent, NodeListener};

@@ -28,6 +28,8 @@ use crate::client::{delete_confirmed, Client, ConnectionState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::observe::catalog::NODE_RECREATIONS;
 use crate::observe::{recipe_event, session_hex, Recipe};
+
+use super::turn::Turn;
 use crate::{path, runtime};
 
 /// How the node is created.
@@ -100,59 +102,6 @@ struct Shared {
     /// This object's turn at an ephemeral path among the objects of its client, from before
     /// its first create until its node is deleted.
     turn: Mutex<Option<Turn>>,
-}
-
-/// The ephemeral paths kept by live `PersistentNode`s, by client: a node of this session at the
-/// path is this object's own only while it holds the turn.
-static TURNS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
-static TURN_FREED: std::sync::LazyLock<tokio::sync::Notify> =
-    std::sync::LazyLock::new(tokio::sync::Notify::new);
-
-struct Turn {
-    client: u64,
-    path: String,
-}
-
-impl Turn {
-    /// Waits for the turn at `path` among the objects of `client`; `None` once it is closed.
-    async fn take(client: &Client, path: &str) -> Option<Turn> {
-        loop {
-            let freed = TURN_FREED.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            {
-                let mut turns = TURNS.lock().unwrap();
-                let key = (client.id(), path.to_string());
-                if !turns.contains(&key) {
-                    turns.push(key);
-                    return Some(Turn {
-                        client: client.id(),
-                        path: path.to_string(),
-                    });
-                }
-            }
-            recipe_event!(
-                Recipe::Group,
-                INFO,
-                path,
-                "persistent node {path}: kept by another object of this client; waiting"
-            );
-            tokio::select! {
-                () = freed => {}
-                () = client.closed() => return None,
-            }
-        }
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        TURNS
-            .lock()
-            .unwrap()
-            .retain(|(client, path)| *client != self.client || *path != self.path);
-        TURN_FREED.notify_waiters();
-    }
 }
 
 impl PersistentNode {
@@ -416,7 +365,7 @@ async fn keep(shared: Weak<Shared>) {
             return;
         }
     }
-    loop {
+    'keeping: loop {
         // A usable session.
         loop {
             match *states.borrow_and_update() {
@@ -442,6 +391,11 @@ async fn keep(shared: Weak<Shared>) {
             had_node = true;
         }
         drop(making);
+        // The path of a node that is ours, whose watch a data change may fire.
+        let kept_path = match &made {
+            Ok(Made::Ours(path) | Made::Created(path)) => Some(path.clone()),
+            _ => None,
+        };
         let watch = match made {
             Ok(Made::Ours(path) | Made::Created(path)) => node.watch(&path).await,
             Ok(Made::Taken(watch)) => Ok(Some(watch)),
@@ -468,7 +422,32 @@ async fn keep(shared: Weak<Shared>) {
             }
         };
         drop(node);
-        // Until the node is gone (its watch fires) or the connection changes.
+        // Until the node is gone (its watch fires) or the connection changes. A data change
+        // (a `set_data`) fires the watch too: the node is still ours, and watching it again
+        // is all there is to do (one request instead of a look and a watch).
+        let mut watch = watch;
+        if let Some(path) = kept_path.as_deref() {
+            while let Ok(Some(fired)) = watch {
+                tokio::select! {
+                    event = fired.changed() => {
+                        if event.event_type != zk::EventType::NodeDataChanged {
+                            continue 'keeping;
+                        }
+                    }
+                    changed = states.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                        continue 'keeping;
+                    }
+                }
+                let Some(node) = shared.upgrade() else { return };
+                if *node.closed.lock().unwrap() {
+                    return;
+                }
+                watch = node.watch(path).await;
+            }
+        }
         match watch {
             Ok(Some(watch)) => {
                 tokio::select! {
@@ -493,14 +472,27 @@ async fn keep(shared: Weak<Shared>) {
     }
 }
 
+/// Aborts a task when dropped (on every return of `Shared::close`).
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
 impl Shared {
     /// `close`'s work. `making` is held to the end: a create on its way finishes first, and a
     /// second close waits until this one's delete is confirmed.
     async fn close(&self) -> Result<()> {
         let _making = self.making.lock().await;
-        if let Some(keeper) = self.keeper.lock().unwrap().take() {
-            keeper.abort();
-        }
+        // The keeper is stopped only once the node is deleted: its watch fires with the delete
+        // and goes without a `removeWatches` request (one per close), and it cannot make the
+        // node again meanwhile (it would need `making`, and `closed` is set).
+        let keeper = self.keeper.lock().unwrap().take();
+        let _stop_keeper = AbortOnDrop(keeper);
         let actual = self.actual.send_replace(None);
         // Released once the node is deleted, so the next object of this client never adopts a
         // node that is about to go.
