@@ -448,12 +448,14 @@ pub struct RegisterArgs {
     /// Where the instance answers.
     #[arg(long)]
     pub address: String,
+    /// The instance's port (this, --ssl-port or both).
     #[arg(
         long,
         required_unless_present = "ssl_port",
         allow_negative_numbers = true
     )]
     pub port: Option<i64>,
+    /// The instance's TLS port.
     #[arg(long, allow_negative_numbers = true)]
     pub ssl_port: Option<i64>,
     /// Any JSON value, e.g. '{"zone":"eu-1"}' (Spring's readers need a ZookeeperInstance payload:

@@ -154,6 +154,33 @@ def test_bad_input_is_a_typed_error_and_registers_nothing(make_client, path):
             registry.service_provider("api", down_errors=0)
         with pytest.raises(TypeError):
             registry.register("api")  # type: ignore[arg-type]
+        # A port beyond 64 bits is the core's to refuse, naming it; a bool is no port, nor a
+        # str a bool (Python would take True for 1, and "no" for True).
+        with pytest.raises(zkrecipes.InvalidArgumentError, match="port is a port, 0 to 65535, got 1180591620717411303424"):
+            registry.register(ServiceInstance("api", port=2**70))
+        for wrong in (ServiceInstance("api", port=True), ServiceInstance("api", ssl_port=1.5),  # type: ignore[arg-type]
+                      ServiceInstance("api", enabled="no")):  # type: ignore[arg-type]
+            with pytest.raises(TypeError):
+                registry.register(wrong)
+        with pytest.raises(zkrecipes.InvalidArgumentError, match="the instance's own field"):
+            registry.register(ServiceInstance("api", extra={"enabled": False}))
         with pytest.raises(zkrecipes.InvalidArgumentError, match="not a service instance"):
             ServiceInstance.from_json(b"[]")
         assert registry.query_for_names() == []
+
+
+def test_an_instance_hashes_by_its_key_and_a_cache_awaits_without_blocking(make_client, path):
+    with_dict = ServiceInstance("api", id="i", payload={"zone": "eu-1"}, extra={"weight": 1})
+    assert hash(with_dict) == hash(dataclasses.replace(with_dict, payload={"zone": "us-1"}))
+    assert len({with_dict, dataclasses.replace(with_dict)}) == 1
+
+    async def main() -> None:
+        with make_client().service_discovery(path) as registry:
+            cache = registry.service_cache("api")
+            with pytest.raises(zkrecipes.ZkTimeoutError):
+                await cache.await_initialized_async(0.05)
+            await cache.start_async()
+            await cache.await_initialized_async(10)
+            cache.close()
+
+    asyncio.run(main())

@@ -82,11 +82,22 @@ class ServiceInstance:
         raw = data.encode() if isinstance(data, str) else bytes(data)
         return _instance(_native._instance_from_json(raw))
 
+    def __hash__(self) -> int:
+        # By its key: the payload and the extra fields may be dicts, which do not hash.
+        return hash((self.name, self.id))
+
     def _row(self) -> _Row:
         if not isinstance(self.name, str):
             raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+        for what, number in (("port", self.port), ("ssl_port", self.ssl_port),
+                             ("registration_time_utc", self.registration_time_utc)):
+            # A bool is an int to Python, and True would be port 1.
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int)):
+                raise TypeError(f"{what} must be an int, got {type(number).__name__}")
+        if not isinstance(self.enabled, bool):
+            raise TypeError(f"enabled must be a bool, got {type(self.enabled).__name__}")
         return (self.name, self.id, self.address, self.port, self.ssl_port, json.dumps(self.payload),
-                self.registration_time_utc, str(self.service_type).upper(), self.uri_spec, bool(self.enabled),
+                self.registration_time_utc, str(self.service_type).upper(), self.uri_spec, self.enabled,
                 json.dumps(dict(self.extra)))
 
 
@@ -308,6 +319,10 @@ class ServiceCache(Started, Listened[ServiceCacheEvent]):
     def await_initialized(self, timeout: Optional[float] = None) -> None:
         """Waits until the first load is in; ``TimeoutError`` after ``timeout`` seconds."""
         self._native.await_initialized(_timeout(timeout))
+
+    async def await_initialized_async(self, timeout: Optional[float] = None) -> None:
+        """``await_initialized`` without blocking the event loop."""
+        await self._native.await_initialized_async(_timeout(timeout))
 
     def instances(self) -> List[ServiceInstance]:
         """Every instance now, from memory."""

@@ -40,7 +40,7 @@ fn pack_field(bytes: &mut Vec<u8>, field: Option<&str>) {
 /// One instance's fields, packed; instances of a list follow one another.
 fn pack_instance(bytes: &mut Vec<u8>, instance: &ServiceInstance) {
     let f = InstanceFields::of(instance);
-    let number = |n: Option<i64>| n.map(|n| n.to_string());
+    let number = |n: Option<i128>| n.map(|n| n.to_string());
     let fields = [
         Some(f.name),
         f.id,
@@ -48,7 +48,7 @@ fn pack_instance(bytes: &mut Vec<u8>, instance: &ServiceInstance) {
         number(f.port),
         number(f.ssl_port),
         f.payload,
-        number(f.registration_time_utc),
+        f.registration_time_utc.map(|t| t.to_string()),
         f.service_type,
         f.uri_spec,
         f.enabled.map(|enabled| enabled.to_string()),
@@ -73,7 +73,7 @@ fn packed_instance(instance: &ServiceInstance) -> Vec<u8> {
 }
 
 /// A number Java wrote as decimal text (it never writes anything else).
-fn number(what: &str, text: Option<String>) -> zkrecipes::Result<Option<i64>> {
+fn number<N: std::str::FromStr>(what: &str, text: Option<String>) -> zkrecipes::Result<Option<N>> {
     text.map(|text| {
         text.parse().map_err(|_| {
             Error::new(
@@ -446,9 +446,9 @@ mod tests {
 
     #[test]
     fn a_number_that_is_not_one_is_named() {
-        assert_eq!(number("port", Some("80".into())).unwrap(), Some(80));
-        assert_eq!(number("port", None).unwrap(), None);
-        let err = number("port", Some("x".into())).unwrap_err();
+        assert_eq!(number::<i128>("port", Some("80".into())).unwrap(), Some(80));
+        assert_eq!(number::<i128>("port", None).unwrap(), None);
+        let err = number::<i128>("port", Some("x".into())).unwrap_err();
         assert!(err.message().contains("port is a whole number"), "{err}");
     }
 }

@@ -143,10 +143,18 @@ impl ServiceDiscovery {
         let existing = {
             let registered = self.inner.registered.lock().unwrap();
             self.check_open()?;
-            registered.get(&key).map(|known| known.node.clone())
+            registered
+                .get(&key)
+                .map(|known| (known.node.clone(), known.instance.service_type))
         };
-        if let Some(node) = existing {
-            return self.write(&key, instance, node).await;
+        if let Some((node, kind)) = existing {
+            if kind == instance.service_type {
+                return self.write(&key, instance, node).await;
+            }
+            // Another type is another node mode: the node is made again, as Curator deletes
+            // and re-creates the node of an id registered again.
+            self.forget(&key, &node);
+            node.close().await.map_err(|err| self.about(err, &path))?;
         }
         if instance.service_type == ServiceType::Dynamic {
             self.clear_for(&path).await?;
@@ -197,8 +205,8 @@ impl ServiceDiscovery {
             .lock()
             .unwrap()
             .get(&key)
-            .map(|known| known.node.clone());
-        let Some(node) = node else {
+            .map(|known| (known.node.clone(), known.instance.service_type));
+        let Some((node, kind)) = node else {
             return Err(self.about(
                 Error::new(
                     ErrorCode::NoNode,
@@ -207,6 +215,10 @@ impl ServiceDiscovery {
                 &path,
             ));
         };
+        if kind != instance.service_type {
+            // Another node mode: made again.
+            return self.register(instance).await;
+        }
         self.write(&key, instance, node).await
     }
 

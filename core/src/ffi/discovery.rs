@@ -18,8 +18,9 @@ pub struct InstanceFields {
     /// A random UUID when `None`.
     pub id: Option<String>,
     pub address: Option<String>,
-    pub port: Option<i64>,
-    pub ssl_port: Option<i64>,
+    /// Any integer a binding was given (a Python int beyond 64 bits too): checked here.
+    pub port: Option<i128>,
+    pub ssl_port: Option<i128>,
     /// JSON text; `null` when `None`.
     pub payload: Option<String>,
     /// `DYNAMIC` when `None`.
@@ -82,8 +83,8 @@ impl InstanceFields {
             name: instance.name.clone(),
             id: Some(instance.id.clone()),
             address: instance.address.clone(),
-            port: instance.port.map(i64::from),
-            ssl_port: instance.ssl_port.map(i64::from),
+            port: instance.port.map(i128::from),
+            ssl_port: instance.ssl_port.map(i128::from),
             payload: Some(instance.payload.to_string()),
             service_type: Some(instance.service_type.name().to_string()),
             uri_spec: instance.uri_spec.as_ref().map(UriSpec::template),
@@ -95,7 +96,7 @@ impl InstanceFields {
 }
 
 /// A port: 0 to 65535, or none.
-pub fn port(what: &str, value: Option<i64>) -> Result<Option<u16>> {
+pub fn port(what: &str, value: Option<i128>) -> Result<Option<u16>> {
     value
         .map(|value| {
             u16::try_from(value).map_err(|_| {

@@ -556,3 +556,45 @@ async fn two_registers_of_one_id_at_once_make_one_registration() {
         .unwrap()
         .is_empty());
 }
+
+/// An id registered again with another service type gets a node of that type's mode (Curator
+/// deletes and re-creates it), by register and by update alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_service_type_makes_the_node_again_in_its_mode() {
+    let base = unique("services-retyped");
+    let c = client().await;
+    let discovery = ServiceDiscovery::new(&c, &base).unwrap();
+    let zk = raw().await;
+    let path = discovery.path_of("api", "a");
+    let owner = |zk: zk::Client, path: String| async move {
+        zk.check_stat(&path).await.unwrap().unwrap().ephemeral_owner
+    };
+    let dynamic = instance("api", "a", 1);
+    discovery.register(dynamic.clone()).await.unwrap();
+    assert_ne!(owner(zk.clone(), path.clone()).await, 0, "ephemeral");
+    let mut permanent = dynamic.clone();
+    permanent.service_type = ServiceType::Permanent;
+    discovery.register(permanent.clone()).await.unwrap();
+    assert_eq!(owner(zk.clone(), path.clone()).await, 0, "persistent now");
+    let mut back = permanent.clone();
+    back.service_type = ServiceType::Dynamic;
+    back.port = Some(2);
+    discovery.update(back).await.unwrap();
+    assert_ne!(
+        owner(zk.clone(), path.clone()).await,
+        0,
+        "ephemeral again, by update"
+    );
+    let found = discovery
+        .query_for_instance("api", "a")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (found.port, found.service_type),
+        (Some(2), ServiceType::Dynamic)
+    );
+    assert_eq!(discovery.registered().len(), 1);
+    discovery.close().await.unwrap();
+    assert!(zk.check_stat(&path).await.unwrap().is_none());
+}
