@@ -184,3 +184,25 @@ def test_an_instance_hashes_by_its_key_and_a_cache_awaits_without_blocking(make_
             cache.close()
 
     asyncio.run(main())
+
+
+def test_an_async_listener_runs_on_its_loop(make_client, path):
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        heard: asyncio.Queue = asyncio.Queue()
+
+        async def listener(event: zkrecipes.ServiceCacheEvent) -> None:
+            await heard.put(event.kind)
+
+        with make_client().service_discovery(path) as registry:
+            cache = registry.service_cache("api")
+            with pytest.raises(TypeError, match="needs the loop"):
+                cache.add_listener(listener)
+            cache.add_listener(listener, loop=loop)
+            await cache.start_async()
+            assert await asyncio.wait_for(heard.get(), 10) == zkrecipes.ServiceCacheEventKind.INITIALIZED
+            await registry.register_async(ServiceInstance("api", id="a", port=1))
+            assert await asyncio.wait_for(heard.get(), 10) == zkrecipes.ServiceCacheEventKind.ADDED
+            cache.close()
+
+    asyncio.run(main())

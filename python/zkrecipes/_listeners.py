@@ -30,11 +30,18 @@ class Listeners(Generic[E]):
         if loop is not None and not _is_event_loop(loop):
             raise TypeError("loop must be an asyncio event loop")
         make = self._make
+        # An `async def` listener runs as a task of `loop` (a listener is called from the
+        # library's thread, where nothing would await its coroutine).
+        is_coroutine = _is_async_def(fn)
+        if is_coroutine and loop is None:
+            raise TypeError("an async listener needs the loop to run on: add_listener(fn, loop=...)")
 
         def deliver(*native: Any) -> None:
             event = make(*native)
             if loop is None:
                 fn(event)
+            elif is_coroutine:
+                loop.call_soon_threadsafe(_run_on, loop, fn, event)
             else:
                 loop.call_soon_threadsafe(fn, event)
 
@@ -48,6 +55,26 @@ class Listeners(Generic[E]):
             subscription = self._subscriptions.pop(fn, None)
         if subscription is not None:
             subscription.cancel()
+
+
+def _is_async_def(fn: Any) -> bool:
+    # The code flag `inspect.iscoroutinefunction` reads, without importing `inspect` (as
+    # `asyncio` below, it costs a sync program memory).
+    CO_COROUTINE = 0x80
+    return bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & CO_COROUTINE)
+
+
+def _run_on(loop: asyncio.AbstractEventLoop, fn: Callable[[Any], Any], event: Any) -> None:
+    """Runs an async listener as a task of `loop`; what it raises goes to the loop's exception
+    handler, as a plain listener's does."""
+    task = loop.create_task(fn(event))
+
+    def told(done: "asyncio.Task[Any]") -> None:
+        if not done.cancelled() and done.exception() is not None:
+            loop.call_exception_handler({"message": "a zkrecipes listener failed", "exception": done.exception(),
+                                         "task": done})
+
+    task.add_done_callback(told)
 
 
 def _is_event_loop(loop: Any) -> bool:
